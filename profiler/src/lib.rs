@@ -1,0 +1,13 @@
+//! ThreadRadar's profiler: samples every thread of a CPython program from outside (through
+//! `py-spy` and `remoteprocess`) and stores what it saw as a run file.
+//!
+//! - [`run`]: the data model of a run, shared with `analysis` and the language server.
+//! - [`runfile`]: reading (with clear errors) and atomic writing of run files.
+//! - [`builder`]: interning tables while a run is built.
+//! - `sampler` (feature `sampler`): the sampling loop, processes, thread states, source mapping.
+
+pub mod builder;
+pub mod run;
+pub mod runfile;
+
+pub use run::Run;

@@ -1,0 +1,514 @@
+//! The run: what one `threadradar record` saw, as it is stored in a run file.
+//!
+//! One data model, defined once and shared by the profiler (which writes it), `analysis` (which
+//! reads it) and the language server. Names are interned: samples reference stack ids, stacks are a
+//! prefix tree of frame ids, frames reference functions, functions reference files and strings.
+//! `docs/run-format.md` describes the JSON shape; keep the two in step.
+//!
+//! Architecture invariant: every id stored in a [`Run`] that has passed [`Run::validate`] is in
+//! range, and every stack node's parent has a smaller id than the node. Code that reads a validated
+//! run may index the tables without bounds checks failing.
+
+use serde::de::{self, SeqAccess, Visitor};
+use serde::ser::SerializeSeq;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// The value of the `format` field of every run file.
+pub const FORMAT: &str = "threadradar-run";
+/// The run-file version this build writes and the newest it reads.
+pub const VERSION: u32 = 1;
+
+/// Index into [`Run::strings`].
+pub type StrId = u32;
+/// Index into [`Run::files`].
+pub type FileId = u32;
+/// Index into [`Run::functions`].
+pub type FunctionId = u32;
+/// Index into [`Run::frames`].
+pub type FrameId = u32;
+/// Index into [`Run::stacks`]; a stack id names the innermost frame's node of the prefix tree.
+pub type StackId = u32;
+/// Index into [`Run::threads`].
+pub type ThreadId = u32;
+
+/// A whole recorded run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The format version, [`VERSION`] for files this build writes.
+    pub version: u32,
+    pub meta: Meta,
+    /// Interned strings: file paths, function names, qualified names, class names, blocking calls.
+    pub strings: Vec<String>,
+    pub files: Vec<SourceFile>,
+    pub functions: Vec<Function>,
+    pub frames: Vec<Frame>,
+    pub stacks: Vec<StackNode>,
+    pub processes: Vec<Process>,
+    pub threads: Vec<Thread>,
+    pub samples: Vec<Sample>,
+}
+
+/// What was run, how, and how the sampling went.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// The command line that was launched, or the attached process's command line.
+    pub command: Vec<String>,
+    /// Working directory of the recording (where relative paths in `command` resolve).
+    pub cwd: String,
+    /// Whether the program was launched by `record` or attached to with `--pid`.
+    pub mode: RecordMode,
+    /// Every process sampled, root first.
+    pub pids: Vec<u32>,
+    /// CPython version of the root process, e.g. `3.11.7`.
+    pub python_version: Option<String>,
+    /// The requested sampling interval in milliseconds.
+    pub interval_ms: f64,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub start_unix_ms: u64,
+    /// Seconds from the first to the last sample attempt.
+    pub duration_s: f64,
+    /// Why recording ended.
+    pub end_reason: EndReason,
+    /// How the launched program ended, when it was launched and has ended.
+    pub exit_status: Option<ExitStatus>,
+    /// Number of entries in `samples`.
+    pub sample_count: u64,
+    /// Ticks that were skipped because the sampler fell more than one interval behind.
+    pub missed_samples: u64,
+    /// Samples taken more than half an interval after their scheduled time.
+    pub late_samples: u64,
+    /// Ticks at which reading the target failed (for example a torn read while it exited).
+    pub failed_samples: u64,
+    /// Thread observations dropped because the thread vanished while it was being read.
+    pub skipped_threads: u64,
+    /// Samples per second actually achieved.
+    pub achieved_rate_hz: f64,
+    /// Version of threadradar that wrote the file.
+    pub threadradar_version: String,
+    /// Whether child processes were followed.
+    pub subprocesses: bool,
+}
+
+/// How the profiled program came to be sampled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordMode {
+    #[default]
+    Launch,
+    Attach,
+}
+
+/// Why a recording ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The target (every sampled process) exited.
+    #[default]
+    Exited,
+    /// `--duration` elapsed.
+    Duration,
+    /// The user pressed Ctrl-C (SIGINT) or threadradar received SIGTERM.
+    Interrupted,
+}
+
+/// Exit status of a launched program.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitStatus {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// Where a source file comes from, for the overview's "exclude standard library / third-party".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    /// The program's own code.
+    #[default]
+    User,
+    /// CPython's standard library (including frozen modules).
+    Stdlib,
+    /// Installed packages (`site-packages`, `dist-packages`).
+    ThirdParty,
+    /// Code without a file, e.g. `<string>`.
+    Unknown,
+}
+
+/// A source file seen in some frame.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourceFile {
+    /// Absolute path as the interpreter reported it (string id).
+    pub path: StrId,
+    /// Lower-case hex sha256 of the file's content when it was first seen during recording;
+    /// `None` when the file could not be read.
+    pub sha256: Option<String>,
+    pub kind: FileKind,
+}
+
+/// A function, method, lambda-free source unit: the artifact level below class.
+///
+/// Identity is `(file, qualname, line)`. Code that is not inside any `def` maps to the function
+/// `<module>` with `line` 0. Lambdas and comprehensions map to their enclosing `def`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Function {
+    pub file: FileId,
+    /// Qualified name as Python spells it: `Worker.run`, `outer.<locals>.inner`, `<module>`.
+    pub qualname: StrId,
+    /// Short name: `run`.
+    pub name: StrId,
+    /// Qualified name of the innermost class that lexically encloses the function, if any.
+    pub class: Option<StrId>,
+    /// 1-based line of the `def` keyword; 0 for `<module>` or when the source was not available.
+    pub line: u32,
+    /// 1-based last line of the function's body; 0 when unknown.
+    pub end_line: u32,
+    /// 1-based line of the enclosing class's `class` keyword; 0 when there is no class or no source.
+    pub class_line: u32,
+}
+
+/// A frame: a function at a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Frame {
+    pub function: FunctionId,
+    /// 1-based line being executed; 0 when unknown.
+    pub line: u32,
+}
+
+/// One node of the stack prefix tree. A stack is the path from a node up to its root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StackNode {
+    pub frame: FrameId,
+    /// The caller's node; `None` for the outermost frame. Always smaller than this node's id.
+    pub parent: Option<StackId>,
+}
+
+/// A sampled process.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Process {
+    pub pid: u32,
+    pub ppid: Option<u32>,
+    pub command: Vec<String>,
+    pub python_version: Option<String>,
+}
+
+/// A thread seen during the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Thread {
+    pub pid: u32,
+    /// OS thread id (Linux tid).
+    pub tid: u32,
+    /// Python's thread identifier (`threading.get_ident()`).
+    pub python_id: u64,
+    /// Python thread name (`threading.Thread.name`), or the OS name when Python has none.
+    pub name: String,
+    /// The thread type: the class of the `threading.Thread` object (`Thread`, `Worker`,
+    /// `_MainThread`), else derived from the entry point; see `docs/run-format.md`.
+    #[serde(rename = "type")]
+    pub thread_type: String,
+    /// How `thread_type` was found.
+    pub type_source: TypeSource,
+    /// Whether this is the process's main thread.
+    pub is_main: bool,
+    /// Index of the first and last sample that contains this thread.
+    pub first_sample: u32,
+    pub last_sample: u32,
+    /// Kernel accounting (`/proc/<pid>/task/<tid>/schedstat`) at the first and at the last sample:
+    /// cumulative nanoseconds on CPU and waiting in the run queue. `None` if unreadable.
+    pub cpu_ns_first: Option<u64>,
+    pub cpu_ns_last: Option<u64>,
+    pub runq_ns_first: Option<u64>,
+    pub runq_ns_last: Option<u64>,
+}
+
+/// How a thread's type was determined.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TypeSource {
+    /// Read from the `threading.Thread` object in the target's memory.
+    Object,
+    /// Derived from the thread's entry point (first frame above `threading`'s bootstrap).
+    EntryPoint,
+    /// The main thread.
+    Main,
+    /// Nothing to go on.
+    #[default]
+    Unknown,
+}
+
+/// One tick of the sampler: every live thread of every sampled process at one moment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Nanoseconds since the start of the run (monotonic clock).
+    pub t: u64,
+    /// One entry per thread observed at this tick.
+    pub threads: Vec<ThreadSample>,
+}
+
+/// What a thread was doing, as the metrics need it (spec §1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadState {
+    /// On CPU or ready to run, including waiting in a blocking I/O call (the paper's Java
+    /// `Runnable`). These samples count for the metrics by default.
+    #[default]
+    Computing,
+    /// Waiting to take the GIL.
+    Gil,
+    /// Sleeping, or blocked on a lock, condition, queue, event, join or child process.
+    Idle,
+}
+
+impl ThreadState {
+    fn code(self) -> u8 {
+        match self {
+            ThreadState::Computing => 0,
+            ThreadState::Gil => 1,
+            ThreadState::Idle => 2,
+        }
+    }
+    fn from_code(code: u8) -> Option<Self> {
+        Some(match code {
+            0 => ThreadState::Computing,
+            1 => ThreadState::Gil,
+            2 => ThreadState::Idle,
+            _ => return None,
+        })
+    }
+}
+
+/// One thread at one tick.
+///
+/// Stored compactly as a JSON array `[thread, stack, flags, cpu_ns, runq_ns]` with an optional
+/// sixth element `blocked` (a string id): `flags` is the state code (0 computing, 1 waiting for
+/// the GIL, 2 idle) plus 4 when the thread held the GIL; `stack` is `null` when the thread had no
+/// Python frames. `cpu_ns` / `runq_ns` are the kernel-accounted nanoseconds on CPU and in the run
+/// queue since this thread's previous sample (0 at its first sample or when unreadable).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadSample {
+    pub thread: ThreadId,
+    pub stack: Option<StackId>,
+    pub state: ThreadState,
+    /// The thread held the GIL.
+    pub gil: bool,
+    pub cpu_ns: u64,
+    pub runq_ns: u64,
+    /// What the thread was blocked in, when known (string id): a system call such as `futex`,
+    /// `clock_nanosleep`, `read`, `poll`, `wait4`.
+    pub blocked: Option<StrId>,
+}
+
+const GIL_FLAG: u8 = 4;
+
+impl Serialize for ThreadSample {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = if self.blocked.is_some() { 6 } else { 5 };
+        let mut seq = serializer.serialize_seq(Some(len))?;
+        seq.serialize_element(&self.thread)?;
+        seq.serialize_element(&self.stack)?;
+        seq.serialize_element(&(self.state.code() | if self.gil { GIL_FLAG } else { 0 }))?;
+        seq.serialize_element(&self.cpu_ns)?;
+        seq.serialize_element(&self.runq_ns)?;
+        if let Some(b) = self.blocked {
+            seq.serialize_element(&b)?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ThreadSample {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ThreadSample;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a thread sample [thread, stack, flags, cpu_ns, runq_ns, blocked?]")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ThreadSample, A::Error> {
+                let missing = |i| de::Error::invalid_length(i, &self);
+                let thread: u32 = seq.next_element()?.ok_or_else(|| missing(0))?;
+                let stack: Option<u32> = seq.next_element()?.ok_or_else(|| missing(1))?;
+                let flags: u8 = seq.next_element()?.ok_or_else(|| missing(2))?;
+                let cpu_ns: u64 = seq.next_element()?.ok_or_else(|| missing(3))?;
+                let runq_ns: u64 = seq.next_element()?.ok_or_else(|| missing(4))?;
+                let blocked: Option<u32> = seq.next_element()?;
+                if seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::invalid_length(7, &self));
+                }
+                let state = ThreadState::from_code(flags & !GIL_FLAG).ok_or_else(|| {
+                    de::Error::invalid_value(de::Unexpected::Unsigned(flags as u64), &"flags 0-2, +4 for GIL")
+                })?;
+                Ok(ThreadSample {
+                    thread,
+                    stack,
+                    state,
+                    gil: flags & GIL_FLAG != 0,
+                    cpu_ns,
+                    runq_ns,
+                    blocked,
+                })
+            }
+        }
+        deserializer.deserialize_seq(V)
+    }
+}
+
+/// A reference in a run that points outside its table.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{what} {index} refers to {target} {id}, but there are only {len}")]
+pub struct DanglingId {
+    pub what: &'static str,
+    pub index: usize,
+    pub target: &'static str,
+    pub id: u64,
+    pub len: usize,
+}
+
+impl Run {
+    /// An empty run with the current format and version.
+    pub fn new(meta: Meta) -> Run {
+        Run {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            meta,
+            strings: Vec::new(),
+            files: Vec::new(),
+            functions: Vec::new(),
+            frames: Vec::new(),
+            stacks: Vec::new(),
+            processes: Vec::new(),
+            threads: Vec::new(),
+            samples: Vec::new(),
+        }
+    }
+
+    /// The interned string `id`.
+    pub fn str(&self, id: StrId) -> &str {
+        &self.strings[id as usize]
+    }
+
+    /// A function's qualified name.
+    pub fn qualname(&self, f: FunctionId) -> &str {
+        self.str(self.functions[f as usize].qualname)
+    }
+
+    /// A file's path.
+    pub fn file_path(&self, f: FileId) -> &str {
+        self.str(self.files[f as usize].path)
+    }
+
+    /// The frames of a stack, innermost first.
+    pub fn stack_frames(&self, stack: StackId) -> StackIter<'_> {
+        StackIter { run: self, next: Some(stack) }
+    }
+
+    /// Checks that every id is in range and that stack parents precede their children.
+    pub fn validate(&self) -> Result<(), DanglingId> {
+        fn check(what: &'static str, index: usize, target: &'static str, id: u64, len: usize) -> Result<(), DanglingId> {
+            if (id as usize) < len {
+                Ok(())
+            } else {
+                Err(DanglingId { what, index, target, id, len })
+            }
+        }
+        let ns = self.strings.len();
+        for (i, f) in self.files.iter().enumerate() {
+            check("file", i, "string", f.path as u64, ns)?;
+        }
+        for (i, f) in self.functions.iter().enumerate() {
+            check("function", i, "file", f.file as u64, self.files.len())?;
+            check("function", i, "string", f.qualname as u64, ns)?;
+            check("function", i, "string", f.name as u64, ns)?;
+            if let Some(c) = f.class {
+                check("function", i, "string", c as u64, ns)?;
+            }
+        }
+        for (i, f) in self.frames.iter().enumerate() {
+            check("frame", i, "function", f.function as u64, self.functions.len())?;
+        }
+        for (i, s) in self.stacks.iter().enumerate() {
+            check("stack", i, "frame", s.frame as u64, self.frames.len())?;
+            if let Some(p) = s.parent {
+                // Parents precede children, which also rules out cycles.
+                check("stack", i, "parent stack", p as u64, i)?;
+            }
+        }
+        for (si, s) in self.samples.iter().enumerate() {
+            for t in &s.threads {
+                check("sample", si, "thread", t.thread as u64, self.threads.len())?;
+                if let Some(st) = t.stack {
+                    check("sample", si, "stack", st as u64, self.stacks.len())?;
+                }
+                if let Some(b) = t.blocked {
+                    check("sample", si, "string", b as u64, ns)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Iterates a stack's frames from the innermost (the running code) to the outermost.
+pub struct StackIter<'a> {
+    run: &'a Run,
+    next: Option<StackId>,
+}
+
+impl<'a> Iterator for StackIter<'a> {
+    type Item = &'a Frame;
+    fn next(&mut self) -> Option<&'a Frame> {
+        let node = &self.run.stacks[self.next? as usize];
+        self.next = node.parent;
+        Some(&self.run.frames[node.frame as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_sample_round_trips_compactly() {
+        let t = ThreadSample {
+            thread: 3,
+            stack: Some(17),
+            state: ThreadState::Computing,
+            gil: true,
+            cpu_ns: 2_900_000,
+            runq_ns: 12,
+            blocked: None,
+        };
+        let s = serde_json::to_string(&t).unwrap();
+        assert_eq!(s, "[3,17,4,2900000,12]");
+        assert_eq!(serde_json::from_str::<ThreadSample>(&s).unwrap(), t);
+        let idle = ThreadSample { stack: None, state: ThreadState::Idle, gil: false, blocked: Some(5), ..t };
+        let s = serde_json::to_string(&idle).unwrap();
+        assert_eq!(s, "[3,null,2,2900000,12,5]");
+        assert_eq!(serde_json::from_str::<ThreadSample>(&s).unwrap(), idle);
+    }
+
+    #[test]
+    fn bad_thread_samples_are_rejected() {
+        assert!(serde_json::from_str::<ThreadSample>("[3,17,3,0,0]").is_err());
+        assert!(serde_json::from_str::<ThreadSample>("[3,17]").is_err());
+        assert!(serde_json::from_str::<ThreadSample>("[3,17,0,0,0,1,2]").is_err());
+    }
+
+    #[test]
+    fn validate_catches_dangling_and_cyclic_ids() {
+        let mut run = Run::new(Meta::default());
+        run.strings.push("a.py".into());
+        run.files.push(SourceFile { path: 0, sha256: None, kind: FileKind::User });
+        run.functions.push(Function { file: 0, qualname: 0, name: 0, class: None, line: 1, end_line: 2, class_line: 0 });
+        run.frames.push(Frame { function: 0, line: 1 });
+        run.stacks.push(StackNode { frame: 0, parent: None });
+        assert!(run.validate().is_ok());
+        run.stacks.push(StackNode { frame: 0, parent: Some(1) });
+        let e = run.validate().unwrap_err();
+        assert_eq!(e.what, "stack");
+        run.stacks.pop();
+        run.frames.push(Frame { function: 9, line: 1 });
+        assert!(run.validate().is_err());
+    }
+}

@@ -1,0 +1,206 @@
+//! Reading and writing run files.
+//!
+//! Writing goes to a temporary file beside the target and is renamed into place, so a reader never
+//! sees half a run. Reading checks the format, the version and every id before handing the run out,
+//! and turns each way a file can be bad into one sentence that says what to do.
+
+use crate::run::{Run, FORMAT, VERSION};
+use serde::Deserialize;
+use std::fs;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Why a run file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum RunFileError {
+    #[error("no run file at {0}: record one with `threadradar record -- python3 your_program.py`")]
+    NotFound(PathBuf),
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{0} is empty: the recording that wrote it did not finish; record the program again")]
+    Empty(PathBuf),
+    #[error("{path} is truncated (it ends in the middle, {detail}): the recording that wrote it was cut off; record the program again")]
+    Truncated { path: PathBuf, detail: String },
+    #[error("{path} is not a ThreadRadar run file ({detail}); pass a file from .threadradar/runs/")]
+    NotARun { path: PathBuf, detail: String },
+    #[error("{path} is a version {found} run file, but this threadradar reads versions up to {supported}: upgrade threadradar")]
+    NewerVersion { path: PathBuf, found: u32, supported: u32 },
+    #[error("{path} is corrupt ({detail}); record the program again")]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("cannot write the run file {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+/// Reads and validates a run file.
+pub fn read(path: &Path) -> Result<Run, RunFileError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(RunFileError::NotFound(path.to_path_buf())),
+        Err(e) => return Err(RunFileError::Io { path: path.to_path_buf(), source: e }),
+    };
+    from_slice(&bytes, path)
+}
+
+/// Parses and validates a run from bytes; `path` is only used in error messages.
+pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Run, RunFileError> {
+    let p = || path.to_path_buf();
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(RunFileError::Empty(p()));
+    }
+    match serde_json::from_slice::<Run>(bytes) {
+        Ok(run) => {
+            check_header(run.format.as_str(), Some(run.version), path)?;
+            run.validate().map_err(|e| RunFileError::Corrupt { path: p(), detail: e.to_string() })?;
+            Ok(run)
+        }
+        Err(e) => Err(diagnose(bytes, e, path)),
+    }
+}
+
+#[derive(Deserialize)]
+struct Header {
+    format: Option<String>,
+    version: Option<u32>,
+}
+
+fn check_header(format: &str, version: Option<u32>, path: &Path) -> Result<(), RunFileError> {
+    if format != FORMAT {
+        return Err(RunFileError::NotARun {
+            path: path.to_path_buf(),
+            detail: format!("its format is {format:?}, not {FORMAT:?}"),
+        });
+    }
+    match version {
+        Some(v) if v > VERSION => Err(RunFileError::NewerVersion { path: path.to_path_buf(), found: v, supported: VERSION }),
+        Some(0) | None => Err(RunFileError::NotARun { path: path.to_path_buf(), detail: "it has no valid version".into() }),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Turns a failed full parse into the most useful error: a newer version or another kind of file
+/// says so even when the body does not match this build's model.
+fn diagnose(bytes: &[u8], err: serde_json::Error, path: &Path) -> RunFileError {
+    let p = path.to_path_buf();
+    if err.is_eof() {
+        return RunFileError::Truncated { path: p, detail: format!("at line {} column {}", err.line(), err.column()) };
+    }
+    if let Ok(h) = serde_json::from_slice::<Header>(bytes) {
+        match h.format.as_deref() {
+            Some(f) => {
+                if let Err(e) = check_header(f, h.version, path) {
+                    return e;
+                }
+            }
+            None => return RunFileError::NotARun { path: p, detail: "it has no \"format\" field".into() },
+        }
+    } else if err.is_syntax() && !bytes.trim_ascii_start().starts_with(b"{") {
+        return RunFileError::NotARun { path: p, detail: "it is not JSON".into() };
+    }
+    RunFileError::Corrupt { path: p, detail: err.to_string() }
+}
+
+/// Writes `run` to `path` atomically: a temporary file in the same directory, flushed and synced,
+/// then renamed over `path`. Creates missing parent directories.
+pub fn write(run: &Run, path: &Path) -> Result<(), RunFileError> {
+    let werr = |e| RunFileError::Write { path: path.to_path_buf(), source: e };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(werr)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let file = fs::File::create(&tmp)?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        serde_json::to_writer(&mut w, run).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")?;
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(werr(e));
+    }
+    Ok(())
+}
+
+/// The run files in a directory (normally `.threadradar/runs`), newest first by name (names start
+/// with a sortable timestamp), then by modification time.
+pub fn list_runs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut runs: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || !name.ends_with(".json") {
+            continue;
+        }
+        let mtime = entry.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
+        runs.push((mtime, path));
+    }
+    runs.sort_by(|a, b| b.1.file_name().cmp(&a.1.file_name()).then(b.0.cmp(&a.0)));
+    Ok(runs.into_iter().map(|(_, p)| p).collect())
+}
+
+/// The default directory for runs under a project directory.
+pub fn runs_dir(project: &Path) -> PathBuf {
+    project.join(".threadradar").join("runs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Meta;
+
+    fn sample_run() -> Run {
+        let mut run = Run::new(Meta { interval_ms: 3.0, ..Meta::default() });
+        run.strings.push("x".into());
+        run
+    }
+
+    #[test]
+    fn write_then_read_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/run.json");
+        let run = sample_run();
+        write(&run, &path).unwrap();
+        assert_eq!(read(&path).unwrap(), run);
+        // No temporary file is left behind.
+        let names: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn each_bad_file_gets_its_own_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        assert!(matches!(read(&path), Err(RunFileError::NotFound(_))));
+
+        let good = serde_json::to_vec(&sample_run()).unwrap();
+        fs::write(&path, &good[..good.len() / 2]).unwrap();
+        assert!(matches!(read(&path), Err(RunFileError::Truncated { .. })), "{:?}", read(&path));
+
+        fs::write(&path, b"").unwrap();
+        assert!(matches!(read(&path), Err(RunFileError::Empty(_))));
+
+        fs::write(&path, b"\x00\x01garbage").unwrap();
+        assert!(matches!(read(&path), Err(RunFileError::NotARun { .. })));
+
+        fs::write(&path, br#"{"format":"speedscope","version":1}"#).unwrap();
+        assert!(matches!(read(&path), Err(RunFileError::NotARun { .. })));
+
+        fs::write(&path, br#"{"format":"threadradar-run","version":99,"whatever":[]}"#).unwrap();
+        let e = read(&path).unwrap_err();
+        assert!(matches!(e, RunFileError::NewerVersion { found: 99, .. }));
+        assert!(e.to_string().contains("upgrade threadradar"));
+
+        let mut run = sample_run();
+        run.files.push(crate::run::SourceFile { path: 7, sha256: None, kind: Default::default() });
+        fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+        assert!(matches!(read(&path), Err(RunFileError::Corrupt { .. })));
+
+        let text = String::from_utf8(good.clone()).unwrap().replace("\"samples\":[]", "\"samples\":[{\"t\":1}]");
+        fs::write(&path, text).unwrap();
+        assert!(matches!(read(&path), Err(RunFileError::Corrupt { .. })));
+    }
+}

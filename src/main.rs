@@ -1,0 +1,69 @@
+//! `threadradar`: a thread-aware sampling profiler for Python whose findings live in the editor.
+//!
+//! This file only parses the command line and hands off to `commands::*`.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// ThreadRadar: see which threads ran your Python code, and how the work was spread across them.
+///
+/// Record a program (`threadradar record -- python3 app.py`), then read the per-function
+/// thread metrics (`threadradar report`) or open the project in an editor with the ThreadRadar
+/// language server to see the radars beside the code.
+#[derive(Parser, Debug)]
+#[command(name = "threadradar", version, propagate_version = true, max_term_width = 100)]
+struct Cli {
+    /// More logging on stderr (-v info, -vv debug).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Profile a Python program: launch it (`-- python3 prog.py`) or attach (`--pid`).
+    Record(commands::record::RecordArgs),
+    /// Thread-aware metrics and clusters of a run, as a table or JSON.
+    Report(commands::report::ReportArgs),
+    /// What a run file holds: command, threads, samples, sampling quality.
+    Info(commands::info::InfoArgs),
+    /// Profile the bundled Bug 1 sample and show its radars.
+    Demo(commands::demo::DemoArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(commands::completions::CompletionsArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let result = match cli.command {
+        Command::Record(a) => commands::record::run(a),
+        Command::Report(a) => commands::report::run(a),
+        Command::Info(a) => commands::info::run(a),
+        Command::Demo(a) => commands::demo::run(a),
+        Command::Completions(a) => commands::completions::run::<Cli>(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            // One clear sentence (the error and its context), never a backtrace.
+            eprintln!("threadradar: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("THREADRADAR_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("threadradar={level},threadradar_profiler={level}")));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().try_init();
+}
