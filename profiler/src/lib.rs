@@ -11,3 +11,14 @@ pub mod run;
 pub mod runfile;
 
 pub use run::Run;
+
+#[cfg(feature = "sampler")]
+pub mod error;
+#[cfg(feature = "sampler")]
+pub mod procfs;
+#[cfg(feature = "sampler")]
+pub mod sampler;
+#[cfg(feature = "sampler")]
+pub mod source;
+#[cfg(feature = "sampler")]
+pub mod state;

@@ -1,0 +1,49 @@
+//! What can go wrong when profiling, each as one sentence that says what to do next.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("there is no process with pid {0}: check the number, e.g. with `pgrep -a python`")]
+    NoSuchProcess(u32),
+    #[error("process {pid} ({name}) is not a Python program ({detail}): attach to the python process itself, or launch it with `threadradar record -- python3 your_program.py`")]
+    NotPython { pid: u32, name: String, detail: String },
+    #[error("not allowed to read the memory of process {pid}: run threadradar as root or as the process's owner, launch the program under `threadradar record -- …` instead, or allow attaching with `sudo sysctl kernel.yama.ptrace_scope=0`")]
+    PermissionDenied { pid: u32 },
+    #[error("the Python interpreter in process {pid} is not supported ({detail}): ThreadRadar reads CPython 2.7 and 3.3–3.15")]
+    Unsupported { pid: u32, detail: String },
+    #[error("the program exited before it could be sampled: check that it runs and is a Python program (a program that finishes within a few milliseconds leaves nothing to sample)")]
+    ExitedBeforeSampling,
+    #[error("could not start `{command}`: {source}; check the command and that it is on PATH")]
+    Launch { command: String, source: std::io::Error },
+    #[error("nothing was sampled: the program ended or was interrupted before the first sample")]
+    NoSamples,
+    #[error(transparent)]
+    RunFile(#[from] crate::runfile::RunFileError),
+    #[error("cannot create the run directory {path}: {source}")]
+    RunDir { path: PathBuf, source: std::io::Error },
+}
+
+/// Turns py-spy's error chain for a failed attach into one of ours.
+pub fn classify_attach_error(pid: u32, err: &anyhow::Error) -> RecordError {
+    let chain: Vec<String> = err.chain().map(|e| e.to_string()).collect();
+    let text = chain.join(": ");
+    let denied = err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::PermissionDenied)
+            || e.downcast_ref::<remoteprocess::Error>().is_some_and(|r| {
+                matches!(r, remoteprocess::Error::IOError(io) if io.kind() == std::io::ErrorKind::PermissionDenied)
+            })
+    }) || text.contains("Operation not permitted")
+        || text.contains("Permission denied");
+    if denied {
+        return RecordError::PermissionDenied { pid };
+    }
+    if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        return RecordError::NoSuchProcess(pid);
+    }
+    if text.contains("Unsupported version") {
+        return RecordError::Unsupported { pid, detail: chain.last().cloned().unwrap_or_default() };
+    }
+    let name = crate::procfs::cmdline(pid).first().map(|s| s.rsplit('/').next().unwrap_or(s).to_string()).unwrap_or_else(|| "?".into());
+    RecordError::NotPython { pid, name, detail: "no CPython interpreter found in its memory".into() }
+}

@@ -1,0 +1,739 @@
+//! The sampling loop: at a steady rate, reads every thread of every sampled Python process
+//! (stack through py-spy, state and CPU accounting through `/proc`) and keeps it in memory; at the
+//! end resolves frames to functions and classes from the source and hands out a [`Run`].
+//!
+//! The loop never stops on a thread or a process that goes away mid-sample: the observation is
+//! skipped and counted, and whatever was recorded so far is kept.
+
+use crate::builder::{new_thread, FunctionSpec, RunBuilder};
+use crate::error::{classify_attach_error, RecordError};
+use crate::procfs::{self, SchedStat, ThreadProc};
+use crate::run::*;
+use crate::source::FileInfo;
+use crate::state::{classify, RuntimeRanges};
+use py_spy::{Config, PythonSpy};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How to sample.
+#[derive(Clone, Debug)]
+pub struct SamplerOptions {
+    pub interval: Duration,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// Also sample Python child processes (and grandchildren) of the root process.
+    pub subprocesses: bool,
+    /// How long to wait for the root process to become a sampleable Python process.
+    pub startup_timeout: Duration,
+}
+
+impl Default for SamplerOptions {
+    fn default() -> Self {
+        SamplerOptions {
+            interval: Duration::from_millis(3),
+            duration: None,
+            subprocesses: false,
+            startup_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Figures for a progress display.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub samples: u64,
+    pub threads: usize,
+    pub processes: usize,
+    pub achieved_rate_hz: f64,
+    pub target_rate_hz: f64,
+}
+
+/// A raw frame as py-spy reports it, before source resolution.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct RawFrame {
+    file: u32,
+    name: String,
+    line: u32,
+}
+
+struct ProcSpy {
+    pid: u32,
+    spy: PythonSpy,
+    runtime: RuntimeRanges,
+    alive: bool,
+    names_refreshed: Instant,
+}
+
+struct ThreadEntry {
+    id: ThreadId,
+    proc: Option<ThreadProc>,
+    start_time: Option<u64>,
+    last_sched: Option<SchedStat>,
+    /// When this thread was last sampled (ns since start), and whether `last_sched` is from then.
+    last_seen_ns: Option<u64>,
+    last_sched_was_fresh: bool,
+    /// Whether the thread held the GIL at its previous sample.
+    held_gil: bool,
+    /// Attempts left to read the thread's type from its `threading.Thread` object.
+    type_attempts: u8,
+}
+
+/// Samples a root process (and, optionally, its Python descendants) until told to stop.
+pub struct Sampler {
+    opts: SamplerOptions,
+    root: u32,
+    spies: Vec<ProcSpy>,
+    /// Descendant pids that are not (yet) Python, with the number of failed attempts.
+    candidates: HashMap<u32, u32>,
+    threads: HashMap<(u32, u32, u64), ThreadEntry>,
+    builder: RunBuilder,
+    files: HashMap<String, u32>,
+    file_names: Vec<String>,
+    raw_frames: HashMap<RawFrame, u32>,
+    raw_frame_list: Vec<RawFrame>,
+    raw_stacks: HashMap<(Option<u32>, u32), u32>,
+    raw_stack_list: Vec<(Option<u32>, u32)>,
+    resolver: Option<(mpsc::Sender<(u32, String)>, std::thread::JoinHandle<Vec<(u32, FileInfo)>>)>,
+    start: Instant,
+    last_scan: Instant,
+    stats: Stats,
+}
+
+#[derive(Default)]
+struct Stats {
+    missed: u64,
+    late: u64,
+    failed: u64,
+    skipped_threads: u64,
+}
+
+fn spy_config() -> Config {
+    Config {
+        blocking: py_spy::config::LockingStrategy::NonBlocking,
+        collect_thread_names: true,
+        include_idle: true,
+        ..Config::default()
+    }
+}
+
+impl Sampler {
+    /// Connects to `root`, waiting up to `startup_timeout` for it to become a Python process
+    /// (a launched program needs a moment; a shell wrapper like pyenv's needs to `exec`).
+    ///
+    /// With `subprocesses`, a root that never becomes Python is fine as long as it lives: its
+    /// Python descendants are sampled instead.
+    pub fn attach(root: u32, mode: RecordMode, command: Vec<String>, opts: SamplerOptions) -> Result<Sampler, RecordError> {
+        if !std::path::Path::new(&format!("/proc/{root}")).exists() {
+            return Err(RecordError::NoSuchProcess(root));
+        }
+        let deadline = Instant::now() + opts.startup_timeout;
+        let config = spy_config();
+        let first = loop {
+            match PythonSpy::new(root as py_spy::Pid, &config) {
+                Ok(mut spy) => {
+                    if spy.get_stack_traces().is_ok() {
+                        break Some(spy);
+                    }
+                }
+                Err(e) => {
+                    let err = classify_attach_error(root, &e);
+                    if matches!(err, RecordError::PermissionDenied { .. }) {
+                        return Err(err);
+                    }
+                    if !procfs::is_alive(root) {
+                        return Err(RecordError::ExitedBeforeSampling);
+                    }
+                    if Instant::now() >= deadline {
+                        if opts.subprocesses {
+                            break None;
+                        }
+                        return Err(err);
+                    }
+                }
+            }
+            if !procfs::is_alive(root) {
+                return Err(RecordError::ExitedBeforeSampling);
+            }
+            if Instant::now() >= deadline {
+                if opts.subprocesses {
+                    break None;
+                }
+                return Err(RecordError::NotPython { pid: root, name: process_name(root), detail: "no stack could be read".into() });
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+
+        let start_unix_ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        let meta = Meta {
+            command,
+            cwd: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+            mode,
+            interval_ms: opts.interval.as_secs_f64() * 1000.0,
+            start_unix_ms,
+            threadradar_version: env!("CARGO_PKG_VERSION").to_string(),
+            subprocesses: opts.subprocesses,
+            ..Meta::default()
+        };
+        let (tx, rx) = mpsc::channel::<(u32, String)>();
+        // Files are read, hashed and parsed off the sampling thread, once each, when first seen.
+        let handle = std::thread::Builder::new()
+            .name("threadradar-source".into())
+            .spawn(move || rx.into_iter().map(|(id, path)| (id, FileInfo::load(&path))).collect())
+            .expect("spawning a thread");
+        let now = Instant::now();
+        let mut s = Sampler {
+            opts,
+            root,
+            spies: Vec::new(),
+            candidates: HashMap::new(),
+            threads: HashMap::new(),
+            builder: RunBuilder::new(meta),
+            files: HashMap::new(),
+            file_names: Vec::new(),
+            raw_frames: HashMap::new(),
+            raw_frame_list: Vec::new(),
+            raw_stacks: HashMap::new(),
+            raw_stack_list: Vec::new(),
+            resolver: Some((tx, handle)),
+            start: now,
+            last_scan: now,
+            stats: Stats::default(),
+        };
+        match first {
+            Some(spy) => s.add_spy(root, spy),
+            None => {
+                s.candidates.insert(root, 0);
+            }
+        }
+        Ok(s)
+    }
+
+    fn add_spy(&mut self, pid: u32, spy: PythonSpy) {
+        let version = spy.version.to_string();
+        if pid == self.root || self.builder.run().meta.python_version.is_none() {
+            self.builder.run_mut().meta.python_version = Some(version.clone());
+        }
+        self.builder.run_mut().meta.pids.push(pid);
+        self.builder.run_mut().processes.push(Process {
+            pid,
+            ppid: procfs::ppid(pid),
+            command: procfs::cmdline(pid),
+            python_version: Some(version),
+        });
+        self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, names_refreshed: Instant::now() });
+    }
+
+    /// Samples until `stop` is set, the duration elapses or every process has exited; calls
+    /// `progress` about ten times a second. Returns why it ended.
+    pub fn run_until(&mut self, stop: &AtomicBool, mut progress: impl FnMut(&Progress)) -> EndReason {
+        set_timer_slack();
+        let interval = self.opts.interval;
+        self.start = Instant::now();
+        let mut tick: u64 = 0;
+        let mut last_progress = self.start;
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return EndReason::Interrupted;
+            }
+            let deadline = self.start + interval.mul_f64(tick as f64);
+            let now = Instant::now();
+            if now < deadline {
+                std::thread::sleep(deadline - now);
+            } else if now - deadline >= interval {
+                // Fell behind by whole intervals: skip those ticks instead of bursting.
+                let behind = ((now - deadline).as_nanos() / interval.as_nanos().max(1)) as u64;
+                self.stats.missed += behind;
+                tick += behind;
+            }
+            if stop.load(Ordering::Relaxed) {
+                return EndReason::Interrupted;
+            }
+            let at = Instant::now();
+            if let Some(d) = self.opts.duration {
+                if at - self.start >= d {
+                    return EndReason::Duration;
+                }
+            }
+            let scheduled = self.start + interval.mul_f64(tick as f64);
+            if at.saturating_duration_since(scheduled) > interval / 2 {
+                self.stats.late += 1;
+            }
+            self.sample_once(at);
+            tick += 1;
+
+            if self.opts.subprocesses && at - self.last_scan >= Duration::from_millis(100) {
+                self.last_scan = at;
+                self.scan_children();
+            }
+            if !self.any_alive() {
+                return EndReason::Exited;
+            }
+            if at - last_progress >= Duration::from_millis(100) {
+                last_progress = at;
+                progress(&self.progress());
+            }
+        }
+    }
+
+    fn any_alive(&mut self) -> bool {
+        for s in &mut self.spies {
+            if s.alive && !procfs::is_alive(s.pid) {
+                s.alive = false;
+            }
+        }
+        self.spies.iter().any(|s| s.alive) || (self.opts.subprocesses && procfs::is_alive(self.root))
+    }
+
+    /// Current figures.
+    pub fn progress(&self) -> Progress {
+        let elapsed = self.start.elapsed();
+        let samples = self.builder.run().samples.len() as u64;
+        Progress {
+            elapsed,
+            samples,
+            threads: self.threads.len(),
+            processes: self.spies.iter().filter(|s| s.alive).count(),
+            achieved_rate_hz: if elapsed.as_secs_f64() > 0.0 { samples as f64 / elapsed.as_secs_f64() } else { 0.0 },
+            target_rate_hz: 1.0 / self.opts.interval.as_secs_f64(),
+        }
+    }
+
+    fn scan_children(&mut self) {
+        let Ok(root) = remoteprocess::Process::new(self.root as remoteprocess::Pid) else { return };
+        let Ok(children) = root.child_processes() else { return };
+        for (pid, _ppid) in children {
+            let pid = pid as u32;
+            if self.spies.iter().any(|s| s.pid == pid) {
+                continue;
+            }
+            self.candidates.entry(pid).or_insert(0);
+        }
+        let config = spy_config();
+        let candidates: Vec<u32> = self.candidates.keys().copied().collect();
+        for pid in candidates {
+            let attempts = self.candidates[&pid];
+            // A child that is still not Python after about a second (a shell, a compiler) is
+            // left alone.
+            if attempts >= 10 || !procfs::is_alive(pid) {
+                if attempts >= 10 || pid != self.root {
+                    self.candidates.remove(&pid);
+                }
+                continue;
+            }
+            match PythonSpy::new(pid as py_spy::Pid, &config) {
+                Ok(spy) => {
+                    self.candidates.remove(&pid);
+                    self.add_spy(pid, spy);
+                }
+                Err(_) => {
+                    *self.candidates.get_mut(&pid).unwrap() += 1;
+                }
+            }
+        }
+    }
+
+    fn sample_once(&mut self, at: Instant) {
+        let t = (at - self.start).as_nanos() as u64;
+        let mut threads = Vec::new();
+        let mut need_types: Vec<usize> = Vec::new();
+        let mut any_ok = false;
+        for si in 0..self.spies.len() {
+            if !self.spies[si].alive {
+                continue;
+            }
+            let traces = match self.spies[si].spy.get_stack_traces() {
+                Ok(t) => t,
+                Err(_) => {
+                    if !procfs::is_alive(self.spies[si].pid) {
+                        self.spies[si].alive = false;
+                    }
+                    continue;
+                }
+            };
+            any_ok = true;
+            let pid = self.spies[si].pid;
+            let mut wants_type = false;
+            let mut unnamed = false;
+            for trace in traces {
+                if let Some(ts) = self.observe(si, pid, trace, &mut wants_type, &mut unnamed) {
+                    threads.push(ts);
+                }
+            }
+            // py-spy caches "no name" for a thread seen before `threading` registered it; drop
+            // its cache now and then so the name is read once it exists.
+            if unnamed && at - self.spies[si].names_refreshed >= Duration::from_millis(250) {
+                self.spies[si].names_refreshed = at;
+                self.spies[si].spy.python_thread_names.clear();
+            }
+            if wants_type {
+                need_types.push(si);
+            }
+        }
+        if !any_ok {
+            self.stats.failed += 1;
+            return;
+        }
+        self.builder.push_sample(Sample { t, threads });
+        for si in need_types {
+            self.read_thread_types(si);
+        }
+    }
+
+    fn observe(&mut self, si: usize, pid: u32, trace: py_spy::StackTrace, wants_type: &mut bool, unnamed: &mut bool) -> Option<ThreadSample> {
+        let tid = trace.os_thread_id.map(|t| t as u32);
+        let key = (pid, tid.unwrap_or(0), trace.thread_id);
+        let mut entry = self.threads.remove(&key);
+        // Read the kernel's view first, as close to the stack read as possible.
+        let mut stat = None;
+        if let Some(tid) = tid {
+            if entry.as_ref().map(|e| e.proc.is_none()).unwrap_or(true) {
+                // New thread (or one whose /proc files could not be opened before).
+                let proc_ = ThreadProc::open(pid, tid).ok();
+                match entry.as_mut() {
+                    Some(e) => e.proc = proc_,
+                    None => {
+                        entry = Some(self.new_thread_entry(pid, tid, &trace, proc_));
+                    }
+                }
+            }
+            let e = entry.as_mut().unwrap();
+            if let Some(p) = e.proc.as_mut() {
+                match p.stat() {
+                    Ok(s) => {
+                        if e.start_time.is_some_and(|st| st != s.start_time) {
+                            // The tid was reused by a new thread: start a new entry.
+                            let proc_ = ThreadProc::open(pid, tid).ok();
+                            *e = self.new_thread_entry(pid, tid, &trace, proc_);
+                        }
+                        e.start_time = Some(s.start_time);
+                        stat = Some(s);
+                    }
+                    Err(_) => {
+                        // Vanished between the stack read and now.
+                        self.stats.skipped_threads += 1;
+                        self.threads.insert(key, entry.unwrap());
+                        return None;
+                    }
+                }
+            }
+        } else if entry.is_none() {
+            entry = Some(self.new_thread_entry(pid, 0, &trace, None));
+        }
+        let mut e = entry.unwrap();
+        let id = e.id;
+
+        let sched = e.proc.as_mut().and_then(|p| p.schedstat());
+        let (cpu_ns, runq_ns) = match (e.last_sched, sched) {
+            (Some(a), Some(b)) => (b.cpu_ns.saturating_sub(a.cpu_ns), b.runq_ns.saturating_sub(a.runq_ns)),
+            _ => (0, 0),
+        };
+        if let Some(s) = sched {
+            let th = &mut self.builder.run_mut().threads[id as usize];
+            if th.cpu_ns_first.is_none() {
+                th.cpu_ns_first = Some(s.cpu_ns);
+                th.runq_ns_first = Some(s.runq_ns);
+            }
+            th.cpu_ns_last = Some(s.cpu_ns);
+            th.runq_ns_last = Some(s.runq_ns);
+            e.last_sched = Some(s);
+        }
+        let os_state = stat.map(|s| s.state);
+        // The system call tells idle from GIL waits from I/O; a running GIL holder needs no look.
+        let syscall = match os_state {
+            None => None,
+            Some(b'R') if trace.owns_gil => None,
+            Some(_) => e.proc.as_mut().and_then(|p| p.syscall()),
+        };
+        let now_ns = self.start.elapsed().as_nanos() as u64;
+        let recent_cpu = match (e.last_seen_ns, sched.is_some() && e.last_sched_was_fresh) {
+            (Some(prev), true) if now_ns > prev => Some(cpu_ns as f64 / (now_ns - prev) as f64),
+            _ => None,
+        };
+        e.last_seen_ns = Some(now_ns);
+        e.last_sched_was_fresh = sched.is_some();
+        // A thread that held the GIL at its previous sample and is runnable without it now has
+        // just handed it over: its recent CPU time is the GIL's, not GIL-free work.
+        let recent_cpu = if e.held_gil && !trace.owns_gil { Some(0.0) } else { recent_cpu };
+        e.held_gil = trace.owns_gil;
+        let (state, blocked) = classify(os_state, trace.owns_gil, syscall, &self.spies[si].runtime, recent_cpu);
+
+        match trace.thread_name.as_deref() {
+            Some(name) => {
+                let th = &mut self.builder.run_mut().threads[id as usize];
+                if th.name != name {
+                    th.name = name.to_string();
+                }
+            }
+            None => *unnamed = true,
+        }
+        if e.type_attempts > 0 {
+            *wants_type = true;
+        }
+        let stack = self.intern_stack(&trace.frames);
+        let blocked = blocked.map(|b| self.builder.string(b));
+        self.threads.insert(key, e);
+        Some(ThreadSample { thread: id, stack, state, gil: trace.owns_gil, cpu_ns, runq_ns, blocked })
+    }
+
+    fn new_thread_entry(&mut self, pid: u32, tid: u32, trace: &py_spy::StackTrace, proc_: Option<ThreadProc>) -> ThreadEntry {
+        let os_name = if tid != 0 { procfs::thread_comm(pid, tid) } else { None };
+        let name = trace.thread_name.clone().or(os_name).unwrap_or_else(|| format!("thread-{}", trace.thread_id));
+        let is_main = tid != 0 && tid == pid;
+        let mut th = new_thread(pid, tid, trace.thread_id, &name, "");
+        th.is_main = is_main;
+        if is_main {
+            th.thread_type = "_MainThread".into();
+            th.type_source = TypeSource::Main;
+        }
+        let id = self.builder.thread(th);
+        ThreadEntry { id, proc: proc_, start_time: None, last_sched: None, last_seen_ns: None, last_sched_was_fresh: false, held_gil: false, type_attempts: if is_main { 0 } else { 3 } }
+    }
+
+    /// Reads the class of each new thread's `threading.Thread` object: the `self` local of
+    /// `Thread._bootstrap_inner`, which py-spy formats as `<Worker at 0x…>`. Costs one extra
+    /// stack read with locals, only when new threads appeared.
+    fn read_thread_types(&mut self, si: usize) {
+        let spy = &mut self.spies[si];
+        spy.spy.config.dump_locals = 1;
+        let traces = spy.spy.get_stack_traces();
+        spy.spy.config.dump_locals = 0;
+        let pid = spy.pid;
+        let Ok(traces) = traces else { return };
+        for trace in traces {
+            let tid = trace.os_thread_id.map(|t| t as u32).unwrap_or(0);
+            let Some(e) = self.threads.get_mut(&(pid, tid, trace.thread_id)) else { continue };
+            if e.type_attempts == 0 {
+                continue;
+            }
+            e.type_attempts -= 1;
+            let found = trace
+                .frames
+                .iter()
+                .find(|f| f.name.ends_with("_bootstrap_inner") && f.filename.ends_with("threading.py"))
+                .and_then(|f| f.locals.as_ref())
+                .and_then(|ls| ls.iter().find(|l| l.name == "self"))
+                .and_then(|l| l.repr.as_deref())
+                .and_then(type_from_repr);
+            if let Some(ty) = found {
+                e.type_attempts = 0;
+                let th = &mut self.builder.run_mut().threads[e.id as usize];
+                th.thread_type = ty;
+                th.type_source = TypeSource::Object;
+            }
+        }
+    }
+
+    fn intern_file(&mut self, path: &str) -> u32 {
+        if let Some(&id) = self.files.get(path) {
+            return id;
+        }
+        let id = self.file_names.len() as u32;
+        self.file_names.push(path.to_string());
+        self.files.insert(path.to_string(), id);
+        if let Some((tx, _)) = &self.resolver {
+            let _ = tx.send((id, path.to_string()));
+        }
+        id
+    }
+
+    fn intern_stack(&mut self, frames: &[py_spy::Frame]) -> Option<u32> {
+        let mut parent = None;
+        // py-spy lists the innermost frame first; the prefix tree grows from the outermost.
+        for f in frames.iter().rev() {
+            let file = self.intern_file(&f.filename);
+            let raw = RawFrame { file, name: f.name.clone(), line: f.line.max(0) as u32 };
+            let next = self.raw_frame_list.len() as u32;
+            let frame = *self.raw_frames.entry(raw).or_insert_with_key(|k| {
+                self.raw_frame_list.push(k.clone());
+                next
+            });
+            let key = (parent, frame);
+            let next = self.raw_stack_list.len() as u32;
+            let node = *self.raw_stacks.entry(key).or_insert_with(|| {
+                self.raw_stack_list.push(key);
+                next
+            });
+            parent = Some(node);
+        }
+        parent
+    }
+
+    /// Stops the source reader, maps every frame to its function and class, derives missing
+    /// thread types from entry points and returns the finished run.
+    pub fn finish(mut self, end_reason: EndReason, exit_status: Option<ExitStatus>) -> Run {
+        let elapsed = self.start.elapsed();
+        let infos: HashMap<u32, FileInfo> = match self.resolver.take() {
+            Some((tx, handle)) => {
+                drop(tx);
+                handle.join().unwrap_or_default().into_iter().collect()
+            }
+            None => HashMap::new(),
+        };
+        let b = &mut self.builder;
+        // Files and functions.
+        let mut file_map = Vec::with_capacity(self.file_names.len());
+        for (i, path) in self.file_names.iter().enumerate() {
+            let info = infos.get(&(i as u32)).cloned().unwrap_or_else(|| FileInfo { kind: crate::source::file_kind(path), ..Default::default() });
+            file_map.push(b.file(path, info.kind, info.sha256.clone()));
+        }
+        let mut frame_map = Vec::with_capacity(self.raw_frame_list.len());
+        for raw in &self.raw_frame_list {
+            let info = infos.get(&raw.file);
+            let spec_owned = resolve_function(info.and_then(|i| i.index.as_ref()), &raw.name, raw.line);
+            let func = b.function(
+                file_map[raw.file as usize],
+                &FunctionSpec {
+                    qualname: &spec_owned.0,
+                    class: spec_owned.1.as_deref(),
+                    line: spec_owned.2,
+                    end_line: spec_owned.3,
+                    class_line: spec_owned.4,
+                },
+            );
+            frame_map.push(b.frame(func, raw.line));
+        }
+        let mut stack_map: Vec<u32> = Vec::with_capacity(self.raw_stack_list.len());
+        for &(parent, frame) in &self.raw_stack_list {
+            let p = parent.map(|p| stack_map[p as usize]);
+            stack_map.push(b.stack_node(p, frame_map[frame as usize]));
+        }
+        let run = b.run_mut();
+        for s in &mut run.samples {
+            for ts in &mut s.threads {
+                ts.stack = ts.stack.map(|st| stack_map[st as usize]);
+            }
+        }
+        derive_entry_point_types(run);
+        let m = &mut run.meta;
+        m.duration_s = elapsed.as_secs_f64();
+        m.end_reason = end_reason;
+        m.exit_status = exit_status;
+        m.missed_samples = self.stats.missed;
+        m.late_samples = self.stats.late;
+        m.failed_samples = self.stats.failed;
+        m.skipped_threads = self.stats.skipped_threads;
+        m.achieved_rate_hz = if m.duration_s > 0.0 { run.samples.len() as f64 / m.duration_s } else { 0.0 };
+        self.builder.finish()
+    }
+}
+
+/// `(qualname, class, def line, end line, class line)` of the function a frame belongs to.
+fn resolve_function(index: Option<&crate::source::SourceIndex>, runtime_name: &str, line: u32) -> (String, Option<String>, u32, u32, u32) {
+    match index {
+        Some(idx) if line > 0 => {
+            let r = idx.resolve(line);
+            let (class, class_line) = match r.class {
+                Some((c, l)) => (Some(c), l),
+                None => (None, 0),
+            };
+            (r.qualname, class, r.line, r.end_line, class_line)
+        }
+        _ => {
+            // No source: trust the interpreter's name (a qualified name on 3.11+). `A.m` without
+            // `<locals>` is taken to be method `m` of class `A`.
+            let class = match runtime_name.rsplit_once('.') {
+                Some((owner, _)) if !owner.contains('<') && runtime_name != "<module>" => Some(owner.to_string()),
+                _ => None,
+            };
+            (runtime_name.to_string(), class, 0, 0, 0)
+        }
+    }
+}
+
+/// `<Worker at 0x7f…>` → `Worker`.
+fn type_from_repr(repr: &str) -> Option<String> {
+    let inner = repr.strip_prefix('<')?;
+    let (name, _) = inner.split_once(" at 0x")?;
+    let name = name.rsplit('.').next()?;
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// For threads whose object could not be read: the frame just above `threading`'s bootstrap is
+/// the entry point; `Thread.run` (threading.py) means a plain `Thread(target=…)`, a method `X.run`
+/// means type `X`, and a plain function (e.g. `_thread.start_new_thread(f)`) names the type.
+fn derive_entry_point_types(run: &mut Run) {
+    let mut pending: HashMap<u32, ()> =
+        run.threads.iter().enumerate().filter(|(_, t)| t.thread_type.is_empty()).map(|(i, _)| (i as u32, ())).collect();
+    if pending.is_empty() {
+        return;
+    }
+    let mut found: HashMap<u32, String> = HashMap::new();
+    'outer: for s in &run.samples {
+        for ts in &s.threads {
+            if !pending.contains_key(&ts.thread) {
+                continue;
+            }
+            let Some(stack) = ts.stack else { continue };
+            let frames: Vec<&Frame> = run.stack_frames(stack).collect();
+            // Outermost first.
+            let outer: Vec<&Function> = frames.iter().rev().map(|f| &run.functions[f.function as usize]).collect();
+            let boot = outer.iter().position(|f| run.str(f.name) == "_bootstrap_inner");
+            let entry = match boot {
+                Some(i) => outer.get(i + 1),
+                None => outer.first(),
+            };
+            if let Some(f) = entry {
+                let file = run.file_path(f.file);
+                let ty = if run.str(f.qualname) == "Thread.run" && file.ends_with("threading.py") {
+                    "Thread".to_string()
+                } else if let Some(c) = f.class {
+                    run.str(c).rsplit('.').next().unwrap_or("Thread").to_string()
+                } else {
+                    run.str(f.name).to_string()
+                };
+                found.insert(ts.thread, ty);
+                pending.remove(&ts.thread);
+                if pending.is_empty() {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    for (i, t) in run.threads.iter_mut().enumerate() {
+        if t.thread_type.is_empty() {
+            match found.remove(&(i as u32)) {
+                Some(ty) => {
+                    t.thread_type = ty;
+                    t.type_source = TypeSource::EntryPoint;
+                }
+                None => {
+                    t.thread_type = "Thread".into();
+                    t.type_source = TypeSource::Unknown;
+                }
+            }
+        }
+    }
+}
+
+fn process_name(pid: u32) -> String {
+    procfs::cmdline(pid).first().map(|s| s.rsplit('/').next().unwrap_or(s).to_string()).unwrap_or_else(|| "?".into())
+}
+
+/// Asks the kernel for precise sleeps (1 µs timer slack instead of 50 µs), so the rate holds.
+fn set_timer_slack() {
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_from_reprs() {
+        assert_eq!(type_from_repr("<Worker at 0x7f00aa>").as_deref(), Some("Worker"));
+        assert_eq!(type_from_repr("<threading.Thread at 0x1>").as_deref(), Some("Thread"));
+        assert_eq!(type_from_repr("12"), None);
+    }
+
+    #[test]
+    fn functions_without_source_use_runtime_names() {
+        assert_eq!(resolve_function(None, "Worker.run", 9).1.as_deref(), Some("Worker"));
+        assert_eq!(resolve_function(None, "f.<locals>.g", 9).1, None);
+        assert_eq!(resolve_function(None, "main", 9).1, None);
+    }
+}

@@ -1,0 +1,117 @@
+//! `threadradar info RUN`: what a run holds and how well it was sampled.
+
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use threadradar_profiler::run::{Run, ThreadState};
+use threadradar_profiler::runfile;
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// A run file, or a directory of runs (the newest is used) [default: .threadradar/runs]
+    pub run: Option<PathBuf>,
+}
+
+pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    let path = resolve_run_path(args.run.as_deref())?;
+    let run = runfile::read(&path)?;
+    print_info(&run, &mut std::io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A run file given as a file, a directory of runs, or nothing (the project's runs directory).
+pub fn resolve_run_path(arg: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+    let dir = match arg {
+        Some(p) if p.is_dir() => p.to_path_buf(),
+        Some(p) => return Ok(p.to_path_buf()),
+        None => runfile::runs_dir(&std::env::current_dir()?),
+    };
+    match runfile::list_runs(&dir) {
+        Ok(runs) if !runs.is_empty() => Ok(runs[0].clone()),
+        _ => anyhow::bail!(
+            "no run files in {}: record one with `threadradar record -- python3 your_program.py`",
+            dir.display()
+        ),
+    }
+}
+
+/// Prints the run's metadata and a table of its threads.
+pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
+    let m = &run.meta;
+    writeln!(out, "command      {}", m.command.join(" "))?;
+    writeln!(out, "python       {}", m.python_version.as_deref().unwrap_or("?"))?;
+    let pids: Vec<String> = m.pids.iter().map(|p| p.to_string()).collect();
+    writeln!(out, "processes    {} (pid {})", m.pids.len(), pids.join(", "))?;
+    writeln!(
+        out,
+        "samples      {} in {:.2} s at {:.1} ms: {:.0} Hz achieved ({:.1}% of target), {} missed, {} late, {} failed, {} thread reads skipped",
+        m.sample_count,
+        m.duration_s,
+        m.interval_ms,
+        m.achieved_rate_hz,
+        100.0 * m.achieved_rate_hz * m.interval_ms / 1000.0,
+        m.missed_samples,
+        m.late_samples,
+        m.failed_samples,
+        m.skipped_threads
+    )?;
+    let status = match m.exit_status {
+        Some(s) => match (s.code, s.signal) {
+            (Some(c), _) => format!(", exit code {c}"),
+            (_, Some(sig)) => format!(", killed by signal {sig}"),
+            _ => String::new(),
+        },
+        None => String::new(),
+    };
+    writeln!(out, "ended        {:?}{}", m.end_reason, status)?;
+    let mut types: Vec<&str> = run.threads.iter().map(|t| t.thread_type.as_str()).collect();
+    types.sort();
+    types.dedup();
+    writeln!(out, "threads      {} of {} types ({})", run.threads.len(), types.len(), types.join(", "))?;
+    writeln!(out)?;
+    // Per-thread counts by state.
+    let mut counts = vec![[0u64; 3]; run.threads.len()];
+    for s in &run.samples {
+        for t in &s.threads {
+            let i = match t.state {
+                ThreadState::Computing => 0,
+                ThreadState::Gil => 1,
+                ThreadState::Idle => 2,
+            };
+            counts[t.thread as usize][i] += 1;
+        }
+    }
+    writeln!(out, "{:<22} {:<16} {:>7} {:>7} {:>10} {:>7} {:>7} {:>9}", "thread", "type", "pid", "tid", "computing", "gil", "idle", "cpu s")?;
+    for (i, t) in run.threads.iter().enumerate() {
+        let cpu = match (t.cpu_ns_first, t.cpu_ns_last) {
+            (Some(a), Some(b)) => format!("{:.3}", (b.saturating_sub(a)) as f64 / 1e9),
+            _ => "-".into(),
+        };
+        let [c, g, idle] = counts[i];
+        writeln!(
+            out,
+            "{:<22} {:<16} {:>7} {:>7} {:>10} {:>7} {:>7} {:>9}",
+            clip(&t.name, 22),
+            clip(&t.thread_type, 16),
+            t.pid,
+            t.tid,
+            c,
+            g,
+            idle,
+            cpu
+        )?;
+    }
+    Ok(())
+}
+
+/// Cuts a name to `n` characters for a table column, marking the cut.
+pub fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(n.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    }
+}

@@ -1,0 +1,341 @@
+//! `threadradar record`: launch or attach to a Python program, sample it, write the run file.
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitCode};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+use threadradar_profiler::error::RecordError;
+use threadradar_profiler::run::{EndReason, ExitStatus, RecordMode, Run};
+use threadradar_profiler::runfile;
+use threadradar_profiler::sampler::{Sampler, SamplerOptions};
+
+#[derive(Args, Debug, Clone)]
+#[command(after_help = "Examples:\n  threadradar record -- python3 app.py --workers 8\n  threadradar record --subprocesses -- python3 -m pytest tests/\n  threadradar record --pid 4242 --duration 10")]
+pub struct RecordArgs {
+    /// Where to write the run [default: .threadradar/runs/<time>-<program>.json]
+    #[arg(short, long, value_name = "RUN")]
+    pub output: Option<PathBuf>,
+
+    /// Milliseconds between samples.
+    #[arg(long, value_name = "MS", default_value_t = 3.0)]
+    pub interval_ms: f64,
+
+    /// Stop after this many seconds (a launched program is then terminated).
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+
+    /// Also sample Python subprocesses (and their children).
+    #[arg(long)]
+    pub subprocesses: bool,
+
+    /// Attach to a running Python process instead of launching one.
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<u32>,
+
+    /// Do not draw the progress line.
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// The program to launch and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND", required_unless_present = "pid")]
+    pub command: Vec<String>,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+static CHILD: AtomicU32 = AtomicU32::new(0);
+
+/// What a recording produced, for callers such as `demo`.
+pub struct Recorded {
+    pub path: PathBuf,
+    pub run: Run,
+    pub exit: ExitCode,
+}
+
+pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    let rec = record(&args)?;
+    summarize(&rec.run, &rec.path);
+    eprintln!("  see it: threadradar report {}", shell_quote(&rec.path));
+    Ok(rec.exit)
+}
+
+/// Records according to `args`; writes the run file and returns it.
+pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
+    if !(args.interval_ms.is_finite() && args.interval_ms >= 0.05 && args.interval_ms <= 10_000.0) {
+        anyhow::bail!("--interval-ms must be between 0.05 and 10000 (got {}); the default is 3", args.interval_ms);
+    }
+    if let Some(d) = args.duration {
+        if !(d.is_finite() && d > 0.0) {
+            anyhow::bail!("--duration must be a positive number of seconds (got {d})");
+        }
+    }
+    install_signal_handler();
+    let opts = SamplerOptions {
+        interval: Duration::from_secs_f64(args.interval_ms / 1000.0),
+        duration: args.duration.map(Duration::from_secs_f64),
+        subprocesses: args.subprocesses,
+        ..SamplerOptions::default()
+    };
+
+    let (mut child, pid, mode, command) = match args.pid {
+        Some(pid) => (None, pid, RecordMode::Attach, threadradar_profiler::procfs::cmdline(pid)),
+        None => {
+            let child = std::process::Command::new(&args.command[0])
+                .args(&args.command[1..])
+                .spawn()
+                .map_err(|e| RecordError::Launch { command: args.command.join(" "), source: e })?;
+            CHILD.store(child.id(), Ordering::SeqCst);
+            let pid = child.id();
+            (Some(child), pid, RecordMode::Launch, args.command.clone())
+        }
+    };
+    let program = program_name(&command);
+
+    let mut sampler = match Sampler::attach(pid, mode, command, opts) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(c) = child.as_mut() {
+                if !matches!(e, RecordError::ExitedBeforeSampling) {
+                    let _ = c.kill();
+                }
+                let _ = c.wait();
+            }
+            return Err(e.into());
+        }
+    };
+
+    let pb = progress_bar(args.no_progress);
+    let end = sampler.run_until(&STOP, |p| {
+        pb.set_message(format!(
+            "{:>6.1}s  {} samples  {} threads  {:.0} Hz ({:.0}% of {:.0})",
+            p.elapsed.as_secs_f64(),
+            p.samples,
+            p.threads,
+            p.achieved_rate_hz,
+            100.0 * p.achieved_rate_hz / p.target_rate_hz,
+            p.target_rate_hz
+        ));
+        pb.tick();
+    });
+    pb.finish_and_clear();
+
+    // A program that ended on its own has its status ready; take it before writing.
+    let mut status = None;
+    if end == EndReason::Exited {
+        if let Some(c) = child.as_mut() {
+            status = c.wait().ok().map(to_exit_status);
+        }
+    }
+    let run = sampler.finish(end, status);
+    if run.samples.is_empty() {
+        stop_child(child.as_mut(), end);
+        return Err(RecordError::NoSamples.into());
+    }
+    let path = match &args.output {
+        Some(p) => p.clone(),
+        None => default_output(&program)?,
+    };
+    // Write before dealing with the program, so nothing recorded is lost whatever it does next.
+    runfile::write(&run, &path).with_context(|| "the recording is lost".to_string())?;
+
+    let exit = match child.as_mut() {
+        Some(c) => {
+            let st = match status {
+                Some(s) => Some(s),
+                None => stop_child(Some(c), end),
+            };
+            exit_code(st)
+        }
+        None => ExitCode::SUCCESS,
+    };
+    Ok(Recorded { path, run, exit })
+}
+
+fn install_signal_handler() {
+    // The first Ctrl-C (or SIGTERM) stops sampling and the run is written; a second one also
+    // kills a launched program that does not stop by itself.
+    let _ = ctrlc::set_handler(|| {
+        STOP.store(true, Ordering::SeqCst);
+        if INTERRUPTS.fetch_add(1, Ordering::SeqCst) >= 1 {
+            let pid = CHILD.load(Ordering::SeqCst);
+            if pid != 0 {
+                unsafe {
+                    libc::kill(pid as i32, libc::SIGKILL);
+                }
+            }
+        }
+    });
+}
+
+/// Ends a launched program after recording stopped early, politely first.
+fn stop_child(child: Option<&mut Child>, end: EndReason) -> Option<ExitStatus> {
+    let c = child?;
+    let pid = c.id() as i32;
+    let wait_for = |c: &mut Child, d: Duration| {
+        let until = Instant::now() + d;
+        loop {
+            if let Ok(Some(s)) = c.try_wait() {
+                return Some(s);
+            }
+            if Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    // On Ctrl-C in a terminal the program got the SIGINT too: give it a moment to finish.
+    let first_signal = match end {
+        EndReason::Interrupted => {
+            if let Some(s) = wait_for(c, Duration::from_millis(1000)) {
+                return Some(to_exit_status(s));
+            }
+            libc::SIGINT
+        }
+        EndReason::Duration => libc::SIGTERM,
+        EndReason::Exited => return c.wait().ok().map(to_exit_status),
+    };
+    unsafe {
+        libc::kill(pid, first_signal);
+    }
+    if let Some(s) = wait_for(c, Duration::from_secs(3)) {
+        return Some(to_exit_status(s));
+    }
+    let _ = c.kill();
+    c.wait().ok().map(to_exit_status)
+}
+
+fn to_exit_status(s: std::process::ExitStatus) -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    ExitStatus { code: s.code(), signal: s.signal() }
+}
+
+fn exit_code(s: Option<ExitStatus>) -> ExitCode {
+    match s {
+        Some(ExitStatus { code: Some(c), .. }) => ExitCode::from(c.clamp(0, 255) as u8),
+        Some(ExitStatus { signal: Some(sig), .. }) => ExitCode::from((128 + sig).clamp(0, 255) as u8),
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+fn progress_bar(disabled: bool) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    if disabled {
+        pb.set_draw_target(ProgressDrawTarget::hidden());
+    } else {
+        // indicatif draws nothing when stderr is not a terminal.
+        pb.set_draw_target(ProgressDrawTarget::stderr_with_hz(10));
+    }
+    pb.set_style(ProgressStyle::with_template("{spinner:.cyan} threadradar recording {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    pb
+}
+
+/// A short name for the program: the script (`app` for `python3 app.py`), the module for
+/// `python3 -m pytest`, else the executable.
+pub fn program_name(command: &[String]) -> String {
+    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+    let mut it = command.iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == "-m" {
+            if let Some(m) = it.next() {
+                return sanitize(m);
+            }
+        } else if a.ends_with(".py") {
+            return sanitize(base(a).trim_end_matches(".py"));
+        } else if a == "-c" {
+            return "python-c".into();
+        }
+    }
+    command.first().map(|c| sanitize(&base(c))).unwrap_or_else(|| "run".into())
+}
+
+fn sanitize(s: &str) -> String {
+    let s: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect();
+    if s.is_empty() {
+        "run".into()
+    } else {
+        s
+    }
+}
+
+fn default_output(program: &str) -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let dir = runfile::runs_dir(&cwd);
+    std::fs::create_dir_all(&dir).map_err(|e| RecordError::RunDir { path: dir.clone(), source: e })?;
+    let stamp = utc_stamp(std::time::SystemTime::now());
+    let mut path = dir.join(format!("{stamp}-{program}.json"));
+    let mut n = 2;
+    while path.exists() {
+        path = dir.join(format!("{stamp}-{program}-{n}.json"));
+        n += 1;
+    }
+    Ok(path)
+}
+
+/// `20261121T143012Z`: sortable, and safe in file names everywhere.
+pub fn utc_stamp(t: std::time::SystemTime) -> String {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+/// One line on stderr saying what was recorded and where it went.
+pub fn summarize(run: &Run, path: &Path) {
+    let m = &run.meta;
+    let target = 1000.0 / m.interval_ms;
+    let how = match m.end_reason {
+        EndReason::Exited => "the program exited",
+        EndReason::Duration => "the duration elapsed",
+        EndReason::Interrupted => "interrupted",
+    };
+    eprintln!(
+        "threadradar: recorded {} samples of {} threads in {:.1} s ({:.0} Hz, {:.1}% of the {:.0} Hz asked; {} missed, {} late; {}) → {}",
+        m.sample_count,
+        run.threads.len(),
+        m.duration_s,
+        m.achieved_rate_hz,
+        100.0 * m.achieved_rate_hz / target,
+        target,
+        m.missed_samples,
+        m.late_samples,
+        how,
+        path.display()
+    );
+}
+
+fn shell_quote(p: &Path) -> String {
+    let s = p.display().to_string();
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c)) {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_stamps() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(program_name(&v(&["python3", "samples/bug1/buggy.py", "-n", "3"])), "buggy");
+        assert_eq!(program_name(&v(&["python3", "-u", "-m", "pytest", "tests"])), "pytest");
+        assert_eq!(program_name(&v(&["/usr/bin/my app"])), "my_app");
+        let t = std::time::UNIX_EPOCH + Duration::from_secs(1_795_262_412);
+        assert_eq!(utc_stamp(t), "20261121T120012Z");
+        assert_eq!(utc_stamp(std::time::UNIX_EPOCH), "19700101T000000Z");
+    }
+}
