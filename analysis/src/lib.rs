@@ -1,1 +1,46 @@
-pub fn placeholder() {}
+//! ThreadRadar's analysis layer: thread-aware runtime metrics, constrained clustering of threads,
+//! thread filters and the view model, computed from a recorded [`Run`].
+//!
+//! Architecture invariant: this crate is pure. It reads no files, opens no sockets, prints nothing
+//! and knows nothing of LSP: a run comes in, values come out. The CLI, the language server and the
+//! web panels format those values.
+//!
+//! - [`artifact`]: functions, classes, files and the program (paper §2.1).
+//! - [`metrics`]: `frq` and `crt`, Eq. 1–7 (paper §2.2), self time, callers and callees, seconds.
+//! - [`cluster`]: COP-KMeans and the plain k-means baseline (paper §2.3).
+//! - [`threads`]: counted thread states, the thread filter, thread types.
+//! - [`analysis`]: [`Analysis`], all of the above for one run and one set of [`Options`].
+//! - [`view`]: the serialisable report ([`ReportView`]) behind `report --json` and the panels.
+//! - [`glyph`]: the ThreadRadar's three-level scale, cluster colours and text glyph.
+//! - [`filter`]: which artifacts a view lists.
+//! - [`stability`]: adjusted Rand index between the clusterings of two runs.
+//!
+//! ```
+//! use threadradar_analysis::{Analysis, Options, ReportView, ViewOptions};
+//! # let run = threadradar_profiler::Run::new(Default::default());
+//! let analysis = Analysis::new(&run, &Options::default()).unwrap();
+//! // An empty run has nothing counted, which the view reports as an error sentence.
+//! assert!(ReportView::build(&run, &analysis, &ViewOptions::default()).is_err());
+//! ```
+//!
+//! [`Run`]: threadradar_profiler::Run
+
+pub mod analysis;
+pub mod artifact;
+pub mod cluster;
+pub mod error;
+pub mod filter;
+pub mod glyph;
+pub mod metrics;
+pub mod stability;
+pub mod threads;
+pub mod view;
+
+pub use analysis::{Analysis, Cluster, Options};
+pub use artifact::{Artifact, ArtifactId, ArtifactKind, Artifacts, Level};
+pub use cluster::{ClusterMethod, Clustering, CopKMeans};
+pub use error::AnalysisError;
+pub use filter::ArtifactFilter;
+pub use metrics::{Metrics, TimeSource};
+pub use threads::{thread_types, CountedStates, ThreadFilter, ThreadType};
+pub use view::{ReportView, ViewOptions};

@@ -243,7 +243,8 @@ mod tests {
     #[test]
     fn reads_own_thread() {
         let pid = std::process::id();
-        let mut p = ThreadProc::open(pid, pid).unwrap();
+        let tid = unsafe { libc::gettid() } as u32;
+        let mut p = ThreadProc::open(pid, tid).unwrap();
         let s = p.stat().unwrap();
         assert_eq!(s.state, b'R');
         // Burn a little CPU and check accounting moves.
@@ -256,7 +257,7 @@ mod tests {
             let b = p.schedstat().unwrap();
             assert!(b.cpu_ns > a.cpu_ns);
         }
-        assert!(thread_ids(pid).unwrap().contains(&pid));
+        assert!(thread_ids(pid).unwrap().contains(&tid));
         assert!(is_alive(pid));
     }
 }
