@@ -160,6 +160,17 @@ pub fn is_alive(pid: u32) -> bool {
     }
 }
 
+/// Whether a python executable or libpython is mapped into the process.
+pub fn maps_python(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .map(|m| {
+            m.lines().any(|l| {
+                l.rsplit('/').next().is_some_and(|name| name.starts_with("python") || name.starts_with("libpython"))
+            })
+        })
+        .unwrap_or(true)
+}
+
 /// The name of an x86-64 / aarch64 system call number, for the ones a Python thread blocks in.
 pub fn syscall_name(nr: i64) -> &'static str {
     #[cfg(target_arch = "x86_64")]

@@ -129,7 +129,8 @@ impl Sampler {
         if !std::path::Path::new(&format!("/proc/{root}")).exists() {
             return Err(RecordError::NoSuchProcess(root));
         }
-        let deadline = Instant::now() + opts.startup_timeout;
+        let began = Instant::now();
+        let deadline = began + opts.startup_timeout;
         let config = spy_config();
         let first = loop {
             match PythonSpy::new(root as py_spy::Pid, &config) {
@@ -156,6 +157,16 @@ impl Sampler {
             }
             if !procfs::is_alive(root) {
                 return Err(RecordError::ExitedBeforeSampling);
+            }
+            // A process that has run for a while without any python binary or libpython mapped
+            // (not a wrapper about to exec python) is not going to become Python.
+            let settled = began.elapsed() >= Duration::from_millis(1500);
+            if settled && !opts.subprocesses && !procfs::maps_python(root) {
+                return Err(RecordError::NotPython {
+                    pid: root,
+                    name: process_name(root),
+                    detail: "no python executable or libpython is loaded in it".into(),
+                });
             }
             if Instant::now() >= deadline {
                 if opts.subprocesses {

@@ -1,0 +1,317 @@
+//! `threadradar record` against real Python processes: what it samples, how it ends, and how it
+//! fails.
+
+mod common;
+
+use common::*;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use threadradar_profiler::run::{EndReason, FileKind, RecordMode, ThreadState, TypeSource};
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn samples_every_thread_with_names_types_states_and_accounting() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let o = record(&out, &[], &[&script("threads.py"), "2.5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("threads.py done"), "program output passes through");
+    let run = read(&out);
+
+    let mut names: Vec<&str> = run.threads.iter().map(|t| t.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["MainThread", "heavy", "light", "locked", "sleepy"]);
+    let by = |n: &str| run.threads.iter().find(|t| t.name == n).unwrap();
+    assert_eq!((by("heavy").thread_type.as_str(), by("heavy").type_source), ("Cruncher", TypeSource::Object));
+    assert_eq!(by("sleepy").thread_type, "Thread");
+    assert_eq!((by("MainThread").thread_type.as_str(), by("MainThread").is_main), ("_MainThread", true));
+    for t in &run.threads {
+        assert_eq!(t.pid, run.meta.pids[0]);
+        assert!(t.tid > 0 && t.python_id > 0);
+        assert!(t.cpu_ns_last >= t.cpu_ns_first, "kernel accounting never goes back");
+    }
+
+    // 8x the work → clearly more computing samples; the sleeper and the lock waiter are idle.
+    let computing = count_by_name(&run, ThreadState::Computing);
+    let idle = count_by_name(&run, ThreadState::Idle);
+    let heavy = computing.get("heavy").copied().unwrap_or(0);
+    let light = computing.get("light").copied().unwrap_or(0);
+    assert!(heavy > 3 * light.max(1), "heavy {heavy} vs light {light}");
+    let total = run.samples.len() as u64;
+    assert!(idle.get("sleepy").copied().unwrap_or(0) > total * 8 / 10, "{idle:?} of {total}");
+    assert!(idle.get("locked").copied().unwrap_or(0) > total * 8 / 10, "{idle:?} of {total}");
+    // Their blocking calls are named.
+    let blocked: std::collections::HashSet<&str> = run
+        .samples
+        .iter()
+        .flat_map(|s| s.threads.iter())
+        .filter(|t| run.threads[t.thread as usize].name == "sleepy" && t.state == ThreadState::Idle)
+        .filter_map(|t| t.blocked.map(|b| run.str(b)))
+        .collect();
+    assert!(blocked.contains("clock_nanosleep") || blocked.contains("nanosleep"), "{blocked:?}");
+    // The CPU time the kernel accounted to the heavy thread is most of its wall time share.
+    let heavy_cpu: u64 = run.samples.iter().flat_map(|s| s.threads.iter()).filter(|t| run.threads[t.thread as usize].name == "heavy").map(|t| t.cpu_ns).sum();
+    assert!(heavy_cpu > 500_000_000, "heavy thread CPU {heavy_cpu} ns");
+
+    // Frames resolved to functions and classes from the source, with the file's fingerprint.
+    let f = run.functions.iter().find(|f| run.str(f.qualname) == "Cruncher.run").expect("Cruncher.run");
+    assert_eq!(f.class.map(|c| run.str(c)), Some("Cruncher"));
+    let src = std::fs::read_to_string(script("threads.py")).unwrap();
+    let def_line = src.lines().position(|l| l.trim_start().starts_with("def run(self)")).unwrap() as u32 + 1;
+    assert_eq!(f.line, def_line);
+    let file = &run.files[f.file as usize];
+    assert_eq!(file.kind, FileKind::User);
+    assert_eq!(file.sha256.as_deref(), Some(threadradar_profiler::source::sha256_hex(src.as_bytes()).as_str()));
+    assert!(run.files.iter().any(|f| f.kind == FileKind::Stdlib && run.str(f.path).ends_with("threading.py")));
+    assert!(run.functions.iter().any(|f| run.str(f.qualname) == "crunch" && f.class.is_none()));
+
+    // Metadata.
+    let m = &run.meta;
+    assert_eq!((m.mode, m.end_reason), (RecordMode::Launch, EndReason::Exited));
+    assert_eq!(m.exit_status.and_then(|s| s.code), Some(0));
+    assert!(m.python_version.as_deref().unwrap_or("").starts_with('3'));
+    assert_eq!(m.sample_count as usize, run.samples.len());
+}
+
+#[test]
+fn sample_count_follows_duration_over_interval() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let o = record(&out, &["--interval-ms", "5"], &[&script("threads.py"), "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    let expected = run.meta.duration_s * 1000.0 / 5.0;
+    let got = run.samples.len() as f64;
+    assert!((got - expected).abs() <= 0.1 * expected, "{got} samples, expected about {expected}");
+    assert!(run.meta.duration_s > 1.8 && run.meta.duration_s < 4.0, "{}", run.meta.duration_s);
+    // Timestamps increase and are spaced by about the interval.
+    let ts: Vec<u64> = run.samples.iter().map(|s| s.t).collect();
+    assert!(ts.windows(2).all(|w| w[1] > w[0]));
+    let mean_gap = (ts[ts.len() - 1] - ts[0]) as f64 / (ts.len() - 1) as f64;
+    assert!((mean_gap - 5e6).abs() < 0.5e6, "mean gap {mean_gap} ns");
+}
+
+#[test]
+fn exit_code_passes_through_and_early_exit_keeps_the_run() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let o = record(&out, &[], &[&script("threads.py"), "0.4", "3"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let run = read(&out);
+    assert!(!run.samples.is_empty());
+    assert_eq!(run.meta.exit_status.and_then(|s| s.code), Some(3));
+}
+
+#[test]
+fn duration_ends_a_launched_program() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let t0 = Instant::now();
+    let o = record(&out, &["--duration", "1"], &[&script("forever.py")]);
+    assert!(t0.elapsed() < Duration::from_secs(8));
+    let run = read(&out);
+    assert_eq!(run.meta.end_reason, EndReason::Duration);
+    assert!(run.meta.duration_s < 1.5);
+    // Terminated by SIGTERM: 128 + 15.
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+}
+
+#[test]
+fn attaches_by_pid_and_leaves_the_target_running() {
+    let _g = serial();
+    let dir = tmp();
+    let mut target = Command::new(python()).arg(script("forever.py")).stdout(Stdio::piped()).spawn().unwrap();
+    // Wait for "ready" so the interpreter is up.
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(target.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let out = dir.path().join("run.json");
+    let pid = target.id().to_string();
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--pid", &pid, "--duration", "1", "-o", out.to_str().unwrap()]);
+    let still_running = target.try_wait().unwrap().is_none();
+    let _ = target.kill();
+    let _ = target.wait();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(still_running, "attaching must not stop the target");
+    let run = read(&out);
+    assert_eq!(run.meta.mode, RecordMode::Attach);
+    assert_eq!(run.meta.pids, vec![target.id()]);
+    assert!(run.threads.iter().any(|t| t.name == "busy"));
+    assert!(count_by_name(&run, ThreadState::Computing).get("busy").copied().unwrap_or(0) > 100);
+}
+
+#[test]
+fn sigint_stops_recording_and_keeps_a_complete_run() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let child = Command::new(bin())
+        .args(["record", "--no-progress", "-o", out.to_str().unwrap(), "--", &python(), &script("forever.py")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    let run = read(&out);
+    assert_eq!(run.meta.end_reason, EndReason::Interrupted);
+    assert!(run.samples.len() > 100, "{} samples", run.samples.len());
+    // The program got the interrupt forwarded and ended with KeyboardInterrupt (exit 1) or SIGINT.
+    assert!(matches!(o.status.code(), Some(1) | Some(130)), "{:?} {}", o.status, stderr(&o));
+}
+
+#[test]
+fn target_killed_mid_run_keeps_what_was_recorded() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let child = Command::new(bin())
+        .args(["record", "--no-progress", "-o", out.to_str().unwrap(), "--", &python(), &script("forever.py")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    // Kill the Python program (the child of threadradar) with SIGKILL.
+    let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id())).unwrap();
+    let py: i32 = kids.split_whitespace().next().expect("a child process").parse().unwrap();
+    unsafe {
+        libc::kill(py, libc::SIGKILL);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(128 + 9), "{}", stderr(&o));
+    let run = read(&out);
+    assert_eq!(run.meta.end_reason, EndReason::Exited);
+    assert_eq!(run.meta.exit_status.and_then(|s| s.signal), Some(9));
+    assert!(run.samples.len() > 100);
+}
+
+#[test]
+fn follows_python_subprocesses() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let o = record(&out, &["--subprocesses"], &[&script("parent.py"), "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    assert_eq!(run.meta.pids.len(), 2, "{:?}", run.meta.pids);
+    assert_eq!(run.processes[1].ppid, Some(run.meta.pids[0]));
+    let heavy = run.threads.iter().find(|t| t.name == "heavy").expect("the child's threads are sampled");
+    assert_eq!(heavy.pid, run.meta.pids[1]);
+}
+
+#[test]
+fn bad_targets_get_one_clear_sentence() {
+    let dir = tmp();
+    let o = threadradar(dir.path(), &["record", "--pid", "999999999"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("no process with pid 999999999") && !e.contains("panicked"), "{e}");
+
+    let mut sleep = Command::new("sleep").arg("30").spawn().unwrap();
+    let o = threadradar(dir.path(), &["record", "--pid", &sleep.id().to_string(), "-o", "x.json"]);
+    let _ = sleep.kill();
+    let _ = sleep.wait();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("is not a Python program"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+
+    let t0 = Instant::now();
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--", "sleep", "20"]);
+    assert!(stderr(&o).contains("is not a Python program"), "{}", stderr(&o));
+    assert!(t0.elapsed() < Duration::from_secs(6), "the verdict comes quickly and the program is stopped");
+
+    let o = threadradar(dir.path(), &["record", "--", "/no/such/program"]);
+    assert!(stderr(&o).contains("could not start `/no/such/program`"), "{}", stderr(&o));
+
+    // A program that exits at once leaves nothing to sample, and no run file.
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--", "true"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("exited before it could be sampled"), "{e}");
+    assert!(!dir.path().join(".threadradar/runs").exists() || std::fs::read_dir(dir.path().join(".threadradar/runs")).unwrap().next().is_none());
+    // A Python program that only lives ~100 ms is still recorded.
+    let o = threadradar(dir.path(), &["record", "--no-progress", "-o", "short.json", "--", &python(), "-c", "pass"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!read(&dir.path().join("short.json")).samples.is_empty());
+
+    let o = threadradar(dir.path(), &["record", "--interval-ms", "0", "--", "x"]);
+    assert!(stderr(&o).contains("--interval-ms must be"), "{}", stderr(&o));
+}
+
+#[test]
+fn permission_denied_says_how_to_allow_attaching() {
+    // Only meaningful as root: run threadradar as `nobody` against a root-owned Python process.
+    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: needs root and setpriv");
+        return;
+    }
+    let mut target = Command::new(python()).arg(script("forever.py")).stdout(Stdio::null()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin(), "record", "--pid", &target.id().to_string(), "-o", "/tmp/never.json"])
+        .output()
+        .unwrap();
+    let _ = target.kill();
+    let _ = target.wait();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("not allowed to read the memory") && e.contains("ptrace_scope"), "{e}");
+}
+
+#[test]
+fn default_output_goes_to_the_project_runs_directory() {
+    let _g = serial();
+    let dir = tmp();
+    let py = python();
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--", &py, &script("threads.py"), "0.5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let runs = threadradar_profiler::runfile::list_runs(&dir.path().join(".threadradar/runs")).unwrap();
+    assert_eq!(runs.len(), 1);
+    let name = runs[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.ends_with("-threads.json") && name.starts_with("20"), "{name}");
+    assert!(stderr(&o).contains(&name), "the summary names the file");
+    // `info` on the directory reads the newest run.
+    let o = threadradar(dir.path(), &["info"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("heavy"));
+}
+
+#[test]
+fn corrupt_and_truncated_run_files_are_reported_not_panicked() {
+    let dir = tmp();
+    let _g = serial();
+    let out = dir.path().join("good.json");
+    let o = record(&out, &[], &[&script("threads.py"), "0.5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&out).unwrap();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("truncated.json", bytes[..bytes.len() * 2 / 3].to_vec(), "is truncated"),
+        ("corrupt.json", String::from_utf8_lossy(&bytes).replacen("\"samples\":[", "\"samples\":[[1],", 1).into_bytes(), "is corrupt"),
+        ("newer.json", String::from_utf8_lossy(&bytes).replacen("\"version\":1", "\"version\":7", 1).into_bytes(), "upgrade threadradar"),
+        ("empty.json", Vec::new(), "is empty"),
+        ("text.json", b"hello".to_vec(), "not a ThreadRadar run file"),
+    ];
+    for (name, content, expect) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, content).unwrap();
+        let o = threadradar(dir.path(), &["info", p.to_str().unwrap()]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {e}");
+        assert!(e.contains(expect), "{name}: {e}");
+        assert!(!e.contains("panicked"), "{name}: {e}");
+    }
+    let o = threadradar(dir.path(), &["info", "missing.json"]);
+    assert!(stderr(&o).contains("no run file at missing.json"), "{}", stderr(&o));
+}
