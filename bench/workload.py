@@ -3,7 +3,7 @@
 Each thread runs pure-Python arithmetic for `weight × unit` iterations and records
 `time.thread_time()` when it ends, so a profiler's per-thread share of computing samples can be
 compared with the thread's true share of CPU time. Prints one JSON object to stdout (or to --out):
-{"threads": {name: cpu_seconds}, "wall_s": ..., "iterations_per_s": ...}.
+{"threads": {name: cpu_seconds}, "tids": {name: native_id}, "wall_s": ..., "iterations_per_s": ...}.
 
 Usage: python3 workload.py [--weights 8,4,2,1] [--seconds 6] [--out result.json]
 """
@@ -36,8 +36,10 @@ def main():
     unit = int(per_s * args.seconds / sum(weights))
 
     cpu = {}
+    tids = {}
 
     def work(name, n):
+        tids[name] = threading.get_native_id()
         spin(n)
         cpu[name] = time.thread_time()
 
@@ -48,7 +50,7 @@ def main():
     for t in threads:
         t.join()
     wall = time.perf_counter() - start
-    result = {"threads": cpu, "wall_s": wall, "iterations_per_s": unit * sum(weights) / wall}
+    result = {"threads": cpu, "tids": tids, "wall_s": wall, "iterations_per_s": unit * sum(weights) / wall}
     text = json.dumps(result)
     if args.out:
         with open(args.out, "w") as f:

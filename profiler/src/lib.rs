@@ -9,6 +9,7 @@
 pub mod builder;
 pub mod run;
 pub mod runfile;
+pub mod synth;
 
 pub use run::Run;
 
