@@ -130,7 +130,10 @@ impl Sampler {
             return Err(RecordError::NoSuchProcess(root));
         }
         let began = Instant::now();
-        let deadline = began + opts.startup_timeout;
+        // With subprocesses the root may be a shell or a test runner's wrapper: do not hold up
+        // sampling its children; the child scan keeps trying the root too.
+        let wait = if opts.subprocesses { opts.startup_timeout.min(Duration::from_millis(300)) } else { opts.startup_timeout };
+        let deadline = began + wait;
         let config = spy_config();
         let first = loop {
             match PythonSpy::new(root as py_spy::Pid, &config) {
@@ -384,7 +387,11 @@ impl Sampler {
             }
         }
         if !any_ok {
-            self.stats.failed += 1;
+            // Ticks before any Python process was found (a wrapper that has not started Python
+            // yet) are not failures.
+            if !self.spies.is_empty() {
+                self.stats.failed += 1;
+            }
             return;
         }
         self.builder.push_sample(Sample { t, threads });
