@@ -208,6 +208,19 @@ fn follows_python_subprocesses() {
     assert_eq!(run.processes[1].ppid, Some(run.meta.pids[0]));
     let heavy = run.threads.iter().find(|t| t.name == "heavy").expect("the child's threads are sampled");
     assert_eq!(heavy.pid, run.meta.pids[1]);
+
+    // A root that is not Python (a shell running a test command) does not hold up sampling.
+    let out = dir.path().join("shell.json");
+    let cmd = format!("{} {} 1.5", python(), script("threads.py"));
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--subprocesses", "-o", out.to_str().unwrap(), "--", "bash", "-c", &cmd]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    // Only the last ticks, while the child exits, may fail; not the wait for Python to start.
+    assert!(run.meta.failed_samples < 10, "{} failed", run.meta.failed_samples);
+    let heavy = run.threads.iter().position(|t| t.name == "heavy").expect("the shell's Python child is sampled") as u32;
+    let seen = run.samples.iter().filter(|s| s.threads.iter().any(|t| t.thread == heavy)).count() as f64;
+    // The thread lives ~1.5 s: nearly all of that is sampled.
+    assert!(seen * run.meta.interval_ms / 1000.0 > 1.2, "heavy sampled for only {seen} ticks");
 }
 
 #[test]
