@@ -1,0 +1,137 @@
+//! One analysis of one run: metrics at every level and the thread clusters of every artifact and
+//! of the program, for one choice of counted states, thread filter and clustering method.
+
+use crate::artifact::{ArtifactId, ArtifactKind, Artifacts};
+use crate::cluster::{ClusterMethod, Clustering};
+use crate::error::AnalysisError;
+use crate::metrics::{ratio, Metrics};
+use crate::threads::{CountedStates, ThreadFilter};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use threadradar_profiler::run::{Run, ThreadId};
+
+/// What to count and how to cluster.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Options {
+    pub states: CountedStates,
+    pub threads: ThreadFilter,
+    pub method: ClusterMethod,
+}
+
+/// A cluster of threads for one artifact (or the program): the unit of one glyph sector.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cluster {
+    /// Member threads, ascending id.
+    pub threads: Vec<ThreadId>,
+    /// Average metric value of the members: the strong sector's radius.
+    pub avg: f64,
+    /// Summed metric value of the members: the weak sector's radius.
+    pub sum: f64,
+}
+
+/// Metrics and clusters of one run under one set of [`Options`].
+///
+/// Architecture invariant: an `Analysis` is only made from a run that passed [`Run::validate`],
+/// so every id it hands out indexes the run's tables.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    options: Options,
+    artifacts: Artifacts,
+    metrics: Metrics,
+    clusters: [Vec<Vec<Cluster>>; 3],
+    program: Vec<Cluster>,
+}
+
+impl Analysis {
+    /// Computes everything. Fails only on an inconsistent run; a run without counted samples gives
+    /// an analysis whose every figure is zero (see [`Analysis::counted_samples`]).
+    pub fn new(run: &Run, options: &Options) -> Result<Analysis, AnalysisError> {
+        run.validate()?;
+        let artifacts = Artifacts::new(run);
+        let metrics = Metrics::compute(run, &artifacts, options.states, &options.threads);
+        // Artifacts are clustered in parallel. Besides using both cores, this matters for the
+        // linfa baseline: its k-means splits every step with rayon, which from outside a rayon
+        // worker costs a thread hand-off per step (it took ~2 s here instead of ~0.2 s).
+        let mut clusters: [Vec<Vec<Cluster>>; 3] = Default::default();
+        for kind in ArtifactKind::ALL {
+            clusters[kind as usize] = metrics
+                .level(kind)
+                .par_iter()
+                .map(|m| {
+                    let ids: Vec<ThreadId> = m.threads.iter().map(|c| c.thread).collect();
+                    // crt(a, th), Eq. 6.
+                    let values: Vec<f64> = m.threads.iter().map(|c| ratio(c.frq, m.frq)).collect();
+                    clusters_of(options.method, &ids, &values)
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        let mut values = Vec::new();
+        let mut ids = Vec::new();
+        for th in 0..run.threads.len() as ThreadId {
+            if metrics.thread(th).frq > 0 {
+                ids.push(th);
+                values.push(metrics.crt_of_thread(th)); // crt(th), Eq. 7
+            }
+        }
+        let program = clusters_of(options.method, &ids, &values)?;
+        Ok(Analysis { options: options.clone(), artifacts, metrics, clusters, program })
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    pub fn artifacts(&self) -> &Artifacts {
+        &self.artifacts
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// FRQ (Eq. 4) under the options: 0 means nothing counted.
+    pub fn counted_samples(&self) -> u64 {
+        self.metrics.frq_total()
+    }
+
+    /// The thread clusters of an artifact by `crt(a, th)`, low → high; empty for an unknown id or
+    /// an artifact no counted thread executed.
+    pub fn clusters(&self, id: ArtifactId) -> &[Cluster] {
+        self.clusters[id.kind as usize].get(id.index as usize).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The program's thread clusters by `crt(th)`, low → high, over the included threads that
+    /// have counted samples.
+    pub fn program_clusters(&self) -> &[Cluster] {
+        &self.program
+    }
+
+    /// Number of distinct thread types among the threads that executed an artifact (the glyph's
+    /// upper pedestal).
+    pub fn thread_type_count(&self, run: &Run, id: ArtifactId) -> usize {
+        let Some(m) = self.metrics.artifact(id) else { return 0 };
+        let types: BTreeSet<&str> =
+            m.threads.iter().filter_map(|c| run.threads.get(c.thread as usize)).map(|t| t.thread_type.as_str()).collect();
+        types.len()
+    }
+}
+
+/// Clusters `values` (one per thread in `ids`) and turns labels into [`Cluster`]s.
+pub(crate) fn clusters_of(method: ClusterMethod, ids: &[ThreadId], values: &[f64]) -> Result<Vec<Cluster>, AnalysisError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let clustering: Clustering = method.cluster(values)?;
+    let mut out: Vec<Cluster> =
+        (0..clustering.n_clusters()).map(|_| Cluster { threads: Vec::new(), avg: 0.0, sum: 0.0 }).collect();
+    for (i, &l) in clustering.labels().iter().enumerate() {
+        out[l].threads.push(ids[i]);
+        out[l].sum += values[i];
+    }
+    for c in &mut out {
+        c.threads.sort_unstable();
+        c.avg = if c.threads.is_empty() { 0.0 } else { c.sum / c.threads.len() as f64 };
+    }
+    Ok(out)
+}

@@ -1,0 +1,22 @@
+//! Errors of the analysis layer: each one sentence that says what is wrong and what to do.
+
+/// Why an analysis or a view could not be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    /// The run refers to a table entry that does not exist.
+    #[error("the run is inconsistent ({0}); record the program again")]
+    InvalidRun(#[from] threadradar_profiler::run::DanglingId),
+    #[error("no thread is named {name:?} in this run (threads: {known})")]
+    UnknownThread { name: String, known: String },
+    #[error("no thread has the type {name:?} in this run (types: {known})")]
+    UnknownThreadType { name: String, known: String },
+    #[error("the {which} pattern {pattern:?} is not a valid regular expression: {detail}")]
+    BadPattern { which: &'static str, pattern: String, detail: String },
+    #[error(
+        "the run has no samples of threads in the counted states ({states}){excluded}: \
+         count more states with `--states all`, or record the program for longer"
+    )]
+    NoCountedSamples { states: &'static str, excluded: String },
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+}

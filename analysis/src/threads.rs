@@ -1,0 +1,140 @@
+//! Which thread observations count: thread states (spec §1) and the thread filter (paper §4.2).
+
+use crate::error::AnalysisError;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use threadradar_profiler::run::{Run, ThreadId, ThreadState};
+
+/// The thread states whose samples the metrics count.
+///
+/// The paper counts only Java `Runnable` threads: on CPU, ready to run, or in blocking I/O. The
+/// Python equivalent is [`ThreadState::Computing`], the default. Including threads that wait for
+/// the GIL shows contention as runtime; including idle threads is there for completeness (the
+/// paper tried it for deadlocks, §7.3, and found nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CountedStates {
+    /// Only [`ThreadState::Computing`].
+    #[default]
+    Computing,
+    /// [`ThreadState::Computing`] and [`ThreadState::Gil`].
+    ComputingAndGil,
+    /// Every state, idle included.
+    All,
+}
+
+impl CountedStates {
+    /// Whether a sample in `state` counts.
+    #[inline]
+    pub fn counts(self, state: ThreadState) -> bool {
+        match self {
+            CountedStates::Computing => state == ThreadState::Computing,
+            CountedStates::ComputingAndGil => state != ThreadState::Idle,
+            CountedStates::All => true,
+        }
+    }
+
+    /// `computing`, `computing+gil` or `all`, as `report --states` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CountedStates::Computing => "computing",
+            CountedStates::ComputingAndGil => "computing+gil",
+            CountedStates::All => "all",
+        }
+    }
+}
+
+/// A thread filter: the set of threads left out of every metric and clustering.
+///
+/// Under a filter FRQ (Eq. 4) counts only the included threads, so `crt` values are shares of the
+/// included threads' runtime, exactly as if the excluded threads had never been sampled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThreadFilter {
+    excluded: BTreeSet<ThreadId>,
+}
+
+impl ThreadFilter {
+    /// The filter that keeps every thread.
+    pub fn all() -> Self {
+        ThreadFilter::default()
+    }
+
+    /// A filter excluding the given threads.
+    pub fn excluding(threads: impl IntoIterator<Item = ThreadId>) -> Self {
+        ThreadFilter { excluded: threads.into_iter().collect() }
+    }
+
+    /// Excludes every thread whose name is in `names` and every thread whose type is in `types`.
+    /// A name or type that matches no thread of the run is an error (most likely a typo).
+    pub fn by_names(run: &Run, names: &[String], types: &[String]) -> Result<Self, AnalysisError> {
+        let mut excluded = BTreeSet::new();
+        let mut exclude_where = |matches: &dyn Fn(&threadradar_profiler::run::Thread) -> bool| {
+            let hits: Vec<ThreadId> = (0..run.threads.len() as ThreadId).filter(|&i| matches(&run.threads[i as usize])).collect();
+            excluded.extend(hits.iter().copied());
+            !hits.is_empty()
+        };
+        for name in names {
+            if !exclude_where(&|t| &t.name == name) {
+                return Err(AnalysisError::UnknownThread { name: name.clone(), known: known(run.threads.iter().map(|t| t.name.as_str())) });
+            }
+        }
+        for ty in types {
+            if !exclude_where(&|t| &t.thread_type == ty) {
+                return Err(AnalysisError::UnknownThreadType {
+                    name: ty.clone(),
+                    known: known(run.threads.iter().map(|t| t.thread_type.as_str())),
+                });
+            }
+        }
+        Ok(ThreadFilter { excluded })
+    }
+
+    /// Adds a thread to the excluded set.
+    pub fn exclude(&mut self, thread: ThreadId) {
+        self.excluded.insert(thread);
+    }
+
+    #[inline]
+    pub fn includes(&self, thread: ThreadId) -> bool {
+        self.excluded.is_empty() || !self.excluded.contains(&thread)
+    }
+
+    /// The excluded threads, ascending.
+    pub fn excluded(&self) -> impl Iterator<Item = ThreadId> + '_ {
+        self.excluded.iter().copied()
+    }
+
+    /// A dense lookup table for a run with `n` threads (`true` = included).
+    pub(crate) fn mask(&self, n: usize) -> Vec<bool> {
+        (0..n as ThreadId).map(|t| self.includes(t)).collect()
+    }
+}
+
+fn known<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let set: BTreeSet<&str> = names.collect();
+    let mut list: Vec<&str> = set.into_iter().take(12).collect();
+    if list.is_empty() {
+        return "none".to_string();
+    }
+    if list.len() == 12 {
+        list.push("…");
+    }
+    list.join(", ")
+}
+
+/// A thread type (spec §1): the class of the Python `threading.Thread` object, or what the
+/// profiler derived from the entry point; the threads of a run grouped by it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ThreadType {
+    pub name: String,
+    pub threads: Vec<ThreadId>,
+}
+
+/// The run's thread types, by name, each with its threads in id order.
+pub fn thread_types(run: &Run) -> Vec<ThreadType> {
+    let mut by: BTreeMap<&str, Vec<ThreadId>> = BTreeMap::new();
+    for (i, t) in run.threads.iter().enumerate() {
+        by.entry(t.thread_type.as_str()).or_default().push(i as ThreadId);
+    }
+    by.into_iter().map(|(name, threads)| ThreadType { name: name.to_string(), threads }).collect()
+}
