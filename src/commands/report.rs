@@ -1,0 +1,421 @@
+//! `threadradar report [RUN]`: the thread-aware metrics and clusters of a run, as a table or JSON.
+//!
+//! Everything is computed by `threadradar_analysis`; this file finds the run, turns flags into
+//! analysis options and formats the [`ReportView`].
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use threadradar_analysis::glyph::{ClusterColour, GlyphCell};
+use threadradar_analysis::view::{ArtifactView, ThreadView};
+use threadradar_analysis::{
+    Analysis, ArtifactFilter, ClusterMethod, CountedStates, Level, Options, ReportView, ThreadFilter, TimeSource, ViewOptions,
+};
+use threadradar_profiler::run::FileKind;
+use threadradar_profiler::{runfile, Run};
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A run file, or a directory of runs (its newest run is used).
+    /// [default: .threadradar/runs in the current directory]
+    pub run: Option<PathBuf>,
+
+    /// Which artifacts to list.
+    #[arg(long, value_enum, default_value_t = LevelArg::Function)]
+    pub level: LevelArg,
+
+    /// List at most N artifacts, highest computational runtime first [default: 20 for the table,
+    /// all for --json].
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+
+    /// Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
+    #[arg(long, value_name = "REGEX")]
+    pub include: Vec<String>,
+
+    /// Do not list artifacts whose qualified name or file path matches REGEX (repeatable).
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Vec<String>,
+
+    /// Do not list standard-library code.
+    #[arg(long)]
+    pub no_stdlib: bool,
+
+    /// Do not list third-party code (site-packages).
+    #[arg(long)]
+    pub no_third_party: bool,
+
+    /// Leave a thread out of every metric and cluster, by name (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub exclude_thread: Vec<String>,
+
+    /// Leave every thread of a type out of every metric and cluster (repeatable).
+    #[arg(long, value_name = "TYPE")]
+    pub exclude_type: Vec<String>,
+
+    /// Which thread states count as runtime.
+    #[arg(long, value_enum, default_value_t = StatesArg::Computing)]
+    pub states: StatesArg,
+
+    /// Clustering: COP-KMeans with the paper's must-link constraints, or plain k-means.
+    #[arg(long, value_enum, default_value_t = KMeansArg::Cop)]
+    pub kmeans: KMeansArg,
+
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Colour the radar cells.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LevelArg {
+    Function,
+    Class,
+    File,
+    Program,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StatesArg {
+    /// On CPU, ready to run, or in blocking I/O (the paper's Runnable).
+    Computing,
+    /// Also threads waiting for the GIL.
+    #[value(name = "computing+gil")]
+    ComputingGil,
+    /// Every sample, idle threads included.
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KMeansArg {
+    Cop,
+    Plain,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl LevelArg {
+    fn level(self) -> Level {
+        match self {
+            LevelArg::Function => Level::Function,
+            LevelArg::Class => Level::Class,
+            LevelArg::File => Level::File,
+            LevelArg::Program => Level::Program,
+        }
+    }
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let path = resolve_run(args.run.as_deref())?;
+    let run = runfile::read(&path)?;
+    let options = Options {
+        states: match args.states {
+            StatesArg::Computing => CountedStates::Computing,
+            StatesArg::ComputingGil => CountedStates::ComputingAndGil,
+            StatesArg::All => CountedStates::All,
+        },
+        threads: ThreadFilter::by_names(&run, &args.exclude_thread, &args.exclude_type)?,
+        method: match args.kmeans {
+            KMeansArg::Cop => ClusterMethod::CopKMeans,
+            KMeansArg::Plain => ClusterMethod::KMeans,
+        },
+    };
+    let mut filter = ArtifactFilter::new(&args.include, &args.exclude)?;
+    if args.no_stdlib {
+        filter = filter.hide(FileKind::Stdlib);
+    }
+    if args.no_third_party {
+        filter = filter.hide(FileKind::ThirdParty);
+    }
+    let view_options = ViewOptions {
+        level: args.level.level(),
+        top: args.top.or(if args.json { None } else { Some(20) }),
+        filter,
+        ..ViewOptions::default()
+    };
+    let analysis = Analysis::new(&run, &options)?;
+    let mut view = ReportView::build(&run, &analysis, &view_options)?;
+    view.run.path = Some(path.display().to_string());
+    let mut out = std::io::stdout().lock();
+    let printed = (|| -> anyhow::Result<()> {
+        if args.json {
+            serde_json::to_writer(&mut out, &view).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        } else {
+            let style = Style::new(args.color);
+            print_header(&view, &style, &mut out)?;
+            match view_options.level {
+                Level::Program => print_threads(&view, &style, &mut out)?,
+                level => print_artifacts(&view, level, &run, &style, &mut out)?,
+            }
+        }
+        out.flush()?;
+        Ok(())
+    })();
+    match printed {
+        // The reader went away (`threadradar report | head`): nothing left to say.
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.context("cannot write the report")),
+        Ok(()) => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// Prints the program radar and the top functions and classes of the program's own code in `run`,
+/// with the default options: what `demo` shows after recording.
+pub fn print_overview(run: &Run, out: &mut dyn Write) -> anyhow::Result<()> {
+    let style = Style::new(ColorArg::Auto);
+    let analysis = Analysis::new(run, &Options::default())?;
+    let own_code = || ArtifactFilter::all().hide(FileKind::Stdlib).hide(FileKind::ThirdParty);
+    let view = |level| ReportView::build(run, &analysis, &ViewOptions { level, top: Some(10), filter: own_code(), ..Default::default() });
+    let functions = match view(Level::Function) {
+        Ok(v) => v,
+        Err(e) => {
+            writeln!(out, "{e}")?;
+            return Ok(());
+        }
+    };
+    print_header(&functions, &style, out)?;
+    writeln!(out, "         (the program's own code below; `threadradar report` also lists the standard library)")?;
+    print_artifacts(&functions, Level::Function, run, &style, out)?;
+    let classes = view(Level::Class)?;
+    if !classes.artifacts.is_empty() {
+        print_artifacts(&classes, Level::Class, run, &style, out)?;
+    }
+    Ok(())
+}
+
+/// The run to report on: a file as given, the newest run of a directory, or the newest run in
+/// `.threadradar/runs`.
+fn resolve_run(arg: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let dir = match arg {
+        Some(p) if !p.is_dir() => return Ok(p.to_path_buf()),
+        Some(p) => p.to_path_buf(),
+        None => runfile::runs_dir(Path::new(".")),
+    };
+    let runs = match runfile::list_runs(&dir) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "there is no {} here: record a run with `threadradar record -- python3 your_program.py`, or pass a run file",
+            dir.display()
+        ),
+        Err(e) => return Err(e).with_context(|| format!("cannot list the runs in {}", dir.display())),
+    };
+    match runs.into_iter().next() {
+        Some(p) => Ok(p),
+        None => bail!("{} holds no run files: record one with `threadradar record -- python3 your_program.py`", dir.display()),
+    }
+}
+
+/// Terminal styling: ANSI colours for the three cluster colours, or nothing.
+struct Style {
+    colour: bool,
+}
+
+impl Style {
+    fn new(choice: ColorArg) -> Style {
+        let colour = match choice {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        };
+        Style { colour }
+    }
+
+    /// One radar cell: the average-level block in the cluster's colour, the sum-level block in the
+    /// same colour dimmed (the glyph's weak sector), then the thread count.
+    fn cell(&self, c: &GlyphCell) -> String {
+        if !self.colour {
+            return c.to_string();
+        }
+        let code = Style::code(c.colour);
+        format!("\x1b[1;{code}m{}\x1b[0m\x1b[2;{code}m{}\x1b[0m\x1b[{code}m×{}\x1b[0m", c.avg.block(), c.sum.block(), c.threads)
+    }
+
+    fn code(c: ClusterColour) -> &'static str {
+        match c {
+            ClusterColour::Low => "34",
+            ClusterColour::Middle => "33",
+            ClusterColour::High => "31",
+        }
+    }
+
+    fn paint(&self, c: ClusterColour, text: &str) -> String {
+        if self.colour {
+            format!("\x1b[{}m{text}\x1b[0m", Style::code(c))
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn glyph(&self, cells: &[GlyphCell]) -> (String, usize) {
+        let plain: usize = cells.iter().map(|c| c.to_string().chars().count()).sum::<usize>() + cells.len().saturating_sub(1);
+        (cells.iter().map(|c| self.cell(c)).collect::<Vec<_>>().join(" "), plain)
+    }
+}
+
+fn pad(s: &str, visible: usize, width: usize) -> String {
+    format!("{s}{}", " ".repeat(width.saturating_sub(visible)))
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn seconds(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// A path as the user knows it: relative to the recording's directory, else the last two parts.
+fn short_path(path: &str, cwd: &str) -> String {
+    if !cwd.is_empty() {
+        if let Some(rest) = path.strip_prefix(cwd).and_then(|r| r.strip_prefix('/')) {
+            return rest.to_string();
+        }
+    }
+    let parts: Vec<&str> = path.rsplitn(3, '/').collect();
+    if parts.len() == 3 {
+        format!("…/{}/{}", parts[1], parts[0])
+    } else {
+        path.to_string()
+    }
+}
+
+fn print_header(view: &ReportView, style: &Style, out: &mut dyn Write) -> anyhow::Result<()> {
+    let r = &view.run;
+    let command = if r.command.is_empty() { "(unknown command)".to_string() } else { r.command.join(" ") };
+    if let Some(p) = &r.path {
+        writeln!(out, "Run      {p}")?;
+    }
+    let python = r.python_version.as_deref().map(|v| format!("Python {v}, ")).unwrap_or_default();
+    writeln!(
+        out,
+        "Program  {command}  ({python}{:.1} s, {} samples every {} ms, {} threads)",
+        r.duration_s, r.sample_count, r.interval_ms, r.thread_count
+    )?;
+    let time = match r.time_source {
+        TimeSource::Kernel => "seconds are kernel-accounted CPU time",
+        TimeSource::Samples => "seconds are samples × sampling period (no kernel accounting)",
+    };
+    let excluded = if r.excluded_threads.is_empty() { String::new() } else { format!(", {} threads excluded", r.excluded_threads.len()) };
+    writeln!(
+        out,
+        "Counted  {} thread samples in state {} (FRQ){excluded}; {}; clustering {}",
+        view.counted_samples,
+        r.states,
+        time,
+        if r.clustering == "cop" { "COP-KMeans" } else { "plain k-means" }
+    )?;
+    let (glyph, _) = style.glyph(&view.program.glyph);
+    writeln!(out, "Radar    {glyph}   {} threads, {} thread types", view.program.threads, view.program.thread_types)?;
+    writeln!(out, "         (per cluster, low → high: average level, sum level ▂ <33% ▅ <66% █ ≥66%, ×threads)")?;
+    Ok(())
+}
+
+fn print_threads(view: &ReportView, style: &Style, out: &mut dyn Write) -> anyhow::Result<()> {
+    writeln!(out)?;
+    let mut threads: Vec<&ThreadView> = view.threads.iter().collect();
+    threads.sort_by(|a, b| b.crt.total_cmp(&a.crt).then(a.id.cmp(&b.id)));
+    let name_w = threads.iter().map(|t| t.name.chars().count()).max().unwrap_or(4).clamp(6, 32);
+    let type_w = threads.iter().map(|t| t.thread_type.chars().count()).max().unwrap_or(4).clamp(4, 24);
+    writeln!(out, "{:>7}  {:>8}  {:>8}  {:<7}  {:<name_w$}  {:<type_w$}  tid", "crt", "seconds", "samples", "cluster", "thread", "type")?;
+    let colours = ClusterColour::for_clusters(view.program.clusters.len());
+    for t in threads {
+        let label = match t.cluster.and_then(|i| colours.get(i)) {
+            Some(ClusterColour::Low) => "low",
+            Some(ClusterColour::Middle) => "middle",
+            Some(ClusterColour::High) => "high",
+            None => "-",
+        };
+        let cluster = match t.cluster.and_then(|i| colours.get(i)) {
+            Some(&c) => pad(&style.paint(c, label), label.len(), 7),
+            None => pad(label, label.len(), 7),
+        };
+        writeln!(
+            out,
+            "{:>7}  {:>8}  {:>8}  {cluster}  {:<name_w$}  {:<type_w$}  {}",
+            pct(t.crt),
+            seconds(t.seconds),
+            t.samples,
+            truncate(&t.name, name_w),
+            truncate(&t.thread_type, type_w),
+            t.tid
+        )?;
+    }
+    Ok(())
+}
+
+fn truncate(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn print_artifacts(view: &ReportView, level: Level, run: &Run, style: &Style, out: &mut dyn Write) -> anyhow::Result<()> {
+    let what = match level {
+        Level::Function => "Functions",
+        Level::Class => "Classes",
+        Level::File => "Files",
+        Level::Program => "Threads",
+    };
+    writeln!(out)?;
+    if view.artifacts.is_empty() {
+        writeln!(out, "{what}: none matched (check --include / --exclude / --no-stdlib)")?;
+        return Ok(());
+    }
+    writeln!(out, "{what} by computational runtime (crt), {} of {}:", view.artifacts.len(), view.listed)?;
+    let glyphs: Vec<(String, usize)> = view.artifacts.iter().map(|a| style.glyph(&a.glyph)).collect();
+    let glyph_w = glyphs.iter().map(|g| g.1).max().unwrap_or(5).max(5);
+    writeln!(
+        out,
+        "{:>7} {:>7} {:>8} {:>4} {:>5}  {:<glyph_w$}  artifact",
+        "crt", "self", "seconds", "thr", "types", "radar"
+    )?;
+    for (a, (glyph, visible)) in view.artifacts.iter().zip(glyphs) {
+        writeln!(
+            out,
+            "{:>7} {:>7} {:>8} {:>4} {:>5}  {}  {}",
+            pct(a.crt),
+            pct(a.self_crt),
+            seconds(a.seconds),
+            a.threads,
+            a.thread_types,
+            pad(&glyph, visible, glyph_w),
+            artifact_label(a, &run.meta.cwd)
+        )?;
+    }
+    Ok(())
+}
+
+fn artifact_label(a: &ArtifactView, cwd: &str) -> String {
+    let file = short_path(&a.file, cwd);
+    let kind = match a.file_kind {
+        FileKind::Stdlib => " [stdlib]",
+        FileKind::ThirdParty => " [3rd-party]",
+        _ => "",
+    };
+    match a.kind {
+        threadradar_analysis::ArtifactKind::File => format!("{file}{kind}"),
+        _ if a.line > 0 => format!("{}  {file}:{}{kind}", a.qualname, a.line),
+        _ => format!("{}  {file}{kind}", a.qualname),
+    }
+}

@@ -1,0 +1,168 @@
+//! The paper's demonstration study (§5) end to end: record the Python versions of its three bugs
+//! with the real profiler, run `threadradar report --json`, and check that the metrics and
+//! clusters show what the paper's ThreadRadars showed.
+//!
+//! Recordings are statistical and the bugs are races, so each property is asserted the way it is
+//! robust: a race that need not happen in every run (Bug 1, Bug 3) must show up in one of several
+//! recordings; a share (Bug 2) is the median of three recordings. As in the paper, threads
+//! of other types (here the main thread) are left out with the thread filter.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn sample(bug: &str, variant: &str) -> String {
+    repo().join("samples/python").join(bug).join(format!("{variant}.py")).display().to_string()
+}
+
+/// Records one run of a sample program.
+fn record_sample(dir: &Path, bug: &str, variant: &str, attempt: usize) -> PathBuf {
+    let out = dir.join(format!("{bug}-{variant}-{attempt}.json"));
+    let o = record(&out, &[], &[&sample(bug, variant)]);
+    assert!(o.status.success(), "recording {bug}/{variant}.py failed: {}", stderr(&o));
+    out
+}
+
+fn report_json(run: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["report", run.to_str().unwrap(), "--json"];
+    all.extend_from_slice(args);
+    let o = threadradar(run.parent().unwrap(), &all);
+    assert!(o.status.success(), "report {args:?} failed: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("report --json prints JSON")
+}
+
+fn artifact<'v>(v: &'v Value, qualname: &str) -> Option<&'v Value> {
+    v["artifacts"].as_array()?.iter().find(|a| a["qualname"] == qualname)
+}
+
+/// Thread type by thread id.
+fn type_of(v: &Value, id: &Value) -> String {
+    v["threads"].as_array().unwrap().iter().find(|t| &t["id"] == id).map_or(String::new(), |t| t["type"].as_str().unwrap_or("").to_string())
+}
+
+/// The thread types in each program cluster, low → high.
+fn program_cluster_types(v: &Value) -> Vec<BTreeSet<String>> {
+    v["program"]["clusters"].as_array().unwrap().iter().map(|c| c["threads"].as_array().unwrap().iter().map(|id| type_of(v, id)).collect()).collect()
+}
+
+/// Σ crt(th) over the threads of one type.
+fn type_share(v: &Value, ty: &str) -> f64 {
+    v["threads"].as_array().unwrap().iter().filter(|t| t["type"] == ty).map(|t| t["crt"].as_f64().unwrap()).sum()
+}
+
+/// The type's share of all kernel-accounted CPU seconds.
+fn type_cpu_share(v: &Value, ty: &str) -> f64 {
+    let threads = v["threads"].as_array().unwrap();
+    let of = |pred: &dyn Fn(&Value) -> bool| threads.iter().filter(|t| pred(t)).map(|t| t["seconds"].as_f64().unwrap()).sum::<f64>();
+    of(&|t| t["type"] == ty) / of(&|_| true).max(1e-12)
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// Bug 1 (§5.1, Fig. 7): the unsynchronised singleton's constructor is executed by several
+/// worker threads; with double-checked locking by exactly one.
+#[test]
+fn bug1_constructor_is_run_by_several_threads_only_when_buggy() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--include", r"^WorkerManager\.__init__$"];
+    let mut seen = Vec::new();
+    for attempt in 0..3 {
+        let v = report_json(&record_sample(dir.path(), "bug1_worker_manager", "buggy", attempt), &args);
+        let init = artifact(&v, "WorkerManager.__init__").expect("the constructor was sampled");
+        assert_eq!(init["kind"], "function");
+        assert_eq!(init["thread_types"], 1, "only Worker threads construct managers");
+        seen.push(init["threads"].as_u64().unwrap());
+        if seen.last() >= Some(&2) {
+            break;
+        }
+    }
+    assert!(seen.iter().any(|&n| n >= 2), "buggy: WorkerManager.__init__ ran in {seen:?} threads per recording");
+
+    for attempt in 0..2 {
+        let v = report_json(&record_sample(dir.path(), "bug1_worker_manager", "fixed", attempt), &args);
+        let init = artifact(&v, "WorkerManager.__init__").expect("the constructor was sampled");
+        assert_eq!(init["threads"], 1, "fixed: exactly one thread constructs the singleton");
+        assert_eq!(init["clusters"].as_array().unwrap().len(), 1);
+    }
+}
+
+/// Bug 2 (§5.2, Fig. 8, 9): with one condition and `notify_all()` the producer and the consumers
+/// form separate clusters and the producer's share is far below 50 %; with two conditions the
+/// shares come close to 50/50 (the clusters still follow the types, Fig. 9c).
+///
+/// Counted states: computing and waiting for the GIL. Every futile wake-up of a consumer
+/// re-takes the GIL, and in these short-burst threads most runnable time is spent queueing for
+/// it; the paper's Java `Runnable` covers such threads (they are ready to run). Computing samples
+/// alone are too few here (about 1 % of samples) to give a stable share.
+#[test]
+fn bug2_producer_share_is_far_from_half_only_when_buggy() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--level", "program", "--states", "computing+gil", "--exclude-type", "_MainThread"];
+    let share = |variant: &str| {
+        let (mut crt, mut cpu, mut separated) = (Vec::new(), Vec::new(), 0);
+        for attempt in 0..3 {
+            let v = report_json(&record_sample(dir.path(), "bug2_producer_consumer", variant, attempt), &args);
+            crt.push(type_share(&v, "Producer"));
+            cpu.push(type_cpu_share(&v, "Producer"));
+            let types = program_cluster_types(&v);
+            if types.len() >= 2 && types.iter().all(|t| t.len() == 1) {
+                separated += 1;
+            }
+        }
+        (median(crt), median(cpu), separated)
+    };
+    let (buggy, buggy_cpu, buggy_separated) = share("buggy");
+    let (fixed, fixed_cpu, fixed_separated) = share("fixed");
+    let msg = format!(
+        "producer share: buggy {buggy:.2} (CPU {buggy_cpu:.2}, types separated in {buggy_separated}/3), \
+         fixed {fixed:.2} (CPU {fixed_cpu:.2}, separated in {fixed_separated}/3)"
+    );
+    // Separation is the least robust part: under CPU load the producer's share drops towards one
+    // consumer's (e.g. 11 % against 9 %, closer than ε = 1/22), and the two join one cluster.
+    assert!(buggy_separated >= 1, "buggy: producer and consumers in different clusters; {msg}");
+    assert!(buggy < 0.30, "buggy: the producer's share is far below 50 %; {msg}");
+    assert!((0.30..=0.70).contains(&fixed), "fixed: close to 50/50; {msg}");
+    assert!(fixed - buggy > 0.10, "{msg}");
+    assert!(buggy_cpu < fixed_cpu, "the kernel's CPU time agrees; {msg}");
+}
+
+/// Bug 3 (§5.3, Fig. 10): readers that miss the exact counter value keep spinning, so the
+/// readers split, and the readers that stopped share a cluster with the writers. With `>=`
+/// every reader stops and none stands out.
+#[test]
+fn bug3_a_cluster_mixes_readers_and_writers_when_buggy() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--level", "program", "--exclude-type", "_MainThread"];
+    // Which readers see the exact value is a race; in some runs every reader does (the program then
+    // ends in ~1.3 s), and such a run looks like the fixed one. Up to six tries.
+    let mut seen = Vec::new();
+    for attempt in 0..6 {
+        let v = report_json(&record_sample(dir.path(), "bug3_readers_writers", "buggy", attempt), &args);
+        let types = program_cluster_types(&v);
+        let mixed = types.iter().any(|t| t.contains("Reader") && t.contains("Writer"));
+        seen.push(types.clone());
+        if mixed && types.len() >= 2 {
+            break;
+        }
+    }
+    assert!(
+        seen.iter().any(|types| types.len() >= 2 && types.iter().any(|t| t.contains("Reader") && t.contains("Writer"))),
+        "buggy: two or more clusters, one mixing readers and writers; cluster types per recording: {seen:?}"
+    );
+
+    let v = report_json(&record_sample(dir.path(), "bug3_readers_writers", "fixed", 0), &args);
+    let readers: Vec<f64> =
+        v["threads"].as_array().unwrap().iter().filter(|t| t["type"] == "Reader").map(|t| t["crt"].as_f64().unwrap()).collect();
+    assert_eq!(readers.len(), 10);
+    let max = readers.iter().copied().fold(0.0, f64::max);
+    assert!(max < 3.0 * median(readers.clone()), "fixed: no reader keeps spinning; reader shares {readers:?}");
+}
