@@ -1,0 +1,179 @@
+"""Bug 3: race condition between readers and writers (paper §5.3). FIXED version.
+
+Same program as ``buggy.py``: writer threads add records and bump a shared,
+locked counter, and reader threads spin until the batch they need is complete.
+The only change is the readers' test, ``counter >= TARGET`` instead of
+``counter == TARGET``. A reader that looks after the writers have passed the
+target still sees that its batch is complete, so every reader stops on its
+next look after the target is reached. The writers write their last few
+records and the program ends on its own, without the time limit.
+
+What ThreadRadar should show (paper Fig. 10c): the readers and the writers
+form one cluster with similar computational runtime and no outliers. Before
+the target every thread computes for about the same share of the time, and
+afterwards nobody is left spinning. The radar of ``Reader.run`` has one
+cluster.
+
+The bug (``buggy.py``): with ``==``, the readers that do not look while the
+counter holds exactly ``TARGET`` miss it and spin until the time limit. They
+form a second, high cluster apart from the writers and the lucky readers.
+
+Run: ``python3 fixed.py [--readers 10] [--writers 2] [--timeout 4]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import busy_work, name_list, positive_float, positive_int  # noqa: E402
+
+TARGET = 30  # records the readers wait for
+EXTRA_RECORDS = 4  # the writers together write this many more
+WRITE_MS = 7.5  # CPU work of writing one record
+READ_MS = 8.0  # CPU work of one reader round (scanning the records) between two looks
+
+
+class SharedCounter:
+    """The number of records written so far; every access holds the lock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._value = 0
+
+    def increment(self) -> None:
+        with self._lock:
+            self._value += 1
+
+    def get(self) -> int:
+        with self._lock:
+            return self._value
+
+
+class Writer(threading.Thread):
+    def __init__(
+        self, index: int, counter: SharedCounter, records: int, start_gate: threading.Event
+    ) -> None:
+        super().__init__(name=f"writer-{index}")
+        self._counter = counter
+        self._records = records
+        self._start_gate = start_gate
+        self.cpu_seconds = 0.0  # this thread's CPU time, measured when it ends
+
+    def run(self) -> None:
+        self._start_gate.wait()
+        for _ in range(self._records):
+            busy_work(WRITE_MS)  # write the record
+            self._counter.increment()  # publish it
+        self.cpu_seconds = time.thread_time()
+
+
+class Reader(threading.Thread):
+    def __init__(
+        self,
+        index: int,
+        counter: SharedCounter,
+        start_gate: threading.Event,
+        give_up: threading.Event,
+    ) -> None:
+        super().__init__(name=f"reader-{index}")
+        self._counter = counter
+        self._start_gate = start_gate
+        self._give_up = give_up  # set by the main thread at the time limit
+        self.saw_target = False
+        self.cpu_seconds = 0.0
+
+    def run(self) -> None:
+        self._start_gate.wait()
+        while not self._give_up.is_set():
+            busy_work(READ_MS)  # look at the records written so far
+            if self._counter.get() >= TARGET:  # FIX: also true after the target has passed
+                self.saw_target = True
+                break
+        self.cpu_seconds = time.thread_time()
+
+
+def spread(readers: list[Reader], writers: list[Writer]) -> list[threading.Thread]:
+    """Readers and writers in start order, with the writers spread out among the readers.
+
+    Under the GIL, threads take turns roughly in the order in which they started
+    waiting. With the writers spread out, some readers get a turn between two
+    writes, as they would with every thread on its own core. Started side by
+    side, the two writers would often bump the counter back to back (no reader
+    sees the target) or leave it for a whole round (every reader sees it).
+    """
+    order: list[threading.Thread] = list(readers)
+    for j, writer in enumerate(writers):
+        order.insert(round((j + 1) * len(readers) / len(writers)) + j, writer)
+    return order
+
+
+def average(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
+    parser.add_argument(
+        "--readers", type=positive_int, default=10, help="reader threads (default 10)"
+    )
+    parser.add_argument(
+        "--writers", type=positive_int, default=2, help="writer threads (default 2)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=4.0,
+        help="seconds after which the main thread stops all readers (default 4)",
+    )
+    args = parser.parse_args(argv)
+
+    counter = SharedCounter()
+    start_gate, give_up = threading.Event(), threading.Event()
+    # Split TARGET + EXTRA_RECORDS records between the writers.
+    total = TARGET + EXTRA_RECORDS
+    shares = [total // args.writers + (i < total % args.writers) for i in range(args.writers)]
+    writers = [Writer(i, counter, n, start_gate) for i, n in enumerate(shares)]
+    readers = [Reader(i, counter, start_gate, give_up) for i in range(args.readers)]
+    for thread in spread(readers, writers):
+        thread.start()
+    start = time.monotonic()
+    start_gate.set()
+    for thread in [*writers, *readers]:
+        thread.join(max(0.0, start + args.timeout - time.monotonic()))
+    give_up.set()  # stop the readers that are still spinning
+    for thread in [*writers, *readers]:
+        thread.join()
+    elapsed = time.monotonic() - start
+
+    done = [r for r in readers if r.saw_target]
+    spinning = [r for r in readers if not r.saw_target]
+    summary = (
+        f"{len(done)} of {len(readers)} readers saw counter >= {TARGET} and terminated "
+        f"({name_list(r.name for r in done)})"
+    )
+    if spinning:
+        summary += f"; {len(spinning)} missed it and spun until the {args.timeout:g} s time limit"
+    else:
+        summary += f"; finished in {elapsed:.2f} s"
+    groups = [
+        ("writers", writers),
+        ("terminated readers", done),
+        ("spinning readers", spinning),
+    ]
+    cpu = ", ".join(
+        f"{label} {average([t.cpu_seconds for t in group]):.2f} s"
+        for label, group in groups
+        if group
+    )
+    summary += f"; final counter {counter.get()}; mean CPU: {cpu}"
+    print(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

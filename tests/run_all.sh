@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Every test of the project, from a fresh machine: installs what is missing, builds, runs.
+# Used by the README and by CI (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n== %s\n' "$*"; }
+
+need_apt=()
+command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
+command -v setpriv >/dev/null || need_apt+=(util-linux)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  log "installing ${need_apt[*]}"
+  apt-get update -qq && apt-get install -y -qq "${need_apt[@]}"
+fi
+if ! python3 -c 'import pytest' 2>/dev/null; then
+  log "installing pytest"
+  python3 -m pip install -q pytest
+fi
+
+log "cargo test (workspace, release: the sampler's timing tests need optimised code)"
+cargo test --workspace --release --locked
+
+log "sample programs' own tests (pytest)"
+python3 -m pytest -q samples/python
