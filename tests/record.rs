@@ -147,17 +147,22 @@ fn attaches_by_pid_and_leaves_the_target_running() {
     assert!(count_by_name(&run, ThreadState::Computing).get("busy").copied().unwrap_or(0) > 100);
 }
 
+/// `threadradar record` of `forever.py`, left running.
+fn record_forever_in_background(out: &std::path::Path) -> std::process::Child {
+    Command::new(bin())
+        .args(["record", "--no-progress", "-o", out.to_str().unwrap(), "--", &python(), &script("forever.py")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn sigint_stops_recording_and_keeps_a_complete_run() {
     let _g = serial();
     let dir = tmp();
     let out = dir.path().join("run.json");
-    let child = Command::new(bin())
-        .args(["record", "--no-progress", "-o", out.to_str().unwrap(), "--", &python(), &script("forever.py")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = record_forever_in_background(&out);
     std::thread::sleep(Duration::from_millis(1500));
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
@@ -175,12 +180,7 @@ fn target_killed_mid_run_keeps_what_was_recorded() {
     let _g = serial();
     let dir = tmp();
     let out = dir.path().join("run.json");
-    let child = Command::new(bin())
-        .args(["record", "--no-progress", "-o", out.to_str().unwrap(), "--", &python(), &script("forever.py")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = record_forever_in_background(&out);
     std::thread::sleep(Duration::from_millis(1200));
     // Kill the Python program (the child of threadradar) with SIGKILL.
     let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id())).unwrap();
