@@ -16,6 +16,8 @@ pub use run::Run;
 #[cfg(feature = "sampler")]
 pub mod error;
 #[cfg(feature = "sampler")]
+pub mod gil;
+#[cfg(feature = "sampler")]
 pub mod procfs;
 #[cfg(feature = "sampler")]
 pub mod sampler;

@@ -7,6 +7,7 @@
 
 use crate::builder::{new_thread, FunctionSpec, RunBuilder};
 use crate::error::{classify_attach_error, RecordError};
+use crate::gil::GilProbe;
 use crate::procfs::{self, SchedStat, ThreadProc};
 use crate::run::*;
 use crate::source::FileInfo;
@@ -65,6 +66,7 @@ struct ProcSpy {
     runtime: RuntimeRanges,
     alive: bool,
     names_refreshed: Instant,
+    gil: Option<GilProbe>,
 }
 
 struct ThreadEntry {
@@ -77,8 +79,27 @@ struct ThreadEntry {
     last_sched_was_fresh: bool,
     /// Whether the thread held the GIL at its previous sample.
     held_gil: bool,
+    /// The kernel's view read just before this tick's stack walk.
+    pre: Option<KernelReading>,
     /// Attempts left to read the thread's type from its `threading.Thread` object.
     type_attempts: u8,
+}
+
+/// One thread's state, CPU accounting and system call, read together.
+#[derive(Clone, Copy, Debug)]
+enum KernelReading {
+    Read { stat: procfs::StatReading, sched: Option<SchedStat>, syscall: Option<procfs::Syscall> },
+    /// The thread had exited.
+    Vanished,
+}
+
+impl KernelReading {
+    fn take(p: &mut ThreadProc) -> KernelReading {
+        match p.stat() {
+            Ok(stat) => KernelReading::Read { stat, sched: p.schedstat(), syscall: p.syscall() },
+            Err(_) => KernelReading::Vanished,
+        }
+    }
 }
 
 /// Samples a root process (and, optionally, its Python descendants) until told to stop.
@@ -100,6 +121,8 @@ pub struct Sampler {
     start: Instant,
     last_scan: Instant,
     stats: Stats,
+    /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
+    tick_holder: Option<Option<u64>>,
 }
 
 #[derive(Default)]
@@ -215,6 +238,7 @@ impl Sampler {
             start: now,
             last_scan: now,
             stats: Stats::default(),
+            tick_holder: None,
         };
         match first {
             Some(spy) => s.add_spy(root, spy),
@@ -237,7 +261,8 @@ impl Sampler {
             command: procfs::cmdline(pid),
             python_version: Some(version),
         });
-        self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, names_refreshed: Instant::now() });
+        let gil = GilProbe::new(spy.addresses.threadstate_address, spy.version.major, spy.version.minor);
+        self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, names_refreshed: Instant::now(), gil });
     }
 
     /// Samples until `stop` is set, the duration elapses or every process has exited; calls
@@ -358,6 +383,22 @@ impl Sampler {
             if !self.spies[si].alive {
                 continue;
             }
+            // The kernel's view of every known thread first, then the stacks: py-spy reads the
+            // GIL holder at the start of its walk, so state and GIL are observed microseconds
+            // apart instead of a whole stack walk apart (which mislabels short bursts).
+            let pid = self.spies[si].pid;
+            let known: Vec<u64> = self.threads.keys().filter(|k| k.0 == pid).map(|k| k.2).collect();
+            let spy = &mut self.spies[si];
+            self.tick_holder = spy.gil.as_mut().and_then(|g| g.holder(&spy.spy.process, &known).ok());
+            for ((p, _, _), e) in self.threads.iter_mut() {
+                if *p != pid {
+                    continue;
+                }
+                e.pre = e.proc.as_mut().map(KernelReading::take);
+                if matches!(e.pre, Some(KernelReading::Vanished)) {
+                    e.proc = None;
+                }
+            }
             let traces = match self.spies[si].spy.get_stack_traces() {
                 Ok(t) => t,
                 Err(_) => {
@@ -368,7 +409,6 @@ impl Sampler {
                 }
             };
             any_ok = true;
-            let pid = self.spies[si].pid;
             let mut wants_type = false;
             let mut unnamed = false;
             for trace in traces {
@@ -404,46 +444,43 @@ impl Sampler {
         let tid = trace.os_thread_id.map(|t| t as u32);
         let key = (pid, tid.unwrap_or(0), trace.thread_id);
         let mut entry = self.threads.remove(&key);
-        // Read the kernel's view first, as close to the stack read as possible.
-        let mut stat = None;
+        // The kernel's view: read before the stack walk, or now for a thread new in this tick.
+        let mut reading = entry.as_mut().and_then(|e| e.pre.take());
         if let Some(tid) = tid {
-            if entry.as_ref().map(|e| e.proc.is_none()).unwrap_or(true) {
-                // New thread (or one whose /proc files could not be opened before).
-                let proc_ = ThreadProc::open(pid, tid).ok();
-                match entry.as_mut() {
-                    Some(e) => e.proc = proc_,
-                    None => {
-                        entry = Some(self.new_thread_entry(pid, tid, &trace, proc_));
-                    }
+            let e = match entry.as_mut() {
+                Some(e) => e,
+                None => entry.insert(self.new_thread_entry(pid, tid, &trace, None)),
+            };
+            if reading.is_none() || (matches!(reading, Some(KernelReading::Vanished)) && e.start_time.is_none()) {
+                if e.proc.is_none() {
+                    e.proc = ThreadProc::open(pid, tid).ok();
                 }
+                reading = e.proc.as_mut().map(KernelReading::take);
             }
-            let e = entry.as_mut().unwrap();
-            if let Some(p) = e.proc.as_mut() {
-                match p.stat() {
-                    Ok(s) => {
-                        if e.start_time.is_some_and(|st| st != s.start_time) {
-                            // The tid was reused by a new thread: start a new entry.
-                            let proc_ = ThreadProc::open(pid, tid).ok();
-                            *e = self.new_thread_entry(pid, tid, &trace, proc_);
-                        }
-                        e.start_time = Some(s.start_time);
-                        stat = Some(s);
-                    }
-                    Err(_) => {
-                        // Vanished between the stack read and now.
-                        self.stats.skipped_threads += 1;
-                        self.threads.insert(key, entry.unwrap());
-                        return None;
-                    }
+            if let Some(KernelReading::Read { stat, .. }) = reading {
+                if e.start_time.is_some_and(|st| st != stat.start_time) {
+                    // The tid was reused by a new thread: start a new entry.
+                    let proc_ = e.proc.take();
+                    *e = self.new_thread_entry(pid, tid, &trace, proc_);
                 }
+                e.start_time = Some(stat.start_time);
             }
         } else if entry.is_none() {
             entry = Some(self.new_thread_entry(pid, 0, &trace, None));
         }
+        let (stat, sched, syscall) = match reading {
+            Some(KernelReading::Read { stat, sched, syscall }) => (Some(stat), sched, syscall),
+            Some(KernelReading::Vanished) => {
+                // Exited between the kernel read and the stack walk.
+                self.stats.skipped_threads += 1;
+                self.threads.insert(key, entry.unwrap());
+                return None;
+            }
+            None => (None, None, None),
+        };
         let mut e = entry.unwrap();
         let id = e.id;
 
-        let sched = e.proc.as_mut().and_then(|p| p.schedstat());
         let (cpu_ns, runq_ns) = match (e.last_sched, sched) {
             (Some(a), Some(b)) => (b.cpu_ns.saturating_sub(a.cpu_ns), b.runq_ns.saturating_sub(a.runq_ns)),
             _ => (0, 0),
@@ -459,11 +496,10 @@ impl Sampler {
             e.last_sched = Some(s);
         }
         let os_state = stat.map(|s| s.state);
-        // The system call tells idle from GIL waits from I/O; a running GIL holder needs no look.
-        let syscall = match os_state {
-            None => None,
-            Some(b'R') if trace.owns_gil => None,
-            Some(_) => e.proc.as_mut().and_then(|p| p.syscall()),
+        // The GIL holder read together with the kernel state; py-spy's reading otherwise.
+        let owns_gil = match self.tick_holder {
+            Some(holder) => holder == Some(trace.thread_id),
+            None => trace.owns_gil,
         };
         let now_ns = self.start.elapsed().as_nanos() as u64;
         let recent_cpu = match (e.last_seen_ns, sched.is_some() && e.last_sched_was_fresh) {
@@ -474,9 +510,9 @@ impl Sampler {
         e.last_sched_was_fresh = sched.is_some();
         // A thread that held the GIL at its previous sample and is runnable without it now has
         // just handed it over: its recent CPU time is the GIL's, not GIL-free work.
-        let recent_cpu = if e.held_gil && !trace.owns_gil { Some(0.0) } else { recent_cpu };
-        e.held_gil = trace.owns_gil;
-        let (state, blocked) = classify(os_state, trace.owns_gil, syscall, &self.spies[si].runtime, recent_cpu);
+        let recent_cpu = if e.held_gil && !owns_gil { Some(0.0) } else { recent_cpu };
+        e.held_gil = owns_gil;
+        let (state, blocked) = classify(os_state, owns_gil, syscall, &self.spies[si].runtime, recent_cpu);
 
         match trace.thread_name.as_deref() {
             Some(name) => {
@@ -493,7 +529,7 @@ impl Sampler {
         let stack = self.intern_stack(&trace.frames);
         let blocked = blocked.map(|b| self.builder.string(b));
         self.threads.insert(key, e);
-        Some(ThreadSample { thread: id, stack, state, gil: trace.owns_gil, cpu_ns, runq_ns, blocked })
+        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked })
     }
 
     fn new_thread_entry(&mut self, pid: u32, tid: u32, trace: &py_spy::StackTrace, proc_: Option<ThreadProc>) -> ThreadEntry {
@@ -507,7 +543,7 @@ impl Sampler {
             th.type_source = TypeSource::Main;
         }
         let id = self.builder.thread(th);
-        ThreadEntry { id, proc: proc_, start_time: None, last_sched: None, last_seen_ns: None, last_sched_was_fresh: false, held_gil: false, type_attempts: if is_main { 0 } else { 3 } }
+        ThreadEntry { id, proc: proc_, start_time: None, last_sched: None, last_seen_ns: None, last_sched_was_fresh: false, held_gil: false, pre: None, type_attempts: if is_main { 0 } else { 3 } }
     }
 
     /// Reads the class of each new thread's `threading.Thread` object: the `self` local of
