@@ -410,7 +410,10 @@ impl KMeansBaseline {
         let k = self.max_clusters.min(n);
         let init = Array2::from_shape_vec((k, 1), spread(n, k).iter().map(|&p| values[order[p]]).collect())
             .map_err(|e| ClusterError::KMeans(e.to_string()))?;
-        let records = Array2::from_shape_vec((n, 1), values.to_vec()).map_err(|e| ClusterError::KMeans(e.to_string()))?;
+        // linfa sees the values in ascending order, so floating-point sums (and with them the
+        // tie-breaks between equidistant centroids) do not depend on the order of the threads.
+        let sorted: Vec<f64> = order.iter().map(|&i| values[i]).collect();
+        let records = Array2::from_shape_vec((n, 1), sorted).map_err(|e| ClusterError::KMeans(e.to_string()))?;
         let dataset = DatasetBase::from(records.clone());
         let model = KMeans::params(k)
             .n_runs(1)
@@ -419,8 +422,12 @@ impl KMeansBaseline {
             .max_n_iterations(300)
             .fit(&dataset)
             .map_err(|e| ClusterError::KMeans(e.to_string()))?;
-        let labels: Array1<usize> = model.predict(&records);
-        Ok(Clustering::from_labels(values, labels.as_slice().unwrap_or(&labels.to_vec())))
+        let sorted_labels: Array1<usize> = model.predict(&records);
+        let mut labels = vec![0usize; n];
+        for (rank, &i) in order.iter().enumerate() {
+            labels[i] = sorted_labels[rank];
+        }
+        Ok(Clustering::from_labels(values, &labels))
     }
 }
 
