@@ -35,6 +35,12 @@ enum Command {
     Demo(commands::demo::DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(commands::completions::CompletionsArgs),
+    /// Open the overview and detail panels of a run in a browser (a server on 127.0.0.1).
+    Serve(commands::serve::ServeArgs),
+    /// Write one ThreadRadar glyph as SVG or PNG.
+    Radar(commands::radar::RadarArgs),
+    /// Export the panels of a run as a static HTML page for sharing.
+    Html(commands::html::HtmlArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +52,9 @@ fn main() -> ExitCode {
         Command::Info(a) => commands::info::run(a),
         Command::Demo(a) => commands::demo::run(a),
         Command::Completions(a) => commands::completions::run::<Cli>(a),
+        Command::Serve(a) => commands::serve::run(a),
+        Command::Radar(a) => commands::radar::run(a),
+        Command::Html(a) => commands::html::run(a),
     };
     match result {
         Ok(code) => code,

@@ -23,3 +23,17 @@ cargo test --workspace --release --locked
 
 log "sample programs' own tests (pytest)"
 python3 -m pytest -q samples/python
+
+# ---------------------------------------------------------------------------------------------
+# Panels (issue 4): the web panels in headless Chromium against a real `threadradar serve`.
+# ---------------------------------------------------------------------------------------------
+log "panels in headless Chromium (tests/panels)"
+if ! command -v chromium >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq chromium
+fi
+if ! command -v npm >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq nodejs npm
+fi
+cargo build --release --locked --bin threadradar
+(cd tests/panels && npm ci --no-audit --no-fund --silent \
+  && THREADRADAR_BIN="${CARGO_TARGET_DIR:-$PWD/../../target}/release/threadradar" node --test --test-concurrency=1 .)

@@ -92,3 +92,448 @@ pub fn text_glyph(clusters: &[Cluster]) -> Vec<GlyphCell> {
 pub fn text_glyph_plain(clusters: &[Cluster]) -> String {
     text_glyph(clusters).iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
 }
+
+// ---------------------------------------------------------------------------------------------
+// The palette: one definition of the cluster colours, shared by the SVG glyph, the histogram,
+// the web panels (through the API's `palette`) and the terminal (`ClusterColour::ansi`).
+// ---------------------------------------------------------------------------------------------
+
+/// Light or dark background.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Theme {
+    #[default]
+    Light,
+    Dark,
+}
+
+impl Theme {
+    pub fn parse(s: &str) -> Option<Theme> {
+        match s {
+            "light" => Some(Theme::Light),
+            "dark" => Some(Theme::Dark),
+            _ => None,
+        }
+    }
+}
+
+/// The colours of one theme. Cluster colours are indexed by [`ClusterColour`] (low, middle, high):
+/// blue, amber and red, which differ in hue *and* lightness so they stay apart at 32 px and for
+/// the common colour-vision deficiencies; `weak` has the same hue at a lower saturation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Palette {
+    pub strong: [&'static str; 3],
+    pub weak: [&'static str; 3],
+    /// Guide circles and pedestals.
+    pub guide: &'static str,
+    pub text: &'static str,
+    pub background: &'static str,
+    /// The outline of a hovered sector (the paper's orange).
+    pub outline: &'static str,
+    /// Deselected threads.
+    pub deselected: &'static str,
+}
+
+pub const LIGHT: Palette = Palette {
+    strong: ["#2f6fd0", "#e0a100", "#d42a2a"],
+    weak: ["#aac3ea", "#f1dca0", "#eeb0ab"],
+    guide: "#8a8a8a",
+    text: "#222222",
+    background: "#ffffff",
+    outline: "#ff7a00",
+    deselected: "#9a9a9a",
+};
+
+pub const DARK: Palette = Palette {
+    strong: ["#5b9bff", "#f5c242", "#ff5c5c"],
+    weak: ["#2d4a78", "#6b5a26", "#743535"],
+    guide: "#9a9a9a",
+    text: "#e6e6e6",
+    background: "#1e1e1e",
+    outline: "#ff9a2e",
+    deselected: "#6e6e6e",
+};
+
+impl Palette {
+    pub fn of(theme: Theme) -> &'static Palette {
+        match theme {
+            Theme::Light => &LIGHT,
+            Theme::Dark => &DARK,
+        }
+    }
+}
+
+impl ClusterColour {
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    /// `low`, `middle`, `high`: the CSS class names of the panels.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClusterColour::Low => "low",
+            ClusterColour::Middle => "middle",
+            ClusterColour::High => "high",
+        }
+    }
+    pub fn strong(self, theme: Theme) -> &'static str {
+        Palette::of(theme).strong[self.index()]
+    }
+    pub fn weak(self, theme: Theme) -> &'static str {
+        Palette::of(theme).weak[self.index()]
+    }
+    /// The ANSI colour code of the terminal's text glyph (blue, yellow, red: the same hues).
+    pub fn ansi(self) -> &'static str {
+        match self {
+            ClusterColour::Low => "34",
+            ClusterColour::Middle => "33",
+            ClusterColour::High => "31",
+        }
+    }
+    /// The colour of cluster `i` of `n` (clusters ordered low → high).
+    pub fn of(i: usize, n: usize) -> ClusterColour {
+        ClusterColour::for_clusters(n.min(3)).get(i).copied().unwrap_or(ClusterColour::High)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The SVG glyph (paper §3.2, Fig. 3d).
+// ---------------------------------------------------------------------------------------------
+
+/// One sector's data.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RadarCluster {
+    /// Threads in the cluster: the sector's angle.
+    pub threads: usize,
+    /// Average metric value (fraction): the strong sector's radius on the three-level scale.
+    pub avg: f64,
+    /// Summed metric value (fraction): the weak sector's radius.
+    pub sum: f64,
+}
+
+/// Everything a ThreadRadar shows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RadarSpec {
+    /// Clusters low → high.
+    pub clusters: Vec<RadarCluster>,
+    /// Lower pedestal: threads that executed the artifact.
+    pub threads: usize,
+    /// Upper pedestal: their thread types.
+    pub thread_types: usize,
+}
+
+impl RadarSpec {
+    pub fn from_clusters(clusters: &[crate::view::ClusterView], threads: usize, thread_types: usize) -> RadarSpec {
+        RadarSpec {
+            clusters: clusters.iter().map(|c| RadarCluster { threads: c.threads.len(), avg: c.avg, sum: c.sum }).collect(),
+            threads,
+            thread_types,
+        }
+    }
+}
+
+impl From<&crate::view::ArtifactView> for RadarSpec {
+    fn from(a: &crate::view::ArtifactView) -> RadarSpec {
+        RadarSpec::from_clusters(&a.clusters, a.threads, a.thread_types)
+    }
+}
+
+impl From<&crate::view::ProgramView> for RadarSpec {
+    fn from(p: &crate::view::ProgramView) -> RadarSpec {
+        RadarSpec::from_clusters(&p.clusters, p.threads, p.thread_types)
+    }
+}
+
+/// How to draw a glyph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SvgOptions {
+    /// Height in px; the width is [`glyph_width`]`(size)`.
+    pub size: u32,
+    pub theme: Theme,
+    /// Adds per-sector hit areas and outline paths for hovering (the detail view).
+    pub interactive: bool,
+    /// An accessible title (escaped), e.g. the artifact's name.
+    pub title: Option<String>,
+}
+
+impl Default for SvgOptions {
+    fn default() -> Self {
+        SvgOptions { size: IN_SITU_PX, theme: Theme::Light, interactive: false, title: None }
+    }
+}
+
+/// The in-situ size: two editor lines.
+pub const IN_SITU_PX: u32 = 32;
+/// The enlarged size of the detail view.
+pub const ENLARGED_PX: u32 = 200;
+/// The smallest angle of a non-empty sector, in degrees (paper §7.2, Fig. 13).
+pub const MIN_SECTOR_DEG: f64 = 24.0;
+
+/// Width of a glyph `size` px high: the radar plus the pedestals on its right.
+pub fn glyph_width(size: u32) -> u32 {
+    (size as f64 * 1.75).round() as u32
+}
+
+/// Radius of a level on a radar of outer radius `r`: the three guide circles.
+pub fn level_radius(level: RadarLevel, r: f64) -> f64 {
+    match level {
+        RadarLevel::Low => r / 3.0,
+        RadarLevel::Medium => r * 2.0 / 3.0,
+        RadarLevel::High => r,
+    }
+}
+
+/// Sector angles in degrees for clusters of `counts` threads: proportional to the count, but at
+/// least [`MIN_SECTOR_DEG`] for every non-empty cluster (the others shrink to make room).
+pub fn sector_angles(counts: &[usize]) -> Vec<f64> {
+    let nonempty = counts.iter().filter(|&&c| c > 0).count();
+    if nonempty == 0 {
+        return vec![0.0; counts.len()];
+    }
+    let min = MIN_SECTOR_DEG.min(360.0 / nonempty as f64);
+    let mut fixed = vec![false; counts.len()];
+    loop {
+        let fixed_deg = fixed.iter().filter(|&&f| f).count() as f64 * min;
+        let free: usize = counts.iter().zip(&fixed).filter(|(_, &f)| !f).map(|(&c, _)| c).sum();
+        let angles: Vec<f64> = counts
+            .iter()
+            .zip(&fixed)
+            .map(|(&c, &f)| if c == 0 { 0.0 } else if f { min } else { (360.0 - fixed_deg) * c as f64 / free as f64 })
+            .collect();
+        let mut changed = false;
+        for (i, &a) in angles.iter().enumerate() {
+            if counts[i] > 0 && !fixed[i] && a < min - 1e-9 {
+                fixed[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return angles;
+        }
+    }
+}
+
+/// Escapes text for SVG/XML content and attribute values.
+pub fn escape_xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn f(x: f64) -> String {
+    let s = format!("{:.2}", x);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".to_string() } else { s.to_string() }
+}
+
+/// A point on a circle around (cx, cy), angle in degrees clockwise from 12 o'clock.
+fn polar(cx: f64, cy: f64, r: f64, deg: f64) -> (f64, f64) {
+    let rad = (deg - 90.0).to_radians();
+    (cx + r * rad.cos(), cy + r * rad.sin())
+}
+
+/// The outline of a sector from `a0` to `a1` degrees (a full disc when the span is 360°).
+pub fn sector_path(cx: f64, cy: f64, r: f64, a0: f64, a1: f64) -> String {
+    if a1 - a0 >= 359.999 {
+        // Two half arcs: one arc cannot start and end at the same point.
+        let (x0, y0) = polar(cx, cy, r, 0.0);
+        let (x1, y1) = polar(cx, cy, r, 180.0);
+        return format!("M{} {}A{} {} 0 1 1 {} {}A{} {} 0 1 1 {} {}Z", f(x0), f(y0), f(r), f(r), f(x1), f(y1), f(r), f(r), f(x0), f(y0));
+    }
+    let (x0, y0) = polar(cx, cy, r, a0);
+    let (x1, y1) = polar(cx, cy, r, a1);
+    let large = if a1 - a0 > 180.0 { 1 } else { 0 };
+    format!("M{} {}L{} {}A{} {} 0 {} 1 {} {}Z", f(cx), f(cy), f(x0), f(y0), f(r), f(r), large, f(x1), f(y1))
+}
+
+/// The ThreadRadar as a standalone SVG document.
+///
+/// Structure (stable; tests and the detail view rely on it): `svg.threadradar` with
+/// `data-threads` and `data-thread-types`; `circle.guide` ×3 (`data-level` 1–3); per cluster `i`
+/// a `path.weak` (`data-cluster`, `data-level-sum`, `data-r`, `data-a0`, `data-a1`) drawn before
+/// the `path.strong` (`data-level-avg`, …); when interactive, `path.hit` and a hidden
+/// `path.outline` per cluster; `g.pedestal.threads` (lower) and `g.pedestal.types` (upper,
+/// upside down) each with a `text`.
+pub fn svg(spec: &RadarSpec, opts: &SvgOptions) -> String {
+    use std::fmt::Write;
+    let pal = Palette::of(opts.theme);
+    let h = opts.size.max(8) as f64;
+    let w = glyph_width(opts.size.max(8)) as f64;
+    let (cx, cy) = (h / 2.0, h / 2.0);
+    let r = h / 2.0 - (h / 32.0).max(1.0);
+    let stroke = (h / 64.0).max(0.5);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="threadradar{}" width="{}" height="{}" viewBox="0 0 {} {}" role="img" data-threads="{}" data-thread-types="{}" data-clusters="{}">"#,
+        if opts.interactive { " interactive" } else { "" },
+        f(w),
+        f(h),
+        f(w),
+        f(h),
+        spec.threads,
+        spec.thread_types,
+        spec.clusters.len()
+    );
+    let title = opts.title.clone().unwrap_or_else(|| {
+        let parts: Vec<String> = spec
+            .clusters
+            .iter()
+            .map(|c| format!("{} threads avg {:.0}% sum {:.0}%", c.threads, c.avg * 100.0, c.sum * 100.0))
+            .collect();
+        format!("ThreadRadar: {} threads, {} thread types; {}", spec.threads, spec.thread_types, parts.join("; "))
+    });
+    let _ = write!(s, "<title>{}</title>", escape_xml(&title));
+    let counts: Vec<usize> = spec.clusters.iter().map(|c| c.threads).collect();
+    let angles = sector_angles(&counts);
+    let n = spec.clusters.len();
+    let mut spans = Vec::new();
+    let mut a = 0.0;
+    for ang in &angles {
+        spans.push((a, a + ang));
+        a += ang;
+    }
+    // Weak sectors (sums) behind, then strong sectors (averages).
+    for (layer, class) in [(0, "weak"), (1, "strong")] {
+        for (i, c) in spec.clusters.iter().enumerate() {
+            let (a0, a1) = spans[i];
+            if a1 - a0 <= 0.0 {
+                continue;
+            }
+            let colour = ClusterColour::of(i, n);
+            let (level, fill, attr) = if layer == 0 {
+                (RadarLevel::of(c.sum), colour.weak(opts.theme), "data-level-sum")
+            } else {
+                (RadarLevel::of(c.avg), colour.strong(opts.theme), "data-level-avg")
+            };
+            let rr = level_radius(level, r);
+            let _ = write!(
+                s,
+                r#"<path class="{class} {}" data-cluster="{i}" {attr}="{}" data-r="{}" data-a0="{}" data-a1="{}" fill="{fill}" d="{}"/>"#,
+                colour.name(),
+                level as u8 + 1,
+                f(rr),
+                f(a0),
+                f(a1),
+                sector_path(cx, cy, rr, a0, a1)
+            );
+        }
+    }
+    for (k, lv) in [RadarLevel::Low, RadarLevel::Medium, RadarLevel::High].into_iter().enumerate() {
+        let _ = write!(
+            s,
+            r#"<circle class="guide" data-level="{}" cx="{}" cy="{}" r="{}" fill="none" stroke="{}" stroke-width="{}"/>"#,
+            k + 1,
+            f(cx),
+            f(cy),
+            f(level_radius(lv, r)),
+            pal.guide,
+            f(stroke)
+        );
+    }
+    if opts.interactive {
+        for (i, _) in spec.clusters.iter().enumerate() {
+            let (a0, a1) = spans[i];
+            if a1 - a0 <= 0.0 {
+                continue;
+            }
+            let d = sector_path(cx, cy, r, a0, a1);
+            let _ = write!(
+                s,
+                r#"<path class="outline" data-cluster="{i}" fill="none" stroke="{}" stroke-width="{}" stroke-linejoin="round" visibility="hidden" d="{d}"/>"#,
+                pal.outline,
+                f(stroke * 3.0)
+            );
+            let _ = write!(s, r#"<path class="hit" data-cluster="{i}" fill="transparent" pointer-events="all" d="{d}"/>"#);
+        }
+    }
+    // Pedestals: lower (threads) and upper, upside down (thread types).
+    let px = h + h * 0.06;
+    let pw = w - px - 1.0;
+    let ph = h * 0.1;
+    let inset = pw * 0.18;
+    let font = h * 0.3;
+    let text_x = px + pw / 2.0;
+    let lower_base = h - 1.0;
+    let _ = write!(
+        s,
+        r#"<g class="pedestal threads" data-value="{}"><path fill="{}" d="M{} {}L{} {}L{} {}L{} {}Z"/><text x="{}" y="{}" font-size="{}" font-family="DejaVu Sans, Verdana, sans-serif" text-anchor="middle" fill="{}">{}</text></g>"#,
+        spec.threads,
+        pal.guide,
+        f(px),
+        f(lower_base),
+        f(px + inset),
+        f(lower_base - ph),
+        f(px + pw - inset),
+        f(lower_base - ph),
+        f(px + pw),
+        f(lower_base),
+        f(text_x),
+        f(lower_base - ph - font * 0.2),
+        f(font),
+        pal.text,
+        spec.threads
+    );
+    let upper_base = 1.0;
+    let _ = write!(
+        s,
+        r#"<g class="pedestal types" data-value="{}"><path fill="{}" d="M{} {}L{} {}L{} {}L{} {}Z"/><text x="{}" y="{}" font-size="{}" font-family="DejaVu Sans, Verdana, sans-serif" text-anchor="middle" fill="{}">{}</text></g>"#,
+        spec.thread_types,
+        pal.guide,
+        f(px),
+        f(upper_base),
+        f(px + inset),
+        f(upper_base + ph),
+        f(px + pw - inset),
+        f(upper_base + ph),
+        f(px + pw),
+        f(upper_base),
+        f(text_x),
+        f(upper_base + ph + font * 0.95),
+        f(font),
+        pal.text,
+        spec.thread_types
+    );
+    s.push_str("</svg>");
+    s
+}
+
+/// Why an SVG could not be rasterised.
+#[cfg(feature = "raster")]
+#[derive(Debug, thiserror::Error)]
+pub enum RasterError {
+    #[error("the SVG could not be parsed: {0}")]
+    Parse(String),
+    #[error("a {0} px image is too large or empty")]
+    Size(u32),
+    #[error("the PNG could not be encoded: {0}")]
+    Encode(String),
+}
+
+/// Rasterises an SVG so that its height is `height_px` (the width keeps the aspect ratio), as a
+/// PNG. Text uses the system's fonts.
+#[cfg(feature = "raster")]
+pub fn png(svg: &str, height_px: u32) -> Result<Vec<u8>, RasterError> {
+    use resvg::{tiny_skia, usvg};
+    if height_px == 0 || height_px > 8192 {
+        return Err(RasterError::Size(height_px));
+    }
+    let mut opt = usvg::Options::default();
+    opt.fontdb_mut().load_system_fonts();
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| RasterError::Parse(e.to_string()))?;
+    let size = tree.size();
+    let scale = height_px as f32 / size.height();
+    let w = (size.width() * scale).round().max(1.0) as u32;
+    let mut pixmap = tiny_skia::Pixmap::new(w, height_px).ok_or(RasterError::Size(height_px))?;
+    resvg::render(&tree, tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| RasterError::Encode(e.to_string()))
+}

@@ -11,7 +11,11 @@
 //! - [`threads`]: counted thread states, the thread filter, thread types.
 //! - [`analysis`]: [`Analysis`], all of the above for one run and one set of [`Options`].
 //! - [`view`]: the serialisable report ([`ReportView`]) behind `report --json` and the panels.
-//! - [`glyph`]: the ThreadRadar's three-level scale, cluster colours and text glyph.
+//! - [`glyph`]: the ThreadRadar's three-level scale, the one palette, the SVG glyph (PNG with the
+//!   `raster` feature) and the text glyph.
+//! - [`histogram`]: the `crt(a, th)` histogram of the detail view (paper Fig. 11).
+//! - [`panel`]: the overview/detail panels' JSON API, shared by `threadradar serve` and the
+//!   language server.
 //! - [`filter`]: which artifacts a view lists.
 //! - [`stability`]: adjusted Rand index between the clusterings of two runs.
 //!
@@ -31,7 +35,9 @@ pub mod cluster;
 pub mod error;
 pub mod filter;
 pub mod glyph;
+pub mod histogram;
 pub mod metrics;
+pub mod panel;
 pub mod stability;
 pub mod threads;
 pub mod view;

@@ -2,6 +2,9 @@
 
 pub mod completions;
 pub mod demo;
+pub mod html;
 pub mod info;
+pub mod radar;
 pub mod record;
 pub mod report;
+pub mod serve;

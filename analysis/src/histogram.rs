@@ -1,0 +1,107 @@
+//! The histogram of `crt(a, th)` (paper §6.1, Fig. 11): one square per thread in its cluster's
+//! colour, x linear from 0 to the largest value, equal values stacked, fitted into a given box.
+
+use crate::glyph::{escape_xml, ClusterColour, Palette, Theme};
+use serde::Serialize;
+use std::fmt::Write;
+use threadradar_profiler::run::ThreadId;
+
+/// One thread of the histogram.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HistogramPoint {
+    pub thread: ThreadId,
+    /// Shown as the square's tooltip (escaped).
+    pub label: String,
+    /// `crt(a, th)` as a fraction.
+    pub value: f64,
+    pub colour: ClusterColour,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistogramOptions {
+    pub width: u32,
+    pub height: u32,
+    pub theme: Theme,
+}
+
+/// Height of the axis labels' strip under the squares.
+pub const AXIS_PX: f64 = 14.0;
+/// Squares never grow beyond this many px.
+pub const MAX_SQUARE_PX: f64 = 16.0;
+
+/// Where each square goes: (x, y, side) in px, in the order of `points`.
+pub fn layout(points: &[HistogramPoint], width: f64, height: f64) -> Vec<(f64, f64, f64)> {
+    let pad = 4.0;
+    let (x0, x1) = (pad, (width - pad).max(pad + 1.0));
+    let (top, bottom) = (2.0, (height - AXIS_PX).max(3.0));
+    let max = points.iter().map(|p| p.value).fold(0.0_f64, f64::max);
+    // Equal values (equal sample counts give bit-equal ratios) share a column.
+    let key = |v: f64| (v * 1e9).round() as i64;
+    let mut stacks: std::collections::HashMap<i64, usize> = Default::default();
+    for p in points {
+        *stacks.entry(key(p.value)).or_default() += 1;
+    }
+    let tallest = stacks.values().copied().max().unwrap_or(1) as f64;
+    let side = ((bottom - top) / tallest).min((x1 - x0) / 4.0).clamp(0.5, MAX_SQUARE_PX);
+    let mut used: std::collections::HashMap<i64, usize> = Default::default();
+    points
+        .iter()
+        .map(|p| {
+            let k = key(p.value);
+            let level = used.entry(k).or_default();
+            let x = if max > 0.0 { x0 + (p.value / max) * (x1 - x0 - side) } else { x0 };
+            let y = bottom - side * (*level as f64 + 1.0);
+            *level += 1;
+            (x, y, side)
+        })
+        .collect()
+}
+
+/// The histogram as an SVG document exactly `width` × `height` px. Each square is a
+/// `rect.sq` with `data-thread`, `data-value` and its cluster colour's name as a class.
+pub fn svg(points: &[HistogramPoint], opts: &HistogramOptions) -> String {
+    let pal = Palette::of(opts.theme);
+    let (w, h) = (opts.width.max(20) as f64, opts.height.max(AXIS_PX as u32 + 6) as f64);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="histogram" width="{w}" height="{h}" viewBox="0 0 {w} {h}" data-squares="{}">"#,
+        points.len()
+    );
+    let _ = write!(s, "<title>{}</title>", escape_xml(&format!("crt(a, th) of {} threads", points.len())));
+    let bottom = h - AXIS_PX;
+    let _ = write!(s, r#"<line class="axis" x1="4" y1="{bottom}" x2="{}" y2="{bottom}" stroke="{}" stroke-width="1"/>"#, w - 4.0, pal.guide);
+    let max = points.iter().map(|p| p.value).fold(0.0_f64, f64::max);
+    let _ = write!(
+        s,
+        r#"<text class="min" x="4" y="{}" font-size="10" font-family="DejaVu Sans, Verdana, sans-serif" fill="{}">0%</text>"#,
+        h - 3.0,
+        pal.text
+    );
+    let _ = write!(
+        s,
+        r#"<text class="max" x="{}" y="{}" font-size="10" font-family="DejaVu Sans, Verdana, sans-serif" text-anchor="end" fill="{}">{:.1}%</text>"#,
+        w - 4.0,
+        h - 3.0,
+        pal.text,
+        max * 100.0
+    );
+    for (p, (x, y, side)) in points.iter().zip(layout(points, w, h)) {
+        let gap = if side > 4.0 { 1.0 } else { 0.0 };
+        let _ = write!(
+            s,
+            r#"<rect class="sq {}" data-thread="{}" data-value="{:.6}" x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="{}"><title>{}</title></rect>"#,
+            p.colour.name(),
+            p.thread,
+            p.value,
+            x + gap / 2.0,
+            y + gap / 2.0,
+            side - gap,
+            side - gap,
+            p.colour.strong(opts.theme),
+            escape_xml(&format!("{}  {:.1}%", p.label, p.value * 100.0))
+        );
+    }
+    s.push_str("</svg>");
+    s
+}

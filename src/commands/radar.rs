@@ -1,0 +1,76 @@
+//! `threadradar radar RUN --artifact NAME -o FILE.svg|FILE.png`: one ThreadRadar as a file.
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use threadradar_analysis::glyph::{self, Theme};
+use threadradar_analysis::panel::{self, GlyphRequest, Params};
+use threadradar_analysis::{Analysis, Options};
+use threadradar_profiler::runfile;
+
+#[derive(Args, Debug)]
+pub struct RadarArgs {
+    /// A run file, or a directory of runs (its newest run is used).
+    pub run: PathBuf,
+
+    /// The artifact: a qualified name (`Worker.run`, `Worker`), an artifact key as the panels
+    /// show it, or `program`.
+    #[arg(long, value_name = "QUALNAME|program")]
+    pub artifact: String,
+
+    /// Output file; `.svg` or `.png`.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Height in px (the width is 1.75 × the height).
+    #[arg(long, default_value_t = 128, value_name = "PX")]
+    pub size: u32,
+
+    #[arg(long, value_enum, default_value_t = ThemeArg::Light)]
+    pub theme: ThemeArg,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ThemeArg {
+    Light,
+    Dark,
+}
+
+pub fn run(args: RadarArgs) -> anyhow::Result<ExitCode> {
+    let ext = args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let png = match ext.as_deref() {
+        Some("svg") => false,
+        Some("png") => true,
+        _ => bail!("{} must end in .svg or .png", args.output.display()),
+    };
+    if !(8..=4096).contains(&args.size) {
+        bail!("--size {} is out of range: pass 8 to 4096 px", args.size);
+    }
+    let path = super::info::resolve_run_path(Some(&args.run))?;
+    let run = runfile::read(&path)?;
+    let analysis = Analysis::new(&run, &Options::default())?;
+    let key = panel::find(&run, &analysis, &args.artifact)?;
+    let theme = match args.theme {
+        ThemeArg::Light => Theme::Light,
+        ThemeArg::Dark => Theme::Dark,
+    };
+    let svg = panel::glyph(&run, &GlyphRequest { artifact: key, params: Params::default(), theme, size: Some(args.size), interactive: false })?;
+    let bytes = if png { glyph::png(&svg, args.size)? } else { svg.into_bytes() };
+    write_atomic(&args.output, &bytes)?;
+    println!("wrote {}", args.output.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it into place: a reader never
+/// sees half a file, and a failure leaves nothing behind.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("cannot write {}", path.display()))
+}

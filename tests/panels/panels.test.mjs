@@ -1,0 +1,309 @@
+// The overview and detail panels in headless Chromium, against a real `threadradar serve` of
+// real recordings (the paper's Bug 1 sample, and a program with hostile names).
+//
+//   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 .
+//
+// Needs Debian's chromium (/usr/bin/chromium, or CHROMIUM=…). Screenshots go to ./output/.
+import { test, before, after, describe } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const out = path.join(here, "output");
+fs.mkdirSync(out, { recursive: true });
+
+function binary() {
+  const candidates = [
+    process.env.THREADRADAR_BIN,
+    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "release/threadradar"),
+    path.join(root, "target/release/threadradar"),
+    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "debug/threadradar"),
+    path.join(root, "target/debug/threadradar"),
+  ].filter(Boolean);
+  const found = candidates.find((p) => fs.existsSync(p));
+  if (!found) throw new Error("no threadradar binary: build it (cargo build --release) or set THREADRADAR_BIN");
+  return found;
+}
+const BIN = binary();
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "threadradar-panels-"));
+
+function record(script, name) {
+  const file = path.join(tmp, name + ".json");
+  execFileSync(BIN, ["record", "-o", file, "--", "python3", script], { cwd: root, stdio: ["ignore", "ignore", "inherit"], timeout: 120000 });
+  return file;
+}
+
+/** Starts `threadradar serve` on a free port; resolves with its URL and its stdout lines. */
+function serve(run) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, ["serve", run, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const lines = [];
+    let buf = "";
+    let stderr = "";
+    child.stderr.on("data", (d) => { stderr += d; });
+    child.stdout.on("data", (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        lines.push(line);
+        const m = line.match(/http:\/\/127\.0\.0\.1:\d+\//);
+        if (m) resolve({ url: m[0], lines, child });
+      }
+    });
+    child.on("exit", (code) => reject(new Error("serve exited with " + code + ": " + stderr)));
+  });
+}
+
+async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+/** A page that fails the test on any dialog, page error or console error. */
+async function watchedPage(browser, problems) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page.on("dialog", async (d) => { problems.push("dialog: " + d.message()); await d.dismiss(); });
+  page.on("pageerror", (e) => problems.push("page error: " + e.message));
+  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
+  return page;
+}
+
+const crts = (page, list) => page.$$eval(`#${list} li.entry`, (els) => els.map((e) => Number(e.getAttribute("data-crt"))));
+const names = (page, list) => page.$$eval(`#${list} li.entry .name`, (els) => els.map((e) => e.textContent));
+const isSortedDesc = (xs) => xs.every((x, i) => i === 0 || xs[i - 1] >= x);
+const waitFor = (page, method) => page.waitForResponse((r) => r.url().endsWith("/api/" + method) && r.request().method() === "POST");
+/** Runs `action` and waits until the view (`overview` or `detail`) has rendered an answer since. */
+async function rendered(page, view, action) {
+  const seq = Number((await page.getAttribute("#" + view, "data-rendered")) || 0);
+  await action();
+  await page.waitForFunction(([v, n]) => Number(document.getElementById(v).getAttribute("data-rendered") || 0) > n, [view, seq]);
+}
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { if (browser) await browser.close(); });
+
+describe("panels on Bug 1 (worker manager)", () => {
+  let server, page;
+  const problems = [];
+  before(async () => {
+    const run = record("samples/python/bug1_worker_manager/buggy.py", "bug1");
+    server = await serve(run);
+    page = await watchedPage(browser, problems);
+    await page.goto(server.url);
+    await page.waitForSelector("#functions li.entry");
+  });
+  after(() => { if (server) server.child.kill(); });
+
+  test("the CSP carries a nonce and the page loads nothing from elsewhere", async () => {
+    const res = await page.request.get(server.url);
+    const csp = res.headers()["content-security-policy"];
+    assert.match(csp, /script-src 'nonce-[0-9a-f]{32}'/);
+    assert.match(csp, /default-src 'none'/);
+    const again = (await (await page.request.get(server.url)).headers())["content-security-policy"];
+    assert.notEqual(csp, again, "a fresh nonce per response");
+  });
+
+  test("methods and classes are sorted by crt, with in-situ glyphs, and the Program ThreadRadar", async () => {
+    const f = await crts(page, "functions");
+    assert.ok(f.length >= 5, "functions listed: " + f.length);
+    assert.ok(isSortedDesc(f), "functions by crt descending: " + f);
+    assert.ok((await names(page, "functions")).includes("Worker.run"));
+    await page.click('#overview-tabs button[data-tab="classes"]');
+    const c = await crts(page, "classes");
+    assert.ok(c.length >= 2 && isSortedDesc(c), "classes by crt descending: " + c);
+    assert.ok((await names(page, "classes")).includes("WorkerManager"));
+    const glyphs = await page.$$eval("#functions li.entry svg.threadradar", (els) => els.map((e) => e.getAttribute("height")));
+    assert.ok(glyphs.length === f.length && glyphs.every((h) => h === "32"), "one 32 px glyph per entry");
+    assert.equal(await page.getAttribute("#program-figures", "data-threads"), "11");
+    await page.click('#overview-tabs button[data-tab="functions"]');
+    await page.screenshot({ path: path.join(out, "overview.png"), fullPage: true });
+  });
+
+  test("include, exclude and 'exclude standard library' narrow the lists", async () => {
+    const all = await names(page, "functions");
+    await rendered(page, "overview", () => page.fill("#include", "Worker"));
+    const inc = await names(page, "functions");
+    assert.ok(inc.length < all.length && inc.length > 0, `include: ${inc.length} of ${all.length}`);
+    assert.ok(inc.every((n) => /Worker/.test(n)), "only matches: " + inc);
+    await rendered(page, "overview", () => page.fill("#include", ""));
+    await rendered(page, "overview", () => page.fill("#exclude", "_bootstrap"));
+    const exc = await names(page, "functions");
+    assert.ok(exc.length < all.length && exc.every((n) => !n.includes("_bootstrap")), "exclude: " + exc);
+    await rendered(page, "overview", () => page.fill("#exclude", ""));
+    await rendered(page, "overview", () => page.check("#hide-stdlib"));
+    const files = await page.$$eval("#functions li.entry .name", (els) => els.map((e) => e.title));
+    const stdlib = (f) => /<frozen /.test(f) || /\/python3\.\d+\/(?!site-packages|dist-packages)/.test(f);
+    assert.ok(files.length < all.length && files.every((f) => !stdlib(f)), "no standard library: " + files);
+    assert.ok(files.some((f) => f.includes("/samples/python/")));
+    await rendered(page, "overview", () => page.check("#hide-third-party"));
+    const own = await page.$$eval("#functions li.entry .name", (els) => els.map((e) => e.title));
+    assert.ok(own.every((f) => !stdlib(f) && !/site-packages|dist-packages/.test(f)), "no third-party: " + own);
+    await rendered(page, "overview", () => page.uncheck("#hide-third-party"));
+    await rendered(page, "overview", () => page.uncheck("#hide-stdlib"));
+    assert.equal((await names(page, "functions")).length, all.length);
+  });
+
+  test("the detail view: enlarged glyph, hover outline, info panel, tree, histogram", async () => {
+    await rendered(page, "detail", () => page.click('#functions li.entry[data-key*=":Worker.run"] .glyph-button'));
+    await page.waitForSelector("#preview svg.threadradar.interactive");
+    const threads = await page.$$eval("#tree li.thread", (els) => els.length);
+    assert.equal(threads, 10, "ten workers ran Worker.run");
+    const squares = await page.$$eval("#histogram rect.sq", (els) => els.length);
+    assert.equal(squares, threads, "one square per thread");
+    assert.equal(await page.textContent('#info-selection [data-field="threads"]'), "10");
+    assert.equal(await page.textContent('#info-selection [data-field="thread_types"]'), "1");
+    // Hover the first sector: its outline shows, the info panel shows its cluster.
+    const hit = await page.$("#preview .hit");
+    await hit.hover({ force: true });
+    const cluster = await hit.getAttribute("data-cluster");
+    assert.equal(await page.getAttribute(`#preview .outline[data-cluster="${cluster}"]`, "visibility"), "visible");
+    assert.equal(await page.getAttribute("#info-hover", "data-cluster"), cluster);
+    assert.notEqual(await page.textContent('#info-hover [data-field="threads"]'), "–");
+    await page.screenshot({ path: path.join(out, "detail-hover.png"), fullPage: true });
+    await page.mouse.move(5, 5);
+    await page.click('#tree-tabs button[data-tab="type"]');
+    assert.deepEqual(await page.$$eval("#tree summary", (els) => els.map((e) => e.textContent.trim())), ["Worker · 10 threads"]);
+    await page.click('#tree-tabs button[data-tab="cluster"]');
+  });
+
+  test("deselecting a thread greys it and changes the preview glyph", async () => {
+    const before = await page.$eval("#preview svg", (s) => s.outerHTML);
+    const squares = await page.$$eval("#histogram rect.sq", (els) => els.length);
+    // Deselect the thread with the highest share.
+    const id = await page.$$eval("#tree li.thread", (els) => {
+      const v = (e) => parseFloat(e.querySelector(".value").textContent);
+      return els.sort((a, b) => v(b) - v(a))[0].getAttribute("data-thread");
+    });
+    await rendered(page, "detail", () => page.uncheck(`#tree li.thread[data-thread="${id}"] input`));
+    await page.waitForFunction((n) => document.querySelectorAll("#histogram rect.sq").length === n - 1, squares);
+    const li = `#tree li.thread[data-thread="${id}"]`;
+    assert.ok((await page.getAttribute(li, "class")).includes("deselected"));
+    const colour = await page.$eval(li + " .name", (e) => getComputedStyle(e).color);
+    assert.equal(colour, "rgb(154, 154, 154)", "grey when deselected");
+    const after = await page.$eval("#preview svg", (s) => s.outerHTML);
+    assert.notEqual(after, before, "the preview glyph changed");
+    assert.equal(await page.textContent('#info-selection [data-field="threads"]'), "9");
+    await page.screenshot({ path: path.join(out, "detail-deselected.png"), fullPage: true });
+  });
+
+  test("apply filters the overview; reset restores it", async () => {
+    const before = await page.textContent("#program-figures");
+    const crtBefore = await crts(page, "functions");
+    await rendered(page, "overview", () => page.click("#apply"));
+    await page.waitForFunction(() => document.getElementById("filter-info").textContent.includes("1 threads excluded"));
+    const after = await page.textContent("#program-figures");
+    assert.notEqual(after, before, "program figures change");
+    assert.equal(await page.getAttribute("#program-figures", "data-threads"), "10");
+    assert.notDeepEqual(await crts(page, "functions"), crtBefore, "the list's figures change");
+    await page.screenshot({ path: path.join(out, "overview-applied.png"), fullPage: true });
+    await rendered(page, "overview", () => page.click("#reset"));
+    await page.waitForFunction(() => document.getElementById("filter-info").textContent === "");
+    assert.equal(await page.getAttribute("#program-figures", "data-threads"), "11");
+    assert.equal(await page.$$eval("#tree li.thread.deselected", (els) => els.length), 0);
+  });
+
+  test("entries, threads and callers navigate to their source", async () => {
+    let req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"));
+    await page.click('#functions li.entry[data-key*=":Worker.run"] .name');
+    const body = JSON.parse((await req).postData());
+    assert.match(body.file, /bug1_worker_manager\/buggy\.py$/);
+    assert.ok(body.line > 0);
+    await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("Opened "));
+    assert.ok(server.lines.some((l) => l.startsWith("navigate ") && l.includes("buggy.py:" + body.line)), server.lines.join("\n"));
+    await page.click('#overview-tabs button[data-tab="threads"]');
+    const rows = await page.$$eval("#threads tbody tr", (els) => els.map((e) => Number(e.getAttribute("data-crt"))));
+    assert.equal(rows.length, 11);
+    assert.ok(isSortedDesc(rows));
+    req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"));
+    await page.click("#threads tbody tr .name");
+    assert.match(JSON.parse((await req).postData()).file, /buggy\.py$/);
+    req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"));
+    await page.click("#tree li.thread .name");
+    assert.match(JSON.parse((await req).postData()).file, /buggy\.py$/);
+    req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"));
+    await page.click("#callees li .name");
+    assert.ok(JSON.parse((await req).postData()).file);
+    await page.screenshot({ path: path.join(out, "threads-tab.png"), fullPage: true });
+  });
+
+  test("no dialogs, page errors or console errors", () => {
+    assert.deepEqual(problems, []);
+  });
+});
+
+describe("hostile names are shown as text", () => {
+  let server, page, run;
+  const problems = [];
+  const THREAD = "<img src=x onerror=alert(1)>";
+  const FUNCTION = '"><script>';
+  before(async () => {
+    run = record("tests/scripts/hostile_names.py", "hostile");
+    server = await serve(run);
+    page = await watchedPage(browser, problems);
+    await page.goto(server.url);
+    await page.waitForSelector("#functions li.entry");
+  });
+  after(() => { if (server) server.child.kill(); });
+
+  test("in the lists, the threads tab, the detail tree and the SVGs", async () => {
+    assert.ok((await names(page, "functions")).includes(FUNCTION), "function listed by its name");
+    await page.click('#overview-tabs button[data-tab="threads"]');
+    const threads = await page.$$eval("#threads tbody .name", (els) => els.map((e) => e.textContent));
+    assert.ok(threads.includes(THREAD), "thread listed by its name: " + threads);
+    await page.click('#overview-tabs button[data-tab="functions"]');
+    await rendered(page, "detail", () => page.click(`#functions li.entry[data-key$=':${FUNCTION}'] .glyph-button`));
+    await page.waitForSelector("#tree li.thread");
+    assert.ok((await page.textContent("#detail-title")).startsWith(FUNCTION));
+    const tree = await page.$$eval("#tree li.thread .name", (els) => els.map((e) => e.textContent));
+    assert.deepEqual(tree, [THREAD]);
+    const svgTitle = await page.$eval("#preview svg > title", (e) => e.textContent);
+    assert.equal(svgTitle, FUNCTION);
+    const histTitle = await page.$eval("#histogram rect.sq title", (e) => e.textContent);
+    assert.ok(histTitle.startsWith(THREAD), histTitle);
+    // Nothing was turned into markup.
+    assert.equal(await page.$$eval("img", (els) => els.length), 0);
+    assert.equal(await page.$$eval("script", (els) => els.length), 2);
+    await page.screenshot({ path: path.join(out, "hostile.png"), fullPage: true });
+  });
+
+  test("the exported SVG escapes them too", async () => {
+    const svgFile = path.join(tmp, "hostile.svg");
+    execFileSync(BIN, ["radar", run, "--artifact", FUNCTION, "-o", svgFile]);
+    const svg = fs.readFileSync(svgFile, "utf8");
+    assert.ok(svg.includes("&quot;&gt;&lt;script&gt;"), svg.slice(0, 400));
+    assert.ok(!svg.includes("<script"));
+  });
+
+  test("a static export shows the same, and says what it cannot compute", async () => {
+    const dir = path.join(tmp, "export");
+    execFileSync(BIN, ["html", run, "-o", dir]);
+    const p = await watchedPage(browser, problems);
+    await p.goto("file://" + path.join(dir, "index.html"));
+    await p.waitForSelector("#functions li.entry");
+    assert.ok(!(await p.isHidden("#static-note")));
+    assert.ok((await names(p, "functions")).includes(FUNCTION));
+    await p.click(`#functions li.entry[data-key$=':${FUNCTION}'] .glyph-button`);
+    await p.waitForSelector("#tree li.thread");
+    await p.uncheck("#tree li.thread input");
+    await p.waitForFunction(() => !document.getElementById("detail-note").hidden);
+    assert.match(await p.textContent("#detail-note"), /static export cannot compute/);
+    await p.screenshot({ path: path.join(out, "static-export.png"), fullPage: true });
+    await p.close();
+  });
+
+  test("no script ran: no dialogs, page errors or console errors", () => {
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,215 @@
+//! `threadradar serve`, `radar` and `html` end to end: the JSON API over real HTTP from a real
+//! recording, and the bad-input cases (busy port, unknown artifact, newer run format).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+/// One recording of `tests/scripts/hostile_names.py` for every test of this file.
+fn recorded() -> &'static PathBuf {
+    static RUN: OnceLock<PathBuf> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let out = dir.join("hostile.json");
+        let _g = common::serial();
+        let o = common::record(&out, &[], &[&common::script("hostile_names.py")]);
+        assert!(o.status.success(), "record failed: {}", common::stderr(&o));
+        out
+    })
+}
+
+struct Server {
+    child: Child,
+    url: String,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(run: &Path) -> Server {
+    let mut child = Command::new(common::bin())
+        .args(["serve", run.to_str().unwrap(), "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let url = line.split_whitespace().find(|w| w.starts_with("http://127.0.0.1:")).unwrap_or_else(|| panic!("no URL in {line:?}")).to_string();
+    Server { child, url, stdout }
+}
+
+fn post(s: &Server, method: &str, body: serde_json::Value) -> Result<serde_json::Value, (u16, serde_json::Value)> {
+    match ureq::post(&format!("{}api/{method}", s.url)).set("Content-Type", "application/json").send_string(&body.to_string()) {
+        Ok(r) => Ok(r.into_json().unwrap()),
+        Err(ureq::Error::Status(code, r)) => Err((code, r.into_json().unwrap())),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+const THREAD: &str = "<img src=x onerror=alert(1)>";
+const FUNCTION: &str = "\"><script>";
+
+#[test]
+fn api_overview_detail_glyph_threads_filter_navigate() {
+    let s = serve(recorded());
+    // The page: CSP with a nonce, scripts carry it.
+    let page = ureq::get(&s.url).call().unwrap();
+    let csp = page.header("Content-Security-Policy").unwrap().to_string();
+    let nonce = csp.split("'nonce-").nth(1).unwrap().split('\'').next().unwrap().to_string();
+    let html = page.into_string().unwrap();
+    assert_eq!(html.matches(&format!("nonce=\"{nonce}\"")).count(), 3, "style, data and script");
+
+    let ov = post(&s, "overview", serde_json::json!({})).unwrap();
+    let functions = ov["functions"].as_array().unwrap();
+    let crts: Vec<f64> = functions.iter().map(|f| f["crt"].as_f64().unwrap()).collect();
+    assert!(crts.windows(2).all(|w| w[0] >= w[1]), "sorted by crt: {crts:?}");
+    let hostile = functions.iter().find(|f| f["qualname"] == FUNCTION).expect("the hostile function is listed");
+    let svg = hostile["glyph_svg"].as_str().unwrap();
+    roxmltree::Document::parse(svg).expect("well-formed SVG");
+    assert!(!svg.contains("<script"), "escaped in the SVG");
+    let threads = ov["threads"].as_array().unwrap();
+    let t = threads.iter().find(|t| t["name"] == THREAD).expect("hostile thread");
+    let tid = t["id"].as_u64().unwrap();
+
+    // Filters narrow; a bad pattern is one sentence.
+    let only = post(&s, "overview", serde_json::json!({"include": ["^\"><script>$"]})).unwrap();
+    assert_eq!(only["functions"].as_array().unwrap().len(), 1);
+    let hidden = post(&s, "overview", serde_json::json!({"hide_stdlib": true})).unwrap();
+    assert!(hidden["functions"].as_array().unwrap().iter().all(|f| f["file_kind"] != "stdlib"));
+    let (code, err) = post(&s, "overview", serde_json::json!({"include": ["("]})).unwrap_err();
+    assert_eq!(code, 422);
+    assert!(err["error"].as_str().unwrap().contains("not a valid regular expression"));
+
+    // Detail: tree, histogram with one square per thread, and a preview without the thread.
+    let key = hostile["key"].as_str().unwrap();
+    let d = post(&s, "detail", serde_json::json!({"artifact": key})).unwrap();
+    assert_eq!(d["threads"].as_array().unwrap().len(), 1);
+    assert_eq!(d["threads"][0]["name"], THREAD);
+    let hist = roxmltree::Document::parse(d["histogram_svg"].as_str().unwrap()).unwrap();
+    assert_eq!(hist.descendants().filter(|n| n.has_tag_name("rect")).count(), 1);
+    let p = post(&s, "detail", serde_json::json!({"artifact": "program"})).unwrap();
+    let active = p["threads"].as_array().unwrap().len();
+    let p2 = post(&s, "detail", serde_json::json!({"artifact": "program", "exclude_threads": [tid]})).unwrap();
+    assert_eq!(p2["selection"]["threads"].as_u64().unwrap() as usize, active - 1);
+    assert_ne!(p["artifact"]["glyph_svg"], p2["artifact"]["glyph_svg"]);
+    assert!(p2["threads"].as_array().unwrap().iter().any(|t| t["id"] == tid && t["excluded"] == true));
+
+    let g = post(&s, "glyph", serde_json::json!({"artifact": "program", "size": 64})).unwrap();
+    assert!(g["svg"].as_str().unwrap().contains("height=\"64\""));
+    let th = post(&s, "threads", serde_json::json!({})).unwrap();
+    assert_eq!(th["threads"].as_array().unwrap().len(), threads.len());
+
+    // Unknown artifact and thread: 404 with a sentence.
+    let (code, err) = post(&s, "detail", serde_json::json!({"artifact": "function:x.py:1:nope"})).unwrap_err();
+    assert_eq!(code, 404);
+    assert!(err["error"].as_str().unwrap().starts_with("no artifact function:x.py:1:nope"));
+    assert_eq!(post(&s, "threads", serde_json::json!({"exclude_threads": [999]})).unwrap_err().0, 404);
+
+    // The applied filter is kept by the server.
+    assert_eq!(post(&s, "filter", serde_json::json!({})).unwrap()["exclude_threads"], serde_json::json!([]));
+    post(&s, "filter", serde_json::json!({"exclude_threads": [tid]})).unwrap();
+    assert_eq!(post(&s, "filter", serde_json::json!({})).unwrap()["exclude_threads"], serde_json::json!([tid]));
+
+    // Navigation is printed.
+    let r = post(&s, "navigate", serde_json::json!({"file": "/tmp/a.py", "line": 7})).unwrap();
+    assert_eq!(r["ok"], true);
+    let mut s = s;
+    let mut line = String::new();
+    s.stdout.read_line(&mut line).unwrap(); // "Press Ctrl-C to stop."
+    line.clear();
+    s.stdout.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "navigate /tmp/a.py:7");
+
+    // Not JSON, not POST, another host: refused.
+    let e = ureq::post(&format!("{}api/overview", s.url)).send_string("{}").unwrap_err();
+    assert!(matches!(e, ureq::Error::Status(415, _)));
+    assert!(matches!(ureq::get(&format!("{}api/overview", s.url)).call().unwrap_err(), ureq::Error::Status(405, _)));
+    let port = s.url.trim_end_matches('/').rsplit(':').next().unwrap().to_string();
+    let e = ureq::get(&s.url).set("Host", &format!("evil.example:{port}")).call().unwrap_err();
+    assert!(matches!(e, ureq::Error::Status(403, _)));
+}
+
+#[test]
+fn busy_port_is_one_sentence() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let o = common::threadradar(Path::new("."), &["serve", recorded().to_str().unwrap(), "--port", &port]);
+    assert!(!o.status.success());
+    let err = common::stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("port {port} on 127.0.0.1 is already in use")), "{err}");
+}
+
+#[test]
+fn newer_run_format_is_one_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(recorded()).unwrap().replacen("\"version\":1", "\"version\":99", 1);
+    let newer = dir.path().join("newer.json");
+    std::fs::write(&newer, text).unwrap();
+    for args in [vec!["serve", "--port", "0"], vec!["radar", "--artifact", "program", "-o"], vec!["html", "-o"]] {
+        let out = dir.path().join(if args[0] == "radar" { "x.svg" } else { "out" });
+        let mut a: Vec<&str> = args.clone();
+        if args[0] != "serve" {
+            a.push(out.to_str().unwrap());
+        }
+        a.insert(1, newer.to_str().unwrap());
+        let o = common::threadradar(dir.path(), &a);
+        assert!(!o.status.success(), "{args:?}");
+        let err = common::stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("is a version 99 run file") && err.contains("upgrade threadradar"), "{err}");
+        assert!(!out.exists(), "nothing written");
+    }
+}
+
+#[test]
+fn radar_writes_svg_and_png_and_refuses_unknown_artifacts() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = recorded().to_str().unwrap();
+    let svg = dir.path().join("p.svg");
+    let o = common::threadradar(dir.path(), &["radar", run, "--artifact", "program", "-o", svg.to_str().unwrap(), "--size", "64", "--theme", "dark"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    assert_eq!(doc.root_element().attribute("height"), Some("64"));
+    let png = dir.path().join("f.png");
+    let o = common::threadradar(dir.path(), &["radar", run, "--artifact", "_spin", "-o", png.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert_eq!(&std::fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+
+    let bad = dir.path().join("bad.svg");
+    let o = common::threadradar(dir.path(), &["radar", run, "--artifact", "_spn", "-o", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = common::stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no artifact _spn") && err.contains("close matches: _spin"), "{err}");
+    assert!(!bad.exists());
+    // Nothing half-written: no temporary files left either.
+    let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
+}
+
+#[test]
+fn html_export_embeds_the_data_safely() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("export");
+    let o = common::threadradar(dir.path(), &["html", recorded().to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("Content-Security-Policy"));
+    // The names are inside the JSON block with `<` escaped: they cannot end it or open a tag.
+    assert!(!html.contains(THREAD) && !html.contains("<script>alert"));
+    assert!(html.contains("\\u003cimg src=x onerror=alert(1)>"));
+    assert_eq!(html.matches("<script").count(), 2);
+}

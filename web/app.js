@@ -1,0 +1,348 @@
+// The overview and detail panels (spec §5; paper §4.2, §6.1). Everything computed comes from the
+// transport (clusters, figures, SVGs); this file only lays it out. Data from the profiled program
+// (thread, function, file names) goes into the page through textContent only; the SVGs come from
+// ThreadRadar's own SVG writer, which escapes every text, and are parsed as XML, never as HTML.
+"use strict";
+(function () {
+  const T = window.ThreadRadarTransport;
+  const $ = (id) => document.getElementById(id);
+  const state = {
+    global: [],          // the applied thread filter (excluded thread ids)
+    excluded: new Set(), // the detail view's selection: deselected threads
+    detailKey: null,
+    detail: null,
+    overview: null,
+    overviewTab: "functions",
+    treeTab: "cluster",
+    theme: "light",
+    states: "computing",
+    seq: { overview: 0, detail: 0 },
+  };
+
+  // ---- helpers -------------------------------------------------------------------------------
+  function el(tag, props, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else if (k.startsWith("data-")) e.setAttribute(k, v);
+      else if (k === "title") e.title = v;
+      else e[k] = v;
+    }
+    for (const c of children) if (c != null) e.append(c);
+    return e;
+  }
+  function pct(x) { return x == null ? "–" : (x * 100).toFixed(1) + "%"; }
+  function svgNode(text) {
+    const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+    const root = doc.documentElement;
+    if (!root || root.nodeName !== "svg" || doc.getElementsByTagName("parsererror").length) {
+      return el("span", { class: "error", text: "unreadable glyph" });
+    }
+    return document.importNode(root, true);
+  }
+  function showError(err) {
+    const box = $("error");
+    if (!err) { box.hidden = true; box.textContent = ""; return; }
+    box.textContent = err.message || String(err);
+    box.hidden = false;
+  }
+  function status(text) { $("status").textContent = text || ""; }
+  function colourClass(c) { return c ? "c-" + c : ""; }
+  function where(file, line) { return file ? (file.split("/").pop() + (line ? ":" + line : "")) : ""; }
+  function navigate(file, line) {
+    if (!file) { status("No source location is known for this entry."); return; }
+    T.navigate(file, line || 1).then((r) => status("Opened " + ((r && r.shown) || file + ":" + (line || 1))), showError);
+  }
+  function params(extra) {
+    return Object.assign({ exclude_threads: state.global.slice(), states: state.states, theme: state.theme }, extra || {});
+  }
+  function debounce(fn, ms) { let t; return (...a) => { clearTimeout(t); t = setTimeout(() => fn(...a), ms); }; }
+
+  // ---- theme ---------------------------------------------------------------------------------
+  function pickTheme() {
+    const choice = $("theme").value;
+    if (T.mode === "static") return "light";
+    if (choice === "light" || choice === "dark") return choice;
+    if (document.body.classList.contains("vscode-dark") || document.body.classList.contains("vscode-high-contrast")) return "dark";
+    if (document.body.classList.contains("vscode-light")) return "light";
+    return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  }
+  function applyPalette(palette) {
+    const p = palette[state.theme];
+    const root = document.documentElement.style;
+    root.setProperty("--low", p.strong[0]);
+    root.setProperty("--middle", p.strong[1]);
+    root.setProperty("--high", p.strong[2]);
+    root.setProperty("--deselected", p.deselected);
+    root.setProperty("--outline", p.outline);
+    document.body.classList.toggle("dark", state.theme === "dark");
+  }
+
+  // ---- overview ------------------------------------------------------------------------------
+  function overviewRequest() {
+    const words = (id) => $(id).value.trim() ? [$(id).value.trim()] : [];
+    return params({
+      include: words("include"),
+      exclude: words("exclude"),
+      hide_stdlib: $("hide-stdlib").checked,
+      hide_third_party: $("hide-third-party").checked,
+      only_file: $("only-file").checked && $("current-file").value ? $("current-file").value : null,
+    });
+  }
+
+  async function loadOverview() {
+    const seq = ++state.seq.overview;
+    let ov;
+    try { ov = await T.request("overview", overviewRequest()); }
+    catch (e) { if (seq === state.seq.overview) showError(e); return; }
+    if (seq !== state.seq.overview) return;
+    showError(null);
+    state.overview = ov;
+    applyPalette(ov.palette);
+    renderOverview(ov);
+    $("overview").setAttribute("data-rendered", seq); // lets tests wait for a render
+  }
+
+  function renderOverview(ov) {
+    const r = ov.run;
+    $("run-info").textContent = (r.command || []).join(" ") + " · " + r.duration_s.toFixed(1) + " s · " + r.thread_count + " threads · " + r.counted_samples + " counted samples";
+    $("filter-info").textContent = state.global.length ? state.global.length + " threads excluded by the thread filter" : "";
+    $("program-glyph").replaceChildren(svgNode(ov.program.glyph_svg));
+    const clusters = ov.program.clusters.map((c) => c.threads.length + " " + c.colour);
+    $("program-figures").textContent = ov.program.threads + " threads, " + ov.program.thread_types + " thread types" + (clusters.length ? "; clusters: " + clusters.join(", ") : "");
+    $("program-figures").setAttribute("data-threads", ov.program.threads);
+    const cur = $("current-file").value;
+    $("current-file").replaceChildren(...ov.files.map((f) => el("option", { value: f, text: f, selected: f === cur })));
+    fillList($("functions"), ov.functions);
+    fillList($("classes"), ov.classes);
+    $("count-functions").textContent = "(" + ov.listed_functions + ")";
+    $("count-classes").textContent = "(" + ov.listed_classes + ")";
+    const rows = ov.threads.filter((t) => t.samples > 0 || t.excluded).sort((a, b) => b.crt - a.crt || a.id - b.id);
+    $("count-threads").textContent = "(" + rows.length + ")";
+    $("threads").tBodies[0].replaceChildren(...rows.map((t) => {
+      const name = el("span", { class: "name " + colourClass(t.colour), text: t.name, title: t.file ? where(t.file, t.line) : "no source location" });
+      name.addEventListener("click", () => navigate(t.file, t.line));
+      return el("tr", { class: "thread-row" + (t.excluded ? " deselected" : ""), "data-thread": t.id, "data-crt": t.crt },
+        el("td", {}, name), el("td", { text: t.type }), el("td", { class: "num", text: t.excluded ? "excluded" : pct(t.crt) }));
+    }));
+    const note = $("overview-note");
+    note.hidden = !ov.note;
+    note.textContent = ov.note || "";
+  }
+
+  function fillList(list, entries) {
+    list.replaceChildren(...entries.map((a) => {
+      const glyph = el("button", { class: "glyph-button", title: "Details of " + a.qualname });
+      glyph.append(svgNode(a.glyph_svg));
+      glyph.addEventListener("click", () => openDetail(a.key));
+      const name = el("span", { class: "name", text: a.qualname, title: a.file + (a.line ? ":" + a.line : "") });
+      name.addEventListener("click", () => navigate(a.file, a.line));
+      const label = el("div", {}, name, el("span", { class: "where", text: where(a.file, a.line) }));
+      return el("li", { class: "entry", "data-key": a.key, "data-crt": a.crt }, glyph, el("span", { class: "crt", text: pct(a.crt) }), label);
+    }));
+  }
+
+  // ---- detail --------------------------------------------------------------------------------
+  function openDetail(key) {
+    state.detailKey = key;
+    state.excluded = new Set(state.global);
+    $("detail").hidden = false;
+    loadDetail();
+  }
+
+  async function loadDetail() {
+    if (!state.detailKey) return;
+    const seq = ++state.seq.detail;
+    const box = $("histogram");
+    const req = params({
+      artifact: state.detailKey,
+      exclude_threads: [...state.excluded].sort((a, b) => a - b),
+      histogram_width: Math.max(120, Math.floor(box.clientWidth || 480)),
+      histogram_height: 120,
+    });
+    let d;
+    try { d = await T.request("detail", req); }
+    catch (e) {
+      if (seq !== state.seq.detail) return;
+      if (e.isStatic && state.detail) { noteDetail(e.message); renderTree(state.detail); return; }
+      showError(e);
+      return;
+    }
+    if (seq !== state.seq.detail) return;
+    showError(null);
+    state.detail = d;
+    renderDetail(d);
+    $("detail").setAttribute("data-rendered", seq);
+  }
+
+  function noteDetail(text) {
+    const n = $("detail-note");
+    n.hidden = !text;
+    n.textContent = text || "";
+  }
+
+  function renderDetail(d) {
+    const a = d.artifact;
+    const title = $("detail-title");
+    title.textContent = a.kind === "program" ? "Program" : a.qualname + "  (" + a.kind + ", " + where(a.file, a.line) + ")";
+    title.onclick = (ev) => { ev.preventDefault(); if (a.file) navigate(a.file, a.line); };
+    const svg = svgNode(a.glyph_svg);
+    $("preview").replaceChildren(svg);
+    for (const hit of svg.querySelectorAll(".hit")) {
+      const i = Number(hit.getAttribute("data-cluster"));
+      hit.addEventListener("mouseenter", () => hover(svg, a, i));
+      hit.addEventListener("mouseleave", () => hover(svg, a, null));
+    }
+    hover(svg, a, null);
+    const s = d.selection;
+    fillInfo($("info-selection"), { crt_sum: pct(s.crt_sum), crt: pct(s.crt), thread_types: s.thread_types, threads: s.threads });
+    $("histogram").replaceChildren(svgNode(d.histogram_svg));
+    noteDetail(d.note);
+    renderTree(d);
+    renderEdges($("callers"), d.callers);
+    renderEdges($("callees"), d.callees);
+    $("selection-state").textContent = selectionText();
+  }
+
+  function selectionText() {
+    const changed = !sameSet(state.excluded, new Set(state.global));
+    return (state.excluded.size ? state.excluded.size + " threads deselected" : "all threads selected") + (changed ? " (preview; Apply to filter every view)" : "");
+  }
+  function sameSet(a, b) { return a.size === b.size && [...a].every((x) => b.has(x)); }
+
+  function hover(svg, a, i) {
+    for (const o of svg.querySelectorAll(".outline")) o.setAttribute("visibility", Number(o.getAttribute("data-cluster")) === i ? "visible" : "hidden");
+    const box = $("info-hover");
+    if (i == null || !a.clusters[i]) {
+      fillInfo(box, { name: "(none)", sum: "–", avg: "–", thread_types: "–", threads: "–" });
+      box.removeAttribute("data-cluster");
+      return;
+    }
+    const c = a.clusters[i];
+    box.setAttribute("data-cluster", i);
+    fillInfo(box, { name: c.colour, sum: pct(c.sum), avg: pct(c.avg), thread_types: c.thread_types, threads: c.threads.length });
+  }
+
+  function fillInfo(box, values) {
+    for (const [k, v] of Object.entries(values)) {
+      const f = box.querySelector('[data-field="' + k + '"]');
+      if (f) f.textContent = String(v);
+    }
+  }
+
+  function renderTree(d) {
+    const byId = new Map(d.threads.map((t) => [t.id, t]));
+    let groups;
+    if (state.treeTab === "cluster") {
+      groups = d.artifact.clusters.map((c) => ({ label: "Cluster " + (c.index + 1) + " (" + c.colour + ")", colour: c.colour, ids: c.threads }));
+      const rest = d.threads.filter((t) => t.cluster == null).map((t) => t.id);
+      if (rest.length) groups.push({ label: "Deselected", colour: null, ids: rest });
+    } else {
+      groups = d.types.map((g) => ({ label: g.name, colour: null, ids: g.threads }));
+    }
+    $("tree").replaceChildren(...groups.map((g) => {
+      const ids = g.ids.filter((id) => byId.has(id));
+      const on = ids.filter((id) => !state.excluded.has(id)).length;
+      const box = el("input", { type: "checkbox", checked: on > 0, indeterminate: on > 0 && on < ids.length, title: "Select or deselect the whole group" });
+      box.addEventListener("click", (ev) => ev.stopPropagation());
+      box.addEventListener("change", () => setSelected(ids, box.checked));
+      const summary = el("summary", { class: "group " + colourClass(g.colour) + (on === 0 ? " deselected" : "") }, box, " ", el("span", { text: g.label + " · " + ids.length + " threads" }));
+      const items = ids.map((id) => {
+        const t = byId.get(id);
+        const off = state.excluded.has(id);
+        const cb = el("input", { type: "checkbox", checked: !off, title: "Select or deselect " + t.name });
+        cb.addEventListener("change", () => setSelected([id], cb.checked));
+        const name = el("span", { class: "name", text: t.name, title: t.file ? where(t.file, t.line) : "no source location" });
+        name.addEventListener("click", () => navigate(t.file, t.line));
+        const value = el("span", { class: "value", text: "  " + pct(t.crt != null ? t.crt : t.crt_all) });
+        return el("li", { class: "thread " + colourClass(t.colour) + (off ? " deselected" : ""), "data-thread": id }, cb, name, value);
+      });
+      return el("details", { open: true, class: "tree-group" }, summary, el("ul", {}, ...items));
+    }));
+  }
+
+  function setSelected(ids, selected) {
+    for (const id of ids) { if (selected) state.excluded.delete(id); else state.excluded.add(id); }
+    // Grey at once, then ask for the preview.
+    for (const li of $("tree").querySelectorAll("li.thread")) li.classList.toggle("deselected", state.excluded.has(Number(li.getAttribute("data-thread"))));
+    $("selection-state").textContent = selectionText();
+    loadDetail();
+  }
+
+  function renderEdges(list, edges) {
+    list.replaceChildren(...(edges.length ? edges.map((e) => {
+      const name = el("span", { class: "name", text: e.qualname, title: where(e.file, e.line) });
+      name.addEventListener("click", () => navigate(e.file, e.line));
+      return el("li", { "data-key": e.key }, el("span", { class: "crt", text: pct(e.share) }), name);
+    }) : [el("li", { class: "muted", text: "none" })]));
+  }
+
+  async function apply() {
+    try {
+      const r = await T.request("filter", { exclude_threads: [...state.excluded].sort((a, b) => a - b) });
+      state.global = r.exclude_threads;
+      status(state.global.length ? "Thread filter applied: " + state.global.length + " threads excluded from every view." : "Thread filter cleared.");
+      await Promise.all([loadOverview(), loadDetail()]);
+    } catch (e) { showError(e); }
+  }
+  async function reset() {
+    state.excluded = new Set();
+    try {
+      const r = await T.request("filter", { exclude_threads: [] });
+      state.global = r.exclude_threads;
+    } catch (e) { showError(e); }
+    status("Every thread selected; thread filter cleared.");
+    await Promise.all([loadOverview(), loadDetail()]);
+  }
+
+  // ---- wiring --------------------------------------------------------------------------------
+  function tabs(nav, onPick) {
+    for (const b of nav.querySelectorAll("button")) {
+      b.addEventListener("click", () => {
+        for (const o of nav.querySelectorAll("button")) o.classList.toggle("active", o === b);
+        onPick(b.getAttribute("data-tab"));
+      });
+    }
+  }
+
+  async function loadRuns() {
+    try {
+      const r = await T.request("runs", {});
+      const sel = $("runs");
+      if (!r.runs || r.runs.length < 2) { sel.hidden = true; return; }
+      sel.replaceChildren(...r.runs.map((x) => el("option", { value: x.path, text: x.name, selected: x.current })));
+      sel.hidden = false;
+    } catch (e) { /* optional */ }
+  }
+
+  async function init() {
+    if (T.mode === "static") { $("static-note").hidden = false; $("theme").disabled = true; }
+    state.theme = pickTheme();
+    try { const f = await T.request("filter", {}); state.global = f.exclude_threads || []; } catch (e) { showError(e); }
+    tabs($("overview-tabs"), (tab) => {
+      state.overviewTab = tab;
+      for (const id of ["functions", "classes", "threads"]) $(id).hidden = id !== tab;
+    });
+    tabs($("tree-tabs"), (tab) => { state.treeTab = tab; if (state.detail) renderTree(state.detail); });
+    const reload = debounce(loadOverview, 250);
+    for (const id of ["include", "exclude"]) $(id).addEventListener("input", reload);
+    for (const id of ["hide-stdlib", "hide-third-party", "only-file", "current-file"]) $(id).addEventListener("change", loadOverview);
+    $("program-glyph").addEventListener("click", () => openDetail("program"));
+    $("apply").addEventListener("click", apply);
+    $("reset").addEventListener("click", reset);
+    $("close-detail").addEventListener("click", () => { $("detail").hidden = true; state.detailKey = null; });
+    $("theme").addEventListener("change", () => { state.theme = pickTheme(); loadOverview(); loadDetail(); });
+    $("runs").addEventListener("change", async () => {
+      try { await T.request("runs", { select: $("runs").value }); state.global = []; await loadOverview(); if (state.detailKey) openDetail("program"); }
+      catch (e) { showError(e); }
+    });
+    window.addEventListener("resize", debounce(() => { if (state.detailKey) loadDetail(); }, 300));
+    await loadOverview();
+    loadRuns();
+    const wanted = new URLSearchParams(location.search).get("artifact");
+    if (wanted) openDetail(wanted);
+  }
+  window.ThreadRadarPanels = { state, openDetail, loadOverview };
+  init();
+})();
