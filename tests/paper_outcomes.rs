@@ -53,13 +53,6 @@ fn type_share(v: &Value, ty: &str) -> f64 {
     v["threads"].as_array().unwrap().iter().filter(|t| t["type"] == ty).map(|t| t["crt"].as_f64().unwrap()).sum()
 }
 
-/// The type's share of all kernel-accounted CPU seconds.
-fn type_cpu_share(v: &Value, ty: &str) -> f64 {
-    let threads = v["threads"].as_array().unwrap();
-    let of = |pred: &dyn Fn(&Value) -> bool| threads.iter().filter(|t| pred(t)).map(|t| t["seconds"].as_f64().unwrap()).sum::<f64>();
-    of(&|t| t["type"] == ty) / of(&|_| true).max(1e-12)
-}
-
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     xs[xs.len() / 2]
@@ -93,45 +86,45 @@ fn bug1_constructor_is_run_by_several_threads_only_when_buggy() {
     }
 }
 
-/// Bug 2 (§5.2, Fig. 8, 9): with one condition and `notify_all()` the producer and the consumers
-/// form separate clusters and the producer's share is far below 50 %; with two conditions the
-/// shares come close to 50/50 (the clusters still follow the types, Fig. 9c).
+/// Bug 2 (§5.2, Figs. 8–9): with one condition and `notify_all()`, the consumers burn the CPU in
+/// futile wake-ups, so the producer's aggregated share is far below half and the two thread types
+/// fall into separate clusters; with separate conditions each side has about half.
 ///
-/// Counted states: computing and waiting for the GIL. Every futile wake-up of a consumer
-/// re-takes the GIL, and in these short-burst threads most runnable time is spent queueing for
-/// it; the paper's Java `Runnable` covers such threads (they are ready to run). Computing samples
-/// alone are too few here (about 1 % of samples) to give a stable share.
+/// These threads compute in bursts of microseconds between waits, far shorter than the 3 ms
+/// sampling interval, so the assertion is made on the CPU-time weighting (`--states cpu`: every
+/// sample weighs the CPU time the kernel accounted to its thread), which is exact for them. The
+/// sample counts must still point the same way (computing + GIL waits).
 #[test]
 fn bug2_producer_share_is_far_from_half_only_when_buggy() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
-    let args = ["--level", "program", "--states", "computing+gil", "--exclude-type", "_MainThread"];
-    let share = |variant: &str| {
-        let (mut crt, mut cpu, mut separated) = (Vec::new(), Vec::new(), 0);
+    let cpu_args = ["--level", "program", "--states", "cpu", "--exclude-type", "_MainThread"];
+    let sample_args = ["--level", "program", "--states", "computing+gil", "--exclude-type", "_MainThread"];
+    let measure = |variant: &str| {
+        let (mut cpu, mut sampled, mut separated) = (Vec::new(), Vec::new(), 0);
         for attempt in 0..3 {
-            let v = report_json(&record_sample(dir.path(), "bug2_producer_consumer", variant, attempt), &args);
-            crt.push(type_share(&v, "Producer"));
-            cpu.push(type_cpu_share(&v, "Producer"));
+            let run = record_sample(dir.path(), "bug2_producer_consumer", variant, attempt);
+            let v = report_json(&run, &cpu_args);
+            cpu.push(type_share(&v, "Producer"));
             let types = program_cluster_types(&v);
             if types.len() >= 2 && types.iter().all(|t| t.len() == 1) {
                 separated += 1;
             }
+            sampled.push(type_share(&report_json(&run, &sample_args), "Producer"));
         }
-        (median(crt), median(cpu), separated)
+        (median(cpu), median(sampled), separated)
     };
-    let (buggy, buggy_cpu, buggy_separated) = share("buggy");
-    let (fixed, fixed_cpu, fixed_separated) = share("fixed");
+    let (buggy, buggy_sampled, buggy_separated) = measure("buggy");
+    let (fixed, fixed_sampled, fixed_separated) = measure("fixed");
     let msg = format!(
-        "producer share: buggy {buggy:.2} (CPU {buggy_cpu:.2}, types separated in {buggy_separated}/3), \
-         fixed {fixed:.2} (CPU {fixed_cpu:.2}, separated in {fixed_separated}/3)"
+        "producer's CPU share: buggy {buggy:.2} (producer and consumers in separate clusters in {buggy_separated}/3), \
+         fixed {fixed:.2} (separate in {fixed_separated}/3); by samples: buggy {buggy_sampled:.2}, fixed {fixed_sampled:.2}"
     );
-    // Separation is the least robust part: under CPU load the producer's share drops towards one
-    // consumer's (e.g. 11 % against 9 %, closer than ε = 1/22), and the two join one cluster.
-    assert!(buggy_separated >= 1, "buggy: producer and consumers in different clusters; {msg}");
-    assert!(buggy < 0.30, "buggy: the producer's share is far below 50 %; {msg}");
-    assert!((0.30..=0.70).contains(&fixed), "fixed: close to 50/50; {msg}");
-    assert!(fixed - buggy > 0.10, "{msg}");
-    assert!(buggy_cpu < fixed_cpu, "the kernel's CPU time agrees; {msg}");
+    assert!(buggy < 0.38, "buggy: the producer's share is far below 50 %; {msg}");
+    assert!((0.38..=0.62).contains(&fixed), "fixed: close to 50/50; {msg}");
+    assert!(fixed - buggy > 0.08, "{msg}");
+    assert!(buggy_separated >= 2, "buggy: the producer and the consumers form separate clusters (Fig. 8a); {msg}");
+    assert!(buggy_sampled < fixed_sampled, "the sample counts agree in direction; {msg}");
 }
 
 /// Bug 3 (§5.3, Fig. 10): readers that miss the exact counter value keep spinning, so the

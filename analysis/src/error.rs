@@ -14,7 +14,7 @@ pub enum AnalysisError {
     BadPattern { which: &'static str, pattern: String, detail: String },
     #[error(
         "the run has no samples of threads in the counted states ({states}){excluded}: \
-         count more states with `--states all`, or record the program for longer"
+         count more states with `--states all` (or `--states cpu` for CPU time, which needs a run recorded with kernel accounting), or record the program for longer"
     )]
     NoCountedSamples { states: &'static str, excluded: String },
     #[error(transparent)]

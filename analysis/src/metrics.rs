@@ -109,8 +109,8 @@ impl Metrics {
                     continue;
                 }
                 threads[th].observed += 1;
-                let counted = states.counts(ts.state);
-                if !counted && ts.cpu_ns == 0 {
+                let weight = states.weight(ts.state, ts.cpu_ns);
+                if weight == 0 && ts.cpu_ns == 0 {
                     continue;
                 }
                 any_cpu |= ts.cpu_ns > 0;
@@ -121,7 +121,7 @@ impl Metrics {
                     (entries.len() - 1) as u32
                 });
                 let e = &mut entries[i as usize];
-                e.count += counted as u64;
+                e.count += weight;
                 e.ns += ts.cpu_ns;
             }
         }

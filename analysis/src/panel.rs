@@ -95,6 +95,8 @@ pub enum States {
     ComputingAndGil,
     #[serde(rename = "all")]
     All,
+    #[serde(rename = "cpu")]
+    CpuTime,
 }
 
 impl From<States> for CountedStates {
@@ -103,6 +105,7 @@ impl From<States> for CountedStates {
             States::Computing => CountedStates::Computing,
             States::ComputingAndGil => CountedStates::ComputingAndGil,
             States::All => CountedStates::All,
+            States::CpuTime => CountedStates::CpuTime,
         }
     }
 }

@@ -21,6 +21,13 @@ pub enum CountedStates {
     ComputingAndGil,
     /// Every state, idle included.
     All,
+    /// Not a count of samples but of CPU time: every thread observation weighs the microseconds of
+    /// CPU the kernel accounted to the thread since its previous sample (`ThreadSample::cpu_ns`),
+    /// whatever its state. Eq. 1–7 hold unchanged with these weights, and FRQ becomes the total
+    /// CPU time. Exact where sampling is noisy (threads that compute in bursts of microseconds
+    /// between waits); the time is attributed to the stack seen at the end of its interval.
+    /// Needs kernel accounting in the run.
+    CpuTime,
 }
 
 impl CountedStates {
@@ -30,7 +37,17 @@ impl CountedStates {
         match self {
             CountedStates::Computing => state == ThreadState::Computing,
             CountedStates::ComputingAndGil => state != ThreadState::Idle,
-            CountedStates::All => true,
+            CountedStates::All | CountedStates::CpuTime => true,
+        }
+    }
+
+    /// What one thread observation adds to the frequencies: 1 or 0 by state, or its CPU
+    /// microseconds for [`CountedStates::CpuTime`].
+    #[inline]
+    pub fn weight(self, state: ThreadState, cpu_ns: u64) -> u64 {
+        match self {
+            CountedStates::CpuTime => cpu_ns / 1_000,
+            _ => self.counts(state) as u64,
         }
     }
 
@@ -40,6 +57,7 @@ impl CountedStates {
             CountedStates::Computing => "computing",
             CountedStates::ComputingAndGil => "computing+gil",
             CountedStates::All => "all",
+            CountedStates::CpuTime => "cpu",
         }
     }
 }

@@ -4,9 +4,10 @@
 mod common;
 
 use common::*;
+use threadradar_analysis::{ReportView, ViewOptions};
 use threadradar_analysis::metrics::TimeSource;
 use threadradar_analysis::{Analysis, ArtifactId, CountedStates, Options, ThreadFilter};
-use threadradar_profiler::run::{FileKind, Run};
+use threadradar_profiler::run::{FileKind, Run, ThreadState};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-12
@@ -223,6 +224,35 @@ fn counted_states_select_samples() {
     let a = with(CountedStates::All);
     assert_eq!(a.counted_samples(), 6);
     assert_eq!(a.metrics().artifact(work).unwrap().frq, 3);
+}
+
+#[test]
+fn cpu_time_weighs_every_observation_by_its_kernel_cpu() {
+    let run = states_run(true);
+    let (main, work) = (ArtifactId::function(0), ArtifactId::function(1));
+    let a = analyse(&run, Options { states: CountedStates::CpuTime, ..Options::default() });
+    let m = a.metrics();
+    // Weights in µs, whatever the state: T1 1000, 2000, 4000; T2 3000, 5000, 7000. FRQ = 22,000.
+    assert_eq!(a.counted_samples(), 22_000);
+    // Eq. 1–2 with weights: main in T1 σ1–σ3 (7,000) and T2 σ1, σ3 (10,000); work in T1 σ1, σ3
+    // (5,000) and T2 σ3 (7,000).
+    assert_eq!(m.artifact(main).unwrap().frq, 17_000);
+    assert_eq!(m.artifact(work).unwrap().frq, 12_000);
+    // Eq. 5–7.
+    assert!((m.crt(work) - 12.0 / 22.0).abs() < 1e-12);
+    assert!((m.crt_thread(work, 0) - 5.0 / 12.0).abs() < 1e-12);
+    assert!((m.crt_thread(work, 1) - 7.0 / 12.0).abs() < 1e-12);
+    assert!((m.crt_of_thread(1) - 15.0 / 22.0).abs() < 1e-12);
+    // A run without kernel accounting (no CPU time per sample) has nothing to weigh: the
+    // one-sentence error says how to get something counted.
+    let mut fx = Fixture::new();
+    fx.func("/p/prog.py", FileKind::User, "main", 1);
+    let t = fx.thread("T", "Thread");
+    fx.sample(&[(t, "main", ThreadState::Computing)]);
+    let bare = fx.finish();
+    let err = Analysis::new(&bare, &Options { states: CountedStates::CpuTime, ..Options::default() })
+        .and_then(|a| ReportView::build(&bare, &a, &ViewOptions::default()).map(|_| ()));
+    assert!(err.unwrap_err().to_string().contains("--states cpu"));
 }
 
 #[test]

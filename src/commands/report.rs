@@ -89,6 +89,9 @@ pub enum StatesArg {
     ComputingGil,
     /// Every sample, idle threads included.
     All,
+    /// Weigh every sample by the CPU time the kernel accounted to its thread (exact for threads
+    /// that compute in short bursts).
+    Cpu,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -123,6 +126,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             StatesArg::Computing => CountedStates::Computing,
             StatesArg::ComputingGil => CountedStates::ComputingAndGil,
             StatesArg::All => CountedStates::All,
+            StatesArg::Cpu => CountedStates::CpuTime,
         },
         threads: ThreadFilter::by_names(&run, &args.exclude_thread, &args.exclude_type)?,
         method: match args.kmeans {
@@ -313,11 +317,14 @@ fn print_header(view: &ReportView, style: &Style, out: &mut dyn Write) -> anyhow
         TimeSource::Samples => "seconds are samples × sampling period (no kernel accounting)",
     };
     let excluded = if r.excluded_threads.is_empty() { String::new() } else { format!(", {} threads excluded", r.excluded_threads.len()) };
+    let counted = if r.states == "cpu" {
+        format!("{:.3} s of kernel-accounted CPU time (FRQ in µs)", view.counted_samples as f64 / 1e6)
+    } else {
+        format!("{} thread samples in state {} (FRQ)", view.counted_samples, r.states)
+    };
     writeln!(
         out,
-        "Counted  {} thread samples in state {} (FRQ){excluded}; {}; clustering {}",
-        view.counted_samples,
-        r.states,
+        "Counted  {counted}{excluded}; {}; clustering {}",
         time,
         if r.clustering == "cop" { "COP-KMeans" } else { "plain k-means" }
     )?;
