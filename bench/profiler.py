@@ -105,7 +105,9 @@ def launched(name, seconds, interval_ms, tmp, i):
 def attached(name, seconds, interval_ms, tmp, i):
     """Attach to a running workload for `seconds`: the profiler's own CPU per 1000 samples."""
     truth = os.path.join(tmp, f"attach-truth-{i}.json")
-    w = subprocess.Popen([PY, WORKLOAD, "--seconds", str(seconds + 4), "--out", truth], stdout=subprocess.DEVNULL)
+    # The workload outlives the profiler's window by far, so every profiler samples the full
+    # window (a workload that ended early would look like a low sampling rate); it is stopped after.
+    w = subprocess.Popen([PY, WORKLOAD, "--seconds", str(seconds * 4 + 10), "--out", truth], stdout=subprocess.DEVNULL)
     time.sleep(1.0)
     out = os.path.join(tmp, f"attach-{name.replace(' ', '_')}-{i}.json")
     target = ["--pid", str(w.pid), "--duration", str(int(round(seconds)))]
@@ -114,6 +116,7 @@ def attached(name, seconds, interval_ms, tmp, i):
         target.append("--idle")
     cmd = profiler_cmd(name, out, round(1000 / interval_ms), interval_ms, target)
     code, err, cpu = run_waited(cmd)
+    w.kill()
     w.wait()
     if code != 0:
         raise SystemExit(f"{name} failed attaching ({code}): {err}")
