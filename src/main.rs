@@ -41,6 +41,8 @@ enum Command {
     Radar(commands::radar::RadarArgs),
     /// Export the panels of a run as a static HTML page for sharing.
     Html(commands::html::HtmlArgs),
+    /// The language server (LSP over stdio): radars as inlay hints, code lenses and hovers.
+    Lsp(commands::lsp::LspArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => commands::serve::run(a),
         Command::Radar(a) => commands::radar::run(a),
         Command::Html(a) => commands::html::run(a),
+        Command::Lsp(a) => commands::lsp::run(a),
     };
     match result {
         Ok(code) => code,

@@ -4,6 +4,7 @@ pub mod completions;
 pub mod demo;
 pub mod html;
 pub mod info;
+pub mod lsp;
 pub mod radar;
 pub mod record;
 pub mod report;

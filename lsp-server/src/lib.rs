@@ -1,0 +1,61 @@
+//! The ThreadRadar language server: `threadradar lsp` speaks LSP 3.17 over stdio.
+//!
+//! It shows the newest run of the workspace (`.threadradar/runs/`) beside the code, in any LSP
+//! client: inlay hints and code lenses at each profiled function, method and class, hovers with
+//! the ThreadRadar, workspace symbols ranked by computational runtime, commands (thread filter,
+//! run selection, navigation) and the panels' JSON API as custom requests. `docs/lsp.md` is the
+//! user-facing reference.
+//!
+//! This crate is the translation between the protocol and `threadradar_analysis`; it computes no
+//! metric itself. Modules:
+//! - [`server`]: the protocol handlers, commands, custom requests, run watching.
+//! - [`runs`]: finding and loading runs.
+//! - [`figures`]: one analysis of the active run arranged by file (cached per filter and states).
+//! - [`mapping`]: the run's declarations in the code as it is now (edits, stale declarations).
+//! - [`render`]: the text of hints, lenses and hovers.
+//! - [`text`]: open documents and LSP positions.
+//! - [`framing`]: a guard that keeps malformed input from ending the connection.
+//! - [`config`]: what the user can set (`initializationOptions`, `didChangeConfiguration`).
+//!
+
+pub mod config;
+pub mod figures;
+pub mod framing;
+pub mod mapping;
+pub mod render;
+pub mod runs;
+pub mod server;
+pub mod text;
+
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp_server::{LspService, Server};
+
+/// Serves one client over `input`/`output` until it exits or closes the stream.
+pub async fn serve<I, O>(input: I, output: O)
+where
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite,
+{
+    let (reader, writer) = tokio::io::duplex(1 << 16);
+    tokio::spawn(framing::sanitise(input, writer));
+    let (service, socket) = LspService::build(|client| server::Server(Arc::new(server::Backend::new(client))))
+        .custom_method("threadRadar/overview", server::Server::overview)
+        .custom_method("threadRadar/detail", server::Server::detail)
+        .custom_method("threadRadar/glyph", server::Server::glyph)
+        .custom_method("threadRadar/threads", server::Server::threads)
+        .custom_method("threadRadar/runs", server::Server::runs)
+        .custom_method("window/workDoneProgress/cancel", server::Server::cancel_progress)
+        .custom_method(framing::INVALID_MESSAGE, server::Server::invalid_message)
+        .finish();
+    Server::new(reader, output, socket).serve(service).await;
+}
+
+/// `threadradar lsp`: serves the client on stdin/stdout.
+pub fn run_stdio() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // The blocking pool may still be analysing a run nobody waits for any more.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    Ok(())
+}

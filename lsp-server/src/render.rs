@@ -1,0 +1,160 @@
+//! Text of the editor features: inlay hint labels and tooltips, code lens titles, hover markdown.
+//! Pure functions of the figures, so they are tested as text.
+
+use crate::figures::{FileFigures, Figures};
+use crate::config::Settings;
+use std::fmt::Write;
+use threadradar_analysis::glyph::{ClusterColour, GlyphCell};
+use threadradar_analysis::view::{ArtifactView, EdgeView};
+use threadradar_analysis::ArtifactKind;
+
+/// `37.2%`; `<0.1%` for a small non-zero share.
+pub fn pct(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p > 0.0 && p < 0.05 {
+        "<0.1%".into()
+    } else {
+        format!("{p:.1}%")
+    }
+}
+
+/// `1.84s`, `12.3s`, `125s`.
+pub fn secs(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.2}s")
+    } else if s < 100.0 {
+        format!("{s:.1}s")
+    } else {
+        format!("{s:.0}s")
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The text glyph: one cell per cluster, `▂▅×9 ██×1`.
+pub fn cells(glyph: &[GlyphCell]) -> String {
+    glyph.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
+}
+
+/// The inlay hint: `37.2% 1.84s · 10 thr/2 types · ▂▅×9 ██×1`.
+pub fn hint_label(a: &ArtifactView, s: &Settings) -> String {
+    let mut out = pct(a.crt);
+    if s.hint_seconds {
+        let _ = write!(out, " {}", secs(a.seconds));
+    }
+    if s.hint_threads {
+        let _ = write!(out, " · {} thr/{}", a.threads, plural(a.thread_types, "type", "types"));
+    }
+    if s.hint_clusters && !a.glyph.is_empty() {
+        let _ = write!(out, " · {}", cells(&a.glyph));
+    }
+    out
+}
+
+fn kind_word(a: &ArtifactView) -> &'static str {
+    match a.kind {
+        ArtifactKind::Class => "class",
+        ArtifactKind::File => "file",
+        ArtifactKind::Function if a.qualname.contains('.') && !a.qualname.contains("<locals>") => "method",
+        ArtifactKind::Function => "function",
+    }
+}
+
+fn colour_word(c: ClusterColour) -> &'static str {
+    match c {
+        ClusterColour::Low => "low (blue)",
+        ClusterColour::Middle => "middle (amber)",
+        ClusterColour::High => "high (red)",
+    }
+}
+
+/// The figures of an artifact as markdown: the hint's tooltip and the body of the hover.
+pub fn figures_markdown(a: &ArtifactView, f: &Figures) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "**{}** ({}) — crt **{}** ({}), self {} ({})", a.qualname, kind_word(a), pct(a.crt), secs(a.seconds), pct(a.self_crt), secs(a.self_seconds));
+    let _ = writeln!(out);
+    let mut types: Vec<(&str, usize)> = Vec::new();
+    for t in &a.per_thread {
+        let ty = f.threads.get(t.thread as usize).map_or("?", |t| t.1.as_str());
+        match types.iter_mut().find(|(n, _)| *n == ty) {
+            Some(e) => e.1 += 1,
+            None => types.push((ty, 1)),
+        }
+    }
+    let types: Vec<String> = types.iter().map(|(n, c)| format!("{n} ×{c}")).collect();
+    let _ = writeln!(
+        out,
+        "{} of {} ({}) · {} `{}` · {} samples",
+        plural(a.threads, "thread", "threads"),
+        plural(a.thread_types, "type", "types"),
+        types.join(", "),
+        plural(a.clusters.len(), "cluster", "clusters"),
+        cells(&a.glyph),
+        a.samples
+    );
+    if !a.clusters.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "| cluster | threads | avg crt(a,th) | Σ crt(a,th) |");
+        let _ = writeln!(out, "|---|---|---:|---:|");
+        for (c, cell) in a.clusters.iter().zip(&a.glyph) {
+            let _ = writeln!(out, "| {} | {} | {} | {} |", colour_word(cell.colour), thread_list(&c.threads, f), pct(c.avg), pct(c.sum));
+        }
+    }
+    let edges = |title: &str, list: &[EdgeView], out: &mut String| {
+        if list.is_empty() {
+            return;
+        }
+        let items: Vec<String> = list.iter().take(5).map(|e| format!("`{}` {}", e.qualname, pct(e.share))).collect();
+        let _ = writeln!(out, "\n**{title}** (share of this function's runtime): {}", items.join(" · "));
+    };
+    edges("Top callers", &a.callers, &mut out);
+    edges("Top callees", &a.callees, &mut out);
+    out
+}
+
+fn thread_list(ids: &[u32], f: &Figures) -> String {
+    const SHOWN: usize = 8;
+    let names: Vec<&str> = ids.iter().take(SHOWN).map(|&t| f.thread_name(t)).collect();
+    let more = ids.len().saturating_sub(SHOWN);
+    let mut s = names.join(", ");
+    if more > 0 {
+        let _ = write!(s, " … +{more}");
+    }
+    s.replace('|', "\\|")
+}
+
+/// The code lens above a declaration: `ThreadRadar 37.2 % · 10 threads · 2 clusters`.
+pub fn lens_title(a: &ArtifactView) -> String {
+    format!(
+        "ThreadRadar {:.1} % · {} · {}",
+        a.crt * 100.0,
+        plural(a.threads, "thread", "threads"),
+        plural(a.clusters.len(), "cluster", "clusters")
+    )
+}
+
+/// The code lens at the top of a file: its share, the stale count, and "Open overview".
+pub fn file_lens_title(file: &FileFigures, stale: usize) -> String {
+    let mut s = match &file.file {
+        Some(v) => format!("ThreadRadar: this file {:.1} % ({})", v.crt * 100.0, secs(v.seconds)),
+        None => "ThreadRadar: this file".to_string(),
+    };
+    if stale > 0 {
+        let _ = write!(s, " · {} changed since the run (stale)", plural(stale, "declaration", "declarations"));
+    }
+    s.push_str(" · Open overview");
+    s
+}
+
+/// A footer naming the run and the analysis options.
+pub fn footer(run_name: &str, f: &Figures) -> String {
+    let mut s = format!("_run {run_name} · states {}", serde_json::to_value(f.params.states).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default());
+    if !f.params.exclude_threads.is_empty() {
+        let names: Vec<&str> = f.params.exclude_threads.iter().map(|&t| f.thread_name(t)).collect();
+        let _ = write!(s, " · thread filter: {} excluded ({})", f.params.exclude_threads.len(), names.join(", "));
+    }
+    s.push('_');
+    s
+}

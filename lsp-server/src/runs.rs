@@ -1,0 +1,149 @@
+//! Runs in the workspace: every `.threadradar/runs/*.json` under the workspace folders, newest
+//! first, and the loaded run with what the editor features need from it that does not depend on
+//! the thread filter (the files and their declarations as recorded).
+
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+use threadradar_analysis::panel::Panels;
+use threadradar_analysis::{ArtifactKind, Artifacts};
+use threadradar_profiler::runfile::{self, RunFileError};
+use threadradar_profiler::Run;
+
+/// One run file found in a workspace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunEntry {
+    pub path: PathBuf,
+    /// The file name, e.g. `20250101T120000Z-buggy.json`.
+    pub name: String,
+    /// The workspace folder whose runs directory holds it.
+    pub folder: PathBuf,
+    pub modified_unix_ms: u64,
+    pub size: u64,
+}
+
+/// The runs of all workspace folders, newest first (by name, which starts with a sortable UTC
+/// time, then by modification time).
+pub fn list(folders: &[PathBuf]) -> Vec<RunEntry> {
+    let mut all = Vec::new();
+    for folder in folders {
+        let Ok(paths) = runfile::list_runs(&runfile::runs_dir(folder)) else { continue };
+        for path in paths {
+            let meta = std::fs::metadata(&path).ok();
+            let modified = meta.as_ref().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
+            all.push(RunEntry {
+                name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+                modified_unix_ms: modified.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+                size: meta.map_or(0, |m| m.len()),
+                folder: folder.clone(),
+                path,
+            });
+        }
+    }
+    all.sort_by(|a, b| b.name.cmp(&a.name).then(b.modified_unix_ms.cmp(&a.modified_unix_ms)));
+    all
+}
+
+/// Whether a run file that failed to load may still be in the middle of being written (so it is
+/// worth trying again when it changes) rather than broken for good.
+pub fn may_be_incomplete(e: &RunFileError) -> bool {
+    matches!(e, RunFileError::Empty(_) | RunFileError::Truncated { .. } | RunFileError::Io { .. } | RunFileError::NotFound(_))
+}
+
+/// A declaration of the run in one file: what the mapping looks for in the current text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Decl {
+    pub kind: ArtifactKind,
+    pub qualname: String,
+    /// The recorded 1-based line of the `def` / `class` keyword.
+    pub line: u32,
+}
+
+/// One source file of the run, with its declarations as recorded.
+#[derive(Clone, Debug)]
+pub struct RunFile {
+    /// The path as the run stores it.
+    pub path: String,
+    pub sha256: Option<String>,
+    pub decls: Vec<Decl>,
+}
+
+/// A loaded, validated run.
+pub struct LoadedRun {
+    /// Increases with every run loaded in this server: caches keyed by it never mix runs.
+    pub generation: u64,
+    pub path: PathBuf,
+    pub panels: Panels,
+    /// By the path the run stores.
+    pub files: HashMap<String, RunFile>,
+    /// Canonical path on disk → the run's path, for files whose run path is spelled differently.
+    aliases: HashMap<PathBuf, String>,
+}
+
+impl LoadedRun {
+    pub fn new(generation: u64, path: PathBuf, run: Run) -> LoadedRun {
+        let run = Arc::new(run);
+        let artifacts = Artifacts::new(&run);
+        let mut files: HashMap<String, RunFile> = HashMap::new();
+        for (i, f) in run.files.iter().enumerate() {
+            let p = absolute(&run, run.str(f.path));
+            files.insert(p.clone(), RunFile { path: p, sha256: f.sha256.clone(), decls: Vec::new() });
+            let _ = i;
+        }
+        for kind in [ArtifactKind::Function, ArtifactKind::Class] {
+            for id in artifacts.ids(kind) {
+                let Some(a) = artifacts.describe(&run, id) else { continue };
+                if a.line == 0 {
+                    continue;
+                }
+                if let Some(f) = files.get_mut(&absolute(&run, a.file)) {
+                    let d = Decl { kind, qualname: a.qualname.to_string(), line: a.line };
+                    if !f.decls.contains(&d) {
+                        f.decls.push(d);
+                    }
+                }
+            }
+        }
+        let mut aliases = HashMap::new();
+        for p in files.keys() {
+            if p.starts_with('<') {
+                continue;
+            }
+            if let Ok(c) = std::fs::canonicalize(p) {
+                if c.as_os_str() != p.as_str() {
+                    aliases.insert(c, p.clone());
+                }
+            }
+        }
+        LoadedRun { generation, path, panels: Panels::new(run), files, aliases }
+    }
+
+    pub fn run(&self) -> &Run {
+        self.panels.run()
+    }
+
+    /// The run's name for a file on disk, if the run has it.
+    pub fn file_key(&self, path: &Path) -> Option<&str> {
+        let s = path.to_str()?;
+        if let Some((k, _)) = self.files.get_key_value(s) {
+            return Some(k.as_str());
+        }
+        if let Some(k) = self.aliases.get(path) {
+            return Some(k.as_str());
+        }
+        let c = std::fs::canonicalize(path).ok()?;
+        self.aliases.get(&c).map(|s| s.as_str()).or_else(|| self.files.get_key_value(c.to_str()?).map(|(k, _)| k.as_str()))
+    }
+}
+
+/// A run's file path made absolute against the recording's working directory (CPython reports
+/// absolute paths for scripts since 3.9; older ones may not).
+pub fn absolute(run: &Run, path: &str) -> String {
+    if path.starts_with('/') || path.starts_with('<') || run.meta.cwd.is_empty() {
+        path.to_string()
+    } else {
+        Path::new(&run.meta.cwd).join(path).display().to_string()
+    }
+}
