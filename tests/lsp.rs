@@ -336,6 +336,144 @@ fn hints_lenses_hover_edits_filter_symbols_and_new_runs() {
     assert!(c.shutdown().success());
 }
 
+/// `threadRadar/changed` notifications received so far, as their reasons.
+fn changes(c: &LspClient) -> Vec<String> {
+    c.notifications.iter().filter(|n| n["method"] == "threadRadar/changed").map(|n| n["params"]["reason"].as_str().unwrap().to_string()).collect()
+}
+
+/// Waits until a `threadRadar/changed` with this reason has arrived after the first `seen`.
+fn wait_change(c: &mut LspClient, seen: usize, reason: &str) -> Value {
+    let hit = |n: &Value| n["method"] == "threadRadar/changed" && n["params"]["reason"] == reason;
+    if let Some(n) = c.notifications.iter().filter(|n| n["method"] == "threadRadar/changed").skip(seen).find(|n| hit(n)) {
+        return n.clone();
+    }
+    c.wait_for(Duration::from_secs(20), hit).unwrap_or_else(|| panic!("no threadRadar/changed {reason}; got {:?}", changes(c)))
+}
+
+#[test]
+fn editor_clients_get_document_artifacts_changes_hottest_and_run_deletion() {
+    let ws = recorded_workspace();
+    let functions = report(&ws.run, "function", &[]);
+    let classes = report(&ws.run, "class", &[]);
+    let expected = declared(&functions, &classes, &ws.script);
+    let text = std::fs::read_to_string(&ws.script).unwrap();
+
+    let mut c = LspClient::spawn(common::bin(), &ws.root);
+    let init = c.initialize(&ws.root, json!({ "minCrt": 0, "notifyChanges": true, "pollMs": 100 }));
+    assert!(init["capabilities"]["experimental"]["threadRadar"]["requests"].as_array().unwrap().contains(&json!("threadRadar/documentArtifacts")));
+    c.open(&ws.script, &text);
+
+    // documentArtifacts: the hints' declarations, with lines, labels and text glyph cells.
+    let hints = c.inlay_hints(&ws.script);
+    let doc = c.call("threadRadar/documentArtifacts", json!({ "uri": file_uri(&ws.script), "glyph": { "theme": "dark", "size": 36 } }));
+    assert_eq!(doc["run"], json!(ws.run.file_name().unwrap().to_str().unwrap()));
+    assert_eq!(doc["stale"], 0);
+    let arts = doc["artifacts"].as_array().unwrap();
+    assert_eq!(arts.len(), expected.len());
+    assert!(arts.windows(2).all(|w| w[0]["line"].as_u64() <= w[1]["line"].as_u64()), "sorted by line");
+    for a in &expected {
+        let q = a["qualname"].as_str().unwrap();
+        let d = arts.iter().find(|d| d["qualname"] == q).unwrap_or_else(|| panic!("{q} not in documentArtifacts"));
+        let line = a["line"].as_u64().unwrap() - 1;
+        assert_eq!(d["line"].as_u64().unwrap(), line, "{q}");
+        let line_text = text.lines().nth(line as usize).unwrap();
+        assert_eq!(d["character"].as_u64().unwrap() as usize, line_text.len() - line_text.trim_start().len(), "{q}");
+        assert_eq!(d["end_character"].as_u64().unwrap() as usize, line_text.encode_utf16().count(), "{q}");
+        assert_eq!(d["label"].as_str().unwrap(), expected_label(a), "{q}");
+        assert_eq!(d["label"].as_str().unwrap(), label(hint_for(&hints, q).unwrap()), "{q}: the same text as the hint");
+        assert_eq!(d["cells"].as_array().unwrap().len(), a["clusters"].as_array().unwrap().len(), "{q}");
+        let cells: Vec<&str> = d["cells"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap()).collect();
+        assert_eq!(d["text"].as_str().unwrap(), cells.join(" "));
+        let svg = d["glyph_svg"].as_str().unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("height=\"36\""), "{q}: {}", &svg[..120.min(svg.len())]);
+    }
+    let colours: Vec<&str> = arts.iter().flat_map(|a| a["cells"].as_array().unwrap().iter().map(|c| c["colour"].as_str().unwrap())).collect();
+    assert!(colours.iter().all(|c| ["low", "middle", "high"].contains(c)), "{colours:?}");
+    // Without `glyph`, no SVG; a file the run does not know, no artifacts; a bad URI, one error.
+    let plain = c.call("threadRadar/documentArtifacts", json!({ "uri": file_uri(&ws.script) }));
+    assert!(plain["artifacts"][0].get("glyph_svg").is_none());
+    let other = ws.root.join("other.py");
+    std::fs::write(&other, "def f():\n    pass\n").unwrap();
+    assert_eq!(c.call("threadRadar/documentArtifacts", json!({ "uri": file_uri(&other) }))["artifacts"], json!([]));
+    let err = c.request("threadRadar/documentArtifacts", json!({ "uri": 5 })).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("needs {\"uri\""), "{err}");
+
+    // The active run's summary, for a status bar.
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&ws.run).unwrap()).unwrap();
+    let runs = c.call("threadRadar/runs", json!({}));
+    assert_eq!(runs["summary"]["samples"], recorded["meta"]["sample_count"]);
+    assert_eq!(runs["summary"]["threads"].as_u64().unwrap() as usize, recorded["threads"].as_array().unwrap().len());
+    assert!(runs["summary"]["command"].as_str().unwrap().contains("buggy.py"));
+
+    // A thread filter: `threadRadar/changed` "filter", and the figures follow.
+    let seen = changes(&c).len();
+    c.execute("threadradar.setThreadFilter", json!({ "exclude": ["worker-0"] })).unwrap();
+    let n = wait_change(&mut c, seen, "filter");
+    assert_eq!(n["params"]["exclude_threads"].as_array().unwrap().len(), 1);
+    let filtered = c.call("threadRadar/documentArtifacts", json!({ "uri": file_uri(&ws.script) }));
+    assert_eq!(filtered["exclude_threads"], n["params"]["exclude_threads"]);
+    let run_before = arts.iter().find(|d| d["qualname"] == "Worker.run").unwrap();
+    let run_after = filtered["artifacts"].as_array().unwrap().iter().find(|d| d["qualname"] == "Worker.run").unwrap();
+    assert_ne!(run_before["label"], run_after["label"], "excluding a worker changes Worker.run");
+    let seen = changes(&c).len();
+    c.execute("threadradar.clearThreadFilter", json!({})).unwrap();
+    assert_eq!(wait_change(&mut c, seen, "filter")["params"]["exclude_threads"], json!([]));
+
+    // goToHottest: the user function (then class) with the highest crt, shown in the editor.
+    let hottest = |kind: &str, report: &Value| -> String {
+        report["artifacts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["file_kind"] == "user" && a["qualname"] != "<module>" && a["kind"] == kind && a["line"].as_u64().unwrap() > 0)
+            .unwrap()["qualname"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let before = c.server_requests.len();
+    let hot = c.execute("threadradar.goToHottest", json!({})).unwrap();
+    assert_eq!(hot["qualname"].as_str().unwrap(), hottest("function", &functions));
+    assert!(c.wait_server_request("window/showDocument", SHORT) && c.server_requests.len() > before);
+    let hot_class = c.execute("threadradar.goToHottest", json!({ "kind": "class" })).unwrap();
+    assert_eq!(hot_class["qualname"].as_str().unwrap(), hottest("class", &classes));
+    assert!(c.execute("threadradar.goToHottest", json!({ "kind": "module" })).unwrap_err()["message"].as_str().unwrap().contains("function or class"));
+
+    // A newer run: "run"; an older one: "runs" (the list changed, the active run did not).
+    let seen = changes(&c).len();
+    let newer = ws.run.with_file_name("20990101T000000Z-buggy.json");
+    let tmp = ws.run.with_file_name(".incoming.tmp");
+    std::fs::copy(&ws.run, &tmp).unwrap();
+    std::fs::rename(&tmp, &newer).unwrap();
+    assert_eq!(wait_change(&mut c, seen, "run")["params"]["run"], json!(newer));
+    let seen = changes(&c).len();
+    let older = ws.run.with_file_name("19990101T000000Z-buggy.json");
+    std::fs::copy(&ws.run, &tmp).unwrap();
+    std::fs::rename(&tmp, &older).unwrap();
+    assert_eq!(wait_change(&mut c, seen, "runs")["params"]["run"], json!(newer));
+
+    // deleteRun: the active run goes, the newest remaining one is shown.
+    let seen = changes(&c).len();
+    let r = c.execute("threadradar.deleteRun", json!({ "run": newer.file_name().unwrap().to_str().unwrap() })).unwrap();
+    assert!(!newer.exists());
+    assert_eq!(r["active"], json!(ws.run));
+    assert_eq!(r["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(wait_change(&mut c, seen, "run")["params"]["run"], json!(ws.run));
+    // A run that is not active: the file goes, the active run stays.
+    let r = c.execute("threadradar.deleteRun", json!({ "run": older.to_str().unwrap() })).unwrap();
+    assert!(!older.exists());
+    assert_eq!(r["active"], json!(ws.run));
+    let err = c.execute("threadradar.deleteRun", json!({ "run": "nope.json" })).unwrap_err();
+    assert!(err["message"].as_str().unwrap().starts_with("no run \"nope.json\""), "{err}");
+    // The last run: nothing is shown any more.
+    let seen = changes(&c).len();
+    c.execute("threadradar.deleteRun", json!({ "run": ws.run.to_str().unwrap() })).unwrap();
+    assert_eq!(wait_change(&mut c, seen, "run")["params"]["run"], Value::Null);
+    assert_eq!(c.call("threadRadar/documentArtifacts", json!({ "uri": file_uri(&ws.script) }))["artifacts"], json!([]));
+    assert_eq!(c.inlay_hints(&ws.script), Vec::<Value>::new());
+    assert!(c.shutdown().success());
+}
+
 #[test]
 fn a_workspace_without_runs_says_so_once_and_survives_a_corrupt_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -385,6 +523,7 @@ fn junk() -> impl Strategy<Value = Vec<u8>> {
         "threadRadar/glyph",
         "threadRadar/threads",
         "threadRadar/runs",
+        "threadRadar/documentArtifacts",
         "textDocument/didChange",
         "textDocument/didOpen",
         "textDocument/didClose",
@@ -404,7 +543,7 @@ fn junk() -> impl Strategy<Value = Vec<u8>> {
             "range": { "start": { "line": l, "character": ch }, "end": { "line": 0, "character": 0 } },
             "contentChanges": [{ "range": { "start": { "line": l, "character": ch }, "end": { "line": l, "character": 0 } }, "text": "x" }],
         })),
-        prop::sample::select(vec!["threadradar.setThreadFilter", "threadradar.goTo", "threadradar.selectRun", "threadradar.openDetail", "nope"])
+        prop::sample::select(vec!["threadradar.setThreadFilter", "threadradar.goTo", "threadradar.selectRun", "threadradar.openDetail", "threadradar.deleteRun", "threadradar.goToHottest", "nope"])
             .prop_map(|c| json!({ "command": c, "arguments": [{ "exclude": [99999, "x"], "artifact": "function:/x:1:f", "run": "/nope" }] })),
         Just(json!({ "settings": { "threadradar": { "minCrt": "high", "states": 3, "hoverImage": [] } } })),
         Just(json!({ "textDocument": { "uri": "not a uri", "text": 5 } })),

@@ -51,6 +51,9 @@ pub struct Settings {
     pub panels: bool,
     /// How often the runs directories are checked, in milliseconds (besides file watching).
     pub poll_ms: u64,
+    /// Send `threadRadar/changed` when the run, the run list, the thread filter or the settings
+    /// change (for clients without `workspace/inlayHint/refresh`, and for editor decorations).
+    pub notify_changes: bool,
 }
 
 impl Default for Settings {
@@ -70,6 +73,7 @@ impl Default for Settings {
             hover_image: HoverImage::Auto,
             panels: false,
             poll_ms: 1000,
+            notify_changes: false,
         }
     }
 }
@@ -95,6 +99,7 @@ impl Settings {
                 "hover" => set_bool(&mut self.hover, v),
                 "classes" => set_bool(&mut self.classes, v),
                 "panels" => set_bool(&mut self.panels, v),
+                "notifyChanges" => set_bool(&mut self.notify_changes, v),
                 "states" => match serde_json::from_value::<States>(v.clone()) {
                     Ok(s) => {
                         self.states = s;

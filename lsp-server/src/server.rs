@@ -30,14 +30,40 @@ use tower_lsp_server::lsp_types::*;
 use tower_lsp_server::{Client, LanguageServer, UriExt};
 
 /// The commands of `workspace/executeCommand`.
-pub const COMMANDS: [&str; 6] = [
+pub const COMMANDS: [&str; 8] = [
     "threadradar.openOverview",
     "threadradar.openDetail",
     "threadradar.selectRun",
+    "threadradar.deleteRun",
     "threadradar.setThreadFilter",
     "threadradar.clearThreadFilter",
     "threadradar.goTo",
+    "threadradar.goToHottest",
 ];
+
+/// Why `threadRadar/changed` was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Change {
+    /// The active run changed (a new newest run, `selectRun`, `deleteRun` of the active run).
+    Run,
+    /// The global thread filter changed.
+    Filter,
+    /// The list of run files changed; the active run did not.
+    Runs,
+    /// The settings changed what hints, lenses and decorations show.
+    Settings,
+}
+
+impl Change {
+    fn as_str(self) -> &'static str {
+        match self {
+            Change::Run => "run",
+            Change::Filter => "filter",
+            Change::Runs => "runs",
+            Change::Settings => "settings",
+        }
+    }
+}
 
 /// What the client said it can do.
 #[derive(Clone, Debug, Default)]
@@ -169,6 +195,9 @@ impl Backend {
             return;
         }
         if list.is_empty() {
+            if changed && !first {
+                self.notify_changed(Change::Runs).await;
+            }
             let tell = {
                 let mut s = self.state();
                 let tell = !s.told_no_runs;
@@ -190,23 +219,27 @@ impl Backend {
         if pinned {
             if changed && !first {
                 self.client.log_message(MessageType::INFO, "ThreadRadar: a new run was recorded; `threadradar.selectRun` switches to it").await;
+                self.notify_changed(Change::Runs).await;
             }
             return;
         }
         // The newest run that can be read; a run that failed before is retried when it changed.
         for entry in list {
             if Some(&entry.path) == active_path.as_ref() {
-                return; // the newest readable run is already shown
+                break; // the newest readable run is already shown
             }
             let failed_before = self.state().failed.get(&entry.path) == Some(&(entry.size, entry.modified_unix_ms));
             if failed_before {
                 continue;
             }
             match self.load(&entry).await {
-                Load::Loaded => return,
+                Load::Loaded => return, // `load` told the client
                 Load::Cancelled => return,
                 Load::Failed => continue,
             }
+        }
+        if changed && !first {
+            self.notify_changed(Change::Runs).await;
         }
     }
 
@@ -271,7 +304,7 @@ impl Backend {
                     s.disk.clear();
                 }
                 self.client.log_message(MessageType::INFO, format!("ThreadRadar: showing {}", entry.path.display())).await;
-                self.refresh().await;
+                self.refresh(Change::Run).await;
                 Load::Loaded
             }
             Ok(None) => Load::Cancelled,
@@ -290,8 +323,9 @@ impl Backend {
         outcome
     }
 
-    /// Asks the client to ask again for hints and lenses, when it can.
-    async fn refresh(&self) {
+    /// Asks the client to ask again for hints and lenses, when it can, and tells clients that
+    /// asked for it (`notifyChanges`) what changed.
+    async fn refresh(&self, why: Change) {
         let caps = self.state().caps.clone();
         if caps.inlay_hint_refresh {
             let _ = self.client.inlay_hint_refresh().await;
@@ -299,6 +333,24 @@ impl Backend {
         if caps.code_lens_refresh {
             let _ = self.client.code_lens_refresh().await;
         }
+        self.notify_changed(why).await;
+    }
+
+    /// `threadRadar/changed`, when the client asked for it with the setting `notifyChanges`.
+    async fn notify_changed(&self, why: Change) {
+        let params = {
+            let s = self.state();
+            if !s.settings.notify_changes {
+                return;
+            }
+            json!({
+                "reason": why.as_str(),
+                "run": s.active.as_ref().map(|a| a.path.clone()),
+                "generation": s.active.as_ref().map_or(0, |a| a.generation),
+                "exclude_threads": s.exclude,
+            })
+        };
+        self.client.send_notification::<Changed>(params).await;
     }
 
     /// The active run and its figures under the current filter and states, computed on the
@@ -472,7 +524,100 @@ impl Backend {
                 })
             })
             .collect();
-        Ok(json!({ "active": active, "pinned": s.pinned, "runs": runs, "exclude_threads": s.exclude }))
+        let summary = s.active.as_ref().map(|a| {
+            let run = a.run();
+            let m = &run.meta;
+            json!({
+                "name": a.path.file_name().map(|n| n.to_string_lossy().into_owned()),
+                "samples": m.sample_count,
+                "threads": run.threads.len(),
+                "processes": m.pids.len(),
+                "duration_s": m.duration_s,
+                "command": m.command.join(" "),
+                "start_unix_ms": m.start_unix_ms,
+                "python_version": m.python_version,
+            })
+        });
+        Ok(json!({ "active": active, "pinned": s.pinned, "runs": runs, "exclude_threads": s.exclude, "summary": summary }))
+    }
+
+    /// `threadRadar/documentArtifacts`: the profiled declarations of one document where they are
+    /// now, with what an editor needs to draw them (text glyph cells, the hint's label and, when
+    /// asked for, the SVG glyph). Decorations in editors are drawn from this.
+    pub async fn document_artifacts_request(&self, params: Value) -> Result<Value> {
+        let uri: Uri = params
+            .get("uri")
+            .and_then(|u| u.as_str())
+            .and_then(|u| u.parse().ok())
+            .ok_or_else(|| invalid("threadRadar/documentArtifacts needs {\"uri\": document URI}"))?;
+        let glyph_opts = match params.get("glyph") {
+            None | Some(Value::Null) => None,
+            Some(g) => {
+                let settings = self.settings();
+                let theme = match g.get("theme").and_then(|t| t.as_str()) {
+                    Some(t) => glyph::Theme::parse(t).ok_or_else(|| invalid(format!("unknown glyph theme {t:?}: light or dark")))?,
+                    None => settings.glyph_theme,
+                };
+                let size = g.get("size").and_then(|s| s.as_u64()).unwrap_or(32).clamp(8, 512) as u32;
+                Some((theme, size))
+            }
+        };
+        let (generation, exclude, run_name) = {
+            let s = self.state();
+            (s.active.as_ref().map_or(0, |a| a.generation), s.exclude.clone(), s.active.as_ref().and_then(|a| a.path.file_name().map(|n| n.to_string_lossy().into_owned())))
+        };
+        let empty = json!({ "run": run_name, "generation": generation, "exclude_threads": exclude, "stale": 0, "file": null, "artifacts": [] });
+        let Some(p) = self.placed(&uri).await else { return Ok(empty) };
+        let mut items = p.items.clone();
+        items.sort_by_key(|&(_, line)| line);
+        let mut artifacts = Vec::with_capacity(items.len());
+        for (i, line) in items {
+            let a = &p.file.artifacts[i];
+            let v = &a.view;
+            let text = p.doc.line(line).unwrap_or("");
+            let indent: u32 = text.chars().take_while(|c| c.is_whitespace()).map(|c| c.len_utf16() as u32).sum();
+            let cells: Vec<Value> = v
+                .glyph
+                .iter()
+                .map(|c| json!({ "colour": c.colour, "threads": c.threads, "avg": c.avg, "sum": c.sum, "text": c.to_string() }))
+                .collect();
+            let mut entry = json!({
+                "key": a.key,
+                "kind": v.kind,
+                "name": v.name,
+                "qualname": v.qualname,
+                "line": line,
+                "character": indent,
+                "end_character": text.encode_utf16().count(),
+                "recorded_line": v.line,
+                "crt": v.crt,
+                "self_crt": v.self_crt,
+                "seconds": v.seconds,
+                "samples": v.samples,
+                "threads": v.threads,
+                "thread_types": v.thread_types,
+                "cells": cells,
+                "text": render::cells(&v.glyph),
+                "label": render::hint_label(v, &p.settings),
+            });
+            if let Some((theme, size)) = glyph_opts {
+                let svg = glyph::svg(&RadarSpec::from(v), &SvgOptions { size, theme, interactive: false, title: Some(v.qualname.clone()) });
+                entry["glyph_svg"] = json!(svg);
+            }
+            artifacts.push(entry);
+        }
+        let file = p.file.file.as_ref().map(|f| {
+            let key = p.uri.to_file_path().and_then(|path| p.loaded.file_key(&path).map(|k| format!("file:{k}")));
+            json!({ "key": key, "crt": f.crt, "seconds": f.seconds })
+        });
+        Ok(json!({
+            "run": p.run_name(),
+            "generation": p.figures.generation,
+            "exclude_threads": p.figures.params.exclude_threads,
+            "stale": p.stale,
+            "file": file,
+            "artifacts": artifacts,
+        }))
     }
 
     /// `window/workDoneProgress/cancel`: the user cancelled loading a run.
@@ -592,6 +737,89 @@ impl Backend {
         }
     }
 
+    /// `threadradar.deleteRun`: deletes a listed run file. Deleting the active run shows the
+    /// newest remaining one (and follows new runs again).
+    async fn delete_run(&self, arg: Value) -> Result<Option<Value>> {
+        self.wait_scanned().await;
+        let wanted = match &arg {
+            Value::String(s) => Some(s.clone()),
+            v => v.get("run").and_then(|r| r.as_str()).map(String::from),
+        }
+        .ok_or_else(|| invalid("threadradar.deleteRun needs {\"run\": path or file name}"))?;
+        let guard = self.load_lock.lock().await;
+        let (entry, was_active) = {
+            let s = self.state();
+            let entry = s
+                .runs
+                .iter()
+                .find(|r| r.path == Path::new(&wanted) || r.name == wanted)
+                .cloned()
+                .ok_or_else(|| invalid(format!("no run {wanted:?} in this workspace's runs directories: `threadRadar/runs` lists them")))?;
+            let was_active = s.active.as_ref().is_some_and(|a| a.path == entry.path);
+            (entry, was_active)
+        };
+        match std::fs::remove_file(&entry.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(invalid(format!("cannot delete {}: {e}", entry.path.display()))),
+        }
+        {
+            let mut s = self.state();
+            s.failed.remove(&entry.path);
+            if was_active {
+                s.active = None;
+                s.exclude.clear();
+                s.figures.clear();
+                s.disk.clear();
+                s.pinned = false;
+            }
+        }
+        drop(guard);
+        if was_active {
+            self.state().runs.clear(); // the next scan loads the newest remaining run
+            self.rescan(true).await;
+            if self.state().active.is_none() {
+                self.refresh(Change::Run).await; // nothing left to show: clear the annotations
+            }
+        } else {
+            self.rescan(false).await;
+        }
+        self.runs_request(Value::Null).await.map(Some)
+    }
+
+    /// `threadradar.goToHottest`: the user's function (or class) with the highest crt.
+    async fn go_to_hottest(&self, arg: Value) -> Result<Option<Value>> {
+        let kind = match arg.get("kind").and_then(|k| k.as_str()).or(arg.as_str()) {
+            None | Some("function") => ArtifactKind::Function,
+            Some("class") => ArtifactKind::Class,
+            Some(k) => return Err(invalid(format!("unknown kind {k:?}: function or class"))),
+        };
+        let (loaded, figures) = self.figures().await.ok_or_else(|| invalid("there is no run: record one with `threadradar record -- python3 your_program.py`"))?;
+        for (file, i) in &figures.ranked {
+            let Some(p) = figures.files.get(file).and_then(|f| f.artifacts.get(*i)) else { continue };
+            let v = &p.view;
+            if v.kind != kind || v.file_kind != threadradar_profiler::run::FileKind::User || v.qualname == "<module>" {
+                continue;
+            }
+            let Some(location) = self.locate(&loaded, file, p) else { continue };
+            if self.state().caps.show_document {
+                let _ = self
+                    .client
+                    .show_document(ShowDocumentParams { uri: location.uri.clone(), external: Some(false), take_focus: Some(true), selection: Some(location.range) })
+                    .await;
+            }
+            return Ok(Some(json!({
+                "artifact": p.key,
+                "uri": location.uri,
+                "range": location.range,
+                "qualname": v.qualname,
+                "crt": v.crt,
+            })));
+        }
+        let what = if kind == ArtifactKind::Class { "class" } else { "function" };
+        Err(invalid(format!("no {what} of your own code was profiled in this run (only the standard library or installed packages)")))
+    }
+
     async fn set_thread_filter(&self, arg: Value) -> Result<Option<Value>> {
         let loaded = self.active().await?;
         let run = loaded.run();
@@ -620,14 +848,14 @@ impl Backend {
             return Err(invalid("the filter would exclude every thread"));
         }
         self.state().exclude = ids.clone();
-        self.refresh().await;
+        self.refresh(Change::Filter).await;
         let names: Vec<Value> = ids.iter().map(|&i| json!({ "id": i, "name": run.threads[i as usize].name })).collect();
         Ok(Some(json!({ "excluded": names })))
     }
 
     async fn clear_thread_filter(&self) -> Result<Option<Value>> {
         self.state().exclude.clear();
-        self.refresh().await;
+        self.refresh(Change::Filter).await;
         Ok(Some(json!({ "excluded": [] })))
     }
 
@@ -701,6 +929,13 @@ impl notification::Notification for OpenPanel {
     const METHOD: &'static str = "threadRadar/openPanel";
 }
 
+/// `threadRadar/changed`: tells a client that asked for it (`notifyChanges`) to draw again.
+enum Changed {}
+impl notification::Notification for Changed {
+    type Params = Value;
+    const METHOD: &'static str = "threadRadar/changed";
+}
+
 enum Load {
     Loaded,
     Failed,
@@ -761,7 +996,7 @@ fn capabilities() -> ServerCapabilities {
             workspace_folders: Some(WorkspaceFoldersServerCapabilities { supported: Some(true), change_notifications: Some(OneOf::Left(true)) }),
             file_operations: None,
         }),
-        experimental: Some(json!({ "threadRadar": { "requests": ["threadRadar/overview", "threadRadar/detail", "threadRadar/glyph", "threadRadar/threads", "threadRadar/runs"], "notifications": ["threadRadar/openPanel"] } })),
+        experimental: Some(json!({ "threadRadar": { "requests": ["threadRadar/overview", "threadRadar/detail", "threadRadar/glyph", "threadRadar/threads", "threadRadar/runs", "threadRadar/documentArtifacts"], "notifications": ["threadRadar/openPanel", "threadRadar/changed"] } })),
         ..Default::default()
     }
 }
@@ -791,6 +1026,9 @@ impl Server {
     }
     pub async fn runs(&self, p: Value) -> Result<Value> {
         self.0.runs_request(p).await
+    }
+    pub async fn document_artifacts(&self, p: Value) -> Result<Value> {
+        self.0.document_artifacts_request(p).await
     }
     pub async fn cancel_progress(&self, p: Value) {
         self.0.progress_cancel(p).await
@@ -896,7 +1134,7 @@ impl LanguageServer for Server {
         if !ignored.is_empty() {
             self.show(MessageType::WARNING, format!("ThreadRadar: {}", ignored.join("; "))).await;
         }
-        self.refresh().await;
+        self.refresh(Change::Settings).await;
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
@@ -1071,6 +1309,8 @@ impl LanguageServer for Server {
             "threadradar.openOverview" => self.0.open_overview(arg).await,
             "threadradar.openDetail" => self.0.open_detail(arg).await,
             "threadradar.selectRun" => self.0.select_run(arg).await,
+            "threadradar.deleteRun" => self.0.delete_run(arg).await,
+            "threadradar.goToHottest" => self.0.go_to_hottest(arg).await,
             "threadradar.setThreadFilter" => self.0.set_thread_filter(arg).await,
             "threadradar.clearThreadFilter" => self.0.clear_thread_filter().await,
             "threadradar.goTo" => self.0.go_to(arg).await,
