@@ -54,6 +54,10 @@ pub struct Settings {
     /// Send `threadRadar/changed` when the run, the run list, the thread filter or the settings
     /// change (for clients without `workspace/inlayHint/refresh`, and for editor decorations).
     pub notify_changes: bool,
+    /// What `threadradar.record` launches when it is given no command.
+    pub record_command: Vec<String>,
+    /// `threadradar.record` samples the program's Python subprocesses too.
+    pub record_subprocesses: bool,
 }
 
 impl Default for Settings {
@@ -74,6 +78,8 @@ impl Default for Settings {
             panels: false,
             poll_ms: 1000,
             notify_changes: false,
+            record_command: vec!["python3".into(), "-m".into(), "pytest".into()],
+            record_subprocesses: true,
         }
     }
 }
@@ -100,6 +106,14 @@ impl Settings {
                 "classes" => set_bool(&mut self.classes, v),
                 "panels" => set_bool(&mut self.panels, v),
                 "notifyChanges" => set_bool(&mut self.notify_changes, v),
+                "recordSubprocesses" => set_bool(&mut self.record_subprocesses, v),
+                "recordCommand" => match v.as_array().map(|a| a.iter().map(|x| x.as_str().map(String::from)).collect::<Option<Vec<_>>>()) {
+                    Some(Some(c)) if !c.is_empty() => {
+                        self.record_command = c;
+                        true
+                    }
+                    _ => false,
+                },
                 "states" => match serde_json::from_value::<States>(v.clone()) {
                     Ok(s) => {
                         self.states = s;

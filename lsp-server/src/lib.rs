@@ -10,6 +10,7 @@
 //! metric itself. Modules:
 //! - [`server`]: the protocol handlers, commands, custom requests, run watching.
 //! - [`runs`]: finding and loading runs.
+//! - [`recording`]: recording a run from the editor (`threadradar record` as a child process).
 //! - [`figures`]: one analysis of the active run arranged by file (cached per filter and states).
 //! - [`mapping`]: the run's declarations in the code as it is now (edits, stale declarations).
 //! - [`render`]: the text of hints, lenses and hovers.
@@ -22,6 +23,7 @@ pub mod config;
 pub mod figures;
 pub mod framing;
 pub mod mapping;
+pub mod recording;
 pub mod render;
 pub mod runs;
 pub mod server;

@@ -12,6 +12,7 @@
 use crate::config::{HoverImage, Settings};
 use crate::figures::{FileFigures, Figures, Profiled};
 use crate::mapping::Mapping;
+use crate::recording::{self, Output, RecordRequest};
 use crate::render;
 use crate::runs::{self, LoadedRun, RunEntry};
 use crate::text::{line_in, Document};
@@ -30,7 +31,7 @@ use tower_lsp_server::lsp_types::*;
 use tower_lsp_server::{Client, LanguageServer, UriExt};
 
 /// The commands of `workspace/executeCommand`.
-pub const COMMANDS: [&str; 8] = [
+pub const COMMANDS: [&str; 10] = [
     "threadradar.openOverview",
     "threadradar.openDetail",
     "threadradar.selectRun",
@@ -39,6 +40,8 @@ pub const COMMANDS: [&str; 8] = [
     "threadradar.clearThreadFilter",
     "threadradar.goTo",
     "threadradar.goToHottest",
+    "threadradar.record",
+    "threadradar.stopRecording",
 ];
 
 /// Why `threadRadar/changed` was sent.
@@ -52,6 +55,8 @@ enum Change {
     Runs,
     /// The settings changed what hints, lenses and decorations show.
     Settings,
+    /// A recording started or ended (`recording` says which).
+    Recording,
 }
 
 impl Change {
@@ -61,6 +66,7 @@ impl Change {
             Change::Filter => "filter",
             Change::Runs => "runs",
             Change::Settings => "settings",
+            Change::Recording => "recording",
         }
     }
 }
@@ -84,6 +90,18 @@ struct Doc {
     doc: Arc<Document>,
     /// Mapping of the run's declarations for (run generation, document version).
     mapping: Option<(u64, i32, Arc<Mapping>)>,
+}
+
+/// A recording started from the editor (`threadradar.record`).
+struct ActiveRecording {
+    /// 0 until the recorder has started.
+    pid: u32,
+    output: PathBuf,
+    command: Vec<String>,
+    /// The work-done progress token, when the client shows progress.
+    token: Option<String>,
+    /// Becomes `true` when the recorder has ended and its run (if any) is loaded.
+    done: tokio::sync::watch::Receiver<bool>,
 }
 
 /// A load in progress, cancellable from the progress UI.
@@ -111,6 +129,7 @@ struct State {
     told_no_runs: bool,
     generation: u64,
     loading: Option<Loading>,
+    recording: Option<ActiveRecording>,
     /// Files on disk (not open) mapped for symbols and goTo: (generation, mtime, mapping).
     disk: HashMap<PathBuf, (u64, u64, Arc<Document>, Arc<Mapping>)>,
 }
@@ -348,6 +367,7 @@ impl Backend {
                 "run": s.active.as_ref().map(|a| a.path.clone()),
                 "generation": s.active.as_ref().map_or(0, |a| a.generation),
                 "exclude_threads": s.exclude,
+                "recording": s.recording.as_ref().map(|r| json!({ "command": r.command, "output": r.output })),
             })
         };
         self.client.send_notification::<Changed>(params).await;
@@ -630,6 +650,10 @@ impl Backend {
         if let Some(l) = self.state().loading.as_ref().filter(|l| l.token == token) {
             l.cancelled.store(true, Ordering::SeqCst);
         }
+        let recording = self.state().recording.as_ref().filter(|r| r.token.as_deref() == Some(token.as_str())).map(|r| r.pid);
+        if let Some(pid) = recording {
+            recording::interrupt(pid);
+        }
     }
 
     // --------------------------------------------------------------------------------------------
@@ -785,6 +809,139 @@ impl Backend {
             self.rescan(false).await;
         }
         self.runs_request(Value::Null).await.map(Some)
+    }
+
+    /// `threadradar.record`: starts `threadradar record` in a workspace folder and answers at
+    /// once; the run is loaded (and shown) when the recorder ends.
+    async fn record(self: &Arc<Self>, arg: Value) -> Result<Option<Value>> {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let (req, folders) = {
+            let mut s = self.state();
+            if let Some(r) = &s.recording {
+                return Err(invalid(format!("`{}` is already being recorded: stop it first (threadradar.stopRecording)", r.command.join(" "))));
+            }
+            let req = RecordRequest::parse(&arg, &s.settings.record_command, s.settings.record_subprocesses, &s.folders).map_err(invalid)?;
+            // Reserved under the lock, so two record commands cannot both start.
+            s.recording = Some(ActiveRecording { pid: 0, output: PathBuf::new(), command: req.command.clone(), token: None, done: rx });
+            (req, s.folders.clone())
+        };
+        let started = std::env::current_exe()
+            .map_err(|e| format!("cannot find the threadradar binary: {e}"))
+            .and_then(|exe| recording::start(&exe, &req, &folders));
+        let started = match started {
+            Ok(st) => st,
+            Err(e) => {
+                self.state().recording = None;
+                return Err(invalid(e));
+            }
+        };
+        let title = format!("ThreadRadar: recording `{}`", req.command.join(" "));
+        let mut progress = None;
+        let mut token = None;
+        if self.state().caps.work_done_progress {
+            let t = format!("threadradar/record/{}", self.progress_counter.fetch_add(1, Ordering::SeqCst));
+            let pt = ProgressToken::String(t.clone());
+            if self.client.send_request::<request::WorkDoneProgressCreate>(WorkDoneProgressCreateParams { token: pt.clone() }).await.is_ok() {
+                progress = Some(self.client.progress(pt, title.clone()).with_message("starting").with_cancel_button().begin().await);
+                token = Some(t);
+            }
+        }
+        if let Some(r) = self.state().recording.as_mut() {
+            r.pid = started.pid;
+            r.output = started.output.clone();
+            r.token = token;
+        }
+        self.client.log_message(MessageType::INFO, format!("{title} in {} → {}", req.cwd.display(), started.output.display())).await;
+        self.notify_changed(Change::Recording).await;
+        let answer = json!({ "recording": true, "output": started.output, "command": req.command, "cwd": req.cwd });
+        let me = self.clone();
+        tokio::spawn(async move { me.follow_recording(started, progress, tx).await });
+        Ok(Some(answer))
+    }
+
+    /// Passes the program's output on, reports progress, and loads the run when it is written.
+    async fn follow_recording(
+        self: Arc<Self>,
+        mut st: recording::Started,
+        progress: Option<tower_lsp_server::OngoingProgress<tower_lsp_server::Unbounded, tower_lsp_server::Cancellable>>,
+        done: tokio::sync::watch::Sender<bool>,
+    ) {
+        /// Program output lines passed on as log messages, at most.
+        const MAX_LINES: usize = 5000;
+        let started = std::time::Instant::now();
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        let mut recorder: Vec<String> = Vec::new();
+        let mut logged = 0usize;
+        let mut open = true;
+        let mut status = None;
+        while open || status.is_none() {
+            tokio::select! {
+                line = st.lines.recv(), if open => match line {
+                    Some(Output::Stdout(l)) | Some(Output::Stderr(l)) => {
+                        if let Some(own) = recording::recorder_line(&l) {
+                            recorder.push(own.to_string());
+                        } else if logged < MAX_LINES {
+                            logged += 1;
+                            self.client.log_message(MessageType::LOG, l).await;
+                        }
+                    }
+                    None => open = false,
+                },
+                s = st.child.wait(), if status.is_none() => status = Some(s),
+                _ = tick.tick() => {
+                    if let Some(p) = &progress {
+                        p.report_with_message(format!("{:.0} s — cancel stops it and keeps the run", started.elapsed().as_secs_f64()), None).await;
+                    }
+                }
+            }
+        }
+        if let Some(p) = progress {
+            p.finish().await;
+        }
+        // The recorder has ended: another recording may start while this run loads.
+        self.state().recording = None;
+        let _ = done.send(true);
+        let written = st.output.is_file();
+        let summary = recorder.iter().find(|l| l.starts_with("recorded ")).cloned();
+        let code = status.and_then(|s| s.ok()).and_then(|s| s.code());
+        if written {
+            // The user asked for this run: show it (and follow new runs again). The listing is
+            // forgotten so that the scan loads it even if the poll has already seen it.
+            {
+                let mut s = self.state();
+                s.pinned = false;
+                s.runs.clear();
+            }
+            self.rescan(true).await;
+            let mut msg = format!("ThreadRadar: {}", summary.unwrap_or_else(|| format!("recorded {}", st.output.display())));
+            if let Some(c) = code.filter(|&c| c != 0) {
+                msg.push_str(&format!(" The program exited with {c}."));
+            }
+            self.show(MessageType::INFO, msg).await;
+        } else {
+            let why = recorder.last().cloned().unwrap_or_else(|| "the recorder ended without writing a run".into());
+            self.show(MessageType::ERROR, format!("ThreadRadar: nothing was recorded: {why}")).await;
+        }
+        self.notify_changed(Change::Recording).await;
+    }
+
+    /// `threadradar.stopRecording`: the recorder's Ctrl-C (the run so far is kept).
+    async fn stop_recording(&self) -> Result<Option<Value>> {
+        let pid = self.state().recording.as_ref().map(|r| r.pid);
+        match pid {
+            Some(pid) if pid != 0 => Ok(Some(json!({ "stopping": recording::interrupt(pid) }))),
+            Some(_) => Ok(Some(json!({ "stopping": false }))),
+            None => Err(invalid("nothing is being recorded")),
+        }
+    }
+
+    /// On shutdown, a recording is stopped and its run written before the server exits.
+    async fn stop_recording_and_wait(&self) {
+        let rec = self.state().recording.as_ref().map(|r| (r.pid, r.done.clone()));
+        if let Some((pid, mut done)) = rec {
+            recording::interrupt(pid);
+            let _ = tokio::time::timeout(Duration::from_secs(10), done.wait_for(|d| *d)).await;
+        }
     }
 
     /// `threadradar.goToHottest`: the user's function (or class) with the highest crt.
@@ -996,7 +1153,7 @@ fn capabilities() -> ServerCapabilities {
             workspace_folders: Some(WorkspaceFoldersServerCapabilities { supported: Some(true), change_notifications: Some(OneOf::Left(true)) }),
             file_operations: None,
         }),
-        experimental: Some(json!({ "threadRadar": { "requests": ["threadRadar/overview", "threadRadar/detail", "threadRadar/glyph", "threadRadar/threads", "threadRadar/runs", "threadRadar/documentArtifacts"], "notifications": ["threadRadar/openPanel", "threadRadar/changed"] } })),
+        experimental: Some(json!({ "threadRadar": { "requests": ["threadRadar/overview", "threadRadar/detail", "threadRadar/glyph", "threadRadar/threads", "threadRadar/runs", "threadRadar/documentArtifacts"], "notifications": ["threadRadar/openPanel", "threadRadar/changed"], "commands": COMMANDS } })),
         ..Default::default()
     }
 }
@@ -1109,6 +1266,7 @@ impl LanguageServer for Server {
     }
 
     async fn shutdown(&self) -> Result<()> {
+        self.0.stop_recording_and_wait().await;
         Ok(())
     }
 
@@ -1311,6 +1469,8 @@ impl LanguageServer for Server {
             "threadradar.selectRun" => self.0.select_run(arg).await,
             "threadradar.deleteRun" => self.0.delete_run(arg).await,
             "threadradar.goToHottest" => self.0.go_to_hottest(arg).await,
+            "threadradar.record" => self.0.record(arg).await,
+            "threadradar.stopRecording" => self.0.stop_recording().await,
             "threadradar.setThreadFilter" => self.0.set_thread_filter(arg).await,
             "threadradar.clearThreadFilter" => self.0.clear_thread_filter().await,
             "threadradar.goTo" => self.0.go_to(arg).await,

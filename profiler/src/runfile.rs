@@ -147,6 +147,64 @@ pub fn runs_dir(project: &Path) -> PathBuf {
     project.join(".threadradar").join("runs")
 }
 
+/// A short name for the program: the script (`app` for `python3 app.py`), the module for
+/// `python3 -m pytest`, else the executable.
+pub fn program_name(command: &[String]) -> String {
+    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+    let mut it = command.iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == "-m" {
+            if let Some(m) = it.next() {
+                return sanitize(m);
+            }
+        } else if a.ends_with(".py") {
+            return sanitize(base(a).trim_end_matches(".py"));
+        } else if a == "-c" {
+            return "python-c".into();
+        }
+    }
+    command.first().map(|c| sanitize(&base(c))).unwrap_or_else(|| "run".into())
+}
+
+fn sanitize(s: &str) -> String {
+    let s: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect();
+    if s.is_empty() {
+        "run".into()
+    } else {
+        s
+    }
+}
+
+/// `20261121T143012Z`: sortable, and safe in file names everywhere.
+pub fn utc_stamp(t: std::time::SystemTime) -> String {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+
+/// A new run file's path in `dir`: `<UTC time>-<program>.json`, numbered when that exists.
+pub fn new_run_path(dir: &Path, program: &str, now: std::time::SystemTime) -> PathBuf {
+    let stamp = utc_stamp(now);
+    let mut path = dir.join(format!("{stamp}-{program}.json"));
+    let mut n = 2;
+    while path.exists() {
+        path = dir.join(format!("{stamp}-{program}-{n}.json"));
+        n += 1;
+    }
+    path
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +260,21 @@ mod tests {
         let text = String::from_utf8(good.clone()).unwrap().replace("\"samples\":[]", "\"samples\":[{\"t\":1}]");
         fs::write(&path, text).unwrap();
         assert!(matches!(read(&path), Err(RunFileError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn names_and_stamps() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(program_name(&v(&["python3", "samples/bug1/buggy.py", "-n", "3"])), "buggy");
+        assert_eq!(program_name(&v(&["python3", "-u", "-m", "pytest", "tests"])), "pytest");
+        assert_eq!(program_name(&v(&["/usr/bin/my app"])), "my_app");
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_262_412);
+        assert_eq!(utc_stamp(t), "20261121T120012Z");
+        assert_eq!(utc_stamp(std::time::UNIX_EPOCH), "19700101T000000Z");
+        let dir = tempfile::tempdir().unwrap();
+        let first = new_run_path(dir.path(), "app", t);
+        assert_eq!(first, dir.path().join("20261121T120012Z-app.json"));
+        std::fs::write(&first, "").unwrap();
+        assert_eq!(new_run_path(dir.path(), "app", t), dir.path().join("20261121T120012Z-app-2.json"));
     }
 }

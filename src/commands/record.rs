@@ -92,7 +92,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
             (Some(child), pid, RecordMode::Launch, args.command.clone())
         }
     };
-    let program = program_name(&command);
+    let program = runfile::program_name(&command);
 
     let mut sampler = match Sampler::attach(pid, mode, command, opts) {
         Ok(s) => s,
@@ -232,63 +232,11 @@ fn progress_bar(disabled: bool) -> ProgressBar {
     pb
 }
 
-/// A short name for the program: the script (`app` for `python3 app.py`), the module for
-/// `python3 -m pytest`, else the executable.
-pub fn program_name(command: &[String]) -> String {
-    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
-    let mut it = command.iter().skip(1);
-    while let Some(a) = it.next() {
-        if a == "-m" {
-            if let Some(m) = it.next() {
-                return sanitize(m);
-            }
-        } else if a.ends_with(".py") {
-            return sanitize(base(a).trim_end_matches(".py"));
-        } else if a == "-c" {
-            return "python-c".into();
-        }
-    }
-    command.first().map(|c| sanitize(&base(c))).unwrap_or_else(|| "run".into())
-}
-
-fn sanitize(s: &str) -> String {
-    let s: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect();
-    if s.is_empty() {
-        "run".into()
-    } else {
-        s
-    }
-}
-
 fn default_output(program: &str) -> anyhow::Result<PathBuf> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let dir = runfile::runs_dir(&cwd);
     std::fs::create_dir_all(&dir).map_err(|e| RecordError::RunDir { path: dir.clone(), source: e })?;
-    let stamp = utc_stamp(std::time::SystemTime::now());
-    let mut path = dir.join(format!("{stamp}-{program}.json"));
-    let mut n = 2;
-    while path.exists() {
-        path = dir.join(format!("{stamp}-{program}-{n}.json"));
-        n += 1;
-    }
-    Ok(path)
-}
-
-/// `20261121T143012Z`: sortable, and safe in file names everywhere.
-pub fn utc_stamp(t: std::time::SystemTime) -> String {
-    let secs = t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+    Ok(runfile::new_run_path(&dir, program, std::time::SystemTime::now()))
 }
 
 /// One line on stderr saying what was recorded and where it went.
@@ -321,21 +269,5 @@ fn shell_quote(p: &Path) -> String {
         s
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_and_stamps() {
-        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(program_name(&v(&["python3", "samples/bug1/buggy.py", "-n", "3"])), "buggy");
-        assert_eq!(program_name(&v(&["python3", "-u", "-m", "pytest", "tests"])), "pytest");
-        assert_eq!(program_name(&v(&["/usr/bin/my app"])), "my_app");
-        let t = std::time::UNIX_EPOCH + Duration::from_secs(1_795_262_412);
-        assert_eq!(utc_stamp(t), "20261121T120012Z");
-        assert_eq!(utc_stamp(std::time::UNIX_EPOCH), "19700101T000000Z");
     }
 }
