@@ -4,7 +4,8 @@
 //! - [`run`]: the data model of a run, shared with `analysis` and the language server.
 //! - [`runfile`]: reading (with clear errors) and atomic writing of run files.
 //! - [`builder`]: interning tables while a run is built.
-//! - `sampler` (feature `sampler`): the sampling loop, processes, thread states, source mapping.
+//! - `sampler` (feature `sampler`): the sampling loop, processes, thread states.
+//! - `source` (feature `source`, part of `sampler`): definitions and hashes of Python source files.
 
 pub mod builder;
 pub mod run;
@@ -21,7 +22,7 @@ pub mod gil;
 pub mod procfs;
 #[cfg(feature = "sampler")]
 pub mod sampler;
-#[cfg(feature = "sampler")]
+#[cfg(feature = "source")]
 pub mod source;
 #[cfg(feature = "sampler")]
 pub mod state;
