@@ -21,12 +21,18 @@ pub struct Mapping {
 
 impl Mapping {
     pub fn map(file: &RunFile, text: &str) -> Mapping {
+        Mapping::map_with(file, text, || SourceIndex::parse(text))
+    }
+
+    /// Like [`map`](Self::map), with the definitions of `text` from `index` (e.g. an incremental
+    /// parse of an editor buffer), asked for only when the text is not the recorded one.
+    pub fn map_with(file: &RunFile, text: &str, index: impl FnOnce() -> SourceIndex) -> Mapping {
         let unchanged = file.sha256.as_deref().is_some_and(|sha| sha == sha256_hex(text.as_bytes()));
         if unchanged {
             let lines = file.decls.iter().map(|d| (d.clone(), Some(d.line - 1))).collect();
             return Mapping { lines, unchanged };
         }
-        let index = SourceIndex::parse(text);
+        let index = index();
         let lines = file
             .decls
             .iter()

@@ -16,6 +16,7 @@ use crate::recording::{self, Output, RecordRequest};
 use crate::render;
 use crate::runs::{self, LoadedRun, RunEntry};
 use crate::text::{line_in, Document};
+use threadradar_profiler::source::ParsedSource;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -90,6 +91,9 @@ struct Doc {
     doc: Arc<Document>,
     /// Mapping of the run's declarations for (run generation, document version).
     mapping: Option<(u64, i32, Arc<Mapping>)>,
+    /// The buffer's parse, kept in step with its edits (re-parsed incrementally when a mapping
+    /// is next needed); `None` until a mapping first parses it, or after a full-text change.
+    parsed: Option<(i32, ParsedSource)>,
 }
 
 /// A recording started from the editor (`threadradar.record`).
@@ -416,18 +420,34 @@ impl Backend {
             let s = self.state();
             s.docs.get(uri.as_str()).map(|d| {
                 let cached = d.mapping.as_ref().filter(|m| m.0 == loaded.generation && m.1 == d.doc.version).map(|m| m.2.clone());
-                (d.doc.clone(), cached)
+                let parsed = d.parsed.as_ref().filter(|p| p.0 == d.doc.version).map(|p| p.1.clone());
+                (d.doc.clone(), cached, parsed)
             })
         };
-        if let Some((doc, cached)) = open {
+        if let Some((doc, cached, parsed)) = open {
             if let Some(m) = cached {
                 return Some((doc, m));
             }
-            // Parsing a large file takes tens of milliseconds: let the runtime move other tasks.
-            let m = Arc::new(tokio::task::block_in_place(|| Mapping::map(run_file, doc.text())));
+            // A first parse of a large file takes tens of milliseconds (later ones are incremental):
+            // let the runtime move other tasks.
+            let mut reparsed = None;
+            let m = Arc::new(tokio::task::block_in_place(|| {
+                Mapping::map_with(run_file, doc.text(), || {
+                    let mut p = parsed.unwrap_or_else(|| ParsedSource::parse(doc.text()));
+                    if p.is_edited() {
+                        p.reparse(doc.text());
+                    }
+                    let index = p.index(doc.text());
+                    reparsed = Some(p);
+                    index
+                })
+            }));
             if let Some(d) = self.state().docs.get_mut(uri.as_str()) {
                 if d.doc.version == doc.version {
                     d.mapping = Some((loaded.generation, doc.version, m.clone()));
+                    if let Some(p) = reparsed {
+                        d.parsed = Some((doc.version, p));
+                    }
                 }
             }
             return Some((doc, m));
@@ -1272,14 +1292,23 @@ impl LanguageServer for Server {
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let d = params.text_document;
-        self.state().docs.insert(d.uri.as_str().to_string(), Doc { doc: Arc::new(Document::new(d.version, d.text)), mapping: None });
+        self.state().docs.insert(d.uri.as_str().to_string(), Doc { doc: Arc::new(Document::new(d.version, d.text)), mapping: None, parsed: None });
         self.0.ensure_started();
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let mut s = self.state();
         if let Some(d) = s.docs.get_mut(params.text_document.uri.as_str()) {
-            Arc::make_mut(&mut d.doc).apply(params.text_document.version, params.content_changes);
+            let edits = Arc::make_mut(&mut d.doc).apply(params.text_document.version, params.content_changes);
+            match (edits, d.parsed.as_mut()) {
+                (Some(edits), Some((version, parsed))) => {
+                    for e in &edits {
+                        parsed.edit(e);
+                    }
+                    *version = params.text_document.version;
+                }
+                _ => d.parsed = None,
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! Open documents: their current text, kept in step with `didChange` (full or incremental sync),
 //! and LSP positions (UTF-16 code units by default) converted to and from byte offsets.
 
+use threadradar_profiler::source::TextEdit;
 use tower_lsp_server::lsp_types::{Position, Range, TextDocumentContentChangeEvent};
 
 /// The editor's current text of one document.
@@ -40,20 +41,38 @@ impl Document {
     }
 
     /// Applies the changes of one `didChange` in order. A range past the end is clamped to the
-    /// end, as the protocol asks.
-    pub fn apply(&mut self, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
+    /// end, as the protocol asks. Returns the edits for an incremental re-parse, or `None` when
+    /// the whole text was replaced.
+    pub fn apply(&mut self, version: i32, changes: Vec<TextDocumentContentChangeEvent>) -> Option<Vec<TextEdit>> {
+        let mut edits = Some(Vec::with_capacity(changes.len()));
         for change in changes {
             match change.range {
-                None => self.text = change.text,
+                None => {
+                    self.text = change.text;
+                    edits = None;
+                }
                 Some(range) => {
                     let start = self.offset(range.start);
                     let end = self.offset(range.end).max(start);
+                    let point = |d: &Document, at: usize| {
+                        let row = d.line_starts.partition_point(|&s| s <= at).saturating_sub(1);
+                        (row, at - d.line_starts[row])
+                    };
+                    let (start_point, old_end) = (point(self, start), point(self, end));
+                    let new_end = match change.text.rfind('\n') {
+                        None => (start_point.0, start_point.1 + change.text.len()),
+                        Some(last) => (start_point.0 + change.text.matches('\n').count(), change.text.len() - last - 1),
+                    };
                     self.text.replace_range(start..end, &change.text);
+                    if let Some(e) = edits.as_mut() {
+                        e.push(TextEdit { start_byte: start, old_end_byte: end, new_end_byte: start + change.text.len(), start: start_point, old_end, new_end });
+                    }
                 }
             }
             self.line_starts = line_starts(&self.text);
         }
         self.version = version;
+        edits
     }
 
     /// Byte offset of a position, clamped to the line's end and to the end of the text.
@@ -93,6 +112,31 @@ mod tests {
 
     fn change(l0: u32, c0: u32, l1: u32, c1: u32, text: &str) -> TextDocumentContentChangeEvent {
         TextDocumentContentChangeEvent { range: Some(Range::new(Position::new(l0, c0), Position::new(l1, c1))), range_length: None, text: text.into() }
+    }
+
+    #[test]
+    fn edits_keep_an_incremental_parse_equal_to_a_fresh_one() {
+        use threadradar_profiler::source::{ParsedSource, SourceIndex};
+        let mut d = Document::new(1, "s = 'é𝄞'\nclass A:\n    def f(self):\n        pass\n\ndef g():\n    return 1\n".into());
+        let mut parsed = ParsedSource::parse(d.text());
+        let steps = vec![
+            vec![change(0, 0, 0, 0, "# top\n# more\n")],                    // lines above everything
+            vec![change(2, 6, 2, 8, "'𝄞𝄞𝄞'")],                               // inside a line with wide characters
+            vec![change(4, 8, 4, 9, "renamed"), change(7, 4, 7, 5, "h")],     // two renames in one didChange
+            vec![change(3, 0, 5, 0, "class B:\n    def k(self): pass\n")],  // a multi-line replacement
+            vec![change(99, 0, 99, 0, "\ndef tail():\n    pass\n")],         // past the end: clamped
+        ];
+        for (i, step) in steps.into_iter().enumerate() {
+            let edits = d.apply(i as i32 + 2, step).expect("ranged changes give edits");
+            for e in &edits {
+                parsed.edit(e);
+            }
+            parsed.reparse(d.text());
+            assert_eq!(parsed.index(d.text()), SourceIndex::parse(d.text()), "step {i}: {}", d.text());
+        }
+        let names: Vec<String> = SourceIndex::parse(d.text()).defs.into_iter().map(|d| d.qualname).collect();
+        assert!(names.contains(&"B.k".to_string()) && names.contains(&"h".to_string()) && names.contains(&"tail".to_string()), "{names:?}");
+        assert!(d.apply(9, vec![TextDocumentContentChangeEvent { range: None, range_length: None, text: "x = 1\n".into() }]).is_none());
     }
 
     #[test]

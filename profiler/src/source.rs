@@ -47,21 +47,88 @@ pub struct Resolved {
     pub class: Option<(String, u32)>,
 }
 
+/// One edit of a text, in bytes and (row, byte column) points, as tree-sitter needs it to reuse
+/// the unchanged parts of the previous parse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextEdit {
+    pub start_byte: usize,
+    pub old_end_byte: usize,
+    pub new_end_byte: usize,
+    pub start: (usize, usize),
+    pub old_end: (usize, usize),
+    pub new_end: (usize, usize),
+}
+
+/// A parse of a text kept in step with its edits: an editor buffer that changes is re-parsed
+/// incrementally (the unchanged subtrees are reused) instead of from scratch.
+#[derive(Clone)]
+pub struct ParsedSource {
+    tree: Option<tree_sitter::Tree>,
+    /// Edits were applied to the tree since it was parsed: [`reparse`](Self::reparse) before use.
+    edited: bool,
+}
+
+impl std::fmt::Debug for ParsedSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParsedSource").field("parsed", &self.tree.is_some()).field("edited", &self.edited).finish()
+    }
+}
+
+fn python_parser() -> Option<tree_sitter::Parser> {
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
+    Some(parser)
+}
+
+impl ParsedSource {
+    pub fn parse(text: &str) -> ParsedSource {
+        ParsedSource { tree: python_parser().and_then(|mut p| p.parse(text, None)), edited: false }
+    }
+
+    /// Records an edit of the text this was parsed from (call for each edit, in order).
+    pub fn edit(&mut self, e: &TextEdit) {
+        if let Some(tree) = &mut self.tree {
+            let point = |(row, column): (usize, usize)| tree_sitter::Point { row, column };
+            tree.edit(&tree_sitter::InputEdit {
+                start_byte: e.start_byte,
+                old_end_byte: e.old_end_byte,
+                new_end_byte: e.new_end_byte,
+                start_position: point(e.start),
+                old_end_position: point(e.old_end),
+                new_end_position: point(e.new_end),
+            });
+            self.edited = true;
+        }
+    }
+
+    /// Whether edits are waiting for [`reparse`](Self::reparse).
+    pub fn is_edited(&self) -> bool {
+        self.edited
+    }
+
+    /// Parses `text` (the edited text) again, reusing what the edits left unchanged.
+    pub fn reparse(&mut self, text: &str) {
+        let old = self.tree.take();
+        self.tree = python_parser().and_then(|mut p| p.parse(text, old.as_ref()));
+        self.edited = false;
+    }
+
+    /// The definitions of `text`, which must be the text parsed (after [`reparse`](Self::reparse)
+    /// when edited).
+    pub fn index(&self, text: &str) -> SourceIndex {
+        let mut index = SourceIndex::default();
+        if let Some(tree) = &self.tree {
+            collect(tree.root_node(), text.as_bytes(), None, &mut index.defs);
+        }
+        index
+    }
+}
+
 impl SourceIndex {
     /// Parses Python source. Syntax errors do not stop it: tree-sitter recovers, and every
     /// definition it can still see is indexed.
     pub fn parse(text: &str) -> SourceIndex {
-        let mut parser = tree_sitter::Parser::new();
-        if parser.set_language(&tree_sitter_python::LANGUAGE.into()).is_err() {
-            return SourceIndex::default();
-        }
-        let Some(tree) = parser.parse(text, None) else {
-            return SourceIndex::default();
-        };
-        let mut index = SourceIndex::default();
-        let src = text.as_bytes();
-        collect(tree.root_node(), src, None, &mut index.defs);
-        index
+        ParsedSource::parse(text).index(text)
     }
 
     /// The function (or class body, or module) that line `line` (1-based) belongs to.
@@ -105,6 +172,27 @@ impl SourceIndex {
     }
 }
 
+/// tree-sitter-python's statements that contain no compound statement (so no definition).
+const SIMPLE_STATEMENTS: &[&str] = &[
+    "expression_statement",
+    "return_statement",
+    "pass_statement",
+    "import_statement",
+    "import_from_statement",
+    "future_import_statement",
+    "assert_statement",
+    "raise_statement",
+    "delete_statement",
+    "global_statement",
+    "nonlocal_statement",
+    "print_statement",
+    "exec_statement",
+    "break_statement",
+    "continue_statement",
+    "type_alias_statement",
+    "comment",
+];
+
 fn collect(node: tree_sitter::Node, src: &[u8], parent: Option<usize>, out: &mut Vec<Def>) {
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
@@ -135,6 +223,9 @@ fn collect(node: tree_sitter::Node, src: &[u8], parent: Option<usize>, out: &mut
                 let me = out.len() - 1;
                 collect(child, src, Some(me), out);
             }
+            // Simple statements cannot hold a `def` or `class`: most of a file's nodes are
+            // inside them, and skipping them keeps indexing a large buffer cheap.
+            None if SIMPLE_STATEMENTS.contains(&child.kind()) => {}
             None => collect(child, src, parent, out),
         }
     }
@@ -202,6 +293,47 @@ impl FileInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The edit that replaces `old[start..end]` with `new_text`.
+    fn edit_of(old: &str, start: usize, end: usize, new_text: &str) -> TextEdit {
+        let point = |t: &str, at: usize| {
+            let before = &t[..at];
+            (before.matches('\n').count(), at - before.rfind('\n').map_or(0, |p| p + 1))
+        };
+        let mut new = old.to_string();
+        new.replace_range(start..end, new_text);
+        TextEdit {
+            start_byte: start,
+            old_end_byte: end,
+            new_end_byte: start + new_text.len(),
+            start: point(old, start),
+            old_end: point(old, end),
+            new_end: point(&new, start + new_text.len()),
+        }
+    }
+
+    #[test]
+    fn incremental_reparse_finds_what_a_fresh_parse_finds() {
+        let mut text = SRC.to_string();
+        let mut parsed = ParsedSource::parse(&text);
+        let edits: Vec<(usize, usize, &str)> = vec![
+            (0, 0, "# a comment\n\n"),
+            (text.find("def get_instance").unwrap() + 13, text.find("def get_instance").unwrap() + 16, "instance_of"),
+            (text.len(), text.len(), "\nclass Late:\n    def m(self):\n        pass\n"),
+            (0, 13, ""),
+        ];
+        for (start, end, insert) in edits {
+            // Offsets after the first edit shift by its length: recompute them on the current text.
+            let (start, end) = if start > text.len() { (text.len(), text.len()) } else { (start, end.min(text.len())) };
+            let e = edit_of(&text, start, end, insert);
+            text.replace_range(start..end, insert);
+            parsed.edit(&e);
+            assert!(parsed.is_edited());
+            parsed.reparse(&text);
+            assert_eq!(parsed.index(&text), SourceIndex::parse(&text), "after replacing {start}..{end} with {insert:?}");
+        }
+        assert!(SourceIndex::parse(&text).defs.iter().any(|d| d.qualname == "Late.m"));
+    }
 
     const SRC: &str = r#"import threading
 
