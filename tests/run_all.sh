@@ -37,3 +37,14 @@ fi
 cargo build --release --locked --bin threadradar
 (cd tests/panels && npm ci --no-audit --no-fund --silent \
   && THREADRADAR_BIN="${CARGO_TARGET_DIR:-$PWD/../../target}/release/threadradar" node --test --test-concurrency=1 .)
+
+# ---------------------------------------------------------------------------------------------
+# Editors (issues 6 and 7): thin clients of `threadradar lsp`, tested against the real server.
+# ---------------------------------------------------------------------------------------------
+BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/threadradar"
+
+log "Neovim plugin (editors/nvim) in a real headless Neovim"
+if ! command -v nvim >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq neovim
+fi
+THREADRADAR_BIN="$BIN" bash editors/nvim/tests/run.sh

@@ -1,0 +1,157 @@
+-- Options of the plugin: defaults, validation and the current values.
+local M = {}
+
+M.defaults = {
+  -- The server: `cmd` wins over `server_path` (the binary, run as `<server_path> lsp`).
+  cmd = nil,
+  server_path = "threadradar",
+  filetypes = { "python" },
+  -- A buffer's project root: the nearest directory (walking up) that holds `.threadradar`,
+  -- else the nearest one with any of the other markers, else the file's directory.
+  root_markers = { ".threadradar", ".git", "pyproject.toml", "setup.py", "setup.cfg" },
+  -- In-situ radars: false, true, or { position = "eol" | "right_align", label = "full" | "crt" | "glyph" }.
+  virtual_text = true,
+  code_lens = true,
+  -- The server's inlay hints through Neovim's own client (Neovim >= 0.10 only). They repeat the
+  -- virtual text, so they are off by default.
+  native_inlay_hints = false,
+  -- Real glyph images in the detail float through the kitty graphics protocol.
+  image = false,
+  -- How :ThreadRadarOpen opens a URL: nil (vim.ui.open, xdg-open, open or $BROWSER),
+  -- a command list ({ "firefox" }; the URL is appended) or a function(url).
+  open_cmd = nil,
+  -- Milliseconds to wait after an edit before asking for the radars again.
+  debounce_ms = 300,
+  -- Server settings (docs/lsp.md), sent as initializationOptions. `notifyChanges` and `panels`
+  -- are always on: the plugin refreshes on `threadRadar/changed` and opens its own floats.
+  settings = {},
+  -- Buffer-local keys in profiled buffers; false disables one.
+  keymaps = {
+    hover = "K",
+    detail = false,
+    overview = false,
+    codelens = false,
+  },
+  float = {
+    border = "rounded",
+    max_width = 0.9, -- of the editor's columns
+    max_height = 0.85, -- of the editor's lines
+  },
+  overview = {
+    top = 200,
+    hide_stdlib = false,
+    hide_third_party = false,
+  },
+}
+
+M.options = vim.deepcopy(M.defaults)
+
+local function is_key(v)
+  return v == false or type(v) == "string"
+end
+
+--- Checks the user's options; returns the merged options or raises one clear error.
+function M.build(user)
+  user = user or {}
+  if type(user) ~= "table" then
+    error("threadradar: setup() takes a table of options")
+  end
+  local types = {
+    cmd = { "table" },
+    server_path = { "string" },
+    filetypes = { "table" },
+    root_markers = { "table" },
+    virtual_text = { "boolean", "table" },
+    code_lens = { "boolean" },
+    native_inlay_hints = { "boolean" },
+    image = { "boolean" },
+    open_cmd = { "table", "function", "string" },
+    debounce_ms = { "number" },
+    settings = { "table" },
+    keymaps = { "table" },
+    float = { "table" },
+    overview = { "table" },
+  }
+  for name, value in pairs(user) do
+    local want = types[name]
+    if not want then
+      error(("threadradar: unknown option %q"):format(tostring(name)))
+    end
+    if not vim.tbl_contains(want, type(value)) then
+      error(("threadradar: %s: expected %s, got %s"):format(name, table.concat(want, " or "), type(value)))
+    end
+  end
+
+  for name, lhs in pairs(user.keymaps or {}) do
+    if M.defaults.keymaps[name] == nil then
+      error(("threadradar: unknown keymap %q"):format(name))
+    end
+    if not is_key(lhs) then
+      error(("threadradar: keymaps.%s must be a key (string) or false"):format(name))
+    end
+  end
+  if type(user.virtual_text) == "table" then
+    local vt = user.virtual_text
+    if vt.position ~= nil and vt.position ~= "eol" and vt.position ~= "right_align" then
+      error("threadradar: virtual_text.position must be \"eol\" or \"right_align\"")
+    end
+    if vt.label ~= nil and vt.label ~= "full" and vt.label ~= "crt" and vt.label ~= "glyph" then
+      error("threadradar: virtual_text.label must be \"full\", \"crt\" or \"glyph\"")
+    end
+  end
+  if user.cmd ~= nil and (#user.cmd == 0 or type(user.cmd[1]) ~= "string") then
+    error("threadradar: cmd must be a non-empty list of strings")
+  end
+  local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), user)
+  -- Lists are replaced, not merged.
+  for _, k in ipairs({ "cmd", "filetypes", "root_markers" }) do
+    if user[k] ~= nil then
+      merged[k] = vim.deepcopy(user[k])
+    end
+  end
+  return merged
+end
+
+function M.set(opts)
+  M.options = opts
+end
+
+--- The server command line.
+function M.cmd()
+  local o = M.options
+  if o.cmd then
+    return vim.deepcopy(o.cmd)
+  end
+  return { o.server_path, "lsp" }
+end
+
+--- The server binary (for `serve`, `radar` and the health check).
+function M.binary()
+  local o = M.options
+  if o.cmd then
+    return o.cmd[1]
+  end
+  return o.server_path
+end
+
+--- Virtual text options as a table.
+function M.virtual_text()
+  local vt = M.options.virtual_text
+  if not vt then
+    return nil
+  end
+  if vt == true then
+    vt = {}
+  end
+  return { position = vt.position or "eol", label = vt.label or "full" }
+end
+
+--- initializationOptions for the server.
+function M.server_settings()
+  local s = vim.deepcopy(M.options.settings or {})
+  s.notifyChanges = true
+  s.panels = true
+  return s
+end
+
+return M

@@ -1,0 +1,105 @@
+-- :checkhealth threadradar
+local config = require("threadradar.config")
+
+local M = {}
+
+-- vim.health.start/ok/… (0.10+), vim.health.report_* (0.8, 0.9), require("health") (0.7).
+local function reporter()
+  local h = vim.health
+  if h and h.start then
+    return { start = h.start, ok = h.ok, warn = h.warn, error = h.error, info = h.info }
+  end
+  if not (h and h.report_start) then
+    h = require("health")
+  end
+  return { start = h.report_start, ok = h.report_ok, warn = h.report_warn, error = h.report_error, info = h.report_info }
+end
+
+local function version_text()
+  local v = vim.version and vim.version()
+  if type(v) == "table" and v.major then
+    return ("%d.%d.%d"):format(v.major, v.minor, v.patch)
+  end
+  return vim.fn.matchstr(vim.fn.execute("version"), "NVIM v\\zs[^\\n]*")
+end
+
+function M.check()
+  local r = reporter()
+  local tr = require("threadradar")
+  local opts = config.options
+
+  r.start("ThreadRadar: Neovim")
+  if vim.fn.has("nvim-0.7") == 1 then
+    r.ok("Neovim " .. version_text())
+  else
+    r.error("Neovim " .. version_text() .. " is too old: ThreadRadar needs 0.7 or newer")
+  end
+  if tr.is_setup() then
+    r.ok('setup() was called')
+  else
+    r.warn('setup() was not called', { 'add require("threadradar").setup{} to your config' })
+  end
+  r.info("virtual text: " .. (opts.virtual_text and "on" or "off") .. ", code lenses: " .. (opts.code_lens and "on" or "off"))
+  if vim.lsp.inlay_hint then
+    r.info("native inlay hints: available, " .. (opts.native_inlay_hints and "on" or "off (the virtual text shows the same)"))
+  else
+    r.info("native inlay hints: not in this Neovim (0.10+); the virtual text shows the radars")
+  end
+  r.info("client start: " .. (vim.lsp.start and "vim.lsp.start" or "vim.lsp.start_client (Neovim 0.7)"))
+  local image = require("threadradar.image")
+  if opts.image then
+    if image.supported() then
+      r.ok("glyph images: on (kitty graphics protocol)")
+    else
+      r.warn("glyph images: on, but this terminal is not kitty; the text glyph is shown")
+    end
+  else
+    r.info("glyph images: off")
+  end
+
+  r.start("ThreadRadar: language server")
+  local bin = config.binary()
+  local path = vim.fn.exepath(bin)
+  if path == "" then
+    r.error(("server not found: `%s` is not executable"):format(bin), {
+      "build and install it: `cargo install --path .` in the ThreadRadar repository",
+      "or point setup{ server_path = \"/path/to/threadradar\" } at the binary",
+    })
+  else
+    local out = vim.fn.system({ path, "--version" })
+    if vim.v.shell_error == 0 then
+      r.ok(("server found: %s (%s)"):format(path, (out:gsub("%s+$", ""))))
+    else
+      r.error(("server found at %s but `--version` failed: %s"):format(path, (out:gsub("%s+$", ""))))
+    end
+  end
+  local running = 0
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+  for _, c in pairs(get()) do
+    if c.name == "threadradar" then
+      running = running + 1
+      r.info(("server running for %s (client %d)"):format(c.config.root_dir or "?", c.id))
+    end
+  end
+  if running == 0 then
+    r.info("no server running (it starts with the first Python buffer)")
+  end
+
+  r.start("ThreadRadar: recording")
+  if vim.fn.executable("python3") == 1 then
+    r.ok("python3: " .. vim.fn.exepath("python3"))
+  else
+    r.warn("python3 not found: needed to record runs (`threadradar record -- python3 app.py`)")
+  end
+  local root = require("threadradar.lsp").find_root(vim.fn.getcwd())
+  local runs = vim.fn.glob(root .. "/.threadradar/runs/*.json", true, true)
+  if #runs > 0 then
+    r.ok(("%d run(s) in %s/.threadradar/runs"):format(#runs, root))
+  else
+    r.warn(("no runs in %s/.threadradar/runs"):format(root), {
+      "record one in the project directory: `threadradar record -- python3 your_program.py`",
+    })
+  end
+end
+
+return M

@@ -1,0 +1,505 @@
+-- The language-server client: one `threadradar lsp` per project root, requests with one-sentence
+-- errors, the server's notifications and the refresh events the views listen to.
+local config = require("threadradar.config")
+local util = require("threadradar.util")
+
+local api = vim.api
+local M = {}
+
+M.name = "threadradar"
+
+local clients = {} -- root → client id
+local ready = {} -- client id → true once initialized
+local queued = {} -- client id → functions waiting for initialization
+local buf_client = {} -- bufnr → client id
+local shown_messages = {} -- client id → { message → true }
+local listeners = {} -- functions(client_id, change)
+local last_client -- id of the client of the last profiled buffer entered
+
+-- Neovim 0.11 made the client's functions methods (`client:request()`); the dot form is deprecated.
+local method_style = util.has("0.11")
+
+local function call(client, name, ...)
+  if method_style then
+    return client[name](client, ...)
+  end
+  return client[name](...)
+end
+
+local function get_client(id)
+  if not id then
+    return nil
+  end
+  local client = vim.lsp.get_client_by_id(id)
+  if not client or call(client, "is_stopped") then
+    return nil
+  end
+  return client
+end
+
+local function all_clients()
+  local list = {}
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+  for _, c in pairs(get()) do
+    if c.name == M.name then
+      table.insert(list, c)
+    end
+  end
+  return list
+end
+
+-- Roots -------------------------------------------------------------------------------------
+
+local function has_marker(dir, marker)
+  return util.exists(dir .. "/" .. marker)
+end
+
+--- The project root of a file or directory. Walking up to the repository (`.git`) or the home
+--- directory, whichever comes first: the nearest directory with the first marker (`.threadradar`,
+--- where the runs are), else the nearest with any other marker, else the file's directory.
+function M.find_root(path)
+  if not path or path == "" then
+    path = vim.fn.getcwd()
+  end
+  path = vim.fn.fnamemodify(path, ":p")
+  local start = vim.fn.isdirectory(path) == 1 and path or vim.fn.fnamemodify(path, ":h")
+  start = start:gsub("(.)/+$", "%1")
+  local markers = config.options.root_markers
+  local home = (vim.loop.os_homedir() or ""):gsub("(.)/+$", "%1")
+  local preferred, other
+  local dir = start
+  while true do
+    if not preferred and markers[1] and has_marker(dir, markers[1]) then
+      preferred = dir
+    end
+    if not other then
+      for i = 2, #markers do
+        if has_marker(dir, markers[i]) then
+          other = dir
+          break
+        end
+      end
+    end
+    if preferred or has_marker(dir, ".git") or dir == home then
+      break
+    end
+    local parent = vim.fn.fnamemodify(dir, ":h")
+    if parent == dir then
+      break
+    end
+    dir = parent
+  end
+  return preferred or other or start
+end
+
+-- Events ------------------------------------------------------------------------------------
+
+--- Registers fn(client_id, change) for run, filter, runs and settings changes (server
+--- notifications, and the plugin's own commands for servers without notifications).
+function M.on_change(fn)
+  table.insert(listeners, fn)
+end
+
+function M.emit_change(client_id, change)
+  for _, fn in ipairs(listeners) do
+    local ok, err = pcall(fn, client_id, change or {})
+    if not ok then
+      util.error("refresh failed: " .. util.error_text(err))
+    end
+  end
+end
+
+--- Buffers attached to a client (valid and loaded).
+function M.buffers(client_id)
+  local list = {}
+  for bufnr, id in pairs(buf_client) do
+    if id == client_id and api.nvim_buf_is_valid(bufnr) and api.nvim_buf_is_loaded(bufnr) then
+      table.insert(list, bufnr)
+    end
+  end
+  table.sort(list)
+  return list
+end
+
+-- Handlers ----------------------------------------------------------------------------------
+
+local LEVELS = { [1] = vim.log.levels.ERROR, [2] = vim.log.levels.WARN, [3] = vim.log.levels.INFO, [4] = vim.log.levels.DEBUG }
+
+local handlers = {
+  ["threadRadar/changed"] = function(_, params, ctx)
+    vim.schedule(function()
+      M.emit_change(ctx.client_id, params or {})
+    end)
+  end,
+  ["threadRadar/openPanel"] = function(_, params, ctx)
+    vim.schedule(function()
+      params = params or {}
+      last_client = ctx.client_id
+      if params.panel == "detail" then
+        require("threadradar.detail").open({ artifact = params.artifact })
+      else
+        require("threadradar.overview").open({ file = params.file })
+      end
+    end)
+  end,
+  -- Every message once per server, through vim.notify (Neovim 0.7 writes them to the message
+  -- area without vim.notify).
+  ["window/showMessage"] = function(_, params, ctx)
+    if not params or not params.message then
+      return
+    end
+    local seen = shown_messages[ctx.client_id] or {}
+    shown_messages[ctx.client_id] = seen
+    if seen[params.message] then
+      return
+    end
+    seen[params.message] = true
+    vim.schedule(function()
+      util.notify(params.message, LEVELS[params.type] or vim.log.levels.INFO)
+    end)
+  end,
+}
+
+-- Code lenses run these on the client side: the floats instead of a server message.
+local commands = {
+  ["threadradar.openDetail"] = function(command, ctx)
+    local arg = command.arguments and command.arguments[1] or {}
+    if ctx and ctx.client_id then
+      last_client = ctx.client_id
+    end
+    require("threadradar.detail").open({ artifact = arg.artifact })
+  end,
+  ["threadradar.openOverview"] = function(command, ctx)
+    local arg = command.arguments and command.arguments[1] or {}
+    if ctx and ctx.client_id then
+      last_client = ctx.client_id
+    end
+    require("threadradar.overview").open({ file = arg.file })
+  end,
+}
+
+-- Buffers -----------------------------------------------------------------------------------
+
+local function map(bufnr, lhs, rhs, desc)
+  if lhs and lhs ~= "" then
+    vim.keymap.set("n", lhs, rhs, { buffer = bufnr, silent = true, desc = desc })
+  end
+end
+
+local function enable_native_hints(bufnr)
+  local ih = vim.lsp.inlay_hint
+  if type(ih) == "table" and ih.enable then
+    if not pcall(ih.enable, true, { bufnr = bufnr }) then
+      pcall(ih.enable, bufnr, true)
+    end
+  elseif type(ih) == "function" then
+    pcall(ih, bufnr, true)
+  else
+    util.notify_once(
+      "native-hints",
+      "native inlay hints need Neovim 0.10 or newer; the virtual text shows the radars instead.",
+      vim.log.levels.WARN
+    )
+  end
+end
+
+local function on_attach(client, bufnr)
+  buf_client[bufnr] = client.id
+  last_client = client.id
+  local km = config.options.keymaps
+  map(bufnr, km.hover, M.hover, "ThreadRadar hover")
+  map(bufnr, km.detail, function()
+    require("threadradar.detail").open()
+  end, "ThreadRadar detail")
+  map(bufnr, km.overview, function()
+    require("threadradar.overview").open()
+  end, "ThreadRadar overview")
+  map(bufnr, km.codelens, vim.lsp.codelens.run, "ThreadRadar code lens")
+  if config.options.native_inlay_hints then
+    enable_native_hints(bufnr)
+  end
+  require("threadradar.virtual_text").attach(client.id, bufnr)
+  require("threadradar.lens").attach(client.id, bufnr)
+end
+
+local function on_exit(code, signal, client_id)
+  vim.schedule(function()
+    for root, id in pairs(clients) do
+      if id == client_id then
+        clients[root] = nil
+      end
+    end
+    ready[client_id], queued[client_id], shown_messages[client_id] = nil, nil, nil
+    for bufnr, id in pairs(buf_client) do
+      if id == client_id then
+        buf_client[bufnr] = nil
+        require("threadradar.virtual_text").detach(bufnr)
+      end
+    end
+    if last_client == client_id then
+      last_client = nil
+    end
+    if (code ~= 0 or signal ~= 0) and vim.v.exiting == vim.NIL then
+      util.notify_once(
+        "exit-" .. client_id,
+        ("the language server stopped (exit code %d, signal %d); reopen the file to start it again."):format(code, signal),
+        vim.log.levels.WARN
+      )
+    end
+  end)
+end
+
+local function server_config(root)
+  return {
+    name = M.name,
+    cmd = config.cmd(),
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    init_options = config.server_settings(),
+    handlers = handlers,
+    commands = commands,
+    flags = { debounce_text_changes = 150 },
+    on_init = function(client)
+      ready[client.id] = true
+      local waiting = queued[client.id] or {}
+      queued[client.id] = nil
+      for _, fn in ipairs(waiting) do
+        fn()
+      end
+    end,
+    on_attach = on_attach,
+    on_exit = on_exit,
+  }
+end
+
+--- Whether the server can be started; notifies once (with the install command) when not.
+function M.server_available()
+  local bin = config.cmd()[1]
+  if vim.fn.executable(bin) == 1 then
+    return true
+  end
+  util.notify_once(
+    "missing-server",
+    ("the language server `%s` was not found: install it with `cargo install --path .` in the ThreadRadar repository, or set server_path in require(\"threadradar\").setup{}."):format(bin),
+    vim.log.levels.ERROR
+  )
+  return false
+end
+
+--- Starts (or reuses) the client of `root`; attaches `bufnr` when given. Returns the client id.
+function M.ensure_client(root, bufnr)
+  local id = clients[root]
+  if id and get_client(id) then
+    if bufnr then
+      vim.lsp.buf_attach_client(bufnr, id)
+    end
+    return id
+  end
+  if not M.server_available() then
+    return nil
+  end
+  local cfg = server_config(root)
+  if vim.lsp.start and bufnr then
+    id = vim.lsp.start(cfg, {
+      bufnr = bufnr,
+      reuse_client = function(client, conf)
+        return client.name == conf.name and client.config.root_dir == conf.root_dir
+      end,
+    })
+  else
+    id = vim.lsp.start_client(cfg)
+    if id and bufnr then
+      vim.lsp.buf_attach_client(bufnr, id)
+    end
+  end
+  if id then
+    clients[root] = id
+  end
+  return id
+end
+
+--- Attaches a Python buffer to its project's server.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  if not api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= "" then
+    return
+  end
+  local name = api.nvim_buf_get_name(bufnr)
+  if name == "" then
+    return
+  end
+  local id = buf_client[bufnr]
+  if id and get_client(id) then
+    last_client = id
+    return
+  end
+  local root = M.find_root(name)
+  if not util.exists(root .. "/.threadradar") and not clients[root] then
+    -- No runs here (the standard library, a scratch file): the running server annotates the
+    -- file when its run has it, instead of a new server that would only say there are no runs.
+    local running = M.client_for(bufnr)
+    if running then
+      vim.lsp.buf_attach_client(bufnr, running.id)
+      return
+    end
+  end
+  M.ensure_client(root, bufnr)
+end
+
+function M.detach_buffer(bufnr)
+  buf_client[bufnr] = nil
+end
+
+function M.set_last_client(id)
+  last_client = id
+end
+
+--- The client for `bufnr` (the current buffer when nil): the buffer's own, else the one of the
+--- last profiled buffer, else any running one.
+function M.client_for(bufnr)
+  bufnr = bufnr or api.nvim_get_current_buf()
+  local client = get_client(buf_client[bufnr]) or get_client(last_client)
+  if client then
+    return client
+  end
+  local list = all_clients()
+  if list[1] then
+    return list[1]
+  end
+  return nil
+end
+
+--- Like client_for, with one notification when there is none.
+function M.require_client(bufnr)
+  local client = M.client_for(bufnr)
+  if not client then
+    if M.server_available() then
+      util.warn("no ThreadRadar server is running: open a Python file of a profiled project first.")
+    end
+  end
+  return client
+end
+
+function M.client_of_buffer(bufnr)
+  return get_client(buf_client[bufnr])
+end
+
+--- Whether the server advertises a custom request or a command.
+function M.supports(client, method)
+  local caps = client.server_capabilities or client.resolved_capabilities or {}
+  local exp = caps.experimental and caps.experimental.threadRadar
+  if exp then
+    for _, m in ipairs(exp.requests or {}) do
+      if m == method then
+        return true
+      end
+    end
+    for _, m in ipairs(exp.notifications or {}) do
+      if m == method then
+        return true
+      end
+    end
+  end
+  local ecp = caps.executeCommandProvider
+  for _, c in ipairs(ecp and ecp.commands or {}) do
+    if c == method then
+      return true
+    end
+  end
+  return false
+end
+
+--- Sends a request; calls cb(result, ctx) on success. An error is one notification unless
+--- opts.silent; opts.on_error(err) runs as well. opts.bufnr is the buffer of the request.
+function M.request(client, method, params, cb, opts)
+  opts = opts or {}
+  local function send()
+    if call(client, "is_stopped") then
+      if not opts.silent then
+        util.warn("the ThreadRadar server is not running.")
+      end
+      return
+    end
+    local ok = call(client, "request", method, params, function(err, result, ctx)
+      if err then
+        if opts.on_error then
+          opts.on_error(err)
+        end
+        if not opts.silent then
+          util.warn(util.error_text(err))
+        end
+        return
+      end
+      if cb then
+        cb(result, ctx)
+      end
+    end, opts.bufnr)
+    if not ok and not opts.silent then
+      util.warn("the ThreadRadar server is not running.")
+    end
+  end
+  if ready[client.id] then
+    send()
+  else
+    queued[client.id] = queued[client.id] or {}
+    table.insert(queued[client.id], send)
+  end
+end
+
+--- workspace/executeCommand with one argument object (or none).
+function M.execute(client, command, argument, cb, opts)
+  local params = { command = command, arguments = argument ~= nil and { argument } or {} }
+  M.request(client, "workspace/executeCommand", params, cb, opts)
+end
+
+--- Sends a notification (e.g. workspace/didChangeConfiguration).
+function M.notify(client, method, params)
+  call(client, "notify", method, params)
+end
+
+--- `K`: the server's hover; elsewhere the other servers' hover or 'keywordprg'.
+function M.hover()
+  local bufnr = api.nvim_get_current_buf()
+  local client = M.client_of_buffer(bufnr)
+  local function fallback()
+    local others = false
+    local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+    for _, c in pairs(get({ bufnr = bufnr })) do
+      if c.name ~= M.name and vim.lsp.buf_is_attached(bufnr, c.id) then
+        others = true
+      end
+    end
+    if others then
+      vim.lsp.buf.hover()
+    else
+      pcall(vim.cmd, "normal! K")
+    end
+  end
+  if not client then
+    return fallback()
+  end
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  M.request(client, "textDocument/hover", params, function(result)
+    local lines = {}
+    if result and result.contents then
+      lines = vim.lsp.util.convert_input_to_markdown_lines(result.contents)
+    end
+    local text = table.concat(lines, "\n")
+    if text:match("^%s*$") then
+      return fallback()
+    end
+    vim.lsp.util.open_floating_preview(lines, "markdown", {
+      border = config.options.float.border,
+      focus_id = "threadradar_hover",
+    })
+  end, { bufnr = bufnr })
+end
+
+--- Stops every ThreadRadar client (used by tests and :ThreadRadarStop).
+function M.stop_all()
+  for _, c in ipairs(all_clients()) do
+    call(c, "stop")
+  end
+end
+
+return M

@@ -1,0 +1,191 @@
+-- :ThreadRadarRuns, :ThreadRadarDeleteRun, :ThreadRadarHottest, :ThreadRadarClearFilter.
+local lsp = require("threadradar.lsp")
+local util = require("threadradar.util")
+
+local api = vim.api
+local M = {}
+
+local function size_text(bytes)
+  if not bytes then
+    return ""
+  end
+  if bytes >= 1024 * 1024 then
+    return ("%.1f MB"):format(bytes / 1024 / 1024)
+  end
+  return ("%.0f kB"):format(bytes / 1024)
+end
+
+local function time_text(ms)
+  if not ms then
+    return ""
+  end
+  return os.date("%Y-%m-%d %H:%M", math.floor(ms / 1000))
+end
+
+--- One line of the chooser for a run entry.
+function M.format_run(run, summary)
+  local text = ("%s %s  %s  %s"):format(
+    run.active and "●" or " ",
+    run.name,
+    time_text(run.modified_unix_ms),
+    size_text(run.size)
+  )
+  if run.active and summary then
+    text = text
+      .. ("  — %s, %s, %.1fs: %s"):format(
+        util.plural(summary.threads or 0, "thread"),
+        util.plural(summary.samples or 0, "sample"),
+        summary.duration_s or 0,
+        summary.command or ""
+      )
+  end
+  return text
+end
+
+local function runs_request(client, cb)
+  lsp.request(client, "threadRadar/runs", util.empty_object(), cb)
+end
+
+--- Chooses the run with vim.ui.select (the active one marked ●); "follow the newest run" too.
+function M.select()
+  local client = lsp.require_client()
+  if not client then
+    return
+  end
+  runs_request(client, function(res)
+    local runs = res.runs or {}
+    if #runs == 0 then
+      util.warn("there are no runs yet: record one with `threadradar record -- python3 your_program.py`.")
+      return
+    end
+    local items = {}
+    for _, r in ipairs(runs) do
+      table.insert(items, { run = r })
+    end
+    table.insert(items, { newest = true })
+    vim.ui.select(items, {
+      prompt = "ThreadRadar run" .. (res.pinned and " (pinned)" or " (following the newest)") .. ":",
+      format_item = function(item)
+        if item.newest then
+          return "  follow the newest run"
+        end
+        return M.format_run(item.run, res.summary)
+      end,
+      kind = "threadradar_run",
+    }, function(choice)
+      if not choice then
+        return
+      end
+      local arg = choice.newest and "newest" or { run = choice.run.path }
+      lsp.execute(client, "threadradar.selectRun", arg, function(after)
+        local name = after and after.active and vim.fn.fnamemodify(after.active, ":t") or "none"
+        util.notify("showing run " .. name .. ".")
+        lsp.emit_change(client.id, { reason = "run" })
+      end)
+    end)
+  end)
+end
+
+--- Deletes a run file after choosing it and confirming.
+function M.delete()
+  local client = lsp.require_client()
+  if not client then
+    return
+  end
+  if not lsp.supports(client, "threadradar.deleteRun") then
+    util.warn("this threadradar server cannot delete runs: update it.")
+    return
+  end
+  runs_request(client, function(res)
+    local runs = res.runs or {}
+    if #runs == 0 then
+      util.warn("there are no runs to delete.")
+      return
+    end
+    vim.ui.select(runs, {
+      prompt = "Delete which ThreadRadar run?",
+      format_item = function(r)
+        return M.format_run(r, res.summary)
+      end,
+      kind = "threadradar_run",
+    }, function(run)
+      if not run then
+        return
+      end
+      vim.ui.input({ prompt = ("Delete %s? [y/N] "):format(run.name) }, function(answer)
+        if not answer or not answer:match("^[yY]") then
+          return
+        end
+        lsp.execute(client, "threadradar.deleteRun", { run = run.path }, function()
+          util.notify("deleted " .. run.name .. ".")
+          lsp.emit_change(client.id, { reason = "run" })
+        end)
+      end)
+    end)
+  end)
+end
+
+local function jump(loc)
+  -- Neovim >= 0.8 may already be there through window/showDocument.
+  local uri = loc.uri
+  local line = loc.range and loc.range.start.line + 1 or 1
+  if vim.uri_from_bufnr(0) == uri and api.nvim_win_get_cursor(0)[1] == line then
+    return
+  end
+  util.jump_to_location(loc)
+end
+
+--- Goes to the hottest function (or class) of the user's code.
+function M.hottest(kind)
+  if kind ~= "function" and kind ~= "class" then
+    util.warn("ThreadRadarHottest takes `function` or `class`.")
+    return
+  end
+  local client = lsp.require_client()
+  if not client then
+    return
+  end
+  if lsp.supports(client, "threadradar.goToHottest") then
+    lsp.execute(client, "threadradar.goToHottest", { kind = kind }, function(res)
+      if res and res.uri then
+        jump(res)
+        util.notify(("hottest %s: %s (%s)."):format(kind, res.qualname or "?", util.pct(res.crt)))
+      end
+    end)
+    return
+  end
+  -- Older servers: the overview's top entry of the user's code, then goTo for its current line.
+  local params = { hide_stdlib = true, hide_third_party = true, include = {}, exclude = {}, top = 50, glyph_size = 1 }
+  lsp.request(client, "threadRadar/overview", params, function(ov)
+    local top
+    for _, e in ipairs((kind == "class" and ov.classes or ov.functions) or {}) do
+      if e.file_kind == "user" and e.name ~= "<module>" then
+        top = e
+        break
+      end
+    end
+    if not top then
+      util.warn("nothing of your code was profiled in this run.")
+      return
+    end
+    lsp.execute(client, "threadradar.goTo", { artifact = top.key }, function(loc)
+      if loc then
+        jump(loc)
+        util.notify(("hottest %s: %s (%s)."):format(kind, top.qualname, util.pct(top.crt)))
+      end
+    end)
+  end)
+end
+
+function M.clear_filter()
+  local client = lsp.require_client()
+  if not client then
+    return
+  end
+  lsp.execute(client, "threadradar.clearThreadFilter", nil, function()
+    util.notify("thread filter cleared.")
+    lsp.emit_change(client.id, { reason = "filter" })
+  end)
+end
+
+return M

@@ -1,0 +1,38 @@
+-- ThreadRadar user commands. Nothing starts before require("threadradar").setup{} (or
+-- vim.g.threadradar_auto_setup = true); the modules load on first use.
+if vim.g.loaded_threadradar then
+  return
+end
+vim.g.loaded_threadradar = 1
+
+if vim.fn.has("nvim-0.7") == 0 then
+  vim.api.nvim_echo({ { "ThreadRadar needs Neovim 0.7 or newer.", "WarningMsg" } }, true, {})
+  return
+end
+
+local function command(name, action, opts)
+  opts = opts or {}
+  vim.api.nvim_create_user_command(name, function(args)
+    require("threadradar").command(action, args)
+  end, opts)
+end
+
+command("ThreadRadarOverview", "overview", { bang = true, desc = "ThreadRadar: overview (! = current file only)" })
+command("ThreadRadarDetail", "detail", { nargs = "?", desc = "ThreadRadar: detail of the function under the cursor" })
+command("ThreadRadarRuns", "runs", { desc = "ThreadRadar: choose the run" })
+command("ThreadRadarDeleteRun", "delete_run", { desc = "ThreadRadar: delete a run file" })
+command("ThreadRadarOpen", "open", { desc = "ThreadRadar: the web panels in the browser" })
+command("ThreadRadarHottest", "hottest", {
+  nargs = "?",
+  complete = function()
+    return { "function", "class" }
+  end,
+  desc = "ThreadRadar: go to the hottest function (or class)",
+})
+command("ThreadRadarClearFilter", "clear_filter", { desc = "ThreadRadar: remove the thread filter" })
+command("ThreadRadarRefresh", "refresh", { desc = "ThreadRadar: ask the server again" })
+command("ThreadRadarToggle", "toggle", { desc = "ThreadRadar: virtual text on/off" })
+
+if vim.g.threadradar_auto_setup then
+  require("threadradar").setup(vim.g.threadradar_setup or {})
+end

@@ -1,0 +1,16 @@
+-- (4) :checkhealth threadradar reports the server found (OK) with its version, and the runs.
+local H = dofile(os.getenv("TR_TESTS") .. "/helpers.lua")
+
+H.run("health", function()
+  H.setup()
+  H.open_sample()
+  vim.cmd("checkhealth threadradar")
+  local text = table.concat(H.lines(0), "\n")
+  local version = vim.fn.system({ H.env("TR_BIN"), "--version" }):gsub("%s+$", "")
+  H.check(text:find("OK:? server found: " .. vim.pesc(vim.fn.exepath(H.env("TR_BIN")))) ~= nil, "OK server found:\n" .. text)
+  H.check(text:find(version, 1, true) ~= nil, "the server's version")
+  H.check(text:find("OK:? setup%(%) was called") ~= nil, "setup called")
+  H.check(text:find("OK:? 2 run%(s%) in") ~= nil, "the two runs")
+  H.check(text:find("server running for", 1, true) ~= nil, "the running server")
+  H.check(text:find("ERROR", 1, true) == nil, "no error")
+end)
