@@ -43,6 +43,9 @@ cargo build --release --locked --bin threadradar
 # ---------------------------------------------------------------------------------------------
 BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/threadradar"
 
+log "VS Code extension (editors/vscode): typecheck, lint, unit, real-server and webview tests, .vsix"
+THREADRADAR_BIN="$BIN" bash editors/vscode/scripts/test.sh
+
 log "Neovim plugin (editors/nvim) in a real headless Neovim"
 if ! command -v nvim >/dev/null; then
   apt-get update -qq && apt-get install -y -qq neovim

@@ -1,0 +1,215 @@
+// The language client: finds and starts `threadradar lsp`, passes the settings, and forwards the
+// server's ThreadRadar notifications. Everything else (hints, lenses, hovers, symbols, the server's
+// own commands) is vscode-languageclient's standard handling.
+
+import * as fs from "node:fs";
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  ResponseError,
+  State,
+} from "vscode-languageclient/node";
+import type { LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
+import { Notifications, errorSentence, parseChanged, parseOpenPanel } from "./protocol";
+import type { ChangedParams, OpenPanelParams } from "./protocol";
+import type { ServerPort } from "./router";
+import { findServer } from "./serverPath";
+import { extensionSettings, serverSettings } from "./settings";
+import type { ThemeKind } from "./placement";
+
+export type ServerState = "starting" | "running" | "stopped" | "missing";
+
+function isExecutable(p: string): boolean {
+  try {
+    const st = fs.statSync(p);
+    if (!st.isFile()) return false;
+    fs.accessSync(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function config(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration("threadradar");
+}
+
+export function themeKind(): ThemeKind {
+  return vscode.window.activeColorTheme.kind as number as ThemeKind;
+}
+
+export function currentServerSettings(): Record<string, unknown> {
+  return serverSettings(config(), themeKind());
+}
+
+export class ServerConnection implements ServerPort, vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<void> | undefined;
+  private stateValue: ServerState = "stopped";
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  private readonly changedEmitter = new vscode.EventEmitter<ChangedParams>();
+  private readonly openPanelEmitter = new vscode.EventEmitter<OpenPanelParams>();
+  private readonly readyEmitter = new vscode.EventEmitter<void>();
+  /** Fires when the state changes (status bar, views). */
+  readonly onDidChangeState = this.stateEmitter.event;
+  /** `threadRadar/changed`. */
+  readonly onChanged = this.changedEmitter.event;
+  /** `threadRadar/openPanel`. */
+  readonly onOpenPanel = this.openPanelEmitter.event;
+  /** Fires each time a server has started and initialized. */
+  readonly onReady = this.readyEmitter.event;
+
+  constructor(private readonly output: vscode.LogOutputChannel) {}
+
+  get state(): ServerState {
+    return this.stateValue;
+  }
+
+  /** Whether the running server sends `threadRadar/changed` (older servers do not). */
+  get sendsChanges(): boolean {
+    const exp: unknown = this.client?.initializeResult?.capabilities.experimental;
+    const tr = (exp as { threadRadar?: { notifications?: unknown } } | undefined)?.threadRadar;
+    return Array.isArray(tr?.notifications) && tr.notifications.includes(Notifications.changed);
+  }
+
+  private setState(s: ServerState): void {
+    if (s === this.stateValue) return;
+    this.stateValue = s;
+    this.stateEmitter.fire(s);
+  }
+
+  /** Starts the server; never rejects (a failure is one message to the user). */
+  start(): Promise<void> {
+    if (this.starting === undefined) {
+      this.starting = this.doStart().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client !== undefined) return;
+    const setting = extensionSettings(config()).serverPath;
+    const lookup = findServer(setting, process.env, isExecutable);
+    if (!lookup.found) {
+      this.setState("missing");
+      this.output.error(lookup.message);
+      void vscode.window.showErrorMessage(lookup.message, "Open Settings").then((pick) => {
+        if (pick === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "threadradar.serverPath");
+      });
+      return;
+    }
+    this.setState("starting");
+    const serverOptions: ServerOptions = { command: lookup.path, args: ["lsp"] };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file", language: "python" }],
+      initializationOptions: () => currentServerSettings(),
+      outputChannel: this.output,
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next): Promise<unknown[] | ResponseError> => {
+            const result: unknown[] | ResponseError = await next(params, token);
+            if (!Array.isArray(result)) return result;
+            const values: unknown[] = result;
+            return params.items.map((item, i): unknown => (item.section === "threadradar" ? currentServerSettings() : values[i]));
+          },
+        },
+      },
+    };
+    const client = new LanguageClient("threadradar", "ThreadRadar", serverOptions, clientOptions);
+    client.onNotification(Notifications.changed, (p: unknown) => {
+      const c = parseChanged(p);
+      if (c !== undefined) this.changedEmitter.fire(c);
+    });
+    client.onNotification(Notifications.openPanel, (p: unknown) => {
+      const o = parseOpenPanel(p);
+      if (o !== undefined) this.openPanelEmitter.fire(o);
+    });
+    client.onDidChangeState((e) => {
+      if (this.client !== client) return;
+      if (e.newState === State.Running) this.setState("running");
+      else if (e.newState === State.Starting) this.setState("starting");
+      else this.setState("stopped");
+    });
+    this.client = client;
+    try {
+      await client.start();
+      this.setState("running");
+      this.readyEmitter.fire();
+    } catch (e) {
+      this.client = undefined;
+      this.setState("stopped");
+      const msg = `The ThreadRadar language server (${lookup.path}) could not be started: ${errorSentence(e)}`;
+      this.output.error(msg);
+      void vscode.window.showErrorMessage(msg);
+      try {
+        await client.dispose();
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.setState("stopped");
+    if (client === undefined) return;
+    try {
+      await client.stop(2000);
+    } catch (e) {
+      this.output.warn(`Stopping the language server: ${errorSentence(e)}`);
+    }
+  }
+
+  async restart(): Promise<void> {
+    if (this.starting !== undefined) await this.starting;
+    await this.stop();
+    await this.start();
+  }
+
+  private async running(): Promise<LanguageClient> {
+    if (this.starting !== undefined) await this.starting;
+    const client = this.client;
+    if (client === undefined || !client.isRunning()) {
+      throw new Error(
+        this.stateValue === "missing"
+          ? "The ThreadRadar language server was not found: set threadradar.serverPath or put threadradar on PATH."
+          : "The ThreadRadar language server is not running: run “ThreadRadar: Restart the Language Server”.",
+      );
+    }
+    return client;
+  }
+
+  async sendRequest(method: string, params: unknown): Promise<unknown> {
+    const client = await this.running();
+    return client.sendRequest(method, params);
+  }
+
+  async executeCommand(command: string, arg?: unknown): Promise<unknown> {
+    const client = await this.running();
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: arg === undefined ? [] : [arg] });
+  }
+
+  /** Sends the current settings (after a configuration or colour-theme change). */
+  async sendSettings(): Promise<void> {
+    const client = this.client;
+    if (client === undefined || !client.isRunning()) return;
+    try {
+      await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { threadradar: currentServerSettings() } });
+    } catch (e) {
+      this.output.warn(`Sending the settings: ${errorSentence(e)}`);
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.stateEmitter.dispose();
+    this.changedEmitter.dispose();
+    this.openPanelEmitter.dispose();
+    this.readyEmitter.dispose();
+  }
+}

@@ -1,0 +1,137 @@
+// The in-situ glyphs: the ThreadRadar image of each profiled declaration at the right of its header,
+// two lines high, as editor decorations. The server says where (`threadRadar/documentArtifacts`);
+// `placement.ts` decides how; this file only talks to VS Code.
+
+import * as vscode from "vscode";
+import type { ServerConnection } from "./client";
+import { config, themeKind } from "./client";
+import { attachmentStyle, editorLineHeight, glyphHeight, glyphThemeFor, placeGlyphs } from "./placement";
+import type { GlyphGroup } from "./placement";
+import { Requests, errorSentence, isMethodNotFound } from "./protocol";
+import type { DocumentArtifactsResult } from "./protocol";
+import { extensionSettings } from "./settings";
+
+function isPython(doc: vscode.TextDocument): boolean {
+  return doc.languageId === "python" && doc.uri.scheme === "file";
+}
+
+export function glyphSizeFor(doc: vscode.TextDocument): number {
+  const editor = vscode.workspace.getConfiguration("editor", doc);
+  const fontSize = editor.get<number>("fontSize") ?? 14;
+  const lineHeight = editor.get<number>("lineHeight") ?? 0;
+  return glyphHeight(editorLineHeight(fontSize, lineHeight, process.platform));
+}
+
+export class GlyphDecorations implements vscode.Disposable {
+  /** One decoration type per distinct image, shared by every editor. */
+  private readonly types = new Map<string, vscode.TextEditorDecorationType>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private pass = 0;
+  private unsupported = false;
+
+  constructor(
+    private readonly server: ServerConnection,
+    private readonly output: vscode.LogOutputChannel,
+  ) {
+    const soon = (ms: number) => () => this.schedule(ms);
+    this.disposables.push(
+      vscode.window.onDidChangeVisibleTextEditors(soon(50)),
+      vscode.window.onDidChangeActiveColorTheme(soon(50)),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (isPython(e.document) && vscode.window.visibleTextEditors.some((ed) => ed.document === e.document)) this.schedule(400);
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration("threadradar") || e.affectsConfiguration("editor.fontSize") || e.affectsConfiguration("editor.lineHeight")) this.schedule(100);
+      }),
+      server.onReady(() => {
+        this.unsupported = false;
+        this.schedule(0);
+      }),
+    );
+  }
+
+  /** Recomputes every visible editor's glyphs after `ms` (coalescing bursts of events). */
+  schedule(ms = 100): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.update().catch((e: unknown) => this.output.warn(`Glyphs: ${errorSentence(e)}`));
+    }, ms);
+  }
+
+  private clearAll(): void {
+    for (const t of this.types.values()) t.dispose();
+    this.types.clear();
+  }
+
+  private async update(): Promise<void> {
+    const pass = ++this.pass;
+    const settings = extensionSettings(config());
+    if (!settings.glyphs || this.server.state !== "running" || this.unsupported) {
+      this.clearAll();
+      return;
+    }
+    const theme = glyphThemeFor(themeKind(), settings.glyphTheme);
+    const editors = vscode.window.visibleTextEditors.filter((e) => isPython(e.document));
+    const docs = [...new Set(editors.map((e) => e.document))];
+    const perDoc = new Map<vscode.TextDocument, GlyphGroup[]>();
+    await Promise.all(
+      docs.map(async (doc) => {
+        const size = glyphSizeFor(doc);
+        try {
+          const r = (await this.server.sendRequest(Requests.documentArtifacts, { uri: doc.uri.toString(), glyph: { theme, size } })) as DocumentArtifactsResult;
+          perDoc.set(doc, placeGlyphs(r, { lineCount: doc.lineCount, height: size }));
+        } catch (e) {
+          if (isMethodNotFound(e)) {
+            if (!this.unsupported) this.output.warn("This threadradar server does not answer threadRadar/documentArtifacts: update it to see the glyphs beside the code.");
+            this.unsupported = true;
+          } else {
+            this.output.warn(`Glyphs for ${doc.uri.fsPath}: ${errorSentence(e)}`);
+          }
+          perDoc.set(doc, []);
+        }
+      }),
+    );
+    if (pass !== this.pass) return; // a newer pass is under way
+    const used = new Set<string>();
+    for (const groups of perDoc.values()) for (const g of groups) used.add(g.uri);
+    for (const [uri, type] of this.types) {
+      if (!used.has(uri)) {
+        type.dispose(); // also removes it from every editor
+        this.types.delete(uri);
+      }
+    }
+    for (const groups of perDoc.values()) {
+      for (const g of groups) {
+        if (!this.types.has(g.uri)) {
+          this.types.set(
+            g.uri,
+            vscode.window.createTextEditorDecorationType({
+              after: { contentIconPath: vscode.Uri.parse(g.uri), ...attachmentStyle(g.width, g.height) },
+              rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+            }),
+          );
+        }
+      }
+    }
+    for (const editor of editors) {
+      const groups = perDoc.get(editor.document) ?? [];
+      const byUri = new Map(groups.map((g) => [g.uri, g]));
+      for (const [uri, type] of this.types) {
+        const g = byUri.get(uri);
+        editor.setDecorations(
+          type,
+          g === undefined ? [] : g.placements.map((p) => new vscode.Range(p.line, p.endCharacter, p.line, p.endCharacter)),
+        );
+      }
+    }
+  }
+
+  dispose(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.pass++;
+    this.clearAll();
+    for (const d of this.disposables) d.dispose();
+  }
+}

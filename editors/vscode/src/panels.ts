@@ -1,0 +1,116 @@
+// The overview and detail panels: webviews of the same web app `threadradar serve` serves, whose
+// messages `router.ts` forwards to the language server.
+
+import * as vscode from "vscode";
+import type { ServerConnection } from "./client";
+import { errorSentence } from "./protocol";
+import { routeMessage } from "./router";
+import { shortName } from "./views";
+import type { RouterHost } from "./router";
+import { buildWebviewHtml, makeNonce, readWebAssets } from "./webviewHtml";
+import type { PanelBoot, PanelCommand, WebAssets } from "./webviewHtml";
+
+type Kind = "overview" | "detail";
+
+const TITLES: Record<Kind, string> = { overview: "ThreadRadar Overview", detail: "ThreadRadar Detail" };
+
+/** Opens `file` at the 1-based `line` in a text editor (not over a panel). */
+export async function openLocation(file: string, line: number): Promise<void> {
+  const uri = vscode.Uri.file(file);
+  try {
+    await vscode.workspace.fs.stat(uri);
+  } catch {
+    void vscode.window.showWarningMessage(`ThreadRadar cannot open ${file}: there is no such file on this machine.`);
+    return;
+  }
+  try {
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const l = Math.min(Math.max(0, line - 1), Math.max(0, doc.lineCount - 1));
+    const pos = new vscode.Position(l, doc.lineAt(l).firstNonWhitespaceCharacterIndex);
+    const column = vscode.window.visibleTextEditors[0]?.viewColumn ?? vscode.ViewColumn.One;
+    await vscode.window.showTextDocument(doc, { viewColumn: column, selection: new vscode.Range(pos, pos), preview: true });
+  } catch (e) {
+    void vscode.window.showErrorMessage(`ThreadRadar cannot open ${file}: ${errorSentence(e)}`);
+  }
+}
+
+export class Panels implements vscode.Disposable {
+  private readonly panels = new Map<Kind, vscode.WebviewPanel>();
+  /** What each open panel was loaded with (a panel asked for the same thing is only revealed). */
+  private readonly boots = new Map<Kind, string>();
+  private assets: WebAssets | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly server: ServerConnection,
+    private readonly onChanged: () => void,
+  ) {}
+
+  private webAssets(): WebAssets {
+    if (this.assets === undefined) this.assets = readWebAssets(vscode.Uri.joinPath(this.extensionUri, "media", "web").fsPath);
+    return this.assets;
+  }
+
+  private host(): RouterHost {
+    return {
+      sendRequest: (m, p) => this.server.sendRequest(m, p),
+      executeCommand: (c, a) => this.server.executeCommand(c, a),
+      navigate: (file, line) => openLocation(file, line),
+      changed: () => this.onChanged(),
+    };
+  }
+
+  showOverview(file?: string | null): void {
+    this.show("overview", { panel: "overview", file: file ?? null });
+  }
+
+  showDetail(artifact: string): void {
+    this.show("detail", { panel: "detail", artifact });
+  }
+
+  private show(kind: Kind, boot: PanelBoot): void {
+    let panel = this.panels.get(kind);
+    if (panel === undefined) {
+      panel = vscode.window.createWebviewPanel(`threadradar.${kind}`, TITLES[kind], { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
+        enableScripts: true,
+        enableCommandUris: false,
+        enableFindWidget: true,
+        localResourceRoots: [],
+        retainContextWhenHidden: false,
+      });
+      panel.iconPath = vscode.Uri.joinPath(this.extensionUri, "media", "threadradar.svg");
+      const p = panel;
+      p.webview.onDidReceiveMessage(async (msg: unknown) => {
+        const answer = await routeMessage(this.host(), msg);
+        if (answer !== undefined) void p.webview.postMessage(answer);
+      });
+      p.onDidDispose(() => {
+        if (this.panels.get(kind) !== p) return;
+        this.panels.delete(kind);
+        this.boots.delete(kind);
+      });
+      this.panels.set(kind, p);
+    } else {
+      panel.reveal(undefined, false);
+      if (this.boots.get(kind) === JSON.stringify(boot)) return;
+    }
+    this.boots.set(kind, JSON.stringify(boot));
+    if (boot.panel === "detail") panel.title = `${TITLES.detail}: ${shortName(boot.artifact)}`;
+    try {
+      panel.webview.html = buildWebviewHtml(this.webAssets(), { nonce: makeNonce(), cspSource: panel.webview.cspSource, boot });
+    } catch (e) {
+      void vscode.window.showErrorMessage(`The ThreadRadar panels could not be loaded: ${errorSentence(e)}`);
+    }
+  }
+
+  /** Tells open panels that the run or the thread filter changed. */
+  refresh(): void {
+    const msg: PanelCommand = { type: "threadradar.refresh" };
+    for (const p of this.panels.values()) void p.webview.postMessage(msg);
+  }
+
+  dispose(): void {
+    for (const p of [...this.panels.values()]) p.dispose();
+    this.panels.clear();
+  }
+}

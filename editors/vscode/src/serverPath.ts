@@ -1,0 +1,42 @@
+// Finding the `threadradar` binary before starting it, so that a missing server is one clear
+// message instead of a failed start. Pure except for the `isExecutable` check the caller passes.
+
+import * as path from "node:path";
+
+export const INSTALL_HINT =
+  "build and install it with `cargo install --path .` in the ThreadRadar repository (or put the built `target/release/threadradar` on PATH), or set `threadradar.serverPath` to the binary";
+
+export type ServerLookup = { found: true; path: string } | { found: false; message: string };
+
+export interface LookupEnv {
+  PATH?: string;
+  HOME?: string;
+  /** Extensions of executables on Windows (`PATHEXT`). */
+  PATHEXT?: string;
+}
+
+/**
+ * Resolves the `threadradar.serverPath` setting: a bare name is looked up on PATH, anything with a
+ * directory part (or `~/…`) is checked as a path.
+ */
+export function findServer(setting: string, env: LookupEnv, isExecutable: (p: string) => boolean, platform: string = process.platform): ServerLookup {
+  const name = setting.trim() === "" ? "threadradar" : setting.trim();
+  const sep = platform === "win32" ? /[\\/]/ : /\//;
+  const exts = platform === "win32" ? ["", ...(env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";").filter((e) => e !== "")] : [""];
+  if (sep.test(name)) {
+    let p = name;
+    if ((p === "~" || p.startsWith("~/")) && env.HOME) p = path.join(env.HOME, p.slice(1));
+    for (const ext of exts) {
+      if (isExecutable(p + ext)) return { found: true, path: p + ext };
+    }
+    return { found: false, message: `The ThreadRadar language server was not found at ${p}: ${INSTALL_HINT}.` };
+  }
+  const dirs = (env.PATH ?? "").split(platform === "win32" ? ";" : ":").filter((d) => d !== "");
+  for (const dir of dirs) {
+    for (const ext of exts) {
+      const p = path.join(dir, name + ext);
+      if (isExecutable(p)) return { found: true, path: p };
+    }
+  }
+  return { found: false, message: `The ThreadRadar language server \`${name}\` is not on PATH: ${INSTALL_HINT}.` };
+}

@@ -1,0 +1,89 @@
+// VS Code's `threadradar.*` configuration → the server's settings object (docs/lsp.md, "Settings"),
+// sent as `initializationOptions` and with `workspace/didChangeConfiguration`. Pure.
+
+import { glyphThemeFor } from "./placement";
+import type { ThemeKind } from "./placement";
+
+type Spec =
+  | { key: string; type: "boolean"; default: boolean; description: string }
+  | { key: string; type: "number"; default: number; minimum: number; maximum: number; description: string }
+  | { key: string; type: "string"; default: string; enum: readonly string[]; description: string };
+
+/** The server's settings, as the extension exposes them (`threadradar.<key>`). */
+export const SERVER_SETTINGS: readonly Spec[] = [
+  { key: "inlayHints", type: "boolean", default: true, description: "Show inlay hints with each profiled function's and class's figures." },
+  { key: "hintSeconds", type: "boolean", default: true, description: "Show the seconds in the inlay hints." },
+  { key: "hintThreads", type: "boolean", default: true, description: "Show the threads and thread types in the inlay hints." },
+  { key: "hintClusters", type: "boolean", default: true, description: "Show the clusters (text glyph) in the inlay hints." },
+  { key: "codeLens", type: "boolean", default: true, description: "Show code lenses above profiled declarations." },
+  { key: "fileLens", type: "boolean", default: true, description: "Show the code lens at the top of each profiled file." },
+  { key: "hover", type: "boolean", default: true, description: "Show hovers with the glyph, the figures and the clusters." },
+  { key: "classes", type: "boolean", default: true, description: "Annotate classes as well as functions and methods." },
+  { key: "states", type: "string", default: "computing", enum: ["computing", "computing+gil", "all"], description: "Thread states counted as runtime." },
+  { key: "minCrt", type: "number", default: 0.1, minimum: 0, maximum: 100, description: "Annotate only artifacts with at least this computational runtime share, in percent." },
+  { key: "glyphTheme", type: "string", default: "auto", enum: ["auto", "light", "dark"], description: "Colours of the glyph images: `auto` follows VS Code's colour theme." },
+  { key: "hoverImage", type: "string", default: "auto", enum: ["auto", "svg", "png", "none"], description: "The glyph image in hovers: `auto` (an SVG data URI in VS Code), `svg`, `png` or `none`." },
+  { key: "pollMs", type: "number", default: 1000, minimum: 100, maximum: 60000, description: "How often the server checks the runs directories for new runs, in milliseconds." },
+];
+
+/** Settings only the extension reads. */
+export const EXTENSION_SETTINGS = {
+  serverPath: { default: "threadradar" },
+  glyphs: { default: true },
+} as const;
+
+/** Reads one `threadradar.*` value (`vscode.WorkspaceConfiguration.get`). */
+export interface ConfigReader {
+  get(key: string): unknown;
+}
+
+function valid(spec: Spec, v: unknown): boolean {
+  switch (spec.type) {
+    case "boolean":
+      return typeof v === "boolean";
+    case "number":
+      return typeof v === "number" && Number.isFinite(v) && v >= spec.minimum && v <= spec.maximum;
+    case "string":
+      return typeof v === "string" && spec.enum.includes(v);
+  }
+}
+
+/**
+ * The settings object for the server. Values of the wrong type or out of range fall back to the
+ * default (the server would ignore them with a warning); `glyphTheme: "auto"` becomes the editor
+ * theme's palette; `panels` and `notifyChanges` are always on (this client opens the panels and
+ * refreshes its glyphs on `threadRadar/changed`).
+ */
+export function serverSettings(config: ConfigReader, themeKind: ThemeKind): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const spec of SERVER_SETTINGS) {
+    const v = config.get(spec.key);
+    out[spec.key] = valid(spec, v) ? v : spec.default;
+  }
+  out.glyphTheme = glyphThemeFor(themeKind, out.glyphTheme as "auto" | "light" | "dark");
+  out.panels = true;
+  out.notifyChanges = true;
+  return out;
+}
+
+export interface ExtensionSettings {
+  serverPath: string;
+  glyphs: boolean;
+  glyphTheme: "auto" | "light" | "dark";
+}
+
+export function extensionSettings(config: ConfigReader): ExtensionSettings {
+  const path = config.get("serverPath");
+  const glyphs = config.get("glyphs");
+  const theme = config.get("glyphTheme");
+  return {
+    serverPath: typeof path === "string" && path.trim() !== "" ? path.trim() : EXTENSION_SETTINGS.serverPath.default,
+    glyphs: typeof glyphs === "boolean" ? glyphs : EXTENSION_SETTINGS.glyphs.default,
+    glyphTheme: theme === "light" || theme === "dark" ? theme : "auto",
+  };
+}
+
+/** Whether a configuration change needs the server restarted (vs. only new settings sent). */
+export function needsRestart(affects: (section: string) => boolean): boolean {
+  return affects("threadradar.serverPath");
+}

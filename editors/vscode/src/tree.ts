@@ -1,0 +1,137 @@
+// The activity-bar views: runs, hot functions and classes, threads. Data from the server, labels
+// from `views.ts`; every entry with a source location opens it.
+
+import * as vscode from "vscode";
+import type { ServerConnection } from "./client";
+import { Commands, Requests } from "./protocol";
+import type { OverviewResult, RunsResult, ThreadsResult } from "./protocol";
+import { hotItems, runItems, threadItems } from "./views";
+import type { HotItem, RunItem, ThreadItem } from "./views";
+
+const HOT_TOP = 15;
+
+/** Common parts: refresh on demand, an error item instead of an exception. */
+abstract class View<T> implements vscode.TreeDataProvider<T>, vscode.Disposable {
+  protected readonly emitter = new vscode.EventEmitter<T | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+
+  constructor(protected readonly server: ServerConnection) {}
+
+  refresh(): void {
+    this.emitter.fire(undefined);
+  }
+
+  abstract getTreeItem(element: T): vscode.TreeItem;
+  abstract getChildren(element?: T): Promise<T[]>;
+
+  dispose(): void {
+    this.emitter.dispose();
+  }
+}
+
+export type RunNode = RunItem;
+
+export class RunsView extends View<RunNode> {
+  getTreeItem(r: RunNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(r.label, vscode.TreeItemCollapsibleState.None);
+    item.description = r.description;
+    item.tooltip = r.tooltip;
+    item.id = r.path;
+    item.iconPath = new vscode.ThemeIcon(r.active ? "pass-filled" : "circle-large-outline");
+    item.contextValue = r.active ? "threadradar.run.active" : "threadradar.run";
+    item.command = { command: Commands.selectRunItem, title: "Show this run", arguments: [r] };
+    return item;
+  }
+
+  async getChildren(element?: RunNode): Promise<RunNode[]> {
+    if (element !== undefined || this.server.state !== "running") return [];
+    try {
+      return runItems((await this.server.sendRequest(Requests.runs, {})) as RunsResult);
+    } catch {
+      return [];
+    }
+  }
+}
+
+export type HotNode = { group: "function" | "class"; label: string } | HotItem;
+
+export class HotView extends View<HotNode> {
+  private data: Promise<OverviewResult | undefined> | undefined;
+
+  override refresh(): void {
+    this.data = undefined;
+    super.refresh();
+  }
+
+  private overview(): Promise<OverviewResult | undefined> {
+    if (this.data === undefined) {
+      this.data = (async () => {
+        if (this.server.state !== "running") return undefined;
+        try {
+          return (await this.server.sendRequest(Requests.overview, { top: HOT_TOP, hide_stdlib: true })) as OverviewResult;
+        } catch {
+          return undefined;
+        }
+      })();
+    }
+    return this.data;
+  }
+
+  getTreeItem(n: HotNode): vscode.TreeItem {
+    if ("group" in n) {
+      const item = new vscode.TreeItem(n.label, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `group:${n.group}`;
+      return item;
+    }
+    const item = new vscode.TreeItem(n.label, vscode.TreeItemCollapsibleState.None);
+    item.description = n.description;
+    item.tooltip = n.tooltip;
+    item.id = n.key;
+    item.iconPath = new vscode.ThemeIcon(n.kind === "class" ? "symbol-class" : "symbol-method");
+    item.contextValue = "threadradar.artifact";
+    item.command = { command: Commands.openArtifact, title: "Go to the declaration", arguments: [n] };
+    return item;
+  }
+
+  async getChildren(element?: HotNode): Promise<HotNode[]> {
+    if (element === undefined) {
+      const ov = await this.overview();
+      if (ov === undefined || (ov.functions.length === 0 && ov.classes.length === 0)) return [];
+      return [
+        { group: "function", label: "Functions and methods" },
+        { group: "class", label: "Classes" },
+      ];
+    }
+    if (!("group" in element)) return [];
+    const ov = await this.overview();
+    if (ov === undefined) return [];
+    return hotItems(element.group === "class" ? ov.classes : ov.functions, HOT_TOP);
+  }
+}
+
+export type ThreadNode = ThreadItem;
+
+export class ThreadsView extends View<ThreadNode> {
+  getTreeItem(t: ThreadNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(t.label, vscode.TreeItemCollapsibleState.None);
+    item.description = t.description;
+    item.tooltip = t.tooltip + "\nUncheck to exclude this thread from every figure (the thread filter).";
+    item.id = `thread:${t.id}`;
+    item.checkboxState = t.included ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked;
+    item.iconPath = new vscode.ThemeIcon("debug-thread");
+    item.contextValue = "threadradar.thread";
+    if (t.file !== null && t.line > 0) {
+      item.command = { command: Commands.openThread, title: "Go to where the thread started", arguments: [t] };
+    }
+    return item;
+  }
+
+  async getChildren(element?: ThreadNode): Promise<ThreadNode[]> {
+    if (element !== undefined || this.server.state !== "running") return [];
+    try {
+      return threadItems((await this.server.sendRequest(Requests.threads, {})) as ThreadsResult);
+    } catch {
+      return [];
+    }
+  }
+}

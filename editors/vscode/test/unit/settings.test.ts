@@ -1,0 +1,95 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { expect } from "expect";
+import { describe, test } from "node:test";
+import { EXTENSION_SETTINGS, SERVER_SETTINGS, extensionSettings, needsRestart, serverSettings } from "../../src/settings";
+
+const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as {
+  contributes: { configuration: { properties: Record<string, { type: string; default: unknown; enum?: string[]; minimum?: number; maximum?: number }> } };
+};
+const props = manifest.contributes.configuration.properties;
+const reader = (values: Record<string, unknown>) => ({ get: (k: string) => values[k] });
+
+describe("server settings", () => {
+  test("defaults: the server's documented defaults, with panels and change notifications always on", () => {
+    expect(serverSettings(reader({}), 1)).toEqual({
+      inlayHints: true,
+      hintSeconds: true,
+      hintThreads: true,
+      hintClusters: true,
+      codeLens: true,
+      fileLens: true,
+      hover: true,
+      classes: true,
+      states: "computing",
+      minCrt: 0.1,
+      glyphTheme: "light",
+      hoverImage: "auto",
+      pollMs: 1000,
+      panels: true,
+      notifyChanges: true,
+    });
+  });
+
+  test("user values pass through", () => {
+    const s = serverSettings(reader({ inlayHints: false, states: "all", minCrt: 2.5, hoverImage: "none", pollMs: 250, codeLens: false }), 1);
+    expect(s).toMatchObject({ inlayHints: false, states: "all", minCrt: 2.5, hoverImage: "none", pollMs: 250, codeLens: false });
+  });
+
+  test("glyphTheme auto follows the editor theme; an explicit choice wins", () => {
+    expect(serverSettings(reader({ glyphTheme: "auto" }), 2).glyphTheme).toBe("dark");
+    expect(serverSettings(reader({ glyphTheme: "auto" }), 3).glyphTheme).toBe("dark");
+    expect(serverSettings(reader({ glyphTheme: "auto" }), 4).glyphTheme).toBe("light");
+    expect(serverSettings(reader({ glyphTheme: "light" }), 2).glyphTheme).toBe("light");
+    expect(serverSettings(reader({ glyphTheme: "dark" }), 1).glyphTheme).toBe("dark");
+  });
+
+  test("wrong types and out-of-range values fall back to the defaults", () => {
+    const s = serverSettings(reader({ inlayHints: "no", states: "cpu", minCrt: -1, pollMs: 5, glyphTheme: "blue", hover: 0, panels: false, notifyChanges: false }), 1);
+    expect(s).toMatchObject({ inlayHints: true, states: "computing", minCrt: 0.1, pollMs: 1000, glyphTheme: "light", hover: true, panels: true, notifyChanges: true });
+  });
+
+  test("extension-only settings are not sent to the server", () => {
+    const s = serverSettings(reader({ serverPath: "/x", glyphs: false, "trace.server": "verbose" }), 1);
+    expect(Object.keys(s)).not.toContain("serverPath");
+    expect(Object.keys(s)).not.toContain("glyphs");
+  });
+});
+
+describe("extension settings", () => {
+  test("defaults and values", () => {
+    expect(extensionSettings(reader({}))).toEqual({ serverPath: "threadradar", glyphs: true, glyphTheme: "auto" });
+    expect(extensionSettings(reader({ serverPath: "  /opt/threadradar  ", glyphs: false, glyphTheme: "dark" }))).toEqual({ serverPath: "/opt/threadradar", glyphs: false, glyphTheme: "dark" });
+    expect(extensionSettings(reader({ serverPath: "", glyphs: "yes" }))).toEqual({ serverPath: "threadradar", glyphs: true, glyphTheme: "auto" });
+  });
+
+  test("only a new server path restarts the server", () => {
+    expect(needsRestart((s) => s === "threadradar.serverPath")).toBe(true);
+    expect(needsRestart((s) => s === "threadradar.minCrt")).toBe(false);
+  });
+});
+
+describe("package.json mirrors the settings", () => {
+  test("every server setting is contributed with the same type, default and bounds", () => {
+    for (const spec of SERVER_SETTINGS) {
+      const p = props[`threadradar.${spec.key}`];
+      const contributed = { key: spec.key, type: p?.type, default: p?.default, enum: p?.enum, minimum: p?.minimum, maximum: p?.maximum };
+      expect(contributed).toEqual({
+        key: spec.key,
+        type: spec.type,
+        default: spec.default,
+        enum: spec.type === "string" ? [...spec.enum] : undefined,
+        minimum: spec.type === "number" ? spec.minimum : undefined,
+        maximum: spec.type === "number" ? spec.maximum : undefined,
+      });
+    }
+  });
+
+  test("nothing else is contributed but the extension's own settings", () => {
+    const own = Object.keys(EXTENSION_SETTINGS).map((k) => `threadradar.${k}`);
+    const expected = [...SERVER_SETTINGS.map((s) => `threadradar.${s.key}`), ...own, "threadradar.trace.server"].sort();
+    expect(Object.keys(props).sort()).toEqual(expected);
+    expect(props["threadradar.serverPath"]?.default).toBe(EXTENSION_SETTINGS.serverPath.default);
+    expect(props["threadradar.glyphs"]?.default).toBe(EXTENSION_SETTINGS.glyphs.default);
+  });
+});
