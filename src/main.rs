@@ -29,6 +29,8 @@ enum Command {
     Record(commands::record::RecordArgs),
     /// Thread-aware metrics and clusters of a run, as a table or JSON.
     Report(commands::report::ReportArgs),
+    /// Compare two runs (before and after a change): crt, threads and radar per artifact.
+    Compare(commands::compare::CompareArgs),
     /// What a run file holds: command, threads, samples, sampling quality.
     Info(commands::info::InfoArgs),
     /// Profile the bundled Bug 1 sample and show its radars.
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Record(a) => commands::record::run(a),
         Command::Report(a) => commands::report::run(a),
+        Command::Compare(a) => commands::compare::run(a),
         Command::Info(a) => commands::info::run(a),
         Command::Demo(a) => commands::demo::run(a),
         Command::Completions(a) => commands::completions::run::<Cli>(a),

@@ -545,7 +545,7 @@ fn recording_from_the_editor_shows_the_new_run_and_keeps_it_when_stopped() {
     let seen_msgs = messages_of(&c, "window/showMessage").len();
     c.execute("threadradar.record", json!({ "command": ["/no/such/python"] })).unwrap();
     let failed = |n: &Value| n["method"] == "window/showMessage" && n["params"]["message"].as_str().unwrap().starts_with("ThreadRadar: nothing was recorded");
-    let m = c.notifications.iter().skip(0).find(|n| failed(n)).cloned().or_else(|| c.wait_for(Duration::from_secs(10), failed)).expect("an error message");
+    let m = c.notifications.iter().find(|n| failed(n)).cloned().or_else(|| c.wait_for(Duration::from_secs(10), failed)).expect("an error message");
     assert!(m["params"]["message"].as_str().unwrap().contains("/no/such/python"), "{m}");
     assert!(messages_of(&c, "window/showMessage").len() > seen_msgs);
     assert_eq!(std::fs::read_dir(root.join(".threadradar/runs")).unwrap().count(), 2);

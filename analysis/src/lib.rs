@@ -18,6 +18,7 @@
 //!   language server.
 //! - [`filter`]: which artifacts a view lists.
 //! - [`stability`]: adjusted Rand index between the clusterings of two runs.
+//! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //!
 //! ```
 //! use threadradar_analysis::{Analysis, Options, ReportView, ViewOptions};
@@ -32,6 +33,7 @@
 pub mod analysis;
 pub mod artifact;
 pub mod cluster;
+pub mod compare;
 pub mod error;
 pub mod filter;
 pub mod glyph;
@@ -45,6 +47,7 @@ pub mod view;
 pub use analysis::{Analysis, Cluster, Options};
 pub use artifact::{Artifact, ArtifactId, ArtifactKind, Artifacts, Level};
 pub use cluster::{ClusterMethod, Clustering, CopKMeans};
+pub use compare::{ArtifactDelta, CompareOptions, Comparison, DeltaStatus, SideFigures, SideSummary};
 pub use error::AnalysisError;
 pub use filter::ArtifactFilter;
 pub use metrics::{Metrics, TimeSource};

@@ -1,5 +1,6 @@
 //! One module per subcommand; `main.rs` only parses arguments and hands off.
 
+pub mod compare;
 pub mod completions;
 pub mod demo;
 pub mod html;

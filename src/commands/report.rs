@@ -200,7 +200,7 @@ pub fn print_overview(run: &Run, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// The run to report on: a file as given, the newest run of a directory, or the newest run in
 /// `.threadradar/runs`.
-fn resolve_run(arg: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub(crate) fn resolve_run(arg: Option<&Path>) -> anyhow::Result<PathBuf> {
     let dir = match arg {
         Some(p) if !p.is_dir() => return Ok(p.to_path_buf()),
         Some(p) => p.to_path_buf(),
@@ -221,12 +221,12 @@ fn resolve_run(arg: Option<&Path>) -> anyhow::Result<PathBuf> {
 }
 
 /// Terminal styling: ANSI colours for the three cluster colours, or nothing.
-struct Style {
-    colour: bool,
+pub(crate) struct Style {
+    pub(crate) colour: bool,
 }
 
 impl Style {
-    fn new(choice: ColorArg) -> Style {
+    pub(crate) fn new(choice: ColorArg) -> Style {
         let colour = match choice {
             ColorArg::Always => true,
             ColorArg::Never => false,
@@ -261,21 +261,21 @@ impl Style {
         }
     }
 
-    fn glyph(&self, cells: &[GlyphCell]) -> (String, usize) {
+    pub(crate) fn glyph(&self, cells: &[GlyphCell]) -> (String, usize) {
         let plain: usize = cells.iter().map(|c| c.to_string().chars().count()).sum::<usize>() + cells.len().saturating_sub(1);
         (cells.iter().map(|c| self.cell(c)).collect::<Vec<_>>().join(" "), plain)
     }
 }
 
-fn pad(s: &str, visible: usize, width: usize) -> String {
+pub(crate) fn pad(s: &str, visible: usize, width: usize) -> String {
     format!("{s}{}", " ".repeat(width.saturating_sub(visible)))
 }
 
-fn pct(x: f64) -> String {
+pub(crate) fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-fn seconds(x: f64) -> String {
+pub(crate) fn seconds(x: f64) -> String {
     if x >= 100.0 {
         format!("{x:.0}")
     } else if x >= 10.0 {
@@ -286,7 +286,7 @@ fn seconds(x: f64) -> String {
 }
 
 /// A path as the user knows it: relative to the recording's directory, else the last two parts.
-fn short_path(path: &str, cwd: &str) -> String {
+pub(crate) fn short_path(path: &str, cwd: &str) -> String {
     if !cwd.is_empty() {
         if let Some(rest) = path.strip_prefix(cwd).and_then(|r| r.strip_prefix('/')) {
             return rest.to_string();

@@ -1,0 +1,258 @@
+//! `threadradar compare` on real recordings of the paper's Bug 1 (§5.1): the buggy and the fixed
+//! program are different files, yet `WorkerManager.__init__` is matched across them and goes from
+//! several threads to one. Every figure is checked against `threadradar report --json` on the same
+//! run, never against recorded values.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::OnceLock;
+
+/// The two recordings, made once for all tests of this file.
+struct Runs {
+    dir: PathBuf,
+    buggy: PathBuf,
+    fixed: PathBuf,
+}
+
+fn sample(variant: &str) -> String {
+    repo().join("samples/python/bug1_worker_manager").join(format!("{variant}.py")).display().to_string()
+}
+
+fn record_bug1(dir: &Path, variant: &str, attempt: usize) -> PathBuf {
+    let out = dir.join(format!("{variant}-{attempt}.json"));
+    let o = record(&out, &[], &[&sample(variant), "--workers", "6", "--timeout", "1.5"]);
+    assert!(o.status.success(), "recording {variant}.py failed: {}", stderr(&o));
+    out
+}
+
+fn runs() -> &'static Runs {
+    static RUNS: OnceLock<Runs> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let _g = serial();
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare_cli");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // The race nearly always lets several workers construct a manager; it need not.
+        let mut seen = Vec::new();
+        let mut buggy = None;
+        for attempt in 0..3 {
+            let run = record_bug1(&dir, "buggy", attempt);
+            let threads =
+                init(&report_json(&run, &["--include", r"^WorkerManager\.__init__$"])).map_or(0, |a| a["threads"].as_u64().unwrap());
+            seen.push(threads);
+            if threads >= 2 {
+                buggy = Some(run);
+                break;
+            }
+        }
+        let buggy = buggy.unwrap_or_else(|| panic!("buggy: WorkerManager.__init__ ran in {seen:?} threads per recording"));
+        let fixed = record_bug1(&dir, "fixed", 0);
+        Runs { dir, buggy, fixed }
+    })
+}
+
+fn run_ok(cwd: &Path, args: &[&str]) -> Output {
+    let o = threadradar(cwd, args);
+    assert!(o.status.success(), "threadradar {args:?} failed: {}", stderr(&o));
+    o
+}
+
+fn report_json(run: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["report", run.to_str().unwrap(), "--json"];
+    all.extend_from_slice(args);
+    serde_json::from_slice(&run_ok(run.parent().unwrap(), &all).stdout).expect("report --json prints JSON")
+}
+
+fn compare_json(cwd: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["compare", "--json"];
+    all.extend_from_slice(args);
+    serde_json::from_slice(&run_ok(cwd, &all).stdout).expect("compare --json prints JSON")
+}
+
+fn init(report: &Value) -> Option<&Value> {
+    report["artifacts"].as_array()?.iter().find(|a| a["qualname"] == "WorkerManager.__init__")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The rows of a table: the lines below its column header.
+fn rows(table: &str) -> usize {
+    table.lines().skip_while(|l| !l.contains("crt base → new")).skip(1).count()
+}
+
+/// Fails with exit code 2 and one line on stderr containing `needle`.
+fn assert_fails_with(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(needle), "expected {needle:?} in: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one sentence, not a backtrace: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(stdout(o).is_empty());
+}
+
+/// A run directory holding copies of the recordings under timestamped names, oldest first.
+fn project_with(names_and_runs: &[(&str, &Path)]) -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path().join(".threadradar/runs");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, run) in names_and_runs {
+        std::fs::copy(run, dir.join(name)).unwrap();
+    }
+    project
+}
+
+#[test]
+fn the_constructor_goes_from_several_threads_to_one() {
+    let r = runs();
+    let v = compare_json(&r.dir, &[r.buggy.to_str().unwrap(), r.fixed.to_str().unwrap()]);
+    assert_eq!(v["level"], "function");
+    assert_eq!(v["base"]["path"], r.buggy.to_str().unwrap());
+    assert_eq!(v["new"]["path"], r.fixed.to_str().unwrap());
+    let arts = v["artifacts"].as_array().unwrap();
+    let inits: Vec<&Value> = arts.iter().filter(|a| a["qualname"] == "WorkerManager.__init__").collect();
+    assert_eq!(inits.len(), 1, "matched across buggy.py and fixed.py: {inits:?}");
+    let d = inits[0];
+    assert_eq!(d["status"], "changed");
+    assert!(d["file_base"].as_str().unwrap().ends_with("bug1_worker_manager/buggy.py"), "{d}");
+    assert!(d["file_new"].as_str().unwrap().ends_with("bug1_worker_manager/fixed.py"), "{d}");
+    let (before, after) = (d["base"]["threads"].as_i64().unwrap(), d["new"]["threads"].as_i64().unwrap());
+    assert!(before > 1, "buggy: several workers construct a manager: {d}");
+    assert_eq!(after, 1, "fixed: exactly one: {d}");
+    assert_eq!(d["threads_delta"].as_i64().unwrap(), after - before);
+    assert!(d["threads_delta"].as_i64().unwrap() < 0);
+    // `common.py` is the same file in both runs: matched by file and name.
+    let busy = arts.iter().find(|a| a["qualname"] == "busy_work").expect("busy_work ran in both");
+    assert_eq!(busy["file_base"], busy["file_new"]);
+}
+
+#[test]
+fn each_side_has_the_report_figures_and_the_list_is_sorted() {
+    let r = runs();
+    let v = compare_json(&r.dir, &[r.buggy.to_str().unwrap(), r.fixed.to_str().unwrap()]);
+    let arts = v["artifacts"].as_array().unwrap();
+    assert_eq!(v["listed"].as_u64().unwrap() as usize, arts.len(), "--json lists everything");
+    let count = |status: &str| arts.iter().filter(|a| a["status"] == status).count() as u64;
+    assert_eq!(v["only_in_base"], count("removed"));
+    assert_eq!(v["only_in_new"], count("added"));
+
+    for (run, side, file_key, line_key) in [(&r.buggy, "base", "file_base", "line_base"), (&r.fixed, "new", "file_new", "line_new")] {
+        let report = report_json(run, &[]);
+        assert_eq!(v[side]["counted_samples"], report["counted_samples"]);
+        assert_eq!(v[side]["seconds"], report["run"]["seconds"]);
+        assert_eq!(v[side]["program"]["threads"], report["program"]["threads"]);
+        assert_eq!(v[side]["program"]["glyph"], report["program"]["glyph"]);
+        let listed = report["artifacts"].as_array().unwrap();
+        assert_eq!(arts.iter().filter(|a| !a[side].is_null()).count(), listed.len(), "{side}: every executed function once");
+        for a in listed.iter().take(8) {
+            let d = arts
+                .iter()
+                .find(|d| d["qualname"] == a["qualname"] && d[file_key] == a["file"] && d[line_key] == a["line"])
+                .unwrap_or_else(|| panic!("{side}: {} is in the comparison", a["qualname"]));
+            for key in ["crt", "self_crt", "seconds", "samples", "threads", "thread_types", "glyph"] {
+                assert_eq!(d[side][key], a[key], "{side} {key} of {}", a["qualname"]);
+            }
+            assert_eq!(d[side]["clusters"].as_u64().unwrap() as usize, a["clusters"].as_array().unwrap().len());
+        }
+    }
+
+    let crt = |d: &Value, side: &str| d[side]["crt"].as_f64().unwrap_or(0.0);
+    let mut previous = f64::INFINITY;
+    for d in arts {
+        let delta = d["crt_delta"].as_f64().unwrap();
+        assert!((delta - (crt(d, "new") - crt(d, "base"))).abs() < 1e-12, "{d}");
+        assert!(delta.abs() <= previous, "sorted by |crt_delta| descending: {} after {previous}", delta.abs());
+        previous = delta.abs();
+    }
+}
+
+#[test]
+fn the_table_has_arrow_rows_and_top_cuts_it() {
+    let r = runs();
+    let (buggy, fixed) = (r.buggy.to_str().unwrap(), r.fixed.to_str().unwrap());
+    let out = stdout(&run_ok(&r.dir, &["compare", buggy, fixed, "--color", "never"]));
+    assert!(out.starts_with(&format!("Base  {buggy}  (buggy: ")), "{out}");
+    assert!(out.contains(&format!("\nNew   {fixed}  (fixed: ")), "{out}");
+    assert!(out.contains("crt base → new") && out.contains("radar base → new"), "{out}");
+    assert!(!out.contains('\x1b'), "--color never: {out:?}");
+    assert_eq!(rows(&out), 20, "20 rows by default: {out}");
+    // The program's own code, where the constructor is (imports of the standard library can
+    // change more than it).
+    let out = stdout(&run_ok(&r.dir, &["compare", buggy, fixed, "--color", "never", "--no-stdlib"]));
+    assert!(!out.contains("[stdlib]"), "{out}");
+    let row = out.lines().find(|l| l.contains("WorkerManager.__init__")).unwrap_or_else(|| panic!("a row for the constructor: {out}"));
+    assert!(row.contains("% → ") && row.contains("pp "), "{row}");
+    assert!(row.contains("bug1_worker_manager/buggy.py:") && row.contains(" → fixed.py:"), "{row}");
+
+    let out = stdout(&run_ok(&r.dir, &["compare", buggy, fixed, "--color", "never", "--top", "3"]));
+    assert!(out.contains(", 3 of "), "{out}");
+    assert_eq!(rows(&out), 3, "{out}");
+    let v = compare_json(&r.dir, &[buggy, fixed, "--top", "3"]);
+    assert_eq!(v["artifacts"].as_array().unwrap().len(), 3);
+    assert!(v["listed"].as_u64().unwrap() > 3);
+
+    let out = stdout(&run_ok(&r.dir, &["compare", buggy, fixed, "--color", "always", "--level", "class"]));
+    assert!(out.contains("Classes by change") && out.contains("WorkerManager  ("), "{out}");
+    assert!(out.contains("\x1b[32m") || out.contains("\x1b[31m"), "a coloured change: {out}");
+}
+
+#[test]
+fn default_runs_come_from_the_runs_directory() {
+    let r = runs();
+    let project = project_with(&[("20260101T000000Z-buggy.json", &r.buggy), ("20260102T000000Z-fixed.json", &r.fixed)]);
+    let v = compare_json(project.path(), &[]);
+    assert!(v["base"]["path"].as_str().unwrap().ends_with("20260101T000000Z-buggy.json"), "the older run is BASE: {}", v["base"]["path"]);
+    assert!(v["new"]["path"].as_str().unwrap().ends_with("20260102T000000Z-fixed.json"));
+    // One argument is BASE; NEW is the newest run.
+    let v = compare_json(project.path(), &[r.buggy.to_str().unwrap()]);
+    assert_eq!(v["base"]["path"], r.buggy.to_str().unwrap());
+    assert!(v["new"]["path"].as_str().unwrap().ends_with("20260102T000000Z-fixed.json"));
+    // A directory means its newest run.
+    let v = compare_json(project.path(), &[r.buggy.to_str().unwrap(), ".threadradar/runs"]);
+    assert!(v["new"]["path"].as_str().unwrap().ends_with("20260102T000000Z-fixed.json"));
+}
+
+#[test]
+fn comparing_a_run_with_itself_is_allowed_but_said() {
+    let r = runs();
+    let o = run_ok(&r.dir, &["compare", r.fixed.to_str().unwrap(), r.fixed.to_str().unwrap(), "--json"]);
+    assert!(stderr(&o).contains("comparing a run with itself"), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["artifacts"].as_array().unwrap().iter().all(|d| d["crt_delta"] == 0.0 && d["threads_delta"] == 0 && d["base"] == d["new"]));
+}
+
+#[test]
+fn fewer_than_two_runs_say_what_to_record() {
+    let r = runs();
+    let project = project_with(&[("20260101T000000Z-buggy.json", &r.buggy)]);
+    assert_fails_with(
+        &threadradar(project.path(), &["compare"]),
+        "holds only one run (20260101T000000Z-buggy.json): record another run with `threadradar record -- ",
+    );
+    let empty = tempfile::tempdir().unwrap();
+    assert_fails_with(&threadradar(empty.path(), &["compare"]), "holds no runs: record two runs with `threadradar record -- ");
+    assert_fails_with(
+        &threadradar(empty.path(), &["compare", r.buggy.to_str().unwrap()]),
+        "NEW defaults to the newest run in ./.threadradar/runs",
+    );
+}
+
+#[test]
+fn unreadable_runs_are_one_sentence() {
+    let r = runs();
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read(&r.fixed).unwrap();
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, &good[..good.len() / 2]).unwrap();
+    assert_fails_with(&threadradar(dir.path(), &["compare", r.buggy.to_str().unwrap(), "cut.json"]), "cut.json is truncated");
+    assert_fails_with(&threadradar(dir.path(), &["compare", "nope.json", r.fixed.to_str().unwrap()]), "no run file at nope.json");
+    assert_fails_with(
+        &threadradar(dir.path(), &["compare", r.buggy.to_str().unwrap(), r.fixed.to_str().unwrap(), "--include", "("]),
+        "is not a valid regular expression",
+    );
+}
