@@ -449,6 +449,25 @@ fn editor_clients_get_document_artifacts_changes_hottest_and_run_deletion() {
     std::fs::copy(&ws.run, &tmp).unwrap();
     std::fs::rename(&tmp, &newer).unwrap();
     assert_eq!(wait_change(&mut c, seen, "run")["params"]["run"], json!(newer));
+    // Compare: the active run against the one before it (here the same recording, so every
+    // artifact matches with equal figures, those of `report`).
+    let cmp = c.call("threadRadar/compare", json!({}));
+    assert_eq!(cmp["base"]["path"], json!(ws.run));
+    assert_eq!(cmp["new"]["path"], json!(newer));
+    let deltas = cmp["artifacts"].as_array().unwrap();
+    assert_eq!(deltas.len(), functions["artifacts"].as_array().unwrap().len());
+    assert!(deltas.iter().all(|d| d["status"] == "changed" && d["crt_delta"].as_f64() == Some(0.0)), "{cmp:#}");
+    let init_delta = deltas.iter().find(|d| d["qualname"] == "WorkerManager.__init__").unwrap();
+    let init_report = find(&expected, "WorkerManager.__init__");
+    assert_eq!(init_delta["new"]["crt"], init_report["crt"]);
+    assert_eq!(init_delta["base"]["threads"], init_report["threads"]);
+    let cls = c.call("threadRadar/compare", json!({ "level": "class", "top": 1, "hide_stdlib": true }));
+    assert_eq!(cls["artifacts"].as_array().unwrap().len(), 1);
+    assert_eq!(cls["artifacts"][0]["kind"], "class");
+    let err = c.request("threadRadar/compare", json!({ "base": "nope.json" })).unwrap_err();
+    assert!(err["message"].as_str().unwrap().starts_with("no run \"nope.json\""), "{err}");
+    let err = c.request("threadRadar/compare", json!({ "new": ws.run.to_str().unwrap() })).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("no earlier run"), "{err}");
     let seen = changes(&c).len();
     let older = ws.run.with_file_name("19990101T000000Z-buggy.json");
     std::fs::copy(&ws.run, &tmp).unwrap();
@@ -609,6 +628,7 @@ fn junk() -> impl Strategy<Value = Vec<u8>> {
         "threadRadar/threads",
         "threadRadar/runs",
         "threadRadar/documentArtifacts",
+        "threadRadar/compare",
         "textDocument/didChange",
         "textDocument/didOpen",
         "textDocument/didClose",

@@ -48,6 +48,7 @@ where
         .custom_method("threadRadar/threads", server::Server::threads)
         .custom_method("threadRadar/runs", server::Server::runs)
         .custom_method("threadRadar/documentArtifacts", server::Server::document_artifacts)
+        .custom_method("threadRadar/compare", server::Server::compare)
         .custom_method("window/workDoneProgress/cancel", server::Server::cancel_progress)
         .custom_method(framing::INVALID_MESSAGE, server::Server::invalid_message)
         .finish();

@@ -581,6 +581,81 @@ impl Backend {
         Ok(json!({ "active": active, "pinned": s.pinned, "runs": runs, "exclude_threads": s.exclude, "summary": summary }))
     }
 
+    /// `threadRadar/compare`: what changed per artifact between two runs of the workspace (by
+    /// default the active run against the run recorded before it); see `analysis::compare`.
+    pub async fn compare_request(&self, params: Value) -> Result<Value> {
+        self.wait_scanned().await;
+        let (list, active, states) = {
+            let s = self.state();
+            (s.runs.clone(), s.active.clone(), s.settings.states)
+        };
+        let find = |w: &str| -> Result<PathBuf> {
+            list.iter()
+                .find(|r| r.path == Path::new(w) || r.name == w)
+                .map(|r| r.path.clone())
+                .or_else(|| Path::new(w).is_file().then(|| PathBuf::from(w)))
+                .ok_or_else(|| invalid(format!("no run {w:?}: `threadRadar/runs` lists the runs")))
+        };
+        let new_path = match params.get("new").and_then(|n| n.as_str()) {
+            Some(n) => find(n)?,
+            None => active.as_ref().map(|a| a.path.clone()).ok_or_else(|| invalid("there is no run: record one with `threadradar record -- python3 your_program.py`"))?,
+        };
+        let base_path = match params.get("base").and_then(|b| b.as_str()) {
+            Some(b) => find(b)?,
+            None => {
+                let at = list.iter().position(|r| r.path == new_path);
+                at.and_then(|i| list.get(i + 1))
+                    .map(|r| r.path.clone())
+                    .ok_or_else(|| invalid("there is no earlier run to compare with: record another run (e.g. after a fix) with `threadradar record`"))?
+            }
+        };
+        let level = match params.get("level").and_then(|l| l.as_str()) {
+            None | Some("function") => threadradar_analysis::Level::Function,
+            Some("class") => threadradar_analysis::Level::Class,
+            Some("file") => threadradar_analysis::Level::File,
+            Some(l) => return Err(invalid(format!("unknown level {l:?}: function, class or file"))),
+        };
+        let strings = |k: &str| -> Vec<String> { params.get(k).and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default() };
+        let mut filter = threadradar_analysis::ArtifactFilter::new(&strings("include"), &strings("exclude")).map_err(|e| invalid(e.to_string()))?;
+        if params.get("hide_stdlib").and_then(|v| v.as_bool()).unwrap_or(false) {
+            filter = filter.hide(threadradar_profiler::run::FileKind::Stdlib);
+        }
+        if params.get("hide_third_party").and_then(|v| v.as_bool()).unwrap_or(false) {
+            filter = filter.hide(threadradar_profiler::run::FileKind::ThirdParty);
+        }
+        let top = params.get("top").and_then(|t| t.as_u64()).map(|t| t as usize);
+        // Thread ids differ between runs: the comparison never applies the thread filter.
+        let p = Params { exclude_threads: Vec::new(), states };
+        let out = tokio::task::spawn_blocking(move || -> std::result::Result<Value, String> {
+            // The active run is already loaded (with its analyses cached); another is read.
+            let read = |path: &Path| threadradar_profiler::runfile::read(path).map(panel::Panels::new).map_err(|e| e.to_string());
+            let (base_owned, new_owned);
+            let base: &panel::Panels = match active.as_ref().filter(|a| a.path == base_path) {
+                Some(a) => &a.panels,
+                None => {
+                    base_owned = read(&base_path)?;
+                    &base_owned
+                }
+            };
+            let new: &panel::Panels = match active.as_ref().filter(|a| a.path == new_path) {
+                Some(a) => &a.panels,
+                None => {
+                    new_owned = read(&new_path)?;
+                    &new_owned
+                }
+            };
+            let (ba, na) = (base.analysis(&p).map_err(|e| e.to_string())?, new.analysis(&p).map_err(|e| e.to_string())?);
+            let opts = threadradar_analysis::CompareOptions { level, filter, top };
+            let mut c = threadradar_analysis::Comparison::build(base.run(), &ba, new.run(), &na, &opts).map_err(|e| e.to_string())?;
+            c.base.path = Some(base_path.display().to_string());
+            c.new.path = Some(new_path.display().to_string());
+            serde_json::to_value(c).map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|_| Error::internal_error())?;
+        out.map_err(invalid)
+    }
+
     /// `threadRadar/documentArtifacts`: the profiled declarations of one document where they are
     /// now, with what an editor needs to draw them (text glyph cells, the hint's label and, when
     /// asked for, the SVG glyph). Decorations in editors are drawn from this.
@@ -1173,7 +1248,7 @@ fn capabilities() -> ServerCapabilities {
             workspace_folders: Some(WorkspaceFoldersServerCapabilities { supported: Some(true), change_notifications: Some(OneOf::Left(true)) }),
             file_operations: None,
         }),
-        experimental: Some(json!({ "threadRadar": { "requests": ["threadRadar/overview", "threadRadar/detail", "threadRadar/glyph", "threadRadar/threads", "threadRadar/runs", "threadRadar/documentArtifacts"], "notifications": ["threadRadar/openPanel", "threadRadar/changed"], "commands": COMMANDS } })),
+        experimental: Some(json!({ "threadRadar": { "requests": ["threadRadar/overview", "threadRadar/detail", "threadRadar/glyph", "threadRadar/threads", "threadRadar/runs", "threadRadar/documentArtifacts", "threadRadar/compare"], "notifications": ["threadRadar/openPanel", "threadRadar/changed"], "commands": COMMANDS } })),
         ..Default::default()
     }
 }
@@ -1203,6 +1278,9 @@ impl Server {
     }
     pub async fn runs(&self, p: Value) -> Result<Value> {
         self.0.runs_request(p).await
+    }
+    pub async fn compare(&self, p: Value) -> Result<Value> {
+        self.0.compare_request(p).await
     }
     pub async fn document_artifacts(&self, p: Value) -> Result<Value> {
         self.0.document_artifacts_request(p).await
