@@ -26,7 +26,8 @@ struct Workspace {
     run: PathBuf,
 }
 
-fn recorded_workspace() -> Workspace {
+/// A temporary workspace with a copy of the Bug 1 sample: (its directory, root, buggy.py).
+fn bug1_workspace() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let samples = common::repo().join("samples/python");
@@ -34,6 +35,11 @@ fn recorded_workspace() -> Workspace {
     std::fs::copy(samples.join("common.py"), root.join("common.py")).unwrap();
     let script = root.join("bug1_worker_manager/buggy.py");
     std::fs::copy(samples.join("bug1_worker_manager/buggy.py"), &script).unwrap();
+    (dir, root, script)
+}
+
+fn recorded_workspace() -> Workspace {
+    let (dir, root, script) = bug1_workspace();
     let runs = root.join(".threadradar/runs");
     std::fs::create_dir_all(&runs).unwrap();
     let run = runs.join("20000101T000000Z-buggy.json");
@@ -503,13 +509,7 @@ fn messages_of(c: &LspClient, method: &str) -> Vec<String> {
 #[test]
 fn recording_from_the_editor_shows_the_new_run_and_keeps_it_when_stopped() {
     let _serial = common::serial();
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    let samples = common::repo().join("samples/python");
-    std::fs::create_dir_all(root.join("bug1_worker_manager")).unwrap();
-    std::fs::copy(samples.join("common.py"), root.join("common.py")).unwrap();
-    let script = root.join("bug1_worker_manager/buggy.py");
-    std::fs::copy(samples.join("bug1_worker_manager/buggy.py"), &script).unwrap();
+    let (_dir, root, script) = bug1_workspace();
     let forever = root.join("forever.py");
     std::fs::copy(common::repo().join("tests/scripts/forever.py"), &forever).unwrap();
     let py = common::python();
