@@ -24,8 +24,8 @@ pub struct RunEntry {
     pub size: u64,
 }
 
-/// The runs of all workspace folders, newest first (by name, which starts with a sortable UTC
-/// time, then by modification time).
+/// The runs of all workspace folders, newest first (by the UTC time their name starts with, then
+/// by modification time: [`runfile::run_order`]).
 pub fn list(folders: &[PathBuf]) -> Vec<RunEntry> {
     let mut all = Vec::new();
     for folder in folders {
@@ -42,7 +42,7 @@ pub fn list(folders: &[PathBuf]) -> Vec<RunEntry> {
             });
         }
     }
-    all.sort_by(|a, b| b.name.cmp(&a.name).then(b.modified_unix_ms.cmp(&a.modified_unix_ms)));
+    all.sort_by_cached_key(|r| std::cmp::Reverse(runfile::run_order(&r.name, SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(r.modified_unix_ms))));
     all
 }
 

@@ -138,8 +138,19 @@ pub fn list_runs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         let mtime = entry.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
         runs.push((mtime, path));
     }
-    runs.sort_by(|a, b| b.1.file_name().cmp(&a.1.file_name()).then(b.0.cmp(&a.0)));
+    runs.sort_by_cached_key(|(mtime, path)| std::cmp::Reverse(run_order(&path.file_name().unwrap_or_default().to_string_lossy(), *mtime)));
     Ok(runs.into_iter().map(|(_, p)| p).collect())
+}
+
+/// The key that orders runs oldest → newest: the UTC time at the start of the file name
+/// (`20261121T120012Z-…`, as `record` names runs; the modification time for other names), then
+/// the modification time (two runs of the same second: `app.json` and `app-2.json`), then the name.
+pub fn run_order(name: &str, mtime: std::time::SystemTime) -> (String, std::time::SystemTime, String) {
+    let stamp = name.get(..16).filter(|s| {
+        let b = s.as_bytes();
+        b[..8].iter().all(u8::is_ascii_digit) && b[8] == b'T' && b[9..15].iter().all(u8::is_ascii_digit) && b[15] == b'Z'
+    });
+    (stamp.map_or_else(|| utc_stamp(mtime), str::to_string), mtime, name.to_string())
 }
 
 /// The default directory for runs under a project directory.
@@ -276,5 +287,26 @@ mod tests {
         assert_eq!(first, dir.path().join("20261121T120012Z-app.json"));
         std::fs::write(&first, "").unwrap();
         assert_eq!(new_run_path(dir.path(), "app", t), dir.path().join("20261121T120012Z-app-2.json"));
+    }
+
+    #[test]
+    fn runs_are_ordered_by_their_time_then_modification() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_262_412); // 20261121T120012Z
+        let later = t + Duration::from_millis(300);
+        // The same second: the one written later is newer, whatever its name.
+        assert!(run_order("20261121T120012Z-app-2.json", later) > run_order("20261121T120012Z-app.json", t));
+        // Stamps decide over modification times (a copied old run stays old).
+        assert!(run_order("20261121T120013Z-app.json", t) > run_order("20261121T120012Z-app.json", later));
+        // A name without a stamp is placed by its modification time.
+        assert!(run_order("mine.json", later + Duration::from_secs(5)) > run_order("20261121T120012Z-app.json", later));
+        assert!(run_order("mine.json", UNIX_EPOCH) < run_order("20261121T120012Z-app.json", t));
+        let dir = tempfile::tempdir().unwrap();
+        let first = new_run_path(dir.path(), "app", t);
+        std::fs::write(&first, "{}").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let second = new_run_path(dir.path(), "app", t);
+        std::fs::write(&second, "{}").unwrap();
+        assert_eq!(list_runs(dir.path()).unwrap(), vec![second, first], "the run written last is listed first");
     }
 }
