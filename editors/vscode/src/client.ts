@@ -1,6 +1,7 @@
 // The language client: finds and starts `threadradar lsp`, passes the settings, and forwards the
 // server's ThreadRadar notifications. Everything else (hints, lenses, hovers, symbols, the server's
-// own commands) is vscode-languageclient's standard handling.
+// own commands, its log messages in the output channel) is vscode-languageclient's standard
+// handling, except the progress of a recording: see `RECORD_PROGRESS`.
 
 import * as fs from "node:fs";
 import * as vscode from "vscode";
@@ -10,8 +11,9 @@ import {
   LanguageClient,
   ResponseError,
   State,
+  WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
-import type { LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
+import type { LanguageClientOptions, ServerOptions, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport } from "vscode-languageclient/node";
 import { Notifications, errorSentence, parseChanged, parseOpenPanel } from "./protocol";
 import type { ChangedParams, OpenPanelParams } from "./protocol";
 import type { ServerPort } from "./router";
@@ -20,6 +22,15 @@ import { extensionSettings, serverSettings } from "./settings";
 import type { ThemeKind } from "./placement";
 
 export type ServerState = "starting" | "running" | "stopped" | "missing";
+
+/**
+ * The work-done progress tokens of `threadradar.record` (`threadradar/record/<n>`, lsp-server's
+ * `server.rs`). vscode-languageclient shows server progress in the status bar
+ * (`ProgressLocation.Window`), where VS Code draws no cancel button; a recording's progress is
+ * shown as a notification instead, whose Cancel sends `window/workDoneProgress/cancel`: the server
+ * stops the recording and keeps the run.
+ */
+const RECORD_PROGRESS = "threadradar/record/";
 
 function isExecutable(p: string): boolean {
   try {
@@ -52,6 +63,8 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
   private readonly changedEmitter = new vscode.EventEmitter<ChangedParams>();
   private readonly openPanelEmitter = new vscode.EventEmitter<OpenPanelParams>();
   private readonly readyEmitter = new vscode.EventEmitter<void>();
+  /** The recordings' progress notifications, by token. */
+  private readonly progress = new Map<string, { report(message: string): void; end(): void }>();
   /** Fires when the state changes (status bar, views). */
   readonly onDidChangeState = this.stateEmitter.event;
   /** `threadRadar/changed`. */
@@ -107,8 +120,19 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file", language: "python" }],
       initializationOptions: () => currentServerSettings(),
+      // The program's output while recording arrives as `window/logMessage` (type Log), which
+      // vscode-languageclient appends to this channel; so do the trace (no separate trace channel).
       outputChannel: this.output,
       middleware: {
+        handleWorkDoneProgress: (token, params, next) => {
+          if (typeof token !== "string" || !token.startsWith(RECORD_PROGRESS)) {
+            next(token, params);
+            return;
+          }
+          this.recordProgress(client, token, params);
+          // vscode-languageclient's own part only cleans up on `end` (it never began).
+          if (params.kind === "end") next(token, params);
+        },
         workspace: {
           configuration: async (params, token, next): Promise<unknown[] | ResponseError> => {
             const result: unknown[] | ResponseError = await next(params, token);
@@ -132,7 +156,11 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
       if (this.client !== client) return;
       if (e.newState === State.Running) this.setState("running");
       else if (e.newState === State.Starting) this.setState("starting");
-      else this.setState("stopped");
+      else {
+        // A server that ended cannot end its progress: close the notifications.
+        this.endProgress();
+        this.setState("stopped");
+      }
     });
     this.client = client;
     try {
@@ -153,7 +181,52 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
     }
   }
 
+  /** A recording's progress as a notification with a Cancel button (see `RECORD_PROGRESS`). */
+  private recordProgress(client: LanguageClient, token: string, p: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd): void {
+    if (p.kind === "begin") {
+      // Reports and the end may come before VS Code runs the task: they are kept until it does.
+      let message = p.message;
+      let ended = false;
+      let task: { report(m: string): void; resolve(): void } | undefined;
+      this.progress.set(token, {
+        report: (m) => {
+          message = m;
+          task?.report(m);
+        },
+        end: () => {
+          ended = true;
+          this.progress.delete(token);
+          task?.resolve();
+        },
+      });
+      void vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: p.title, cancellable: p.cancellable === true },
+        (progress, cancel) =>
+          new Promise<void>((resolve) => {
+            if (ended) {
+              resolve();
+              return;
+            }
+            cancel.onCancellationRequested(() => {
+              void client.sendNotification(WorkDoneProgressCancelNotification.type, { token }).catch(() => undefined);
+            });
+            task = { report: (m) => progress.report({ message: m }), resolve };
+            if (message !== undefined) progress.report({ message });
+          }),
+      );
+    } else if (p.kind === "report") {
+      if (p.message !== undefined) this.progress.get(token)?.report(p.message);
+    } else {
+      this.progress.get(token)?.end();
+    }
+  }
+
+  private endProgress(): void {
+    for (const p of [...this.progress.values()]) p.end();
+  }
+
   async stop(): Promise<void> {
+    this.endProgress();
     const client = this.client;
     this.client = undefined;
     this.setState("stopped");

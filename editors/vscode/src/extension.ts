@@ -1,18 +1,21 @@
 // ThreadRadar for VS Code: a thin client of `threadradar lsp`. The server computes everything; this
-// extension starts it, draws the glyphs beside the code, hosts the panels, and offers the runs,
-// hot artifacts and threads in the activity bar.
+// extension starts it, draws the glyphs beside the code, hosts the panels, offers the runs, hot
+// artifacts, threads and the comparison of two runs in the activity bar, and records runs through
+// the server (`threadradar.record`).
 
 import * as vscode from "vscode";
 import { ServerConnection, config, currentServerSettings } from "./client";
 import { GlyphDecorations } from "./decorations";
 import { Panels, openLocation } from "./panels";
 import { enclosingArtifact } from "./placement";
+import { compareParams, runPicks } from "./compare";
 import { Commands, Requests, ServerCommands, errorSentence, isMethodNotFound } from "./protocol";
-import type { DocumentArtifact, DocumentArtifactsResult, RunsResult, ThreadsResult } from "./protocol";
-import { needsRestart } from "./settings";
+import type { CompareResult, DocumentArtifact, DocumentArtifactsResult, RecordingInfo, RecordParams, RunsResult, ThreadsResult } from "./protocol";
+import { recordChoices, splitCommandLine } from "./record";
+import { needsRestart, recordCommand } from "./settings";
 import { RunStatus } from "./statusBar";
-import { HotView, RunsView, ThreadsView } from "./tree";
-import type { HotNode, RunNode, ThreadNode } from "./tree";
+import { ComparisonView, HotView, RunsView, ThreadsView } from "./tree";
+import type { ComparisonNode, HotNode, RunNode, ThreadNode } from "./tree";
 import { percent, runLabel, toggledFilter } from "./views";
 
 /** Runs a command body; a failure is one error message, never an unhandled rejection. */
@@ -32,6 +35,11 @@ function isPythonEditor(e: vscode.TextEditor | undefined): e is vscode.TextEdito
 
 let running: ServerConnection | undefined;
 
+/** Sets a context key for `when` clauses (menus, the command palette). */
+function setContext(key: string, value: unknown): void {
+  void vscode.commands.executeCommand("setContext", key, value);
+}
+
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel("ThreadRadar", { log: true });
   const server = new ServerConnection(output);
@@ -41,7 +49,12 @@ export function activate(context: vscode.ExtensionContext): void {
   const runsView = new RunsView(server);
   const hotView = new HotView(server);
   const threadsView = new ThreadsView(server);
+  const comparisonView = new ComparisonView(server);
   let lastRuns: RunsResult | undefined;
+  /** The recording in progress, as the server's last `threadRadar/changed` said. */
+  let recording: RecordingInfo | null = null;
+  let compareLevel: "function" | "class" = "function";
+  let lastCustomCommand = "";
   let timer: ReturnType<typeof setTimeout> | undefined;
 
   const refreshNow = async (): Promise<void> => {
@@ -75,6 +88,102 @@ export function activate(context: vscode.ExtensionContext): void {
   const runsTree = vscode.window.createTreeView("threadradar.runs", { treeDataProvider: runsView });
   const hotTree = vscode.window.createTreeView("threadradar.hot", { treeDataProvider: hotView });
   const threadsTree = vscode.window.createTreeView("threadradar.threads", { treeDataProvider: threadsView, manageCheckboxStateManually: true });
+  const comparisonTree = vscode.window.createTreeView("threadradar.comparison", { treeDataProvider: comparisonView });
+
+  const setRecording = (r: RecordingInfo | null): void => {
+    recording = r;
+    status.setRecording(r);
+    setContext("threadradar.recording", r !== null);
+  };
+  setContext("threadradar.recording", false);
+  setContext("threadradar.compareLevel", compareLevel);
+
+  const recordRun = async (): Promise<void> => {
+    const editor = vscode.window.activeTextEditor;
+    const python = isPythonEditor(editor) && editor.document.uri.fsPath.endsWith(".py") ? editor : undefined;
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+    const choices = recordChoices({ recordCommand: recordCommand(config()), activeFile: python?.document.uri.fsPath, folders });
+    const pick = await vscode.window.showQuickPick(
+      choices.map((c) => ({ label: c.label, detail: c.detail, choice: c })),
+      { title: "ThreadRadar: record a run of which program?", placeHolder: "The server records it; its output goes to the ThreadRadar output channel", matchOnDetail: true },
+    );
+    if (pick === undefined) return;
+    let params: RecordParams = pick.choice.params;
+    if (pick.choice.kind === "custom") {
+      const text = await vscode.window.showInputBox({
+        title: "ThreadRadar: record a run of",
+        prompt: "The program and its arguments, quoted as on a shell command line (no pipes, redirections or variables)",
+        placeHolder: "python3 app.py --workers 4",
+        value: lastCustomCommand,
+        validateInput: (t: string) => {
+          const r = splitCommandLine(t);
+          if (!r.ok) return r.error;
+          return r.args.length === 0 ? "Type the program to record and its arguments." : undefined;
+        },
+      });
+      if (text === undefined) return;
+      const words = splitCommandLine(text);
+      if (!words.ok || words.args.length === 0) return;
+      lastCustomCommand = text;
+      params = { ...params, command: words.args };
+    }
+    // The program runs from disk: unsaved edits of the file it runs would not be profiled.
+    if (pick.choice.kind === "file" && python?.document.isDirty === true) await python.document.save();
+    // The server answers at once, reports progress (its cancel button stops the recording and keeps
+    // the run), passes the program's output on as log messages, and says when the run is written;
+    // `threadRadar/changed` ("recording") drives the status bar.
+    await server.executeCommand(ServerCommands.record, params);
+  };
+
+  const stopRecording = async (): Promise<void> => {
+    if (recording === null) {
+      void vscode.window.showInformationMessage("ThreadRadar is not recording anything.");
+      return;
+    }
+    await server.executeCommand(ServerCommands.stopRecording);
+    void vscode.window.setStatusBarMessage("ThreadRadar: stopping the recording; the run so far is kept", 4000);
+  };
+
+  const compare = async (runs: { base?: string; new?: string }): Promise<void> => {
+    let result: CompareResult;
+    try {
+      result = (await server.sendRequest(Requests.compare, compareParams(runs, compareLevel))) as CompareResult;
+    } catch (e) {
+      if (isMethodNotFound(e)) throw new Error("this ThreadRadar language server cannot compare runs: update it (threadRadar/compare)");
+      throw e;
+    }
+    comparisonView.show(result);
+    void vscode.commands.executeCommand("threadradar.comparison.focus");
+  };
+
+  const compareRuns = async (): Promise<void> => {
+    const runs = (await server.sendRequest(Requests.runs, {})) as RunsResult;
+    if (runs.runs.length < 2) {
+      void vscode.window.showInformationMessage("Comparing needs two runs: record another one (e.g. after a fix) with “ThreadRadar: Record a Run…”.");
+      return;
+    }
+    const base = await vscode.window.showQuickPick(runPicks(runs), { title: "ThreadRadar: compare — the base run (before)", matchOnDetail: true });
+    if (base === undefined) return;
+    const next = await vscode.window.showQuickPick(runPicks(runs, base.path), { title: `ThreadRadar: compare ${base.label} with which run (after)?`, matchOnDetail: true });
+    if (next === undefined) return;
+    await compare({ base: base.path, new: next.path });
+  };
+
+  const setCompareLevel = async (level: "function" | "class"): Promise<void> => {
+    const previous = compareLevel;
+    compareLevel = level;
+    setContext("threadradar.compareLevel", level);
+    const shown = comparisonView.current;
+    if (shown === undefined) return;
+    try {
+      await compare({ base: shown.base.path, new: shown.new.path });
+    } catch (e) {
+      // The view still shows the other level (e.g. a run of it was deleted): say so, keep the switch in step.
+      compareLevel = previous;
+      setContext("threadradar.compareLevel", previous);
+      throw e;
+    }
+  };
 
   const setFilter = async (exclude: number[]): Promise<void> => {
     if (exclude.length === 0) await server.executeCommand(ServerCommands.clearThreadFilter);
@@ -101,7 +210,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const pickRun = async (): Promise<void> => {
     const runs = (await server.sendRequest(Requests.runs, {})) as RunsResult;
     if (runs.runs.length === 0) {
-      void vscode.window.showInformationMessage("There is no run in .threadradar/runs yet: record one with `threadradar record -- python3 app.py`.");
+      void vscode.window.showInformationMessage("There is no run in .threadradar/runs yet: record one with “ThreadRadar: Record a Run…” (or `threadradar record -- python3 app.py` in a terminal).");
       return;
     }
     type Pick = vscode.QuickPickItem & { run: string };
@@ -183,10 +292,17 @@ export function activate(context: vscode.ExtensionContext): void {
     runsTree,
     hotTree,
     threadsTree,
+    comparisonView,
+    comparisonTree,
     { dispose: () => timer !== undefined && clearTimeout(timer) },
-    server.onChanged(() => refresh()),
+    server.onChanged((c) => {
+      if (c.recording !== undefined) setRecording(c.recording);
+      refresh();
+    }),
     server.onReady(() => refresh(0)),
     server.onDidChangeState(() => {
+      // A recording belongs to the server process: none survives a restart.
+      if (server.state !== "running") setRecording(null);
       status.show(server.state === "running" ? lastRuns : undefined);
       if (server.state !== "running") refresh(0);
     }),
@@ -250,6 +366,18 @@ export function activate(context: vscode.ExtensionContext): void {
       Commands.openArtifact,
       guarded(async (n?: HotNode) => {
         if (n !== undefined && "key" in n) await server.executeCommand(ServerCommands.goTo, { artifact: n.key });
+      }),
+    ),
+    vscode.commands.registerCommand(Commands.recordRun, guarded(recordRun)),
+    vscode.commands.registerCommand(Commands.stopRecording, guarded(stopRecording)),
+    vscode.commands.registerCommand(Commands.compareWithPrevious, guarded(() => compare({}))),
+    vscode.commands.registerCommand(Commands.compareRuns, guarded(compareRuns)),
+    vscode.commands.registerCommand(Commands.compareShowClasses, guarded(() => setCompareLevel("class"))),
+    vscode.commands.registerCommand(Commands.compareShowFunctions, guarded(() => setCompareLevel("function"))),
+    vscode.commands.registerCommand(
+      Commands.compareOpen,
+      guarded(async (n?: ComparisonNode) => {
+        if (n !== undefined && !n.header && n.target !== null) await openLocation(n.target.file, n.target.line);
       }),
     ),
     vscode.commands.registerCommand(

@@ -10,6 +10,7 @@ export const Requests = {
   threads: "threadRadar/threads",
   runs: "threadRadar/runs",
   documentArtifacts: "threadRadar/documentArtifacts",
+  compare: "threadRadar/compare",
 } as const;
 
 /** Custom notifications (server → client). */
@@ -31,6 +32,8 @@ export const ServerCommands = {
   goTo: "threadradar.goTo",
   deleteRun: "threadradar.deleteRun",
   goToHottest: "threadradar.goToHottest",
+  record: "threadradar.record",
+  stopRecording: "threadradar.stopRecording",
 } as const;
 
 /** The extension's own commands (contributed in package.json). */
@@ -49,6 +52,13 @@ export const Commands = {
   openArtifact: "threadradar.openArtifact",
   openThread: "threadradar.openThread",
   showDetailOf: "threadradar.showDetailOf",
+  recordRun: "threadradar.recordRun",
+  stopRecording: "threadradar.stopRecordingCmd",
+  compareWithPrevious: "threadradar.compareRuns",
+  compareRuns: "threadradar.compareRunsPick",
+  compareShowClasses: "threadradar.comparison.showClasses",
+  compareShowFunctions: "threadradar.comparison.showFunctions",
+  compareOpen: "threadradar.comparison.open",
 } as const;
 
 export type ArtifactKey = string;
@@ -212,12 +222,114 @@ export interface DocumentArtifactsResult {
   artifacts: DocumentArtifact[];
 }
 
+/** A recording started with `threadradar.record`, as `threadRadar/changed` reports it. */
+export interface RecordingInfo {
+  /** The program and its arguments. */
+  command: string[];
+  /** The run file it writes. */
+  output: string;
+}
+
 /** `threadRadar/changed` (server addition B). */
 export interface ChangedParams {
-  reason: "run" | "filter" | "runs" | "settings";
+  reason: "run" | "filter" | "runs" | "settings" | "recording";
   run: string | null;
   generation: number;
   exclude_threads: ThreadId[];
+  /**
+   * The recording in progress (`null`: none). Absent when the server does not say (servers without
+   * `threadradar.record`), so "not recording" and "unknown" stay apart.
+   */
+  recording?: RecordingInfo | null;
+}
+
+/** The argument of `threadradar.record` (docs/lsp.md). */
+export interface RecordParams {
+  command?: string[];
+  cwd?: string;
+  subprocesses?: boolean;
+  duration?: number;
+}
+
+/** The answer of `threadradar.record`: it answers at once, the run follows when it ends. */
+export interface RecordResult {
+  recording: boolean;
+  output: string;
+  command: string[];
+  cwd: string;
+}
+
+export type CompareLevel = "function" | "class" | "file";
+
+/** `threadRadar/compare`'s params. */
+export interface CompareParams {
+  base?: string;
+  new?: string;
+  level?: CompareLevel;
+  top?: number;
+  include?: string[];
+  exclude?: string[];
+  hide_stdlib?: boolean;
+  hide_third_party?: boolean;
+}
+
+export interface GlyphCell {
+  colour: Colour;
+  threads: number;
+  avg: Level;
+  sum: Level;
+}
+
+/** One run of a comparison (docs/compare.md, `compare --json`). */
+export interface CompareRun {
+  path: string;
+  command: string[];
+  duration_s: number;
+  sample_count: number;
+  thread_count: number;
+  states: string;
+  time_source: string;
+  seconds: number;
+  counted_samples: number;
+  program: { threads: number; thread_types: number; clusters: number; glyph: GlyphCell[] };
+}
+
+/** One side of a compared artifact. */
+export interface CompareFigures {
+  crt: number;
+  self_crt: number;
+  seconds: number;
+  samples: number;
+  threads: number;
+  thread_types: number;
+  clusters: number;
+  glyph: GlyphCell[];
+}
+
+export interface CompareArtifact {
+  kind: "function" | "class" | "file";
+  qualname: string;
+  file_base: string | null;
+  file_new: string | null;
+  line_base: number | null;
+  line_new: number | null;
+  file_kind: string;
+  base: CompareFigures | null;
+  new: CompareFigures | null;
+  crt_delta: number;
+  seconds_delta: number;
+  threads_delta: number;
+  status: "changed" | "added" | "removed";
+}
+
+export interface CompareResult {
+  level: CompareLevel;
+  base: CompareRun;
+  new: CompareRun;
+  artifacts: CompareArtifact[];
+  listed: number;
+  only_in_base: number;
+  only_in_new: number;
 }
 
 export type OpenPanelParams =
@@ -252,14 +364,24 @@ export function parseOpenPanel(v: unknown): OpenPanelParams | undefined {
 /** Reads a `threadRadar/changed` notification; anything malformed is `undefined`. */
 export function parseChanged(v: unknown): ChangedParams | undefined {
   if (!isRecord(v)) return undefined;
-  const reasons = ["run", "filter", "runs", "settings"];
+  const reasons = ["run", "filter", "runs", "settings", "recording"];
   if (typeof v.reason !== "string" || !reasons.includes(v.reason)) return undefined;
-  return {
+  const changed: ChangedParams = {
     reason: v.reason as ChangedParams["reason"],
     run: typeof v.run === "string" ? v.run : null,
     generation: typeof v.generation === "number" ? v.generation : 0,
     exclude_threads: Array.isArray(v.exclude_threads) ? v.exclude_threads.filter((x): x is number => Number.isInteger(x)) : [],
   };
+  if ("recording" in v) changed.recording = parseRecording(v.recording);
+  return changed;
+}
+
+/** The `recording` of `threadRadar/changed`: `null` unless it is a recording with a command. */
+function parseRecording(v: unknown): RecordingInfo | null {
+  if (!isRecord(v) || !Array.isArray(v.command)) return null;
+  const command = v.command.filter((x): x is string => typeof x === "string");
+  if (command.length === 0) return null;
+  return { command, output: typeof v.output === "string" ? v.output : "" };
 }
 
 /** The message of an error from the server or anywhere else, as one sentence. */

@@ -7,7 +7,8 @@ import type { ThemeKind } from "./placement";
 type Spec =
   | { key: string; type: "boolean"; default: boolean; description: string }
   | { key: string; type: "number"; default: number; minimum: number; maximum: number; description: string }
-  | { key: string; type: "string"; default: string; enum: readonly string[]; description: string };
+  | { key: string; type: "string"; default: string; enum: readonly string[]; description: string }
+  | { key: string; type: "array"; default: readonly string[]; description: string };
 
 /** The server's settings, as the extension exposes them (`threadradar.<key>`). */
 export const SERVER_SETTINGS: readonly Spec[] = [
@@ -24,6 +25,8 @@ export const SERVER_SETTINGS: readonly Spec[] = [
   { key: "glyphTheme", type: "string", default: "auto", enum: ["auto", "light", "dark"], description: "Colours of the glyph images: `auto` follows VS Code's colour theme." },
   { key: "hoverImage", type: "string", default: "auto", enum: ["auto", "svg", "png", "none"], description: "The glyph image in hovers: `auto` (an SVG data URI in VS Code), `svg`, `png` or `none`." },
   { key: "pollMs", type: "number", default: 1000, minimum: 100, maximum: 60000, description: "How often the server checks the runs directories for new runs, in milliseconds." },
+  { key: "recordCommand", type: "array", default: ["python3", "-m", "pytest"], description: "The program and its arguments that “Record a Run… → Test suite” profiles." },
+  { key: "recordSubprocesses", type: "boolean", default: true, description: "Recording from the editor samples Python subprocesses too." },
 ];
 
 /** Settings only the extension reads. */
@@ -45,6 +48,8 @@ function valid(spec: Spec, v: unknown): boolean {
       return typeof v === "number" && Number.isFinite(v) && v >= spec.minimum && v <= spec.maximum;
     case "string":
       return typeof v === "string" && spec.enum.includes(v);
+    case "array":
+      return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string" && x !== "");
   }
 }
 
@@ -58,12 +63,20 @@ export function serverSettings(config: ConfigReader, themeKind: ThemeKind): Reco
   const out: Record<string, unknown> = {};
   for (const spec of SERVER_SETTINGS) {
     const v = config.get(spec.key);
-    out[spec.key] = valid(spec, v) ? v : spec.default;
+    const value: unknown = valid(spec, v) ? v : spec.default;
+    // Lists are copied: the configuration's own objects are read-only.
+    out[spec.key] = Array.isArray(value) ? [...(value as unknown[])] : value;
   }
   out.glyphTheme = glyphThemeFor(themeKind, out.glyphTheme as "auto" | "light" | "dark");
   out.panels = true;
   out.notifyChanges = true;
   return out;
+}
+
+/** The `recordCommand` setting (a non-empty list of non-empty strings, else the default). */
+export function recordCommand(config: ConfigReader): string[] {
+  const v = serverSettings(config, 1).recordCommand;
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : ["python3", "-m", "pytest"];
 }
 
 export interface ExtensionSettings {

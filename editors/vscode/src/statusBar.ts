@@ -1,25 +1,38 @@
-// The status-bar item: the active run (samples, threads); a click switches runs.
+// The status-bar item: the active run (samples, threads), a click switches runs; while a recording
+// started from the editor runs, the recording, a click stops it.
 
 import * as vscode from "vscode";
 import type { ServerConnection } from "./client";
-import { Commands } from "./protocol";
-import type { RunsResult } from "./protocol";
+import type { RecordingInfo, RunsResult } from "./protocol";
 import { statusView } from "./views";
 
 export class RunStatus implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("threadradar.run", vscode.StatusBarAlignment.Left, 10);
+  private runs: RunsResult | undefined;
+  private recording: RecordingInfo | null = null;
 
   constructor(private readonly server: ServerConnection) {
     this.item.name = "ThreadRadar run";
-    this.item.command = Commands.pickRun;
     this.show(undefined);
     this.item.show();
   }
 
   show(runs: RunsResult | undefined): void {
-    const v = statusView(runs, this.server.state);
+    this.runs = runs;
+    this.render();
+  }
+
+  /** The recording in progress (`null`: none), from `threadRadar/changed`. */
+  setRecording(recording: RecordingInfo | null): void {
+    this.recording = recording;
+    this.render();
+  }
+
+  private render(): void {
+    const v = statusView(this.runs, this.server.state, this.recording);
     this.item.text = v.text;
     this.item.tooltip = v.tooltip;
+    this.item.command = v.command;
   }
 
   dispose(): void {

@@ -1,10 +1,13 @@
-// The activity-bar views: runs, hot functions and classes, threads. Data from the server, labels
-// from `views.ts`; every entry with a source location opens it.
+// The activity-bar views: runs, hot functions and classes, threads, and the comparison of two runs.
+// Data from the server, labels from `views.ts` and `compare.ts`; every entry with a source location
+// opens it.
 
 import * as vscode from "vscode";
 import type { ServerConnection } from "./client";
+import { compareHeader, compareItems } from "./compare";
+import type { CompareHeader, CompareItem } from "./compare";
 import { Commands, Requests } from "./protocol";
-import type { OverviewResult, RunsResult, ThreadsResult } from "./protocol";
+import type { CompareResult, OverviewResult, RunsResult, ThreadsResult } from "./protocol";
 import { hotItems, runItems, threadItems } from "./views";
 import type { HotItem, RunItem, ThreadItem } from "./views";
 
@@ -133,5 +136,54 @@ export class ThreadsView extends View<ThreadNode> {
     } catch {
       return [];
     }
+  }
+}
+
+export type ComparisonNode = ({ header: true } & CompareHeader) | ({ header: false } & CompareItem);
+
+/**
+ * The comparison of two runs (`threadRadar/compare`), shown as the commands fetched it: a header
+ * `<base> → <new>`, then one item per artifact. Empty (the welcome view) until a comparison is made.
+ */
+export class ComparisonView extends View<ComparisonNode> {
+  private result: CompareResult | undefined;
+
+  /** The comparison shown, if any. */
+  get current(): CompareResult | undefined {
+    return this.result;
+  }
+
+  show(result: CompareResult | undefined): void {
+    this.result = result;
+    this.refresh();
+  }
+
+  getTreeItem(n: ComparisonNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(n.label, vscode.TreeItemCollapsibleState.None);
+    item.description = n.description;
+    const tooltip = new vscode.MarkdownString(n.tooltip);
+    // The names come from the profiled program: never trusted, no HTML, no command links.
+    tooltip.isTrusted = false;
+    tooltip.supportHtml = false;
+    item.tooltip = tooltip;
+    if (n.header) {
+      item.id = "comparison:header";
+      item.iconPath = new vscode.ThemeIcon("git-compare");
+      item.contextValue = "threadradar.comparison.header";
+      return item;
+    }
+    item.id = `comparison:${n.id}`;
+    item.iconPath = new vscode.ThemeIcon(n.icon, n.colour === undefined ? undefined : new vscode.ThemeColor(n.colour));
+    item.contextValue = "threadradar.comparison.artifact";
+    if (n.target !== null) {
+      item.command = { command: Commands.compareOpen, title: "Go to the declaration", arguments: [n] };
+    }
+    return item;
+  }
+
+  getChildren(element?: ComparisonNode): Promise<ComparisonNode[]> {
+    const r = this.result;
+    if (element !== undefined || r === undefined) return Promise.resolve([]);
+    return Promise.resolve([{ header: true, ...compareHeader(r) }, ...compareItems(r).map((i) => ({ header: false as const, ...i }))]);
   }
 }

@@ -1,7 +1,9 @@
 // What the status bar, the activity-bar views and the quick picks show, from the server's
 // answers. Pure: `tree.ts`, `statusBar.ts` and `extension.ts` turn these into VS Code objects.
 
-import type { OverviewEntry, RunEntry, RunsResult, ThreadInfo, ThreadsResult } from "./protocol";
+import { Commands } from "./protocol";
+import type { OverviewEntry, RecordingInfo, RunEntry, RunsResult, ThreadInfo, ThreadsResult } from "./protocol";
+import { formatCommand, programLabel } from "./record";
 
 /** `37.2 %` (a share in 0..1). */
 export function percent(share: number | null | undefined): string {
@@ -26,14 +28,32 @@ function baseName(p: string): string {
 export interface StatusView {
   text: string;
   tooltip: string;
+  /** The command a click runs: switch runs, or stop the recording. */
+  command: string;
 }
 
-export function statusView(runs: RunsResult | undefined, serverState: "starting" | "running" | "stopped" | "missing"): StatusView {
+/** The status bar: the recording while one runs (a click stops it), else the active run (a click switches runs). */
+export function statusView(
+  runs: RunsResult | undefined,
+  serverState: "starting" | "running" | "stopped" | "missing",
+  recording: RecordingInfo | null = null,
+): StatusView {
+  if (recording !== null && serverState === "running") {
+    return {
+      text: `$(record) ThreadRadar: recording ${programLabel(recording.command)}…`,
+      tooltip: `Recording ${formatCommand(recording.command)}${recording.output ? `\n→ ${recording.output}` : ""}\nClick to stop it: sampling stops, the run so far is kept and shown.`,
+      command: Commands.stopRecording,
+    };
+  }
+  return { ...runStatusView(runs, serverState), command: Commands.pickRun };
+}
+
+function runStatusView(runs: RunsResult | undefined, serverState: "starting" | "running" | "stopped" | "missing"): Omit<StatusView, "command"> {
   if (serverState === "missing") return { text: "$(pulse) ThreadRadar: no server", tooltip: "The ThreadRadar language server was not found; see `threadradar.serverPath`." };
   if (serverState === "stopped") return { text: "$(pulse) ThreadRadar: stopped", tooltip: "The ThreadRadar language server is not running: run “ThreadRadar: Restart the Language Server”." };
   if (runs === undefined) return { text: "$(pulse) ThreadRadar", tooltip: "Starting the ThreadRadar language server…" };
   if (runs.active === null) {
-    return { text: "$(pulse) ThreadRadar: no run", tooltip: "No run in .threadradar/runs: record one with `threadradar record -- python3 app.py`." };
+    return { text: "$(pulse) ThreadRadar: no run", tooltip: "No run in .threadradar/runs: record one with “ThreadRadar: Record a Run…” (or `threadradar record -- python3 app.py`)." };
   }
   const s = runs.summary;
   const name = runLabel(s ? s.name : baseName(runs.active));

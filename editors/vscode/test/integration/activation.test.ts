@@ -153,5 +153,97 @@ describe("activation", () => {
       await stopping;
       for (const d of subscriptions) d.dispose();
     });
+
+    test("Record a Run…: the recording in the status bar, its progress as a notification with Cancel, the output in the channel; then Compare with Previous Run fills the Comparison view", async () => {
+      const file = path.join(ws.dir, BUGGY);
+      const editor = fakeEditor(file, fs.readFileSync(file, "utf8"));
+      const fake = fakeVscode({ "threadradar.serverPath": serverBinary(), "threadradar.pollMs": 100 }, ws.dir, [editor]);
+      const { ext, subscriptions } = activate(fake, EXTENSION_DIR);
+      const runsDir = path.join(ws.dir, ".threadradar/runs");
+      const runFiles = () => fs.readdirSync(runsDir).filter((f) => f.endsWith(".json")).sort();
+      const before = runFiles();
+      await until("the run in the status bar", () => (fake.status[0]?.text ?? "").includes("samples"), 20_000);
+      expect(fake.contexts.get("threadradar.recording")).toBe(false);
+
+      // "Current file" of the quick pick.
+      fake.ui.quickPick = (items) => items.find((i) => i.label.startsWith("$(file-code)"));
+      await fake.commands.get("threadradar.recordRun")?.();
+      expect(fake.quickPicks[0]?.items.map((i) => i.label)).toEqual([
+        "$(beaker) Test suite (python3 -m pytest)",
+        `$(file-code) Current file (python3 ${BUGGY})`,
+        "$(terminal) Custom command…",
+      ]);
+      await until("the recording in the status bar", () => fake.status[0]?.text === "$(record) ThreadRadar: recording buggy.py…");
+      expect(fake.status[0]?.command).toBe("threadradar.stopRecordingCmd");
+      expect(fake.contexts.get("threadradar.recording")).toBe(true);
+      // The server's progress: a notification with Cancel (VS Code draws none in the status bar).
+      await until("the progress notification", () => fake.progress.some((p) => p.options.location === 15));
+      const shown = fake.progress.find((p) => p.options.location === 15);
+      expect(shown?.options).toEqual({ location: 15, title: `ThreadRadar: recording \`python3 ${BUGGY}\``, cancellable: true });
+      expect(fake.progress.filter((p) => p.options.location !== 15 && (p.options.title ?? "").includes("recording"))).toEqual([]);
+      await until("the new run in the status bar", () => /^\$\(pulse\) ThreadRadar: \d{8}T\d{6}Z-buggy · [\d,]+ samples · \d+ threads$/.test(fake.status[0]?.text ?? ""), 60_000);
+      expect(fake.status[0]?.command).toBe("threadradar.pickRun");
+      await until("the progress to end", () => shown?.done === true);
+      expect(fake.contexts.get("threadradar.recording")).toBe(false);
+      const recorded = runFiles().filter((f) => !before.includes(f));
+      expect(recorded).toHaveLength(1);
+      // The program's output (window/logMessage, type Log) in the output channel, the summary as a message.
+      expect(fake.log.some((l) => /^appendLine: constructor ran in \d+ threads/.test(l))).toBe(true);
+      expect(fake.messages.some((m) => m.level === "info" && m.text.startsWith("ThreadRadar: recorded "))).toBe(true);
+      expect(fake.messages.filter((m) => m.level === "error")).toEqual([]);
+
+      // Compare with Previous Run: the Comparison view, header first, then an item per function.
+      await fake.commands.get("threadradar.compareRuns")?.();
+      const tree = fake.treeProviders.get("threadradar.comparison");
+      type Item = { label: string; description: string; iconPath: { id: string; color?: { id: string } }; tooltip: { value: string; isTrusted: boolean; supportHtml: boolean }; command?: { command: string; arguments: { target: unknown }[] } };
+      const items = async () => {
+        const nodes = (await tree?.getChildren()) as unknown[];
+        return nodes.map((n) => tree?.getTreeItem(n) as Item);
+      };
+      const fn = await items();
+      expect(fn[0]?.label).toBe(`20250101T000000Z-bug1 → ${(recorded[0] ?? "").replace(/\.json$/, "")}`);
+      const init = fn.find((i) => i.label === "WorkerManager.__init__");
+      expect(init?.description).toMatch(/^([+-]\d+\.\d|0\.0) pp · \d+ → \d+ threads?$/);
+      expect(["arrow-up", "arrow-down", "dash"]).toContain(init?.iconPath.id);
+      expect(init?.tooltip).toMatchObject({ isTrusted: false, supportHtml: false });
+      expect(init?.tooltip.value).toContain("- threads: 6 → ");
+      expect(init?.command?.command).toBe("threadradar.comparison.open");
+      expect(init?.command?.arguments[0]?.target).toEqual({ file: file, line: fs.readFileSync(file, "utf8").split("\n").findIndex((l) => /^\s+def __init__\(self\) -> None:/.test(l)) + 1 });
+      // The level switch (a view title action) asks again for the same two runs.
+      expect(fake.contexts.get("threadradar.compareLevel")).toBe("function");
+      await fake.commands.get("threadradar.comparison.showClasses")?.();
+      expect(fake.contexts.get("threadradar.compareLevel")).toBe("class");
+      const cls = await items();
+      expect(cls[0]?.label).toBe(fn[0]?.label);
+      expect(cls.map((i) => i.label)).toContain("WorkerManager");
+      expect(cls.map((i) => i.label)).not.toContain("WorkerManager.__init__");
+
+      // A custom command, stopped with the notification's Cancel: the run so far is kept.
+      fake.ui.quickPick = (list) => list.find((i) => i.label.startsWith("$(terminal)"));
+      let validate: ((v: string) => unknown) | undefined;
+      fake.ui.inputBox = (o) => {
+        validate = o.validateInput;
+        return `python3 -c "import time\nend = time.time() + 60\nwhile time.time() < end: pass"`;
+      };
+      await fake.commands.get("threadradar.recordRun")?.();
+      expect(validate?.("python3 'app.py")).toBe("A single quote (') is not closed.");
+      expect(validate?.("  ")).toBe("Type the program to record and its arguments.");
+      expect(validate?.("python3 app.py")).toBeUndefined();
+      await until("the second recording in the status bar", () => fake.status[0]?.text === "$(record) ThreadRadar: recording python -c…");
+      await until("its progress notification", () => fake.progress.filter((p) => p.options.location === 15).length === 2);
+      await new Promise((r) => setTimeout(r, 1000));
+      const t0 = Date.now();
+      fake.progress.filter((p) => p.options.location === 15)[1]?.cancel();
+      await until("the stopped run in the status bar", () => /^\$\(pulse\) ThreadRadar: \d{8}T\d{6}Z-python-c · /.test(fake.status[0]?.text ?? ""), 30_000);
+      expect(Date.now() - t0).toBeLessThan(30_000);
+      expect(runFiles().filter((f) => !before.includes(f))).toHaveLength(2);
+      // Nothing to stop any more: said, not an error.
+      await fake.commands.get("threadradar.stopRecordingCmd")?.();
+      expect(fake.messages.at(-1)).toMatchObject({ level: "info", text: "ThreadRadar is not recording anything." });
+      expect(fake.messages.filter((m) => m.level === "error")).toEqual([]);
+
+      await ext.deactivate();
+      for (const d of subscriptions) d.dispose();
+    });
   });
 });

@@ -126,6 +126,19 @@ export interface FakeVscode {
   panels: { viewType: string; title: string; html: string }[];
   /** Options of every decoration type created, and whether it was disposed. */
   decorationTypes: { options: unknown; disposed: boolean }[];
+  /** The answers of quick picks and input boxes (undefined: dismissed), set by the test. */
+  ui: {
+    quickPick?: (items: readonly { label: string }[], options: unknown) => unknown;
+    inputBox?: (options: { validateInput?: (v: string) => unknown; value?: string }) => string | undefined;
+  };
+  /** Every quick pick shown: its items and options. */
+  quickPicks: { items: { label: string; detail?: string }[]; options: unknown }[];
+  /** `window.withProgress` calls: the options, the messages reported, whether the task ended; `cancel()` presses Cancel. */
+  progress: { options: { location: number; title?: string; cancellable?: boolean }; reports: unknown[]; done: boolean; cancel(): void }[];
+  /** The tree data providers, by view id. */
+  treeProviders: Map<string, { getChildren(e?: unknown): unknown; getTreeItem(e: unknown): unknown }>;
+  /** Context keys set with `setContext`. */
+  contexts: Map<string, unknown>;
 }
 
 export function fakeVscode(config: Record<string, unknown>, workspaceFolder: string, editors: FakeEditor[] = []): FakeVscode {
@@ -137,6 +150,11 @@ export function fakeVscode(config: Record<string, unknown>, workspaceFolder: str
   const status: FakeVscode["status"] = [];
   const log: string[] = [];
   const webviewPanels: string[] = [];
+  const ui: FakeVscode["ui"] = {};
+  const quickPicks: FakeVscode["quickPicks"] = [];
+  const progress: FakeVscode["progress"] = [];
+  const treeProviders: FakeVscode["treeProviders"] = new Map();
+  const contexts = new Map<string, unknown>();
   const event = () => new EventEmitter<unknown>().event;
   const message = (level: string) => (text: string, ...items: unknown[]) => {
     messages.push({ level, text, items });
@@ -159,10 +177,21 @@ export function fakeVscode(config: Record<string, unknown>, workspaceFolder: str
     Uri,
     ThemeIcon: class {
       readonly id: string;
-      constructor(id: string) {
+      readonly color: unknown;
+      constructor(id: string, color?: unknown) {
         this.id = id;
+        this.color = color;
       }
     },
+    ThemeColor: class {
+      constructor(readonly id: string) {}
+    },
+    MarkdownString: class {
+      isTrusted = false;
+      supportHtml = false;
+      constructor(readonly value: string) {}
+    },
+    ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     TreeItem: class {
       constructor(
         readonly label: string,
@@ -195,8 +224,9 @@ export function fakeVscode(config: Record<string, unknown>, workspaceFolder: str
           status.push(item);
           return item;
         },
-        createTreeView: (id: string) => {
+        createTreeView: (id: string, options: { treeDataProvider: { getChildren(e?: unknown): unknown; getTreeItem(e: unknown): unknown } }) => {
           treeViews.push(id);
+          treeProviders.set(id, options.treeDataProvider);
           return { onDidChangeCheckboxState: event(), onDidChangeVisibility: event(), dispose: () => undefined, message: undefined };
         },
         createWebviewPanel: (viewType: string, title: string) => {
@@ -231,6 +261,33 @@ export function fakeVscode(config: Record<string, unknown>, workspaceFolder: str
           const t = { options, disposed: false };
           decorationTypes.push(t);
           return { key: `d${decorationTypes.length}`, dispose: () => (t.disposed = true), record: t };
+        },
+        showQuickPick: (items: { label: string }[] | Promise<{ label: string }[]>, options: unknown) =>
+          Promise.resolve(items).then((list) => {
+            quickPicks.push({ items: list, options });
+            return ui.quickPick?.(list, options);
+          }),
+        showInputBox: (options: { validateInput?: (v: string) => unknown; value?: string }) => Promise.resolve(ui.inputBox?.(options)),
+        withProgress: (options: FakeVscode["progress"][number]["options"], task: (p: unknown, token: unknown) => Promise<unknown>) => {
+          const cancelled = new EventEmitter<void>();
+          let isCancelled = false;
+          const record: FakeVscode["progress"][number] = {
+            options,
+            reports: [],
+            done: false,
+            cancel: () => {
+              isCancelled = true;
+              cancelled.fire();
+            },
+          };
+          progress.push(record);
+          const token = {
+            get isCancellationRequested() {
+              return isCancelled;
+            },
+            onCancellationRequested: cancelled.event,
+          };
+          return task({ report: (v: unknown) => record.reports.push(v) }, token).finally(() => (record.done = true));
         },
         showErrorMessage: message("error"),
         showWarningMessage: message("warning"),
@@ -275,11 +332,17 @@ export function fakeVscode(config: Record<string, unknown>, workspaceFolder: str
         commands.set(id, f);
         return new Disposable(() => commands.delete(id));
       },
-      executeCommand: (id: string, ...args: unknown[]) => Promise.resolve(commands.get(id)?.(...args)),
+      executeCommand: (id: string, ...args: unknown[]) => {
+        if (id === "setContext") {
+          contexts.set(String(args[0]), args[1]);
+          return Promise.resolve(undefined);
+        }
+        return Promise.resolve(commands.get(id)?.(...args));
+      },
       getCommands: () => Promise.resolve([...commands.keys()]),
     },
     env: withFallback({ appName: "Visual Studio Code", language: "en", machineId: "test", sessionId: "test", uriScheme: "vscode" }),
   };
   const module = withFallback(api);
-  return { module, commands, treeViews, messages, status, log, webviewPanels, panels, decorationTypes };
+  return { module, commands, treeViews, messages, status, log, webviewPanels, panels, decorationTypes, ui, quickPicks, progress, treeProviders, contexts };
 }

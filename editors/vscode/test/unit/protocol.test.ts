@@ -14,6 +14,12 @@ describe("commands", () => {
     expect(Object.values(Commands).filter((c) => server.has(c))).toEqual([]);
   });
 
+  test("the extension's recording command is not the server's stopRecording (vscode-languageclient registers that)", () => {
+    expect(Commands.stopRecording).toBe("threadradar.stopRecordingCmd");
+    expect(ServerCommands.stopRecording).toBe("threadradar.stopRecording");
+    expect(ServerCommands.record).toBe("threadradar.record");
+  });
+
   test("package.json contributes exactly the extension's commands, each with a title", () => {
     const contributed = manifest.contributes.commands.map((c) => c.command).sort();
     expect(contributed).toEqual([...Object.values(Commands)].sort());
@@ -40,6 +46,16 @@ describe("notifications", () => {
     expect(parseChanged({ reason: "run" })).toEqual({ reason: "run", run: null, generation: 0, exclude_threads: [] });
     expect(parseChanged({ reason: "weather" })).toBeUndefined();
     expect(parseChanged("run")).toBeUndefined();
+  });
+
+  test("changed: the recording in progress, null when none, absent when the server does not say", () => {
+    const rec = { command: ["python3", "-m", "pytest"], output: "/ws/.threadradar/runs/x-pytest.json" };
+    expect(parseChanged({ reason: "recording", run: null, generation: 1, exclude_threads: [], recording: rec })).toEqual({ reason: "recording", run: null, generation: 1, exclude_threads: [], recording: rec });
+    const ended = parseChanged({ reason: "recording", recording: null });
+    expect(ended?.recording).toBeNull();
+    expect("recording" in (parseChanged({ reason: "run" }) ?? {})).toBe(false);
+    expect(parseChanged({ reason: "run", recording: { command: [], output: "x" } })?.recording).toBeNull();
+    expect(parseChanged({ reason: "run", recording: { command: ["a", 3, "b"] } })?.recording).toEqual({ command: ["a", "b"], output: "" });
   });
 });
 

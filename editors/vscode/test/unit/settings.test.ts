@@ -2,10 +2,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect } from "expect";
 import { describe, test } from "node:test";
-import { EXTENSION_SETTINGS, SERVER_SETTINGS, extensionSettings, needsRestart, serverSettings } from "../../src/settings";
+import { EXTENSION_SETTINGS, SERVER_SETTINGS, extensionSettings, needsRestart, recordCommand, serverSettings } from "../../src/settings";
 
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as {
-  contributes: { configuration: { properties: Record<string, { type: string; default: unknown; enum?: string[]; minimum?: number; maximum?: number }> } };
+  contributes: { configuration: { properties: Record<string, { type: string; default: unknown; enum?: string[]; minimum?: number; maximum?: number; items?: { type: string } }> } };
 };
 const props = manifest.contributes.configuration.properties;
 const reader = (values: Record<string, unknown>) => ({ get: (k: string) => values[k] });
@@ -26,6 +26,8 @@ describe("server settings", () => {
       glyphTheme: "light",
       hoverImage: "auto",
       pollMs: 1000,
+      recordCommand: ["python3", "-m", "pytest"],
+      recordSubprocesses: true,
       panels: true,
       notifyChanges: true,
     });
@@ -34,6 +36,18 @@ describe("server settings", () => {
   test("user values pass through", () => {
     const s = serverSettings(reader({ inlayHints: false, states: "all", minCrt: 2.5, hoverImage: "none", pollMs: 250, codeLens: false }), 1);
     expect(s).toMatchObject({ inlayHints: false, states: "all", minCrt: 2.5, hoverImage: "none", pollMs: 250, codeLens: false });
+  });
+
+  test("recordCommand: a non-empty list of non-empty strings, copied; anything else is the default", () => {
+    const mine = ["python3", "-m", "pytest", "-x", "tests dir"];
+    const s = serverSettings(reader({ recordCommand: mine, recordSubprocesses: false }), 1);
+    expect(s).toMatchObject({ recordCommand: mine, recordSubprocesses: false });
+    expect(s.recordCommand).not.toBe(mine);
+    for (const bad of [[], ["python3", ""], ["python3", 3], "python3 -m pytest", null]) {
+      expect(serverSettings(reader({ recordCommand: bad }), 1).recordCommand).toEqual(["python3", "-m", "pytest"]);
+    }
+    expect(recordCommand(reader({ recordCommand: ["pytest"] }))).toEqual(["pytest"]);
+    expect(recordCommand(reader({}))).toEqual(["python3", "-m", "pytest"]);
   });
 
   test("glyphTheme auto follows the editor theme; an explicit choice wins", () => {
@@ -82,6 +96,7 @@ describe("package.json mirrors the settings", () => {
         minimum: spec.type === "number" ? spec.minimum : undefined,
         maximum: spec.type === "number" ? spec.maximum : undefined,
       });
+      if (spec.type === "array") expect([spec.key, p?.items]).toEqual([spec.key, { type: "string" }]);
     }
   });
 

@@ -31,6 +31,19 @@ describe("status bar", () => {
     expect(f).toContain("Pinned");
   });
 
+  test("while recording: the program, a click stops it; afterwards the run again, a click switches runs", () => {
+    const rec = { command: ["python3", "samples/python/bug1_worker_manager/buggy.py"], output: "/ws/.threadradar/runs/x-buggy.json" };
+    const v = statusView(RUNS, "running", rec);
+    expect(v.text).toBe("$(record) ThreadRadar: recording buggy.py…");
+    expect(v.command).toBe("threadradar.stopRecordingCmd");
+    expect(v.tooltip).toContain("python3 samples/python/bug1_worker_manager/buggy.py");
+    expect(v.tooltip).toContain("/ws/.threadradar/runs/x-buggy.json");
+    expect(statusView(RUNS, "running", { command: ["python3", "-m", "pytest"], output: "" }).text).toBe("$(record) ThreadRadar: recording pytest…");
+    expect(statusView(RUNS, "running", null)).toMatchObject({ text: "$(pulse) ThreadRadar: 20250102T000000Z-app · 1,234 samples · 7 threads", command: "threadradar.pickRun" });
+    // A stopped server records nothing.
+    expect(statusView(RUNS, "stopped", rec).text).toBe("$(pulse) ThreadRadar: stopped");
+  });
+
   test("server states", () => {
     expect(statusView(undefined, "missing").text).toBe("$(pulse) ThreadRadar: no server");
     expect(statusView(RUNS, "stopped").text).toBe("$(pulse) ThreadRadar: stopped");

@@ -1,0 +1,217 @@
+// The Comparison view's items from `threadRadar/compare` (docs/compare.md): the header, one item
+// per artifact with its change of crt and threads, an icon by the sign of the change, a tooltip,
+// and where a click goes. Pure: `tree.ts` turns these into tree items.
+//
+// Names and paths come from the profiled program, so they reach the Markdown tooltips escaped
+// (`escapeMarkdown`): a function named `[x](command:…)` or `<img …>` shows as text.
+
+import type { CompareArtifact, CompareFigures, CompareLevel, CompareParams, CompareResult, CompareRun, GlyphCell, Level, RunEntry, RunsResult } from "./protocol";
+import { formatCommand } from "./record";
+
+/** The view lists at most this many artifacts (the header says how many there are). */
+export const COMPARE_TOP = 200;
+
+/**
+ * The `threadRadar/compare` request of the Comparison view: the two runs (none: the active run
+ * against the one recorded before it), the level, without the standard library (as the hot view).
+ */
+export function compareParams(runs: { base?: string; new?: string }, level: CompareLevel): CompareParams {
+  const p: CompareParams = { level, hide_stdlib: true, top: COMPARE_TOP };
+  if (runs.base !== undefined) p.base = runs.base;
+  if (runs.new !== undefined) p.new = runs.new;
+  return p;
+}
+
+/** `+12.4 pp` from a difference of shares (0.124); `0.0 pp` when it rounds to nothing. */
+export function ppDelta(delta: number): string {
+  if (!Number.isFinite(delta)) return "–";
+  const tenths = Math.round(delta * 1000);
+  if (tenths === 0) return "0.0 pp";
+  return `${tenths > 0 ? "+" : "-"}${(Math.abs(tenths) / 10).toFixed(1)} pp`;
+}
+
+function pct(share: number): string {
+  return `${(share * 100).toFixed(1)} %`;
+}
+
+const LEVEL_CHAR: Record<Level, string> = { low: "▂", medium: "▅", high: "█" };
+
+/** The radar as text, as `threadradar compare` prints it: per cluster, average and sum level, ×threads (`▂█×6 ██×1`). */
+export function radarText(glyph: readonly GlyphCell[]): string {
+  if (glyph.length === 0) return "—";
+  return glyph.map((c) => `${LEVEL_CHAR[c.avg] ?? "?"}${LEVEL_CHAR[c.sum] ?? "?"}×${c.threads}`).join(" ");
+}
+
+/** Backslash-escapes every ASCII punctuation character (CommonMark) and flattens line breaks: the text shows as itself. */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/[\r\n]+/g, " ").replace(/[!-/:-@[-`{-~]/g, (c) => `\\${c}`);
+}
+
+function baseName(p: string): string {
+  const parts = p.split(/[\\/]/);
+  return parts[parts.length - 1] || p;
+}
+
+/** A run's name as the Runs view shows it: the file name without `.json`. */
+export function runName(run: Pick<CompareRun, "path"> | string): string {
+  const name = baseName(typeof run === "string" ? run : run.path);
+  return name.endsWith(".json") ? name.slice(0, -5) : name;
+}
+
+export type CompareIcon = "arrow-up" | "arrow-down" | "dash" | "diff-added" | "diff-removed";
+/** Red for more of the runtime, green for less (as `threadradar compare` colours Δcrt). */
+export type CompareColour = "charts.red" | "charts.green" | undefined;
+
+export interface CompareTarget {
+  file: string;
+  /** 1-based; 0 for a whole file. */
+  line: number;
+}
+
+export interface CompareItem {
+  /** Stable within a comparison: kind, qualname and the two locations. */
+  id: string;
+  /** The qualified name; with the file's name when several listed artifacts share it (`<module> (fixed.py)`). */
+  label: string;
+  qualname: string;
+  description: string;
+  /** Markdown, names escaped. */
+  tooltip: string;
+  icon: CompareIcon;
+  colour: CompareColour;
+  /** The new side's declaration (the base's for a removed artifact), if it has a file. */
+  target: CompareTarget | null;
+  status: CompareArtifact["status"];
+}
+
+export interface CompareHeader {
+  label: string;
+  description: string;
+  tooltip: string;
+}
+
+const levelWords: Record<CompareResult["level"], [string, string]> = {
+  function: ["function", "functions"],
+  class: ["class", "classes"],
+  file: ["file", "files"],
+};
+
+function runLine(side: string, r: CompareRun): string {
+  const cmd = r.command.length > 0 ? formatCommand(r.command) : "?";
+  return (
+    `**${side}** ${escapeMarkdown(runName(r))}: ${escapeMarkdown(cmd)} — ${r.duration_s.toFixed(1)} s, ${r.thread_count} threads, ` +
+    `${r.seconds.toFixed(2)} s counted, radar ${radarText(r.program.glyph)}`
+  );
+}
+
+/** The first item: `<base name> → <new name>`, with how many artifacts and what only one side has. */
+export function compareHeader(result: CompareResult): CompareHeader {
+  const [one, many] = levelWords[result.level] ?? ["artifact", "artifacts"];
+  const shown = result.artifacts.length;
+  const counts = shown < result.listed ? `${shown} of ${result.listed} ${many}` : `${result.listed} ${result.listed === 1 ? one : many}`;
+  const description = `${counts} · ${result.only_in_new} added · ${result.only_in_base} removed`;
+  const tooltip = [
+    runLine("Base", result.base),
+    runLine("New", result.new),
+    `${escapeMarkdown(counts)} by change of computational runtime (crt); Δ in percentage points. ` +
+      `crt is a share of each run's own counted runtime: read it with the seconds and the threads.`,
+    result.base.path === result.new.path ? "Both sides are the same run." : "",
+  ]
+    .filter((l) => l !== "")
+    .join("\n\n");
+  return { label: `${runName(result.base)} → ${runName(result.new)}`, description, tooltip };
+}
+
+function threadsText(a: CompareArtifact): string {
+  const b = a.base?.threads ?? 0;
+  const n = a.new?.threads ?? 0;
+  return `${b} → ${n} ${b === 1 && n === 1 ? "thread" : "threads"}`;
+}
+
+function iconOf(a: CompareArtifact): { icon: CompareIcon; colour: CompareColour } {
+  const sign = Math.round(a.crt_delta * 1000);
+  const colour: CompareColour = sign > 0 ? "charts.red" : sign < 0 ? "charts.green" : undefined;
+  if (a.status === "added") return { icon: "diff-added", colour };
+  if (a.status === "removed") return { icon: "diff-removed", colour };
+  return { icon: sign > 0 ? "arrow-up" : sign < 0 ? "arrow-down" : "dash", colour };
+}
+
+function where(file: string | null, line: number | null): string {
+  if (file === null) return "—";
+  return line !== null && line > 0 ? `${file}:${line}` : file;
+}
+
+function side<T>(f: CompareFigures | null, get: (f: CompareFigures) => T, show: (v: T) => string): string {
+  return f === null ? "—" : show(get(f));
+}
+
+function tooltipOf(a: CompareArtifact): string {
+  const row = (name: string, get: (f: CompareFigures) => number, show: (v: number) => string, extra = ""): string =>
+    `- ${name}: ${side(a.base, get, show)} → ${side(a.new, get, show)}${extra}`;
+  const status = a.status === "changed" ? "" : ` — **${a.status}** (only in the ${a.status === "added" ? "new" : "base"} run)`;
+  const lines = [
+    `**${escapeMarkdown(a.qualname)}** (${escapeMarkdown(a.kind)})${status}`,
+    "",
+    row("crt", (f) => f.crt, pct, ` (${ppDelta(a.crt_delta)})`),
+    row("seconds", (f) => f.seconds, (v) => `${v.toFixed(2)} s`),
+    row("threads", (f) => f.threads, (v) => String(v)),
+    `- radar: ${a.base === null ? "—" : radarText(a.base.glyph)} → ${a.new === null ? "—" : radarText(a.new.glyph)}`,
+    "",
+    `- base: ${escapeMarkdown(where(a.file_base, a.line_base))}`,
+    `- new: ${escapeMarkdown(where(a.file_new, a.line_new))}`,
+  ];
+  return lines.join("\n");
+}
+
+function targetOf(a: CompareArtifact): CompareTarget | null {
+  const [file, line] = a.status === "removed" ? [a.file_base, a.line_base] : [a.file_new, a.line_new];
+  if (file === null || file === "" || file.startsWith("<")) return null;
+  return { file, line: line ?? 0 };
+}
+
+/** The artifacts' items, by |Δcrt| (largest first), then name, file and line: the order of `threadradar compare`. */
+export function compareItems(result: CompareResult): CompareItem[] {
+  const seen = new Map<string, number>();
+  for (const a of result.artifacts) seen.set(a.qualname, (seen.get(a.qualname) ?? 0) + 1);
+  const labelOf = (a: CompareArtifact): string => {
+    const file = a.file_new ?? a.file_base;
+    return (seen.get(a.qualname) ?? 0) > 1 && file !== null ? `${a.qualname} (${baseName(file)})` : a.qualname;
+  };
+  const key = (a: CompareArtifact): string => `${a.file_new ?? a.file_base ?? ""}\u0000${String(a.line_new ?? a.line_base ?? 0).padStart(9, "0")}`;
+  return [...result.artifacts]
+    .sort((a, b) => Math.abs(b.crt_delta) - Math.abs(a.crt_delta) || (a.qualname < b.qualname ? -1 : a.qualname > b.qualname ? 1 : 0) || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+    .map((a) => {
+      const { icon, colour } = iconOf(a);
+      return {
+        id: `${a.kind}:${a.qualname}:${a.file_base ?? ""}:${a.line_base ?? ""}:${a.file_new ?? ""}:${a.line_new ?? ""}`,
+        label: labelOf(a),
+        qualname: a.qualname,
+        description: a.status === "changed" ? `${ppDelta(a.crt_delta)} · ${threadsText(a)}` : a.status,
+        tooltip: tooltipOf(a),
+        icon,
+        colour,
+        target: targetOf(a),
+        status: a.status,
+      };
+    });
+}
+
+export interface RunPick {
+  label: string;
+  description: string;
+  detail: string;
+  path: string;
+}
+
+/** The runs to pick from for "Compare Runs…", newest first, without `except` (the base already picked). */
+export function runPicks(runs: RunsResult, except?: string): RunPick[] {
+  return [...runs.runs]
+    .filter((r: RunEntry) => r.path !== except)
+    .sort((a, b) => b.name.localeCompare(a.name) || b.modified_unix_ms - a.modified_unix_ms)
+    .map((r) => ({
+      label: runName(r.path),
+      description: r.path === runs.active ? "active" : "",
+      detail: r.path,
+      path: r.path,
+    }));
+}

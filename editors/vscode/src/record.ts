@@ -1,0 +1,178 @@
+// Recording a run from the editor (`threadradar.record`): what "ThreadRadar: Record a Run…" offers
+// and the argument it sends, the custom command line split into words, and the short program name
+// the status bar shows while the recording runs. Pure: `extension.ts` asks and sends.
+
+import * as path from "node:path";
+import type { RecordParams } from "./protocol";
+
+export type SplitResult = { ok: true; args: string[] } | { ok: false; error: string };
+
+/**
+ * Splits a command line into words as a POSIX shell does for simple quoting, without expanding
+ * anything: blanks separate words; `'…'` is literal; in `"…"` a backslash escapes only `"`, `\`,
+ * `$` and `` ` ``; outside quotes a backslash escapes the next character; quotes join with what
+ * touches them (`a"b c"` is one word `ab c`; `""` is an empty word). No variables, globs,
+ * redirections or pipes: the program is started directly, not by a shell.
+ */
+export function splitCommandLine(text: string): SplitResult {
+  const args: string[] = [];
+  let word = "";
+  let inWord = false;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charAt(i);
+    if (c === " " || c === "\t" || c === "\n" || c === "\r") {
+      if (inWord) args.push(word);
+      word = "";
+      inWord = false;
+      i++;
+    } else if (c === "'") {
+      const end = text.indexOf("'", i + 1);
+      if (end < 0) return { ok: false, error: "A single quote (') is not closed." };
+      word += text.slice(i + 1, end);
+      inWord = true;
+      i = end + 1;
+    } else if (c === '"') {
+      i++;
+      let closed = false;
+      while (i < n) {
+        const d = text.charAt(i);
+        if (d === '"') {
+          closed = true;
+          i++;
+          break;
+        }
+        const next = text.charAt(i + 1);
+        if (d === "\\" && i + 1 < n && '"\\$`'.includes(next)) {
+          word += next;
+          i += 2;
+        } else {
+          word += d;
+          i++;
+        }
+      }
+      if (!closed) return { ok: false, error: 'A double quote (") is not closed.' };
+      inWord = true;
+    } else if (c === "\\") {
+      if (i + 1 >= n) return { ok: false, error: "The command ends with a backslash." };
+      const next = text.charAt(i + 1);
+      // A backslash before a line break continues the line, as in a shell.
+      if (next !== "\n") {
+        word += next;
+        inWord = true;
+      }
+      i += 2;
+    } else {
+      word += c;
+      inWord = true;
+      i++;
+    }
+  }
+  if (inWord) args.push(word);
+  return { ok: true, args };
+}
+
+/** One word as a shell would need it typed: bare when safe, else in single quotes. */
+export function quoteArg(arg: string): string {
+  if (arg === "") return "''";
+  if (/^[A-Za-z0-9_\-+=.,:/@%]+$/.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A command as one line that `splitCommandLine` reads back into the same words. */
+export function formatCommand(args: readonly string[]): string {
+  return args.map(quoteArg).join(" ");
+}
+
+function baseName(p: string): string {
+  const parts = p.split(/[\\/]/);
+  return parts[parts.length - 1] || p;
+}
+
+/**
+ * What the program is called in the status bar, as the run's file name says it: the module of
+ * `-m`, the script (`buggy.py`), else the program (`pytest` for `pytest -x`).
+ */
+export function programLabel(command: readonly string[]): string {
+  for (let i = 1; i < command.length; i++) {
+    const a = command[i] ?? "";
+    if (a === "-m" && i + 1 < command.length) return command[i + 1] ?? "";
+    if (a.endsWith(".py")) return baseName(a);
+    if (a === "-c") return "python -c";
+  }
+  return baseName(command[0] ?? "") || "the program";
+}
+
+/** The interpreter for "Current file": the one of `recordCommand` when it names a Python, else `python3`. */
+export function pythonFor(recordCommand: readonly string[]): string {
+  const first = recordCommand[0] ?? "";
+  return /^python[0-9.]*(\.exe)?$/i.test(baseName(first)) ? first : "python3";
+}
+
+/** The workspace folder holding `file` (the innermost one), if any. */
+export function folderOf(file: string, folders: readonly string[]): string | undefined {
+  let best: string | undefined;
+  for (const f of folders) {
+    const rel = path.relative(f, file);
+    const inside = rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+    if (inside && (best === undefined || f.length > best.length)) best = f;
+  }
+  return best;
+}
+
+export interface RecordContext {
+  /** The `recordCommand` setting. */
+  recordCommand: readonly string[];
+  /** The active editor's file when it is a Python file on disk. */
+  activeFile?: string | undefined;
+  /** The workspace folders' paths, in order. */
+  folders: readonly string[];
+}
+
+export interface RecordChoice {
+  kind: "tests" | "file" | "custom";
+  label: string;
+  detail: string;
+  /** What to send to `threadradar.record`; the custom choice gets its command from an input box. */
+  params: RecordParams;
+}
+
+/** Where a recording runs: the active file's workspace folder, else the first folder, else nothing (the server's default). */
+export function recordCwd(ctx: RecordContext): string | undefined {
+  return (ctx.activeFile !== undefined ? folderOf(ctx.activeFile, ctx.folders) : undefined) ?? ctx.folders[0];
+}
+
+/** The choices of "ThreadRadar: Record a Run…": the test suite, the current file (when a Python file is active), a custom command. */
+export function recordChoices(ctx: RecordContext): RecordChoice[] {
+  const cwd = recordCwd(ctx);
+  const where = (dir: string | undefined): string => (dir === undefined ? "in the first workspace folder" : `in ${dir}`);
+  const withCwd = (p: RecordParams, dir: string | undefined): RecordParams => (dir === undefined ? p : { ...p, cwd: dir });
+  const choices: RecordChoice[] = [
+    {
+      kind: "tests",
+      label: `$(beaker) Test suite (${formatCommand(ctx.recordCommand)})`,
+      detail: `${where(cwd)} · the threadradar.recordCommand setting`,
+      params: withCwd({ command: [...ctx.recordCommand] }, cwd),
+    },
+  ];
+  if (ctx.activeFile !== undefined) {
+    const folder = folderOf(ctx.activeFile, ctx.folders);
+    const dir = folder ?? path.dirname(ctx.activeFile);
+    const script = folder !== undefined ? path.relative(folder, ctx.activeFile) : ctx.activeFile;
+    const command = [pythonFor(ctx.recordCommand), script];
+    choices.push({
+      kind: "file",
+      label: `$(file-code) Current file (${formatCommand(command)})`,
+      detail: where(dir),
+      params: { command, cwd: dir },
+    });
+  }
+  choices.push({
+    kind: "custom",
+    label: "$(terminal) Custom command…",
+    detail: `${where(cwd)} · quoted like a shell command line, without pipes or variables`,
+    params: withCwd({}, cwd),
+  });
+  return choices;
+}

@@ -1,0 +1,118 @@
+import { expect } from "expect";
+import { describe, test } from "node:test";
+import { folderOf, formatCommand, programLabel, pythonFor, quoteArg, recordChoices, recordCwd, splitCommandLine } from "../../src/record";
+
+const words = (text: string): string[] => {
+  const r = splitCommandLine(text);
+  if (!r.ok) throw new Error(r.error);
+  return r.args;
+};
+const failure = (text: string): string => {
+  const r = splitCommandLine(text);
+  if (r.ok) throw new Error(`${text} split into ${JSON.stringify(r.args)}`);
+  return r.error;
+};
+
+describe("the custom command line", () => {
+  test("blanks separate words; runs of blanks, tabs and the ends do not make empty words", () => {
+    expect(words("python3 app.py --workers 4")).toEqual(["python3", "app.py", "--workers", "4"]);
+    expect(words("  python3\t app.py  \n")).toEqual(["python3", "app.py"]);
+    expect(words("")).toEqual([]);
+    expect(words("   ")).toEqual([]);
+  });
+
+  test("single quotes are literal; double quotes escape only \" \\ $ `", () => {
+    expect(words("python3 -c 'print(\"a  b\")'")).toEqual(["python3", "-c", 'print("a  b")']);
+    expect(words("echo '$HOME \\n'")).toEqual(["echo", "$HOME \\n"]);
+    expect(words('python3 "my app.py" "a \\"q\\" \\\\ \\$x \\n"')).toEqual(["python3", "my app.py", 'a "q" \\ $x \\n']);
+  });
+
+  test("quotes join with what touches them; empty quotes are an empty word", () => {
+    expect(words(`--name="a b"c 'd'"e"`)).toEqual(["--name=a bc", "de"]);
+    expect(words(`prog "" ''`)).toEqual(["prog", "", ""]);
+  });
+
+  test("a backslash escapes the next character outside quotes, and continues a line before a line break", () => {
+    expect(words("my\\ app.py a\\'b")).toEqual(["my app.py", "a'b"]);
+    expect(words("python3 \\\n app.py")).toEqual(["python3", "app.py"]);
+  });
+
+  test("nothing is expanded: variables, globs, pipes and redirections are words", () => {
+    expect(words("python3 $APP *.py | tee > out ~")).toEqual(["python3", "$APP", "*.py", "|", "tee", ">", "out", "~"]);
+  });
+
+  test("unclosed quotes and a trailing backslash are errors, as sentences", () => {
+    expect(failure("python3 'app.py")).toBe("A single quote (') is not closed.");
+    expect(failure('python3 "app.py')).toBe('A double quote (") is not closed.');
+    expect(failure('python3 "a\\"')).toBe('A double quote (") is not closed.');
+    expect(failure("python3 app.py \\")).toBe("The command ends with a backslash.");
+  });
+
+  test("formatCommand quotes what needs it, and splitCommandLine reads it back", () => {
+    expect(quoteArg("app.py")).toBe("app.py");
+    expect(quoteArg("--n=3")).toBe("--n=3");
+    expect(quoteArg("")).toBe("''");
+    expect(quoteArg("my app.py")).toBe("'my app.py'");
+    expect(quoteArg("it's")).toBe("'it'\\''s'");
+    expect(formatCommand(["python3", "-m", "pytest"])).toBe("python3 -m pytest");
+    const tricky = ["python3", "my app.py", "it's", 'say "hi"', "$HOME", "a\\b", "", "*", "tab\there", "ünï"];
+    expect(words(formatCommand(tricky))).toEqual(tricky);
+  });
+});
+
+describe("the program's name in the status bar", () => {
+  test("the module of -m, the script, else the program", () => {
+    expect(programLabel(["python3", "-m", "pytest", "-x"])).toBe("pytest");
+    expect(programLabel(["python3", "samples/python/bug1_worker_manager/buggy.py", "--workers", "6"])).toBe("buggy.py");
+    expect(programLabel(["python3", "-u", "/abs/app.py"])).toBe("app.py");
+    expect(programLabel(["python3", "-c", "print(1)"])).toBe("python -c");
+    expect(programLabel(["/usr/bin/pytest", "-x"])).toBe("pytest");
+    expect(programLabel([])).toBe("the program");
+  });
+});
+
+describe("Record a Run… choices", () => {
+  const ws = "/home/u/proj";
+  const file = "/home/u/proj/samples/python/bug1_worker_manager/buggy.py";
+
+  test("the test suite, the current file (relative to its folder, run there) and a custom command", () => {
+    const c = recordChoices({ recordCommand: ["python3", "-m", "pytest"], activeFile: file, folders: ["/elsewhere", ws] });
+    expect(c.map((x) => x.kind)).toEqual(["tests", "file", "custom"]);
+    expect(c[0]).toMatchObject({ label: "$(beaker) Test suite (python3 -m pytest)", params: { command: ["python3", "-m", "pytest"], cwd: ws } });
+    expect(c[1]).toMatchObject({
+      label: "$(file-code) Current file (python3 samples/python/bug1_worker_manager/buggy.py)",
+      params: { command: ["python3", "samples/python/bug1_worker_manager/buggy.py"], cwd: ws },
+    });
+    expect(c[2]).toMatchObject({ label: "$(terminal) Custom command…", params: { cwd: ws } });
+    expect(c[2]?.params.command).toBeUndefined();
+  });
+
+  test("without a Python editor there is no current-file choice; the test suite runs in the first folder", () => {
+    const c = recordChoices({ recordCommand: ["pytest", "-x", "tests dir"], folders: ["/a", "/b"] });
+    expect(c.map((x) => x.kind)).toEqual(["tests", "custom"]);
+    expect(c[0]?.label).toBe("$(beaker) Test suite (pytest -x 'tests dir')");
+    expect(c[0]?.params).toEqual({ command: ["pytest", "-x", "tests dir"], cwd: "/a" });
+  });
+
+  test("no folder: the cwd is left to the server (which then asks for a folder); a file outside folders runs in its directory", () => {
+    expect(recordChoices({ recordCommand: ["python3", "-m", "pytest"], folders: [] })[0]?.params).toEqual({ command: ["python3", "-m", "pytest"] });
+    const c = recordChoices({ recordCommand: ["python3", "-m", "pytest"], activeFile: "/tmp/x/my app.py", folders: [] });
+    expect(c[1]).toMatchObject({ label: "$(file-code) Current file (python3 '/tmp/x/my app.py')", params: { command: ["python3", "/tmp/x/my app.py"], cwd: "/tmp/x" } });
+  });
+
+  test("the interpreter of recordCommand runs the current file when it is a Python", () => {
+    expect(pythonFor([".venv/bin/python", "-m", "pytest"])).toBe(".venv/bin/python");
+    expect(pythonFor(["python3.12", "-m", "pytest"])).toBe("python3.12");
+    expect(pythonFor(["pytest"])).toBe("python3");
+    expect(pythonFor(["/usr/bin/pythonista"])).toBe("python3");
+    const c = recordChoices({ recordCommand: [".venv/bin/python", "-m", "pytest"], activeFile: `${ws}/app.py`, folders: [ws] });
+    expect(c[1]?.params.command).toEqual([".venv/bin/python", "app.py"]);
+  });
+
+  test("the innermost workspace folder holds a file; a folder is not inside itself", () => {
+    expect(folderOf("/a/b/c.py", ["/a", "/a/b"])).toBe("/a/b");
+    expect(folderOf("/ab/c.py", ["/a"])).toBeUndefined();
+    expect(folderOf("/a", ["/a"])).toBeUndefined();
+    expect(recordCwd({ recordCommand: [], activeFile: "/z/c.py", folders: ["/a"] })).toBe("/a");
+  });
+});
