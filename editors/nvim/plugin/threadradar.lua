@@ -29,6 +29,34 @@ command("ThreadRadarHottest", "hottest", {
   end,
   desc = "ThreadRadar: go to the hottest function (or class)",
 })
+command("ThreadRadarRecord", "record", {
+  nargs = "*",
+  -- A Lua completion: with -complete=file Neovim would expand `%` itself.
+  complete = function(arglead, cmdline, cursorpos)
+    local before = cmdline:sub(1, cursorpos):gsub("^%s*%S+%s*", "")
+    if not before:find("%s") then
+      local list = vim.fn.getcompletion(arglead, "shellcmd")
+      if ("%"):sub(1, #arglead) == arglead then
+        table.insert(list, 1, "%")
+      end
+      return list
+    end
+    return vim.fn.getcompletion(arglead, "file")
+  end,
+  desc = "ThreadRadar: record a run (% = python3 the current file)",
+})
+command("ThreadRadarStop", "stop", { desc = "ThreadRadar: stop the recording (the run is kept)" })
+command("ThreadRadarRecordLog", "record_log", { desc = "ThreadRadar: the recordings' output" })
+command("ThreadRadarCompare", "compare", {
+  nargs = "*",
+  complete = function(arglead)
+    if not require("threadradar").is_setup() then
+      return {}
+    end
+    return require("threadradar.compare").complete(arglead)
+  end,
+  desc = "ThreadRadar: compare two runs ([base] [new])",
+})
 command("ThreadRadarClearFilter", "clear_filter", { desc = "ThreadRadar: remove the thread filter" })
 command("ThreadRadarRefresh", "refresh", { desc = "ThreadRadar: ask the server again" })
 command("ThreadRadarToggle", "toggle", { desc = "ThreadRadar: virtual text on/off" })

@@ -34,24 +34,27 @@ start=$(date +%s)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-# The sample project and its runs: "old" (4 workers) and "new" (6 workers, the newest).
+# The sample project (buggy.py and fixed.py of Bug 1) and its runs: "old" (buggy, 4 workers),
+# "fixed" (fixed.py, 6 workers) and "new" (buggy, 6 workers, the newest).
 ws="$tmp/ws"
 mkdir -p "$ws/.threadradar/runs" "$tmp/expect"
 cp -r "$repo/samples/python/bug1_worker_manager" "$repo/samples/python/common.py" "$ws/"
 run_old="$ws/.threadradar/runs/20200101T000000Z-old.json"
+run_fixed="$ws/.threadradar/runs/20200101T000050Z-fixed.json"
 run_new="$ws/.threadradar/runs/20200101T000100Z-new.json"
 record() {
-  local out="$1"
-  shift
+  local out="$1" script="$2"
+  shift 2
   if ! (cd "$ws" && "$bin" record -o "$out" --no-progress -- \
-    python3 "$ws/bug1_worker_manager/buggy.py" "$@" >"$tmp/record.log" 2>&1); then
+    python3 "$ws/bug1_worker_manager/$script" "$@" >"$tmp/record.log" 2>&1); then
     cat "$tmp/record.log" >&2
     echo "recording failed (it needs ptrace: root, or kernel.yama.ptrace_scope = 0)" >&2
     exit 2
   fi
 }
-record "$run_old" --workers 4 --timeout 1
-record "$run_new" --workers 6 --timeout 1.5
+record "$run_old" buggy.py --workers 4 --timeout 1
+record "$run_fixed" fixed.py --workers 6 --timeout 1.5
+record "$run_new" buggy.py --workers 6 --timeout 1.5
 
 report() { "$bin" report --json "$@"; }
 report "$run_new" >"$tmp/expect/new-function.json"
@@ -60,6 +63,13 @@ report --no-stdlib "$run_new" >"$tmp/expect/new-function-nostdlib.json"
 report --exclude-thread worker-0 "$run_new" >"$tmp/expect/new-function-without-worker-0.json"
 report "$run_old" >"$tmp/expect/old-function.json"
 report --level class "$run_old" >"$tmp/expect/old-class.json"
+report "$run_fixed" >"$tmp/expect/fixed-function.json"
+
+# A project to record in from the editor (test_record): a copy of the sample and two runs.
+rec="$tmp/rec"
+mkdir -p "$rec/.threadradar/runs"
+cp -r "$repo/samples/python/bug1_worker_manager" "$repo/samples/python/common.py" "$rec/"
+cp "$run_old" "$run_new" "$rec/.threadradar/runs/"
 
 # A workspace without runs and one whose only run is cut off.
 mkdir -p "$tmp/norun" "$tmp/badrun/.threadradar/runs"
@@ -68,6 +78,7 @@ cp "$repo/samples/python/bug1_worker_manager/buggy.py" "$tmp/badrun/"
 head -c 300 "$run_new" >"$tmp/badrun/.threadradar/runs/20200101T000000Z-cut.json"
 
 export TR_BIN="$bin" TR_WS="$ws" TR_EXPECT="$tmp/expect" TR_RUN_OLD="$run_old" TR_RUN_NEW="$run_new"
+export TR_RUN_FIXED="$run_fixed" TR_REC="$rec"
 export TR_NORUN="$tmp/norun" TR_BADRUN="$tmp/badrun" TR_TESTS="$here"
 export XDG_CACHE_HOME="$tmp/cache" XDG_STATE_HOME="$tmp/state" XDG_DATA_HOME="$tmp/data"
 

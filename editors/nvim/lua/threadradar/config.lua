@@ -25,6 +25,13 @@ M.defaults = {
   -- Server settings (docs/lsp.md), sent as initializationOptions. `notifyChanges` and `panels`
   -- are always on: the plugin refreshes on `threadRadar/changed` and opens its own floats.
   settings = {},
+  -- :ThreadRadarRecord without arguments records this (the server's `recordCommand`): a list of
+  -- words or a command line (split like a shell, quotes kept together). nil = the server's
+  -- default, { "python3", "-m", "pytest" }.
+  record_command = nil,
+  -- Whether recordings sample Python subprocesses too (the server's `recordSubprocesses`).
+  -- nil = the server's default (true).
+  record_subprocesses = nil,
   -- Buffer-local keys in profiled buffers; false disables one.
   keymaps = {
     hover = "K",
@@ -68,6 +75,8 @@ function M.build(user)
     open_cmd = { "table", "function", "string" },
     debounce_ms = { "number" },
     settings = { "table" },
+    record_command = { "table", "string" },
+    record_subprocesses = { "boolean" },
     keymaps = { "table" },
     float = { "table" },
     overview = { "table" },
@@ -102,9 +111,15 @@ function M.build(user)
   if user.cmd ~= nil and (#user.cmd == 0 or type(user.cmd[1]) ~= "string") then
     error("threadradar: cmd must be a non-empty list of strings")
   end
+  if user.record_command ~= nil then
+    local words = M.command_words(user.record_command)
+    if not words then
+      error("threadradar: record_command must be a command line or a non-empty list of strings, e.g. { \"python3\", \"app.py\" }")
+    end
+  end
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), user)
   -- Lists are replaced, not merged.
-  for _, k in ipairs({ "cmd", "filetypes", "root_markers" }) do
+  for _, k in ipairs({ "cmd", "filetypes", "root_markers", "record_command" }) do
     if user[k] ~= nil then
       merged[k] = vim.deepcopy(user[k])
     end
@@ -146,11 +161,36 @@ function M.virtual_text()
   return { position = vt.position or "eol", label = vt.label or "full" }
 end
 
+--- A command as a list of words (record_command): a list of strings, or a command line split
+--- by util.split_command. nil when it is empty or not made of strings.
+function M.command_words(cmd)
+  local words = cmd
+  if type(cmd) == "string" then
+    words = require("threadradar.util").split_command(cmd)
+  end
+  if type(words) ~= "table" or #words == 0 then
+    return nil
+  end
+  for _, w in ipairs(words) do
+    if type(w) ~= "string" then
+      return nil
+    end
+  end
+  return vim.deepcopy(words)
+end
+
 --- initializationOptions for the server.
 function M.server_settings()
-  local s = vim.deepcopy(M.options.settings or {})
+  local o = M.options
+  local s = vim.deepcopy(o.settings or {})
   s.notifyChanges = true
   s.panels = true
+  if o.record_command ~= nil then
+    s.recordCommand = M.command_words(o.record_command)
+  end
+  if o.record_subprocesses ~= nil then
+    s.recordSubprocesses = o.record_subprocesses
+  end
   return s
 end
 

@@ -531,7 +531,7 @@ function M.view()
 end
 
 lsp.on_change(function(client_id, change)
-  if ui.is_open(view) and view.client.id == client_id and change.reason ~= "runs" then
+  if ui.is_open(view) and view.client.id == client_id and lsp.changes_view(change) then
     if change.reason == "run" then
       -- Thread ids belong to a run: start again from the global filter.
       view.excluded, view.applied = nil, nil

@@ -86,6 +86,22 @@ function M.check()
   end
 
   r.start("ThreadRadar: recording")
+  local lsp = require("threadradar.lsp")
+  for _, c in ipairs(lsp.all_clients()) do
+    local where = c.config and c.config.root_dir or "?"
+    if lsp.supports(c, "threadradar.record") then
+      r.ok(("the server records from the editor (:ThreadRadarRecord) for %s"):format(where))
+    elseif c.initialized or c.server_capabilities then
+      r.warn(("the server for %s cannot record from the editor (no threadradar.record)"):format(where), {
+        "update the threadradar binary, or record in a terminal: `threadradar record -- python3 app.py`",
+      })
+    end
+    if lsp.supports(c, "threadRadar/compare") then
+      r.ok(("the server compares runs (:ThreadRadarCompare) for %s"):format(where))
+    end
+  end
+  local words = opts.record_command ~= nil and config.command_words(opts.record_command) or nil
+  r.info("recorded without arguments: " .. (words and table.concat(words, " ") or "the server's recordCommand (python3 -m pytest by default)"))
   if vim.fn.executable("python3") == 1 then
     r.ok("python3: " .. vim.fn.exepath("python3"))
   else

@@ -18,10 +18,15 @@ M.highlights = {
   ThreadRadarKey = "Special",
   ThreadRadarPath = "Directory",
   ThreadRadarExcluded = "NonText",
+  ThreadRadarIncrease = "ThreadRadarHigh",
+  ThreadRadarDecrease = "DiagnosticOk", -- String where there is no DiagnosticOk (Neovim < 0.10)
 }
 
 function M.define_highlights()
   for name, link in pairs(M.highlights) do
+    if link == "DiagnosticOk" and vim.fn.hlexists("DiagnosticOk") == 0 then
+      link = "String"
+    end
     vim.cmd(("highlight default link %s %s"):format(name, link))
   end
 end
@@ -88,6 +93,15 @@ function M.is_setup()
   return did_setup
 end
 
+--- A short text for status lines (see :help threadradar-status): "ThreadRadar: recording
+--- pytest… 12s", "ThreadRadar: <run name>", "ThreadRadar: no run", or "" without a server.
+function M.status(bufnr)
+  if not did_setup then
+    return ""
+  end
+  return require("threadradar.record").status(bufnr)
+end
+
 local function ensure_setup()
   if did_setup then
     return true
@@ -118,6 +132,14 @@ function M.command(name, args)
     require("threadradar.open").open()
   elseif name == "hottest" then
     require("threadradar.runs").hottest(args.args ~= "" and args.args or "function")
+  elseif name == "record" then
+    require("threadradar.record").record(args.args or "")
+  elseif name == "stop" then
+    require("threadradar.record").stop()
+  elseif name == "record_log" then
+    require("threadradar.record").open_log()
+  elseif name == "compare" then
+    require("threadradar.compare").command(args.args or "")
   elseif name == "clear_filter" then
     require("threadradar.runs").clear_filter()
   elseif name == "refresh" then

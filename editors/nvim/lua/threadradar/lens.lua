@@ -69,7 +69,7 @@ function M.attach(client_id, bufnr)
 end
 
 lsp.on_change(function(client_id, change)
-  if change.reason == "runs" then
+  if not lsp.changes_view(change) then
     return
   end
   for _, bufnr in ipairs(lsp.buffers(client_id)) do

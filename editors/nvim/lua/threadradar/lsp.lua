@@ -14,6 +14,8 @@ local queued = {} -- client id → functions waiting for initialization
 local buf_client = {} -- bufnr → client id
 local shown_messages = {} -- client id → { message → true }
 local listeners = {} -- functions(client_id, change)
+local client_state = {} -- client id → { run, exclude_threads, recording, changes }
+local stopping = {} -- client id → true once the plugin asked it to stop
 local last_client -- id of the client of the last profiled buffer entered
 
 -- Neovim 0.11 made the client's functions methods (`client:request()`); the dot form is deprecated.
@@ -47,6 +49,9 @@ local function all_clients()
   end
   return list
 end
+
+--- The running ThreadRadar clients.
+M.all_clients = all_clients
 
 -- Roots -------------------------------------------------------------------------------------
 
@@ -109,6 +114,18 @@ function M.emit_change(client_id, change)
   end
 end
 
+--- Whether a change alters what the views show: not when only the list of run files changed
+--- (`runs`) or a recording started (its end is followed by the new run).
+function M.changes_view(change)
+  if change.reason == "runs" then
+    return false
+  end
+  if change.reason == "recording" and change.recording ~= nil and change.recording ~= vim.NIL then
+    return false
+  end
+  return true
+end
+
 --- Buffers attached to a client (valid and loaded).
 function M.buffers(client_id)
   local list = {}
@@ -121,12 +138,53 @@ function M.buffers(client_id)
   return list
 end
 
+-- What each server last said: the active run, the thread filter and the recording ----------
+
+local function null(v)
+  if v == vim.NIL then
+    return nil
+  end
+  return v
+end
+
+--- The state of a client as the server last described it (threadRadar/changed, or the
+--- threadRadar/runs asked at start): { run = path|nil, exclude_threads = {…},
+--- recording = { command, output, started = ms }|nil, known = bool }.
+function M.state(client_id)
+  local st = client_state[client_id]
+  if not st then
+    st = { exclude_threads = {}, changes = 0, known = false }
+    client_state[client_id] = st
+  end
+  return st
+end
+
+--- Updates the state from threadRadar/changed's parameters (run, exclude_threads, recording).
+function M.update_state(client_id, params)
+  local st = M.state(client_id)
+  st.changes = st.changes + 1
+  st.known = true
+  st.run = null(params.run)
+  st.exclude_threads = null(params.exclude_threads) or {}
+  local rec = null(params.recording)
+  if rec then
+    local command = null(rec.command) or {}
+    if not (st.recording and vim.deep_equal(st.recording.command, command)) then
+      st.recording = { command = command, output = null(rec.output), started = vim.loop.now() }
+    end
+  else
+    st.recording = nil
+  end
+end
+
 -- Handlers ----------------------------------------------------------------------------------
 
 local LEVELS = { [1] = vim.log.levels.ERROR, [2] = vim.log.levels.WARN, [3] = vim.log.levels.INFO, [4] = vim.log.levels.DEBUG }
 
 local handlers = {
   ["threadRadar/changed"] = function(_, params, ctx)
+    -- The state is kept at once: messages that follow (a recording's summary) see it.
+    M.update_state(ctx.client_id, params or {})
     vim.schedule(function()
       M.emit_change(ctx.client_id, params or {})
     end)
@@ -143,9 +201,17 @@ local handlers = {
     end)
   end,
   -- Every message once per server, through vim.notify (Neovim 0.7 writes them to the message
-  -- area without vim.notify).
+  -- area without vim.notify). A recording's messages (its summary or its error) are shown each
+  -- time, and go to the record log too.
   ["window/showMessage"] = function(_, params, ctx)
     if not params or not params.message then
+      return
+    end
+    if M.state(ctx.client_id).recording then
+      vim.schedule(function()
+        require("threadradar.record").log(ctx.client_id, params.message)
+        util.notify(params.message, LEVELS[params.type] or vim.log.levels.INFO)
+      end)
       return
     end
     local seen = shown_messages[ctx.client_id] or {}
@@ -156,6 +222,16 @@ local handlers = {
     seen[params.message] = true
     vim.schedule(function()
       util.notify(params.message, LEVELS[params.type] or vim.log.levels.INFO)
+    end)
+  end,
+  -- The server's log: a recording's output (and the server's notes) go to :ThreadRadarRecordLog
+  -- instead of notifications.
+  ["window/logMessage"] = function(_, params, ctx)
+    if not params or type(params.message) ~= "string" then
+      return
+    end
+    vim.schedule(function()
+      require("threadradar.record").log(ctx.client_id, params.message)
     end)
   end,
 }
@@ -230,6 +306,8 @@ local function on_exit(code, signal, client_id)
       end
     end
     ready[client_id], queued[client_id], shown_messages[client_id] = nil, nil, nil
+    client_state[client_id] = nil
+    stopping[client_id] = nil
     for bufnr, id in pairs(buf_client) do
       if id == client_id then
         buf_client[bufnr] = nil
@@ -239,6 +317,7 @@ local function on_exit(code, signal, client_id)
     if last_client == client_id then
       last_client = nil
     end
+    require("threadradar.record").status_changed()
     if (code ~= 0 or signal ~= 0) and vim.v.exiting == vim.NIL then
       util.notify_once(
         "exit-" .. client_id,
@@ -266,6 +345,7 @@ local function server_config(root)
       for _, fn in ipairs(waiting) do
         fn()
       end
+      M.ask_state(client)
     end,
     on_attach = on_attach,
     on_exit = on_exit,
@@ -384,19 +464,16 @@ function M.client_of_buffer(bufnr)
   return get_client(buf_client[bufnr])
 end
 
---- Whether the server advertises a custom request or a command.
+--- Whether the server advertises a custom request, notification or command.
 function M.supports(client, method)
   local caps = client.server_capabilities or client.resolved_capabilities or {}
   local exp = caps.experimental and caps.experimental.threadRadar
   if exp then
-    for _, m in ipairs(exp.requests or {}) do
-      if m == method then
-        return true
-      end
-    end
-    for _, m in ipairs(exp.notifications or {}) do
-      if m == method then
-        return true
+    for _, list in ipairs({ exp.requests, exp.notifications, exp.commands }) do
+      for _, m in ipairs(list or {}) do
+        if m == method then
+          return true
+        end
       end
     end
   end
@@ -421,6 +498,9 @@ function M.request(client, method, params, cb, opts)
       return
     end
     local ok = call(client, "request", method, params, function(err, result, ctx)
+      if err and (stopping[client.id] or vim.v.exiting ~= vim.NIL or call(client, "is_stopped")) then
+        return -- answered while shutting down: nothing to say
+      end
       if err then
         if opts.on_error then
           opts.on_error(err)
@@ -444,6 +524,48 @@ function M.request(client, method, params, cb, opts)
     queued[client.id] = queued[client.id] or {}
     table.insert(queued[client.id], send)
   end
+end
+
+--- Runs fn once the client is initialized (at once when it is).
+function M.when_ready(client, fn)
+  if ready[client.id] then
+    fn()
+  else
+    queued[client.id] = queued[client.id] or {}
+    table.insert(queued[client.id], fn)
+  end
+end
+
+--- A request answered before returning (for completions): the result, or nil.
+function M.request_sync(client, method, params, timeout_ms)
+  if not ready[client.id] or call(client, "is_stopped") then
+    return nil
+  end
+  local ok, res = pcall(call, client, "request_sync", method, params, timeout_ms or 1000)
+  if not ok or type(res) ~= "table" or res.err then
+    return nil
+  end
+  return res.result
+end
+
+--- Asks for the active run and the filter once the server is up (threadRadar/changed keeps
+--- them current afterwards); the status line shows them.
+function M.ask_state(client)
+  if not M.supports(client, "threadRadar/runs") then
+    return
+  end
+  local st = M.state(client.id)
+  local before = st.changes
+  M.request(client, "threadRadar/runs", util.empty_object(), function(res)
+    local now = M.state(client.id)
+    if now.changes ~= before or type(res) ~= "table" then
+      return -- a notification has said more recent things
+    end
+    now.known = true
+    now.run = null(res.active)
+    now.exclude_threads = null(res.exclude_threads) or {}
+    require("threadradar.record").status_changed()
+  end, { silent = true })
 end
 
 --- workspace/executeCommand with one argument object (or none).
@@ -495,9 +617,10 @@ function M.hover()
   end, { bufnr = bufnr })
 end
 
---- Stops every ThreadRadar client (used by tests and :ThreadRadarStop).
+--- Stops every ThreadRadar client (used by the tests).
 function M.stop_all()
   for _, c in ipairs(all_clients()) do
+    stopping[c.id] = true
     call(c, "stop")
   end
 end

@@ -363,8 +363,8 @@ function M.reset_filters()
   filters = { include = nil, exclude = nil, hide_stdlib = nil, hide_third_party = nil, only_file = false }
 end
 
-lsp.on_change(function(client_id)
-  if ui.is_open(view) and view.client.id == client_id then
+lsp.on_change(function(client_id, change)
+  if ui.is_open(view) and view.client.id == client_id and lsp.changes_view(change) then
     M.refresh()
   end
 end)

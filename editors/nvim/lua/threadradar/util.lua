@@ -215,6 +215,68 @@ function M.empty_object()
   return vim.empty_dict and vim.empty_dict() or {}
 end
 
+--- Splits a command line into words, like a shell without its expansions: blanks separate
+--- words; '…' is literal; "…" keeps blanks, with \" and \\ as escapes; outside quotes a
+--- backslash escapes the next character; quoted and plain parts next to each other make one word
+--- (a'b c' → "ab c"). Returns the list, or nil and an error for an unclosed quote.
+function M.split_command(s)
+  local words = {}
+  local word, in_word = {}, false
+  local i, n = 1, #(s or "")
+  local function finish()
+    if in_word then
+      table.insert(words, table.concat(word))
+    end
+    word, in_word = {}, false
+  end
+  while i <= n do
+    local c = s:sub(i, i)
+    if c:match("%s") then
+      finish()
+      i = i + 1
+    elseif c == "'" then
+      local close = s:find("'", i + 1, true)
+      if not close then
+        return nil, "unclosed ' quote"
+      end
+      table.insert(word, s:sub(i + 1, close - 1))
+      in_word = true
+      i = close + 1
+    elseif c == '"' then
+      in_word = true
+      i = i + 1
+      local closed = false
+      while i <= n do
+        local d = s:sub(i, i)
+        if d == "\\" and (s:sub(i + 1, i + 1) == '"' or s:sub(i + 1, i + 1) == "\\") then
+          table.insert(word, s:sub(i + 1, i + 1))
+          i = i + 2
+        elseif d == '"' then
+          closed = true
+          i = i + 1
+          break
+        else
+          table.insert(word, d)
+          i = i + 1
+        end
+      end
+      if not closed then
+        return nil, 'unclosed " quote'
+      end
+    elseif c == "\\" and i < n then
+      table.insert(word, s:sub(i + 1, i + 1))
+      in_word = true
+      i = i + 2
+    else
+      table.insert(word, c)
+      in_word = true
+      i = i + 1
+    end
+  end
+  finish()
+  return words
+end
+
 --- Version test: has("nvim-0.10").
 function M.has(version)
   return vim.fn.has("nvim-" .. version) == 1

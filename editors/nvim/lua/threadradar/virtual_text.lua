@@ -316,8 +316,8 @@ function M.artifact_at(bufnr, row, data)
 end
 
 lsp.on_change(function(client_id, change)
-  if change.reason == "runs" then
-    return -- only the list of runs changed, not what is shown
+  if not lsp.changes_view(change) then
+    return -- only the list of runs changed, or a recording started: nothing shown changed
   end
   for _, bufnr in ipairs(lsp.buffers(client_id)) do
     M.schedule(bufnr, 20)
