@@ -213,3 +213,101 @@ fn html_export_embeds_the_data_safely() {
     assert!(html.contains("\\u003cimg src=x onerror=alert(1)>"));
     assert_eq!(html.matches("<script").count(), 2);
 }
+
+/// A directory with two recordings of the paper's Bug 1 (§5.1): `buggy.json`, then `fixed.json`
+/// (the newer). The race nearly always lets several workers construct the manager; it need not,
+/// so the buggy program is recorded again (up to three times) until it did.
+fn bug1_runs() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep().join("runs");
+        std::fs::create_dir_all(&dir).unwrap();
+        let _g = common::serial();
+        let sample = |v: &str| common::repo().join("samples/python/bug1_worker_manager").join(format!("{v}.py")).display().to_string();
+        let init_threads = |run: &Path| -> u64 {
+            let o = common::threadradar(dir.as_path(), &["report", run.to_str().unwrap(), "--json", "--include", r"^WorkerManager\.__init__$"]);
+            assert!(o.status.success(), "report failed: {}", common::stderr(&o));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            v["artifacts"].as_array().and_then(|a| a.iter().find(|a| a["qualname"] == "WorkerManager.__init__")).map_or(0, |a| a["threads"].as_u64().unwrap())
+        };
+        let buggy = dir.join("buggy.json");
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let o = common::record(&buggy, &[], &[&sample("buggy"), "--workers", "6", "--timeout", "1.5"]);
+            assert!(o.status.success(), "recording buggy.py failed: {}", common::stderr(&o));
+            seen.push(init_threads(&buggy));
+            if seen.last() >= Some(&2) {
+                break;
+            }
+        }
+        assert!(seen.last() >= Some(&2), "buggy: WorkerManager.__init__ ran in {seen:?} threads per recording");
+        // Recorded after the buggy run: the newer one, shown by `serve DIR`.
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let fixed = dir.join("fixed.json");
+        let o = common::record(&fixed, &[], &[&sample("fixed"), "--workers", "6", "--timeout", "1.5"]);
+        assert!(o.status.success(), "recording fixed.py failed: {}", common::stderr(&o));
+        dir
+    })
+}
+
+#[test]
+fn api_compare_two_runs_of_a_directory() {
+    let dir = bug1_runs();
+    let s = serve(dir);
+    let runs = post(&s, "runs", serde_json::json!({})).unwrap();
+    let names: Vec<&str> = runs["runs"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["fixed.json", "buggy.json"], "newest first");
+
+    // Defaults: new = the shown run (the newest), base = the run before it.
+    let c = post(&s, "compare", serde_json::json!({})).unwrap();
+    assert_eq!(c["level"], "function");
+    assert!(c["base"]["path"].as_str().unwrap().ends_with("buggy.json"), "{}", c["base"]["path"]);
+    assert!(c["new"]["path"].as_str().unwrap().ends_with("fixed.json"), "{}", c["new"]["path"]);
+    let init = |c: &serde_json::Value| c["artifacts"].as_array().unwrap().iter().find(|a| a["qualname"] == "WorkerManager.__init__").cloned();
+    let a = init(&c).expect("WorkerManager.__init__ is listed");
+    assert_eq!(a["status"], "changed", "matched across buggy.py and fixed.py");
+    assert!(a["file_base"].as_str().unwrap().ends_with("buggy.py") && a["file_new"].as_str().unwrap().ends_with("fixed.py"), "{a}");
+    let (b, n) = (a["base"]["threads"].as_u64().unwrap(), a["new"]["threads"].as_u64().unwrap());
+    assert_eq!(n, 1, "the fixed constructor runs in one thread");
+    assert!(b > n, "threads {b} → {n}");
+    assert_eq!(a["threads_delta"].as_i64().unwrap(), n as i64 - b as i64);
+
+    // By name or path, at the class level, without the standard library.
+    let cls = post(&s, "compare", serde_json::json!({"base": "buggy.json", "new": dir.join("fixed.json").to_str().unwrap(), "level": "class", "hide_stdlib": true})).unwrap();
+    assert_eq!(cls["level"], "class");
+    let arts = cls["artifacts"].as_array().unwrap();
+    assert!(arts.iter().any(|a| a["qualname"] == "WorkerManager"), "{arts:?}");
+    assert!(arts.iter().all(|a| a["file_kind"] != "stdlib"));
+    // The thread filter does not apply.
+    post(&s, "filter", serde_json::json!({"exclude_threads": [0]})).unwrap();
+    let again = post(&s, "compare", serde_json::json!({})).unwrap();
+    assert_eq!(again["new"]["thread_count"], c["new"]["thread_count"]);
+    assert_eq!(init(&again).unwrap()["new"]["threads"], 1);
+    // Swapped: base = the newer run, by explicit choice.
+    let swapped = post(&s, "compare", serde_json::json!({"base": "fixed.json", "new": "buggy.json"})).unwrap();
+    assert_eq!(init(&swapped).unwrap()["base"]["threads"], 1);
+
+    // Bad requests: one sentence each.
+    let (code, err) = post(&s, "compare", serde_json::json!({"base": "nope.json"})).unwrap_err();
+    assert_eq!(code, 404);
+    assert!(err["error"].as_str().unwrap().starts_with("no run \"nope.json\" in the served directory"), "{err}");
+    let (code, err) = post(&s, "compare", serde_json::json!({"level": "module"})).unwrap_err();
+    assert_eq!(code, 400);
+    assert!(err["error"].as_str().unwrap().contains("function, class or file"), "{err}");
+    let (code, err) = post(&s, "compare", serde_json::json!({"include": ["("]})).unwrap_err();
+    assert_eq!(code, 422);
+    assert!(err["error"].as_str().unwrap().contains("not a valid regular expression"), "{err}");
+    // The older run has no run before it.
+    post(&s, "runs", serde_json::json!({"select": dir.join("buggy.json").to_str().unwrap()})).unwrap();
+    let (code, err) = post(&s, "compare", serde_json::json!({})).unwrap_err();
+    assert_eq!(code, 409);
+    assert!(err["error"].as_str().unwrap().starts_with("there is no earlier run to compare with"), "{err}");
+}
+
+#[test]
+fn api_compare_needs_a_directory() {
+    let s = serve(recorded());
+    let (code, err) = post(&s, "compare", serde_json::json!({})).unwrap_err();
+    assert!((400..500).contains(&code), "{code}");
+    assert_eq!(err["error"], "serve a directory of runs to compare them: threadradar serve .threadradar/runs");
+}

@@ -145,6 +145,7 @@
 
   // ---- detail --------------------------------------------------------------------------------
   function openDetail(key) {
+    if (compareState.view === "compare") showView("panels");
     state.detailKey = key;
     state.excluded = new Set(state.global);
     $("detail").hidden = false;
@@ -296,6 +297,99 @@
     await Promise.all([loadOverview(), loadDetail()]);
   }
 
+  // ---- comparison of two runs ----------------------------------------------------------------
+  // Only where another run can be read: `serve` of a directory and the editor (both list ≥ 2 runs);
+  // never in the static export. Figures come from the `compare` method (docs/compare.md).
+  const BLOCK = { low: "▂", medium: "▅", high: "█" };
+  const compareState = { level: "function", view: "panels", detailWasOpen: false, seq: 0, runs: [] };
+  function canCompare(runs) { return T.mode !== "static" && runs.length >= 2; }
+  function glyphCells(glyph) {
+    if (!glyph) return [el("span", { class: "muted", text: "—" })];
+    if (!glyph.length) return [el("span", { class: "muted", text: "·" })];
+    const cells = [];
+    glyph.forEach((c, i) => {
+      if (i) cells.push(" ");
+      cells.push(el("span", { class: colourClass(c.colour), text: (BLOCK[c.avg] || "?") + (BLOCK[c.sum] || "?") + "×" + c.threads }));
+    });
+    return cells;
+  }
+  function radarText(glyph) { return glyph ? glyph.map((c) => (BLOCK[c.avg] || "?") + (BLOCK[c.sum] || "?") + "×" + c.threads).join(" ") : "—"; }
+  function side(x, f) { return x ? f(x) : "—"; }
+
+  function fillCompareSelects(r) {
+    const runs = r.runs || [];
+    compareState.runs = runs;
+    const base = $("compare-base"), nw = $("compare-new");
+    const paths = runs.map((x) => x.path);
+    const cur = runs.findIndex((x) => x.current);
+    const wantNew = paths.includes(nw.value) ? nw.value : (runs[cur >= 0 ? cur : 0] || {}).path;
+    const at = paths.indexOf(wantNew);
+    // Runs are listed newest first: the default base is the run recorded before the new one.
+    const wantBase = paths.includes(base.value) ? base.value : (runs[at + 1] || runs[at - 1] || {}).path;
+    base.replaceChildren(...runs.map((x) => el("option", { value: x.path, text: x.name, title: x.path, selected: x.path === wantBase })));
+    nw.replaceChildren(...runs.map((x) => el("option", { value: x.path, text: x.name, title: x.path, selected: x.path === wantNew })));
+  }
+
+  async function showView(view) {
+    compareState.view = view;
+    for (const b of $("view-tabs").querySelectorAll("button")) b.classList.toggle("active", b.getAttribute("data-view") === view);
+    const cmp = view === "compare";
+    if (cmp) compareState.detailWasOpen = !$("detail").hidden;
+    $("overview").hidden = cmp;
+    $("detail").hidden = cmp || !compareState.detailWasOpen || !state.detailKey;
+    $("compare").hidden = !cmp;
+    if (!cmp) return;
+    try { fillCompareSelects(await T.request("runs", {})); } catch (e) { showError(e); return; }
+    await loadCompare();
+  }
+
+  async function loadCompare() {
+    const seq = ++compareState.seq;
+    const req = { base: $("compare-base").value || undefined, new: $("compare-new").value || undefined, level: compareState.level, hide_stdlib: $("compare-hide-stdlib").checked };
+    let c;
+    try { c = await T.request("compare", req); }
+    catch (e) { if (seq === compareState.seq) { showError(e); $("compare").setAttribute("data-rendered", seq); } return; }
+    if (seq !== compareState.seq) return;
+    showError(null);
+    renderCompare(c);
+    $("compare").setAttribute("data-rendered", seq);
+  }
+
+  function sideLine(label, s) {
+    const name = s.path ? s.path.split(/[\\/]/).pop() : "";
+    return el("div", { title: s.path || "" },
+      el("strong", { text: label + " " }),
+      el("span", { text: name + " · " + (s.command || []).join(" ") + " · " + s.duration_s.toFixed(1) + " s · " + s.thread_count + " threads · radar " }),
+      ...glyphCells(s.program && s.program.glyph));
+  }
+
+  function renderCompare(c) {
+    $("compare-sides").replaceChildren(sideLine("base", c.base), sideLine("new", c.new));
+    const what = c.level === "class" ? "classes" : "functions";
+    $("compare-counts").textContent = c.artifacts.length + " of " + c.listed + " " + what + "; " + c.only_in_base + " only in base (removed), " + c.only_in_new + " only in new (added)";
+    $("compare-table").tBodies[0].replaceChildren(...c.artifacts.map((a) => {
+      const b = a.base, n = a.new;
+      const pp = a.crt_delta * 100;
+      const sign = pp > 0.05 ? "+" : pp < -0.05 ? "-" : "±";
+      const deltaClass = "delta num " + (pp > 0.05 ? "increase" : pp < -0.05 ? "decrease" : "same");
+      const file = a.status === "removed" ? a.file_base : (a.file_new || a.file_base);
+      const line = a.status === "removed" ? a.line_base : (a.line_new != null ? a.line_new : a.line_base);
+      const moved = a.file_base && a.file_new && (a.file_base !== a.file_new || a.line_base !== a.line_new);
+      const whereText = moved ? where(a.file_base, a.line_base) + " → " + where(a.file_new, a.line_new) : where(file, line);
+      const titles = [a.file_base, a.file_new].filter((x, i, xs) => x && xs.indexOf(x) === i).join(" → ");
+      const row = el("tr", { class: "cmp-row " + a.status, "data-status": a.status, "data-qualname": a.qualname, title: "Open " + (file || "") + (line ? ":" + line : "") },
+        el("td", { class: "num", text: side(b, (x) => pct(x.crt)) + " → " + side(n, (x) => pct(x.crt)) }),
+        el("td", { class: deltaClass, text: sign + Math.abs(pp).toFixed(1) + "pp" }),
+        el("td", { class: "num cmp-threads", text: side(b, (x) => String(x.threads)) + " → " + side(n, (x) => String(x.threads)) }),
+        el("td", { class: "radar-text", title: radarText(b && b.glyph) + " → " + radarText(n && n.glyph) }, ...glyphCells(b && b.glyph), " → ", ...glyphCells(n && n.glyph)),
+        el("td", { class: "cmp-name name", text: a.qualname }),
+        el("td", { class: "cmp-where where", text: whereText, title: titles }),
+        el("td", {}, a.status === "changed" ? null : el("span", { class: "mark", text: a.status })));
+      row.addEventListener("click", () => navigate(file, line));
+      return row;
+    }));
+  }
+
   // ---- wiring --------------------------------------------------------------------------------
   function tabs(nav, onPick) {
     for (const b of nav.querySelectorAll("button")) {
@@ -310,6 +404,7 @@
     try {
       const r = await T.request("runs", {});
       const sel = $("runs");
+      $("view-tabs").hidden = !canCompare(r.runs || []);
       if (!r.runs || r.runs.length < 2) { sel.hidden = true; return; }
       sel.replaceChildren(...r.runs.map((x) => el("option", { value: x.path, text: x.name, selected: x.current })));
       sel.hidden = false;
@@ -337,12 +432,21 @@
       try { await T.request("runs", { select: $("runs").value }); state.global = []; await loadOverview(); if (state.detailKey) openDetail("program"); }
       catch (e) { showError(e); }
     });
+    for (const b of $("view-tabs").querySelectorAll("button")) b.addEventListener("click", () => showView(b.getAttribute("data-view")));
+    for (const b of $("compare-level").querySelectorAll("button")) {
+      b.addEventListener("click", () => {
+        compareState.level = b.getAttribute("data-level");
+        for (const o of $("compare-level").querySelectorAll("button")) o.classList.toggle("active", o === b);
+        loadCompare();
+      });
+    }
+    for (const id of ["compare-base", "compare-new", "compare-hide-stdlib"]) $(id).addEventListener("change", loadCompare);
     window.addEventListener("resize", debounce(() => { if (state.detailKey) loadDetail(); }, 300));
     await loadOverview();
     loadRuns();
     const wanted = new URLSearchParams(location.search).get("artifact");
     if (wanted) openDetail(wanted);
   }
-  window.ThreadRadarPanels = { state, openDetail, loadOverview };
+  window.ThreadRadarPanels = { state, openDetail, loadOverview, showView };
   init();
 })();

@@ -4,7 +4,8 @@
 //! (`web/`, compiled into the binary, scripts and styles inlined under a per-response CSP nonce);
 //! `POST /api/<method>` answers the panels' JSON API, which is `threadradar_analysis::panel`
 //! plus what only a server knows: the applied thread filter (`filter`), the runs of the
-//! directory (`runs`) and navigation requests (`navigate`, printed as `navigate FILE:LINE`).
+//! directory (`runs`), the comparison of two of its runs (`compare`, `threadradar_analysis::compare`)
+//! and navigation requests (`navigate`, printed as `navigate FILE:LINE`).
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -14,8 +15,9 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use threadradar_analysis::panel::{self, DetailRequest, GlyphRequest, OverviewRequest, Panels, ThreadsRequest};
-use threadradar_profiler::run::ThreadId;
+use threadradar_analysis::panel::{self, DetailRequest, GlyphRequest, OverviewRequest, Panels, Params, ThreadsRequest};
+use threadradar_analysis::{ArtifactFilter, CompareOptions, Comparison, Level};
+use threadradar_profiler::run::{FileKind, ThreadId};
 use threadradar_profiler::runfile;
 use tiny_http::{Header, Method, Response, Server};
 
@@ -235,6 +237,20 @@ struct RunsRequest {
     select: Option<String>,
 }
 
+/// `compare`: the parameters of the language server's `threadRadar/compare`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct CompareRequest {
+    base: Option<String>,
+    new: Option<String>,
+    level: Option<String>,
+    top: Option<usize>,
+    include: Vec<String>,
+    exclude: Vec<String>,
+    hide_stdlib: bool,
+    hide_third_party: bool,
+}
+
 #[derive(Deserialize)]
 struct NavigateRequest {
     file: String,
@@ -290,6 +306,7 @@ fn api(state: &State, method: &str, body: &[u8]) -> Result<serde_json::Value, Ap
                 .collect();
             Ok(serde_json::json!({ "runs": list, "current": current.to_string_lossy() }))
         }
+        "compare" => compare(state, parse(body)?),
         "navigate" => {
             let req: NavigateRequest = parse(body)?;
             let shown = format!("{}:{}", req.file, req.line.max(1));
@@ -301,6 +318,67 @@ fn api(state: &State, method: &str, body: &[u8]) -> Result<serde_json::Value, Ap
             let _ = out.flush();
             Ok(serde_json::json!({ "ok": true, "shown": shown }))
         }
-        other => Err(ApiError(404, format!("no API method {other:?}: overview, detail, glyph, threads, filter, runs, navigate"))),
+        other => Err(ApiError(404, format!("no API method {other:?}: overview, detail, glyph, threads, filter, runs, compare, navigate"))),
     }
+}
+
+/// `compare`: two runs of the served directory side by side (by default the shown run against the
+/// run recorded before it). The thread filter does not apply: thread ids differ between runs.
+fn compare(state: &State, req: CompareRequest) -> Result<serde_json::Value, ApiError> {
+    let Some(dir) = &state.dir else {
+        return Err(ApiError(409, "serve a directory of runs to compare them: threadradar serve .threadradar/runs".into()));
+    };
+    let runs = runfile::list_runs(dir).map_err(|e| ApiError(500, format!("cannot list {}: {e}", dir.display())))?;
+    let find = |w: &str| -> Result<PathBuf, ApiError> {
+        runs.iter()
+            .find(|p| p.to_string_lossy() == w || p.file_name().is_some_and(|n| n.to_string_lossy() == w))
+            .cloned()
+            .ok_or_else(|| ApiError(404, format!("no run {w:?} in the served directory: `runs` lists them")))
+    };
+    let current = state.current.lock().unwrap_or_else(|e| e.into_inner()).path.clone();
+    let new_path = match req.new.as_deref() {
+        Some(n) => find(n)?,
+        None => current.clone(),
+    };
+    let base_path = match req.base.as_deref() {
+        Some(b) => find(b)?,
+        // Runs are listed newest first: the next one is the run recorded before.
+        None => runs.iter().position(|p| *p == new_path).and_then(|i| runs.get(i + 1)).cloned().ok_or_else(|| {
+            ApiError(409, "there is no earlier run to compare with: record another run (e.g. after a fix) with `threadradar record`".into())
+        })?,
+    };
+    let level = match req.level.as_deref() {
+        None | Some("function") => Level::Function,
+        Some("class") => Level::Class,
+        Some("file") => Level::File,
+        Some(l) => return Err(ApiError(400, format!("unknown level {l:?}: function, class or file"))),
+    };
+    let mut filter = ArtifactFilter::new(&req.include, &req.exclude).map_err(|e| ApiError(422, e.to_string()))?;
+    if req.hide_stdlib {
+        filter = filter.hide(FileKind::Stdlib);
+    }
+    if req.hide_third_party {
+        filter = filter.hide(FileKind::ThirdParty);
+    }
+    // The shown run is loaded already (with its analyses cached); another is read.
+    let shown = {
+        let cur = state.current.lock().unwrap_or_else(|e| e.into_inner());
+        (cur.path.clone(), cur.panels.clone())
+    };
+    let load = |p: &Path| -> Result<Arc<Panels>, ApiError> {
+        if *p == shown.0 {
+            return Ok(shown.1.clone());
+        }
+        runfile::read(p).map(|r| Arc::new(Panels::new(r))).map_err(|e| ApiError(422, e.to_string()))
+    };
+    let base = load(&base_path)?;
+    let new = if new_path == base_path { base.clone() } else { load(&new_path)? };
+    // Counted states as the panels count by default (computing).
+    let params = Params::default();
+    let (ba, na) = (base.analysis(&params)?, new.analysis(&params)?);
+    let opts = CompareOptions { level, filter, top: req.top };
+    let mut c = Comparison::build(base.run(), &ba, new.run(), &na, &opts).map_err(|e| ApiError(422, e.to_string()))?;
+    c.base.path = Some(base_path.to_string_lossy().into_owned());
+    c.new.path = Some(new_path.to_string_lossy().into_owned());
+    to_json(&c)
 }

@@ -33,9 +33,9 @@ function binary() {
 const BIN = binary();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "threadradar-panels-"));
 
-function record(script, name) {
-  const file = path.join(tmp, name + ".json");
-  execFileSync(BIN, ["record", "-o", file, "--", "python3", script], { cwd: root, stdio: ["ignore", "ignore", "inherit"], timeout: 120000 });
+function record(script, name, dir = tmp, args = []) {
+  const file = path.join(dir, name + ".json");
+  execFileSync(BIN, ["record", "-o", file, "--", "python3", script, ...args], { cwd: root, stdio: ["ignore", "ignore", "inherit"], timeout: 120000 });
   return file;
 }
 
@@ -257,7 +257,125 @@ describe("panels on Bug 1 (worker manager)", () => {
     await page.screenshot({ path: path.join(out, "threads-tab.png"), fullPage: true });
   });
 
+  test("a single run file has no Compare tab", async () => {
+    await page.waitForFunction(() => document.getElementById("runs").hidden);
+    assert.ok(await page.isHidden("#view-tabs"));
+    assert.ok(await page.isHidden("#compare"));
+  });
+
   test("no dialogs, page errors or console errors", () => {
+    assert.deepEqual(problems, []);
+  });
+});
+
+describe("comparing two runs of a directory (Bug 1 buggy → fixed)", () => {
+  let server, page, dir;
+  const problems = [];
+  const FUNCTION = '"><script>';
+  const row = (q) => `#compare-table tr.cmp-row[data-qualname='${q}']`;
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(tmp, "runs-"));
+    // Oldest first: a program with hostile names, then Bug 1 buggy (until the race let several
+    // workers construct the manager, which it nearly always does), then fixed (the newest, shown).
+    record("tests/scripts/hostile_names.py", "hostile", dir);
+    const sample = (v) => `samples/python/bug1_worker_manager/${v}.py`;
+    const initThreads = (run) => {
+      const r = JSON.parse(execFileSync(BIN, ["report", run, "--json", "--include", "^WorkerManager\\.__init__$"], { encoding: "utf8" }));
+      const a = r.artifacts.find((x) => x.qualname === "WorkerManager.__init__");
+      return a ? a.threads : 0;
+    };
+    const seen = [];
+    for (let i = 0; i < 3 && !(seen.at(-1) >= 2); i++) seen.push(initThreads(record(sample("buggy"), "buggy", dir, ["--workers", "6", "--timeout", "1.5"])));
+    assert.ok(seen.at(-1) >= 2, "buggy: WorkerManager.__init__ ran in " + seen + " threads per recording");
+    record(sample("fixed"), "fixed", dir, ["--workers", "6", "--timeout", "1.5"]);
+    server = await serve(dir);
+    page = await watchedPage(browser, problems);
+    await page.goto(server.url);
+    await page.waitForSelector("#functions li.entry");
+    await page.waitForSelector("#view-tabs:not([hidden])");
+  });
+  after(() => { if (server) server.child.kill(); });
+
+  test("the Compare tab fills base and new from the runs, and lists WorkerManager.__init__ 10 → 1", async () => {
+    await rendered(page, "compare", () => page.click("#open-compare"));
+    assert.ok(await page.isHidden("#overview"));
+    const options = await page.$$eval("#compare-base option", (els) => els.map((e) => e.textContent));
+    assert.deepEqual(options, ["fixed.json", "buggy.json", "hostile.json"]);
+    // Defaults: new = the shown run, base = the one before it.
+    assert.equal(await page.$eval("#compare-new", (s) => s.selectedOptions[0].textContent), "fixed.json");
+    assert.equal(await page.$eval("#compare-base", (s) => s.selectedOptions[0].textContent), "buggy.json");
+    // Pick them explicitly too.
+    await rendered(page, "compare", () => page.selectOption("#compare-base", { label: "hostile.json" }));
+    await rendered(page, "compare", () => page.selectOption("#compare-base", { label: "buggy.json" }));
+    await rendered(page, "compare", () => page.selectOption("#compare-new", { label: "fixed.json" }));
+    await page.waitForSelector(row("WorkerManager.__init__"));
+    const cells = await page.$$eval(row("WorkerManager.__init__") + " td", (els) => els.map((e) => e.textContent));
+    assert.match(cells[2], /^(\d+) → 1$/, "threads: " + cells[2]);
+    assert.ok(Number(cells[2].split(" ")[0]) > 1, "threads: " + cells[2]);
+    assert.match(cells[0], /^\d+\.\d% → \d+\.\d%$/, "crt: " + cells[0]);
+    assert.match(cells[1], /^[-+±]\d+\.\dpp$/, "Δ: " + cells[1]);
+    assert.match(cells[3], /^[▂▅█]{2}×\d+( [▂▅█]{2}×\d+)* → [▂▅█]{2}×1$/, "radar: " + cells[3]);
+    assert.equal(cells[4], "WorkerManager.__init__");
+    assert.match(cells[5], /^buggy\.py:\d+ → fixed\.py:\d+$/, "where: " + cells[5]);
+    const delta = await page.getAttribute(row("WorkerManager.__init__") + " td.delta", "class");
+    assert.match(delta, /\b(increase|decrease|same)\b/);
+    const colours = await page.$$eval("#compare-table td.delta.increase, #compare-table td.delta.decrease", (els) => [...new Set(els.map((e) => getComputedStyle(e).color))]);
+    assert.ok(colours.length >= 1 && !colours.includes("rgb(34, 34, 34)"), "coloured deltas: " + colours);
+    await page.screenshot({ path: path.join(out, "compare.png"), fullPage: true });
+  });
+
+  test("clicking a row opens its new location", async () => {
+    const req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"));
+    await page.click(row("WorkerManager.__init__"));
+    const body = JSON.parse((await req).postData());
+    assert.match(body.file, /bug1_worker_manager\/fixed\.py$/);
+    assert.ok(body.line > 0);
+    await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("Opened "));
+    assert.ok(server.lines.includes(`navigate ${body.file}:${body.line}`), server.lines.join("\n"));
+  });
+
+  test("classes and 'hide standard library'", async () => {
+    await rendered(page, "compare", () => page.click('#compare-level button[data-level="class"]'));
+    await page.waitForSelector(row("WorkerManager"));
+    const all = await page.$$eval("#compare-table tr.cmp-row", (els) => els.length);
+    await rendered(page, "compare", () => page.check("#compare-hide-stdlib"));
+    const own = await page.$$eval("#compare-table tr.cmp-row .where", (els) => els.map((e) => e.textContent));
+    assert.ok(own.length <= all && own.length > 0, `hidden: ${own.length} of ${all}`);
+    await page.waitForSelector(row("WorkerManager"));
+    await rendered(page, "compare", () => page.click('#compare-level button[data-level="function"]'));
+    await rendered(page, "compare", () => page.uncheck("#compare-hide-stdlib"));
+  });
+
+  test("removed rows are marked, open their base location, and hostile names stay text", async () => {
+    await rendered(page, "compare", () => page.selectOption("#compare-base", { label: "hostile.json" }));
+    const r = row(FUNCTION);
+    await page.waitForSelector(r);
+    assert.equal(await page.getAttribute(r, "data-status"), "removed");
+    assert.equal(await page.textContent(r + " .mark"), "removed");
+    assert.equal(await page.textContent(r + " .cmp-name"), FUNCTION);
+    assert.match(await page.textContent(r + " td"), /^\d+\.\d% → —$/);
+    // Its base location (the hostile program names its code file `"><script>.py` too).
+    const baseFile = await page.getAttribute(r + " .cmp-where", "title");
+    assert.ok(baseFile && !baseFile.includes(" → "), "only a base file: " + baseFile);
+    const req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"));
+    await page.click(r);
+    assert.equal(JSON.parse((await req).postData()).file, baseFile);
+    // The same run on both sides: every row matched.
+    await rendered(page, "compare", () => page.selectOption("#compare-new", { label: "hostile.json" }));
+    assert.equal(await page.$$eval("#compare-table tr.cmp-row:not(.changed)", (els) => els.length), 0);
+    assert.equal(await page.textContent(row(FUNCTION) + " .cmp-name"), FUNCTION);
+    assert.equal(await page.$$eval("img", (els) => els.length), 0);
+    assert.equal(await page.$$eval("script", (els) => els.length), 2);
+    await page.screenshot({ path: path.join(out, "compare-hostile.png"), fullPage: true });
+  });
+
+  test("back to the panels", async () => {
+    await page.click('#view-tabs button[data-view="panels"]');
+    assert.ok(await page.isVisible("#overview"));
+    assert.ok(await page.isHidden("#compare"));
+  });
+
+  test("no script ran: no dialogs, page errors or console errors", () => {
     assert.deepEqual(problems, []);
   });
 });
@@ -312,6 +430,7 @@ describe("hostile names are shown as text", () => {
     await p.goto("file://" + path.join(dir, "index.html"));
     await p.waitForSelector("#functions li.entry");
     assert.ok(!(await p.isHidden("#static-note")));
+    assert.ok(await p.isHidden("#view-tabs"), "no Compare tab in a static export");
     assert.ok((await names(p, "functions")).includes(FUNCTION));
     await p.click(`#functions li.entry[data-key$=':${FUNCTION}'] .glyph-button`);
     await p.waitForSelector("#tree li.thread");

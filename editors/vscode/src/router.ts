@@ -2,7 +2,7 @@
 //
 // The page posts `{id, method, params}` and waits for `{id, result}` or `{id, error}`; navigation is
 // `{method: "navigate", params: {file, line}}` without an id. The panel methods go to the server's
-// `threadRadar/<method>` requests; `filter` and `runs`, which `threadradar serve` answers itself,
+// `threadRadar/<method>` requests (`compare` too, its params unchanged); `filter` and `runs`, which `threadradar serve` answers itself,
 // become the server's thread-filter and run commands, answered in the shape the page knows from
 // `serve`. Pure: the caller supplies the connection, so tests run it against the real server.
 
@@ -42,6 +42,7 @@ const PANEL_METHODS: Record<string, string> = {
   detail: Requests.detail,
   glyph: Requests.glyph,
   threads: Requests.threads,
+  compare: Requests.compare,
 };
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -53,6 +53,27 @@ describe("panel requests", () => {
     expect(calls).toEqual([]);
   });
 
+  test("compare goes to threadRadar/compare with the page's params unchanged", async () => {
+    const { host, calls } = fakeHost({ sendRequest: (m, p) => Promise.resolve({ m, p }) });
+    const params = { base: "/ws/.threadradar/runs/a.json", new: "b.json", level: "class", hide_stdlib: true };
+    expect(await routeMessage(host, { id: 9, method: "compare", params })).toEqual({ id: 9, result: { m: "threadRadar/compare", p: params } });
+    expect(calls).toEqual([]);
+  });
+
+  test("runs lists every run's path and name for the comparison's selects", async () => {
+    const { host } = fakeHost();
+    expect(await routeMessage(host, { id: 10, method: "runs", params: {} })).toEqual({
+      id: 10,
+      result: {
+        runs: [
+          { path: "/ws/.threadradar/runs/a.json", name: "a.json", current: false },
+          { path: "/ws/.threadradar/runs/b.json", name: "b.json", current: true },
+        ],
+        current: "/ws/.threadradar/runs/b.json",
+      },
+    });
+  });
+
   test("missing or malformed params become {}", async () => {
     const { host, calls } = fakeHost();
     await routeMessage(host, { id: 1, method: "overview" });
