@@ -447,21 +447,8 @@ local function jump()
   end
   local client = v.client
   M.close()
-  local win = api.nvim_get_current_win()
-  if item.key and item.key ~= "program" then
-    lsp.execute(client, "threadradar.goTo", { artifact = item.key }, function(loc)
-      if not util.jump_to_location(loc, win) then
-        util.open_at(item.file, item.line, nil, win)
-      end
-    end, {
-      silent = true,
-      on_error = function()
-        util.open_at(item.file, item.line, nil, win)
-      end,
-    })
-  else
-    util.open_at(item.file, item.line, nil, win)
-  end
+  local key = (item.key and item.key ~= "program") and item.key or nil
+  lsp.goto_artifact(client, key, item.file, item.line, api.nvim_get_current_win())
 end
 
 local function show(client, key, opts)

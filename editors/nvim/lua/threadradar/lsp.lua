@@ -574,6 +574,25 @@ function M.execute(client, command, argument, cb, opts)
   M.request(client, "workspace/executeCommand", params, cb, opts)
 end
 
+--- Opens an artifact at its current line (the server's `threadradar.goTo`, which follows edits),
+--- falling back to the recorded `file:line` when the server cannot place it (stale, no key).
+function M.goto_artifact(client, key, file, line, win)
+  if not key then
+    util.open_at(file, line, nil, win)
+    return
+  end
+  M.execute(client, "threadradar.goTo", { artifact = key }, function(loc)
+    if not util.jump_to_location(loc, win) then
+      util.open_at(file, line, nil, win)
+    end
+  end, {
+    silent = true,
+    on_error = function()
+      util.open_at(file, line, nil, win)
+    end,
+  })
+end
+
 --- Sends a notification (e.g. workspace/didChangeConfiguration).
 function M.notify(client, method, params)
   call(client, "notify", method, params)
