@@ -4,14 +4,14 @@
 //! The comparison is `threadradar_analysis::compare`; this file finds the two runs, turns flags
 //! into options and formats the [`Comparison`]. Table helpers are shared with `report`.
 
-use super::report::{pad, pct, resolve_run, seconds, short_path, ColorArg, StatesArg, Style};
+use super::report::{pad, pct, resolve_run, seconds, short_path, ArtifactFilterArgs, ColorArg, StatesArg, Style};
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use threadradar_analysis::compare::{ArtifactDelta, DeltaStatus, SideFigures, SideSummary};
-use threadradar_analysis::{Analysis, ArtifactFilter, ArtifactKind, CompareOptions, Comparison, CountedStates, Level, Options, TimeSource};
+use threadradar_analysis::{Analysis, ArtifactKind, CompareOptions, Comparison, Level, Options, TimeSource};
 use threadradar_profiler::run::FileKind;
 use threadradar_profiler::{runfile, Run};
 
@@ -34,23 +34,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
 
-    /// Only list artifacts whose qualified name or file path matches REGEX in either run
-    /// (repeatable: any).
-    #[arg(long, value_name = "REGEX")]
-    pub include: Vec<String>,
-
-    /// Do not list artifacts whose qualified name or file path matches REGEX in both runs
-    /// (repeatable).
-    #[arg(long, value_name = "REGEX")]
-    pub exclude: Vec<String>,
-
-    /// Do not list standard-library code.
-    #[arg(long)]
-    pub no_stdlib: bool,
-
-    /// Do not list third-party code (site-packages).
-    #[arg(long)]
-    pub no_third_party: bool,
+    #[command(flatten)]
+    pub filter: ArtifactFilterArgs,
 
     /// Which thread states count as runtime (in both runs).
     #[arg(long, value_enum, default_value_t = StatesArg::Computing)]
@@ -81,21 +66,10 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         eprintln!("threadradar: comparing a run with itself ({}): nothing can have changed", base_path.display());
     }
     let options = Options {
-        states: match args.states {
-            StatesArg::Computing => CountedStates::Computing,
-            StatesArg::ComputingGil => CountedStates::ComputingAndGil,
-            StatesArg::All => CountedStates::All,
-            StatesArg::Cpu => CountedStates::CpuTime,
-        },
+        states: args.states.counted(),
         ..Options::default()
     };
-    let mut filter = ArtifactFilter::new(&args.include, &args.exclude)?;
-    if args.no_stdlib {
-        filter = filter.hide(FileKind::Stdlib);
-    }
-    if args.no_third_party {
-        filter = filter.hide(FileKind::ThirdParty);
-    }
+    let filter = args.filter.filter()?;
     let level = match args.level {
         CompareLevel::Function => Level::Function,
         CompareLevel::Class => Level::Class,

@@ -31,21 +31,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
 
-    /// Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
-    #[arg(long, value_name = "REGEX")]
-    pub include: Vec<String>,
-
-    /// Do not list artifacts whose qualified name or file path matches REGEX (repeatable).
-    #[arg(long, value_name = "REGEX")]
-    pub exclude: Vec<String>,
-
-    /// Do not list standard-library code.
-    #[arg(long)]
-    pub no_stdlib: bool,
-
-    /// Do not list third-party code (site-packages).
-    #[arg(long)]
-    pub no_third_party: bool,
+    #[command(flatten)]
+    pub filter: ArtifactFilterArgs,
 
     /// Leave a thread out of every metric and cluster, by name (repeatable).
     #[arg(long, value_name = "NAME")]
@@ -70,6 +57,40 @@ pub struct ReportArgs {
     /// Colour the radar cells.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+}
+
+/// Which artifacts a listing shows (`report`, and `compare`, where a pattern is matched in either
+/// run).
+#[derive(Args, Debug)]
+pub struct ArtifactFilterArgs {
+    /// Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
+    #[arg(long, value_name = "REGEX")]
+    pub include: Vec<String>,
+
+    /// Do not list artifacts whose qualified name or file path matches REGEX (repeatable).
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Vec<String>,
+
+    /// Do not list standard-library code.
+    #[arg(long)]
+    pub no_stdlib: bool,
+
+    /// Do not list third-party code (site-packages).
+    #[arg(long)]
+    pub no_third_party: bool,
+}
+
+impl ArtifactFilterArgs {
+    pub(crate) fn filter(&self) -> anyhow::Result<ArtifactFilter> {
+        let mut filter = ArtifactFilter::new(&self.include, &self.exclude)?;
+        if self.no_stdlib {
+            filter = filter.hide(FileKind::Stdlib);
+        }
+        if self.no_third_party {
+            filter = filter.hide(FileKind::ThirdParty);
+        }
+        Ok(filter)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -107,6 +128,17 @@ pub enum ColorArg {
     Never,
 }
 
+impl StatesArg {
+    pub(crate) fn counted(self) -> CountedStates {
+        match self {
+            StatesArg::Computing => CountedStates::Computing,
+            StatesArg::ComputingGil => CountedStates::ComputingAndGil,
+            StatesArg::All => CountedStates::All,
+            StatesArg::Cpu => CountedStates::CpuTime,
+        }
+    }
+}
+
 impl LevelArg {
     fn level(self) -> Level {
         match self {
@@ -122,25 +154,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let path = resolve_run(args.run.as_deref())?;
     let run = runfile::read(&path)?;
     let options = Options {
-        states: match args.states {
-            StatesArg::Computing => CountedStates::Computing,
-            StatesArg::ComputingGil => CountedStates::ComputingAndGil,
-            StatesArg::All => CountedStates::All,
-            StatesArg::Cpu => CountedStates::CpuTime,
-        },
+        states: args.states.counted(),
         threads: ThreadFilter::by_names(&run, &args.exclude_thread, &args.exclude_type)?,
         method: match args.kmeans {
             KMeansArg::Cop => ClusterMethod::CopKMeans,
             KMeansArg::Plain => ClusterMethod::KMeans,
         },
     };
-    let mut filter = ArtifactFilter::new(&args.include, &args.exclude)?;
-    if args.no_stdlib {
-        filter = filter.hide(FileKind::Stdlib);
-    }
-    if args.no_third_party {
-        filter = filter.hide(FileKind::ThirdParty);
-    }
+    let filter = args.filter.filter()?;
     let view_options = ViewOptions {
         level: args.level.level(),
         top: args.top.or(if args.json { None } else { Some(20) }),
