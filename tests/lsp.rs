@@ -402,7 +402,8 @@ fn editor_clients_get_document_artifacts_changes_hottest_and_run_deletion() {
     std::fs::write(&other, "def f():\n    pass\n").unwrap();
     assert_eq!(c.call("threadRadar/documentArtifacts", json!({ "uri": file_uri(&other) }))["artifacts"], json!([]));
     let err = c.request("threadRadar/documentArtifacts", json!({ "uri": 5 })).unwrap_err();
-    assert!(err["message"].as_str().unwrap().contains("needs {\"uri\""), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("the parameters of documentArtifacts are not valid"), "{err}");
+    assert_eq!(err["data"]["code"], "invalid_params", "{err}");
 
     // The active run's summary, for a status bar.
     let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&ws.run).unwrap()).unwrap();

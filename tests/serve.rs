@@ -88,7 +88,8 @@ fn api_overview_detail_glyph_threads_filter_navigate() {
     let hidden = post(&s, "overview", serde_json::json!({"hide_stdlib": true})).unwrap();
     assert!(hidden["functions"].as_array().unwrap().iter().all(|f| f["file_kind"] != "stdlib"));
     let (code, err) = post(&s, "overview", serde_json::json!({"include": ["("]})).unwrap_err();
-    assert_eq!(code, 422);
+    assert_eq!(code, 400);
+    assert_eq!(err["code"], "invalid_params");
     assert!(err["error"].as_str().unwrap().contains("not a valid regular expression"));
 
     // Detail: tree, histogram with one square per thread, and a preview without the thread.
@@ -290,12 +291,13 @@ fn api_compare_two_runs_of_a_directory() {
     // Bad requests: one sentence each.
     let (code, err) = post(&s, "compare", serde_json::json!({"base": "nope.json"})).unwrap_err();
     assert_eq!(code, 404);
-    assert!(err["error"].as_str().unwrap().starts_with("no run \"nope.json\" in the served directory"), "{err}");
+    assert!(err["error"].as_str().unwrap().starts_with("no run \"nope.json\""), "{err}");
+    assert_eq!(err["code"], "not_found");
     let (code, err) = post(&s, "compare", serde_json::json!({"level": "module"})).unwrap_err();
     assert_eq!(code, 400);
-    assert!(err["error"].as_str().unwrap().contains("function, class or file"), "{err}");
+    assert!(err["error"].as_str().unwrap().contains("unknown variant `module`, expected one of `function`, `class`, `file`, `program`"), "{err}");
     let (code, err) = post(&s, "compare", serde_json::json!({"include": ["("]})).unwrap_err();
-    assert_eq!(code, 422);
+    assert_eq!(code, 400);
     assert!(err["error"].as_str().unwrap().contains("not a valid regular expression"), "{err}");
     // The older run has no run before it.
     post(&s, "runs", serde_json::json!({"select": dir.join("buggy.json").to_str().unwrap()})).unwrap();
@@ -308,6 +310,7 @@ fn api_compare_two_runs_of_a_directory() {
 fn api_compare_needs_a_directory() {
     let s = serve(recorded());
     let (code, err) = post(&s, "compare", serde_json::json!({})).unwrap_err();
-    assert!((400..500).contains(&code), "{code}");
-    assert_eq!(err["error"], "serve a directory of runs to compare them: threadradar serve .threadradar/runs");
+    assert_eq!(code, 409, "{err}");
+    assert_eq!(err["code"], "conflict");
+    assert!(err["error"].as_str().unwrap().starts_with("there is no earlier run to compare with"), "{err}");
 }

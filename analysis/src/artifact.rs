@@ -5,14 +5,18 @@
 //! (file + class qualified name), files are the run's `files` table, and the program is the whole
 //! run. Nothing here looks at samples: this is the static side of the artifact model.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 use std::collections::HashMap;
 use threadradar_profiler::run::{FileId, FileKind, Function, FunctionId, Run, StrId};
 
-/// The four levels of abstraction the paper computes metrics at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+/// The four levels of abstraction the paper computes metrics at. Defined once for `report
+/// --level`, `compare --level` and the `level` parameter of the panels and the language server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
+    #[default]
     Function,
     Class,
     File,
@@ -20,6 +24,17 @@ pub enum Level {
 }
 
 impl Level {
+    pub const ALL: [Level; 4] = [Level::Function, Level::Class, Level::File, Level::Program];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Function => "function",
+            Level::Class => "class",
+            Level::File => "file",
+            Level::Program => "program",
+        }
+    }
+
     /// The artifact kind at this level; `None` for the program, which is not a list of artifacts.
     pub fn kind(self) -> Option<ArtifactKind> {
         match self {
@@ -31,8 +46,25 @@ impl Level {
     }
 }
 
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Level {
+    type Err = crate::error::AnalysisError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Level::ALL.into_iter().find(|l| l.as_str() == s).ok_or_else(|| crate::error::AnalysisError::BadValue {
+            what: "level",
+            value: s.to_string(),
+            expected: "function, class, file or program",
+        })
+    }
+}
+
 /// What kind of source-code artifact an [`ArtifactId`] names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactKind {
     Function,

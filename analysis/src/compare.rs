@@ -47,7 +47,7 @@ impl Default for CompareOptions {
 }
 
 /// Two runs side by side.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct Comparison {
     pub level: Level,
     /// The earlier run (before the change).
@@ -63,10 +63,12 @@ pub struct Comparison {
     pub only_in_base: usize,
     /// …and only in the new run (`added`).
     pub only_in_new: usize,
+    /// What changed, in words: the listed artifacts' statements, largest |Δcrt| first.
+    pub changes: Vec<Change>,
 }
 
 /// One run of a comparison.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct SideSummary {
     /// The run file, when the caller knows it.
     pub path: Option<String>,
@@ -87,7 +89,7 @@ pub struct SideSummary {
 }
 
 /// The program ThreadRadar of one run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct ProgramFigures {
     /// Threads with counted samples (lower pedestal).
     pub threads: usize,
@@ -99,7 +101,7 @@ pub struct ProgramFigures {
 }
 
 /// One artifact's figures in one run: the same values as [`crate::view::ArtifactView`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct SideFigures {
     /// `crt(a)` (Eq. 5), inclusive.
     pub crt: f64,
@@ -117,7 +119,7 @@ pub struct SideFigures {
 }
 
 /// Whether an artifact was executed in both runs or in one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DeltaStatus {
     /// In both runs (its figures may still be equal).
@@ -129,7 +131,7 @@ pub enum DeltaStatus {
 }
 
 /// One artifact of a comparison. Deltas are new − base, with an absent side counting as 0.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct ArtifactDelta {
     pub kind: ArtifactKind,
     pub qualname: String,
@@ -147,6 +149,68 @@ pub struct ArtifactDelta {
     pub seconds_delta: f64,
     pub threads_delta: i64,
     pub status: DeltaStatus,
+    /// `crt_delta` as clients print it: `+12.3pp`, `-0.4pp`, `0.0pp`.
+    pub crt_delta_text: String,
+    /// Whether crt rose, fell or stayed within a twentieth of a percentage point.
+    pub trend: Trend,
+    /// What changed, in words (each backed by the figures above); empty when nothing did.
+    pub statements: Vec<String>,
+}
+
+/// The direction of a change of `crt(a)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Trend {
+    Increase,
+    Decrease,
+    Same,
+}
+
+/// One statement of what changed between the runs, for the top of a compare view and code lenses.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct Change {
+    /// The artifact's qualified name (`program` for the whole run).
+    pub artifact: String,
+    pub kind: ArtifactKind,
+    pub statement: String,
+    /// Whether the change exceeds the runs' own spread; `None` when each side is one run, so
+    /// there is no spread to compare with.
+    pub significant: Option<bool>,
+}
+
+/// Below this |Δcrt| (a twentieth of a percentage point) a change is no change.
+const SAME_CRT: f64 = 0.0005;
+
+/// `+12.3pp`.
+pub fn pp_text(delta: f64) -> String {
+    let tenths = (delta * 1000.0).round();
+    if tenths == 0.0 {
+        return "0.0pp".into();
+    }
+    format!("{}{:.1}pp", if tenths > 0.0 { "+" } else { "-" }, tenths.abs() / 10.0)
+}
+
+fn statements(qualname: &str, status: DeltaStatus, base: Option<&SideFigures>, new: Option<&SideFigures>) -> Vec<String> {
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    let threads = |n: usize| if n == 1 { "1 thread".to_string() } else { format!("{n} threads") };
+    match (status, base, new) {
+        (DeltaStatus::Added, _, Some(n)) => vec![format!("{qualname}: new, {} of the runtime in {}", pct(n.crt), threads(n.threads))],
+        (DeltaStatus::Removed, Some(b), _) => vec![format!("{qualname}: no longer executed (was {} in {})", pct(b.crt), threads(b.threads))],
+        (_, Some(b), Some(n)) => {
+            let mut out = Vec::new();
+            if b.threads != n.threads {
+                out.push(format!("{qualname}: run by {} → {}", threads(b.threads), n.threads));
+            }
+            if (n.crt - b.crt).abs() >= SAME_CRT * 10.0 {
+                out.push(format!("{qualname}: crt {} → {} ({})", pct(b.crt), pct(n.crt), pp_text(n.crt - b.crt)));
+            }
+            if b.clusters != n.clusters {
+                out.push(format!("{qualname}: {} thread clusters → {}", b.clusters, n.clusters));
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
 }
 
 impl Comparison {
@@ -162,7 +226,7 @@ impl Comparison {
         let base = side_summary(base_run, base_analysis)?;
         let new = side_summary(new_run, new_analysis)?;
         let Some(kind) = opts.level.kind() else {
-            return Ok(Comparison { level: opts.level, base, new, artifacts: Vec::new(), listed: 0, only_in_base: 0, only_in_new: 0 });
+            return Ok(Comparison { level: opts.level, base, new, artifacts: Vec::new(), listed: 0, only_in_base: 0, only_in_new: 0, changes: Vec::new() });
         };
         let in_base = executed(base_run, base_analysis, kind);
         let in_new = executed(new_run, new_analysis, kind);
@@ -189,7 +253,11 @@ impl Comparison {
         let only_in_base = artifacts.iter().filter(|a| a.status == DeltaStatus::Removed).count();
         let only_in_new = artifacts.iter().filter(|a| a.status == DeltaStatus::Added).count();
         artifacts.truncate(opts.top.unwrap_or(usize::MAX));
-        Ok(Comparison { level: opts.level, base, new, artifacts, listed, only_in_base, only_in_new })
+        let changes = artifacts
+            .iter()
+            .flat_map(|a| a.statements.iter().map(|s| Change { artifact: a.qualname.clone(), kind: a.kind, statement: s.clone(), significant: None }))
+            .collect();
+        Ok(Comparison { level: opts.level, base, new, artifacts, listed, only_in_base, only_in_new, changes })
     }
 }
 
@@ -312,7 +380,19 @@ fn delta(base: Option<(&Artifact, SideFigures)>, new: Option<(&Artifact, SideFig
     // (crt, seconds, threads) of a side, 0 when absent.
     let figs = |s: &Option<(&Artifact, SideFigures)>| s.as_ref().map_or((0.0, 0.0, 0), |(_, f)| (f.crt, f.seconds, f.threads as i64));
     let ((crt_b, sec_b, thr_b), (crt_n, sec_n, thr_n)) = (figs(&base), figs(&new));
+    let crt_delta = crt_n - crt_b;
+    let trend = if crt_delta > SAME_CRT {
+        Trend::Increase
+    } else if crt_delta < -SAME_CRT {
+        Trend::Decrease
+    } else {
+        Trend::Same
+    };
+    let words = statements(any.qualname, status, base.as_ref().map(|b| &b.1), new.as_ref().map(|n| &n.1));
     ArtifactDelta {
+        crt_delta_text: pp_text(crt_delta),
+        trend,
+        statements: words,
         kind: any.id.kind,
         qualname: any.qualname.to_string(),
         file_base: base.as_ref().map(|(a, _)| a.file.to_string()),

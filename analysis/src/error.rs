@@ -17,6 +17,8 @@ pub enum AnalysisError {
          count more states with `--states all` (or `--states cpu` for CPU time, which needs a run recorded with kernel accounting), or record the program for longer"
     )]
     NoCountedSamples { states: &'static str, excluded: String },
+    #[error("{value:?} is not a valid {what}: use {expected}")]
+    BadValue { what: &'static str, value: String, expected: &'static str },
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
 }

@@ -5,6 +5,8 @@
 use crate::artifact::Artifact;
 use crate::error::AnalysisError;
 use regex::Regex;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 use threadradar_profiler::run::FileKind;
 
 /// Which artifacts a view lists.
@@ -48,6 +50,45 @@ impl ArtifactFilter {
         }
         let hit = |r: &Regex| r.is_match(a.qualname) || r.is_match(a.file);
         (self.include.is_empty() || self.include.iter().any(hit)) && !self.exclude.iter().any(hit)
+    }
+}
+
+/// The artifact filter as every surface spells it: `--include`, `--exclude`, `--no-stdlib` and
+/// `--no-third-party` on the command line; `include`, `exclude`, `hide_stdlib` and
+/// `hide_third_party` in the panels' and the language server's parameters.
+///
+/// The one default everywhere: everything is listed, the standard library and third-party code
+/// included (the paper's overview offers "exclude" checkboxes, unchecked at first). A thread's
+/// `threading` bootstrap is then visible, which is honest: that code ran.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default)]
+pub struct FilterSpec {
+    /// Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "REGEX"))]
+    pub include: Vec<String>,
+    /// Do not list artifacts whose qualified name or file path matches REGEX (repeatable).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "REGEX"))]
+    pub exclude: Vec<String>,
+    /// Do not list standard-library code.
+    #[cfg_attr(feature = "clap", arg(long = "no-stdlib"))]
+    pub hide_stdlib: bool,
+    /// Do not list third-party code (site-packages).
+    #[cfg_attr(feature = "clap", arg(long = "no-third-party"))]
+    pub hide_third_party: bool,
+}
+
+impl FilterSpec {
+    /// The filter this spec describes; a bad pattern is one sentence.
+    pub fn build(&self) -> Result<ArtifactFilter, AnalysisError> {
+        let mut f = ArtifactFilter::new(&self.include, &self.exclude)?;
+        if self.hide_stdlib {
+            f = f.hide(FileKind::Stdlib);
+        }
+        if self.hide_third_party {
+            f = f.hide(FileKind::ThirdParty);
+        }
+        Ok(f)
     }
 }
 

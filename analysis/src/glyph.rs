@@ -7,7 +7,7 @@ use std::fmt;
 
 /// A value on the glyph's three-level radius scale (paper §3.2): low < 33 %, medium ≥ 33 % and
 /// < 66 %, high ≥ 66 %.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum RadarLevel {
     Low,
@@ -37,7 +37,7 @@ impl RadarLevel {
 }
 
 /// Which of the three stable cluster colours a cluster gets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ClusterColour {
     Low,
@@ -60,7 +60,11 @@ impl ClusterColour {
 }
 
 /// One sector of the text glyph.
+///
+/// Serialised with its characters (`text`, e.g. `▂▅×9`), so that no client spells the text glyph
+/// itself: editors draw `text` in the cell's `colour`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(into = "GlyphCellJson")]
 pub struct GlyphCell {
     pub colour: ClusterColour,
     /// Threads in the cluster (the sector's angle).
@@ -69,6 +73,41 @@ pub struct GlyphCell {
     pub avg: RadarLevel,
     /// Level of the cluster's sum (the weak sector's radius).
     pub sum: RadarLevel,
+}
+
+/// [`GlyphCell`] as the protocol carries it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(rename = "GlyphCell")]
+pub struct GlyphCellJson {
+    pub colour: ClusterColour,
+    /// Threads in the cluster (the sector's angle).
+    pub threads: usize,
+    /// Level of the cluster's average (the strong sector's radius).
+    pub avg: RadarLevel,
+    /// Level of the cluster's sum (the weak sector's radius).
+    pub sum: RadarLevel,
+    /// The cell as text: average level, sum level, thread count (`▂▅×9`).
+    pub text: String,
+}
+
+impl From<GlyphCell> for GlyphCellJson {
+    fn from(c: GlyphCell) -> GlyphCellJson {
+        GlyphCellJson { colour: c.colour, threads: c.threads, avg: c.avg, sum: c.sum, text: c.to_string() }
+    }
+}
+
+impl ts_rs::TS for GlyphCell {
+    type WithoutGenerics = GlyphCell;
+    type OptionInnerType = GlyphCell;
+    fn name(cfg: &ts_rs::Config) -> String {
+        GlyphCellJson::name(cfg)
+    }
+    fn inline(cfg: &ts_rs::Config) -> String {
+        GlyphCellJson::inline(cfg)
+    }
+    fn decl(cfg: &ts_rs::Config) -> String {
+        GlyphCellJson::decl(cfg)
+    }
 }
 
 impl fmt::Display for GlyphCell {
@@ -98,8 +137,9 @@ pub fn text_glyph_plain(clusters: &[Cluster]) -> String {
 // the web panels (through the API's `palette`) and the terminal (`ClusterColour::ansi`).
 // ---------------------------------------------------------------------------------------------
 
-/// Light or dark background.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+/// Light or dark background: `radar --theme`, the panels' and the language server's `theme`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize, ts_rs::TS)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum Theme {
     #[default]
@@ -109,10 +149,29 @@ pub enum Theme {
 
 impl Theme {
     pub fn parse(s: &str) -> Option<Theme> {
+        s.parse().ok()
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+}
+
+impl std::fmt::Display for Theme {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Theme {
+    type Err = crate::error::AnalysisError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "light" => Some(Theme::Light),
-            "dark" => Some(Theme::Dark),
-            _ => None,
+            "light" => Ok(Theme::Light),
+            "dark" => Ok(Theme::Dark),
+            _ => Err(crate::error::AnalysisError::BadValue { what: "theme", value: s.to_string(), expected: "light or dark" }),
         }
     }
 }
@@ -120,7 +179,7 @@ impl Theme {
 /// The colours of one theme. Cluster colours are indexed by [`ClusterColour`] (low, middle, high):
 /// blue, amber and red, which differ in hue *and* lightness so they stay apart at 32 px and for
 /// the common colour-vision deficiencies; `weak` has the same hue at a lower saturation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct Palette {
     pub strong: [&'static str; 3],
     pub weak: [&'static str; 3],
@@ -200,7 +259,7 @@ impl ClusterColour {
 // ---------------------------------------------------------------------------------------------
 
 /// One sector's data.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct RadarCluster {
     /// Threads in the cluster: the sector's angle.
     pub threads: usize,
@@ -211,7 +270,7 @@ pub struct RadarCluster {
 }
 
 /// Everything a ThreadRadar shows.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, ts_rs::TS)]
 pub struct RadarSpec {
     /// Clusters low → high.
     pub clusters: Vec<RadarCluster>,

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use threadradar_profiler::run::ThreadId;
 
 /// One thread of the histogram.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct HistogramPoint {
     pub thread: ThreadId,
     /// Shown as the square's tooltip (escaped).
@@ -15,6 +15,38 @@ pub struct HistogramPoint {
     /// `crt(a, th)` as a fraction.
     pub value: f64,
     pub colour: ClusterColour,
+}
+
+/// One column of a text histogram (e.g. Neovim's): the threads whose value falls on it, lowest
+/// value first, stacked.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct HistogramBin {
+    /// 0-based column, 0 to `columns - 1`: value / largest value × (columns − 1), rounded.
+    pub column: u32,
+    pub threads: Vec<ThreadId>,
+    pub colours: Vec<ClusterColour>,
+}
+
+/// The histogram binned into `columns` text columns (x linear from 0 to the largest value, as in
+/// the SVG), so that clients draw bins and never compute them.
+pub fn bins(points: &[HistogramPoint], columns: u32) -> Vec<HistogramBin> {
+    let columns = columns.max(1);
+    let max = points.iter().map(|p| p.value).fold(0.0_f64, f64::max);
+    let mut sorted: Vec<&HistogramPoint> = points.iter().collect();
+    sorted.sort_by(|a, b| a.value.total_cmp(&b.value).then(a.thread.cmp(&b.thread)));
+    let mut out: Vec<HistogramBin> = Vec::new();
+    for p in sorted {
+        let column = if max > 0.0 { (p.value / max * (columns - 1) as f64).round() as u32 } else { 0 };
+        match out.iter_mut().find(|b| b.column == column) {
+            Some(b) => {
+                b.threads.push(p.thread);
+                b.colours.push(p.colour);
+            }
+            None => out.push(HistogramBin { column, threads: vec![p.thread], colours: vec![p.colour] }),
+        }
+    }
+    out.sort_by_key(|b| b.column);
+    out
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -64,7 +64,7 @@ pub struct ThreadMetrics {
 }
 
 /// Where absolute times come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeSource {
     /// The kernel's per-thread CPU accounting: each sample's `cpu_ns` (CPU time since the thread's

@@ -27,14 +27,15 @@
 use crate::analysis::Analysis;
 use crate::artifact::{Artifact, ArtifactId, ArtifactKind};
 use crate::error::AnalysisError;
-use crate::filter::ArtifactFilter;
+use crate::filter::FilterSpec;
 use crate::glyph::{self, ClusterColour, Palette, RadarLevel, RadarSpec, SvgOptions, Theme};
-use crate::histogram::{self, HistogramPoint};
+use crate::histogram::{self, HistogramBin, HistogramPoint};
 use crate::metrics::ratio;
 use crate::threads::{CountedStates, ThreadFilter};
 use crate::view::{artifact_view, ArtifactView, ClusterView};
 use crate::{ClusterMethod, Options};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use threadradar_profiler::run::{FileKind, Run, ThreadId};
@@ -46,7 +47,7 @@ use threadradar_profiler::run::{FileKind, Run, ThreadId};
 /// A stable name for an artifact of a run, serialised as a string:
 /// `function:<file>:<line>:<qualname>`, `class:<file>:<line>:<qualname>`, `file:<path>` or
 /// `program`. Keys are compared as strings, never parsed, so paths and names may hold `:`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
 #[serde(transparent)]
 pub struct ArtifactKey(pub String);
 
@@ -85,38 +86,13 @@ impl std::fmt::Display for ArtifactKey {
     }
 }
 
-/// Which thread states count (see [`CountedStates`]); `computing` by default.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum States {
-    #[default]
-    #[serde(rename = "computing")]
-    Computing,
-    #[serde(rename = "computing+gil")]
-    ComputingAndGil,
-    #[serde(rename = "all")]
-    All,
-    #[serde(rename = "cpu")]
-    CpuTime,
-}
-
-impl From<States> for CountedStates {
-    fn from(s: States) -> CountedStates {
-        match s {
-            States::Computing => CountedStates::Computing,
-            States::ComputingAndGil => CountedStates::ComputingAndGil,
-            States::All => CountedStates::All,
-            States::CpuTime => CountedStates::CpuTime,
-        }
-    }
-}
-
 /// What every request carries: the analysis to answer from.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(default)]
 pub struct Params {
     /// Threads left out of every metric and clustering (ids in the run).
     pub exclude_threads: Vec<ThreadId>,
-    pub states: States,
+    pub states: CountedStates,
 }
 
 impl Params {
@@ -126,7 +102,7 @@ impl Params {
     }
     fn options(&self) -> Options {
         Options {
-            states: self.states.into(),
+            states: self.states,
             threads: ThreadFilter::excluding(self.exclude_threads.iter().copied()),
             method: ClusterMethod::default(),
         }
@@ -157,17 +133,14 @@ fn close_list(close: &[String]) -> String {
 // ------------------------------------------------------------------------------------------------
 
 /// `overview`: the lists of methods and classes, the Program ThreadRadar and the threads tab.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, TS)]
 #[serde(default)]
 pub struct OverviewRequest {
     #[serde(flatten)]
     pub params: Params,
-    /// Regular expressions on qualified name or file path: list only matches (all when empty) /
-    /// drop matches.
-    pub include: Vec<String>,
-    pub exclude: Vec<String>,
-    pub hide_stdlib: bool,
-    pub hide_third_party: bool,
+    /// Which artifacts are listed (`include`, `exclude`, `hide_stdlib`, `hide_third_party`).
+    #[serde(flatten)]
+    pub filter: FilterSpec,
     /// "Only the current file": list only artifacts in this file (exact path).
     pub only_file: Option<String>,
     /// At most this many entries per list.
@@ -177,7 +150,7 @@ pub struct OverviewRequest {
     pub glyph_size: Option<u32>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct OverviewResponse {
     pub run: RunInfo,
     /// The Program ThreadRadar (`key` = `program`).
@@ -198,7 +171,7 @@ pub struct OverviewResponse {
 }
 
 /// The run being shown.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct RunInfo {
     pub command: Vec<String>,
     pub duration_s: f64,
@@ -206,19 +179,19 @@ pub struct RunInfo {
     pub thread_count: usize,
     /// FRQ (Eq. 4) under the request's filter and states.
     pub counted_samples: u64,
-    pub states: States,
+    pub states: CountedStates,
     pub excluded_threads: Vec<ThreadId>,
 }
 
 /// The palettes, so the page colours its text with the glyph's colours.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct PaletteView {
     pub light: Palette,
     pub dark: Palette,
 }
 
 /// One listed artifact (or the program).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct ArtifactEntry {
     pub key: ArtifactKey,
     /// `function`, `class`, `file` or `program`.
@@ -242,7 +215,7 @@ pub struct ArtifactEntry {
 }
 
 /// One cluster of an artifact: one sector.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct ClusterInfo {
     pub index: usize,
     pub colour: ClusterColour,
@@ -256,7 +229,7 @@ pub struct ClusterInfo {
 }
 
 /// One thread in the threads tab.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct ThreadEntry {
     pub id: ThreadId,
     pub name: String,
@@ -277,7 +250,7 @@ pub struct ThreadEntry {
 }
 
 /// `detail`: one artifact (or `program`) under a thread selection.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct DetailRequest {
     pub artifact: ArtifactKey,
     #[serde(flatten)]
@@ -292,9 +265,12 @@ pub struct DetailRequest {
     pub histogram_width: Option<u32>,
     #[serde(default)]
     pub histogram_height: Option<u32>,
+    /// Also bin the histogram into this many text columns (`histogram_bins`), for text clients.
+    #[serde(default)]
+    pub histogram_columns: Option<u32>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct DetailResponse {
     /// Figures and clusters under the selection; `glyph_svg` is enlarged and interactive.
     pub artifact: ArtifactEntry,
@@ -306,13 +282,15 @@ pub struct DetailResponse {
     pub types: Vec<TypeGroup>,
     /// Fig. 11 histogram of `crt(a, th)` of the selected threads.
     pub histogram_svg: String,
+    /// The same histogram in `histogram_columns` text columns; empty unless asked for.
+    pub histogram_bins: Vec<HistogramBin>,
     pub callers: Vec<EdgeEntry>,
     pub callees: Vec<EdgeEntry>,
     pub note: Option<String>,
 }
 
 /// The info panel's "whole selection" figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct Selection {
     /// Σ crt(a, th) of the selected threads, each measured with no thread excluded: the share of
     /// the artifact's runtime the selection covers (1 when nothing is deselected).
@@ -324,7 +302,7 @@ pub struct Selection {
 }
 
 /// One entry of the thread tree.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct DetailThread {
     pub id: ThreadId,
     pub name: String,
@@ -342,14 +320,14 @@ pub struct DetailThread {
     pub line: u32,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct TypeGroup {
     pub name: String,
     pub threads: Vec<ThreadId>,
 }
 
 /// A caller or callee with its shares (see [`crate::view::EdgeView`]).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct EdgeEntry {
     pub key: ArtifactKey,
     pub qualname: String,
@@ -361,7 +339,7 @@ pub struct EdgeEntry {
 }
 
 /// `glyph`: one ThreadRadar as SVG.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, TS)]
 pub struct GlyphRequest {
     pub artifact: ArtifactKey,
     #[serde(flatten)]
@@ -375,14 +353,14 @@ pub struct GlyphRequest {
 }
 
 /// `threads`: the threads tab.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, TS)]
 #[serde(default)]
 pub struct ThreadsRequest {
     #[serde(flatten)]
     pub params: Params,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, TS)]
 pub struct ThreadsResponse {
     pub threads: Vec<ThreadEntry>,
     pub types: Vec<TypeGroup>,
@@ -743,13 +721,13 @@ fn type_groups(run: &Run, threads: impl Iterator<Item = ThreadId>) -> Vec<TypeGr
     by.into_iter().map(|(name, threads)| TypeGroup { name: name.to_string(), threads }).collect()
 }
 
-fn no_counted_note(analysis: &Analysis, states: States) -> Option<String> {
+fn no_counted_note(analysis: &Analysis, states: CountedStates) -> Option<String> {
     (analysis.counted_samples() == 0).then(|| {
         let excluded = analysis.options().threads.excluded().count();
         format!(
             "No counted samples: {} ({:?} states). Select more threads or count more states.",
             if excluded > 0 { format!("{excluded} threads are excluded") } else { "the run has none".to_string() },
-            CountedStates::from(states).as_str()
+            states.as_str()
         )
     })
 }
@@ -758,13 +736,7 @@ fn overview_with(run: &Run, analyse: &Analyse, req: &OverviewRequest) -> Result<
     check_threads(run, &req.params)?;
     let analysis = analyse(&req.params)?;
     let unfiltered = analyse(&Params { exclude_threads: Vec::new(), states: req.params.states })?;
-    let mut filter = ArtifactFilter::new(&req.include, &req.exclude)?;
-    if req.hide_stdlib {
-        filter = filter.hide(FileKind::Stdlib);
-    }
-    if req.hide_third_party {
-        filter = filter.hide(FileKind::ThirdParty);
-    }
+    let filter = req.filter.build()?;
     let size = req.glyph_size.unwrap_or(glyph::IN_SITU_PX);
     let m = analysis.metrics();
     let arts = analysis.artifacts();
@@ -936,6 +908,7 @@ fn detail_with(run: &Run, analyse: &Analyse, req: &DetailRequest) -> Result<Deta
             colour: t.colour.unwrap_or(ClusterColour::Low),
         })
         .collect();
+    let histogram_bins = req.histogram_columns.map_or_else(Vec::new, |c| histogram::bins(&points, c.clamp(1, 1000)));
     let histogram_svg = histogram::svg(
         &points,
         &histogram::HistogramOptions {
@@ -950,6 +923,7 @@ fn detail_with(run: &Run, analyse: &Analyse, req: &DetailRequest) -> Result<Deta
         types: type_groups(run, threads.iter().map(|t| t.id)),
         threads,
         histogram_svg,
+        histogram_bins,
         callers,
         callees,
         note: no_counted_note(&analysis, req.params.states).or_else(|| {

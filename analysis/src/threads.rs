@@ -1,7 +1,8 @@
 //! Which thread observations count: thread states (spec §1) and the thread filter (paper §4.2).
 
 use crate::error::AnalysisError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 use std::collections::{BTreeMap, BTreeSet};
 use threadradar_profiler::run::{Run, ThreadId, ThreadState};
 
@@ -11,15 +12,22 @@ use threadradar_profiler::run::{Run, ThreadId, ThreadState};
 /// Python equivalent is [`ThreadState::Computing`], the default. Including threads that wait for
 /// the GIL shows contention as runtime; including idle threads is there for completeness (the
 /// paper tried it for deadlocks, §7.3, and found nothing).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+///
+/// Defined once for every surface: `report --states`, the panels' and the language server's
+/// `states` parameter and setting all spell it `computing`, `computing+gil`, `all` or `cpu`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum CountedStates {
     /// Only [`ThreadState::Computing`].
     #[default]
+    #[serde(rename = "computing")]
     Computing,
     /// [`ThreadState::Computing`] and [`ThreadState::Gil`].
+    #[serde(rename = "computing+gil")]
+    #[cfg_attr(feature = "clap", value(name = "computing+gil"))]
     ComputingAndGil,
     /// Every state, idle included.
+    #[serde(rename = "all")]
     All,
     /// Not a count of samples but of CPU time: every thread observation weighs the microseconds of
     /// CPU the kernel accounted to the thread since its previous sample (`ThreadSample::cpu_ns`),
@@ -27,6 +35,8 @@ pub enum CountedStates {
     /// CPU time. Exact where sampling is noisy (threads that compute in bursts of microseconds
     /// between waits); the time is attributed to the stack seen at the end of its interval.
     /// Needs kernel accounting in the run.
+    #[serde(rename = "cpu")]
+    #[cfg_attr(feature = "clap", value(name = "cpu"))]
     CpuTime,
 }
 
@@ -51,7 +61,7 @@ impl CountedStates {
         }
     }
 
-    /// `computing`, `computing+gil` or `all`, as `report --states` spells it.
+    /// `computing`, `computing+gil`, `all` or `cpu`, as every surface spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             CountedStates::Computing => "computing",
@@ -59,6 +69,25 @@ impl CountedStates {
             CountedStates::All => "all",
             CountedStates::CpuTime => "cpu",
         }
+    }
+
+    pub const ALL: [CountedStates; 4] = [CountedStates::Computing, CountedStates::ComputingAndGil, CountedStates::All, CountedStates::CpuTime];
+}
+
+impl std::fmt::Display for CountedStates {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for CountedStates {
+    type Err = AnalysisError;
+    fn from_str(s: &str) -> Result<Self, AnalysisError> {
+        CountedStates::ALL.into_iter().find(|c| c.as_str() == s).ok_or_else(|| AnalysisError::BadValue {
+            what: "counted states",
+            value: s.to_string(),
+            expected: "computing, computing+gil, all or cpu",
+        })
     }
 }
 

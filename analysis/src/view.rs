@@ -31,7 +31,7 @@ impl Default for ViewOptions {
 }
 
 /// The whole report of one run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct ReportView {
     pub run: RunSummary,
     /// FRQ (Eq. 4).
@@ -47,7 +47,7 @@ pub struct ReportView {
 }
 
 /// What the run was and how it was analysed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct RunSummary {
     /// The run file, when the caller knows it.
     pub path: Option<String>,
@@ -75,7 +75,7 @@ pub struct RunSummary {
 }
 
 /// One thread, program level.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct ThreadView {
     pub id: ThreadId,
     pub name: String,
@@ -99,7 +99,7 @@ pub struct ThreadView {
 }
 
 /// The program ThreadRadar.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct ProgramView {
     pub clusters: Vec<ClusterView>,
     /// Threads with counted samples (lower pedestal).
@@ -110,7 +110,7 @@ pub struct ProgramView {
 }
 
 /// One cluster of threads.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct ClusterView {
     pub threads: Vec<ThreadId>,
     pub avg: f64,
@@ -120,7 +120,7 @@ pub struct ClusterView {
 }
 
 /// One artifact with its metrics and clusters.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct ArtifactView {
     pub kind: ArtifactKind,
     pub name: String,
@@ -151,7 +151,7 @@ pub struct ArtifactView {
 }
 
 /// A thread's share of one artifact.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct ThreadShare {
     pub thread: ThreadId,
     /// `crt(a, th)`.
@@ -162,7 +162,7 @@ pub struct ThreadShare {
 }
 
 /// A caller or callee.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct EdgeView {
     pub qualname: String,
     pub file: String,

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use threadradar_analysis::glyph::Theme;
-use threadradar_analysis::panel::States;
+use threadradar_analysis::CountedStates as States;
 
 /// How the hover shows the glyph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -8,7 +8,11 @@
 //!
 //! This crate is the translation between the protocol and `threadradar_analysis`; it computes no
 //! metric itself. Modules:
-//! - [`server`]: the protocol handlers, commands, custom requests, run watching.
+//! - [`protocol`]: the panel protocol's methods and types, defined once (TypeScript is generated
+//!   from them), and its errors.
+//! - [`handlers`]: one handler per protocol method and the one dispatcher both transports call.
+//! - [`host`]: what a transport gives the handlers (the LSP server and `threadradar serve`).
+//! - [`server`]: the LSP transport: lifecycle, documents, editor features, commands, run watching.
 //! - [`runs`]: finding and loading runs.
 //! - [`recording`]: recording a run from the editor (`threadradar record` as a child process).
 //! - [`figures`]: one analysis of the active run arranged by file (cached per filter and states).
@@ -22,7 +26,10 @@
 pub mod config;
 pub mod figures;
 pub mod framing;
+pub mod handlers;
+pub mod host;
 pub mod mapping;
+pub mod protocol;
 pub mod recording;
 pub mod render;
 pub mod runs;
@@ -41,14 +48,17 @@ where
 {
     let (reader, writer) = tokio::io::duplex(1 << 16);
     tokio::spawn(framing::sanitise(input, writer));
-    let (service, socket) = LspService::build(|client| server::Server(Arc::new(server::Backend::new(client))))
+    let (service, socket) = LspService::build(|client| server::Server(Arc::new_cyclic(|me| server::Backend::new(client, me.clone()))))
         .custom_method("threadRadar/overview", server::Server::overview)
         .custom_method("threadRadar/detail", server::Server::detail)
         .custom_method("threadRadar/glyph", server::Server::glyph)
         .custom_method("threadRadar/threads", server::Server::threads)
         .custom_method("threadRadar/runs", server::Server::runs)
+        .custom_method("threadRadar/filter", server::Server::filter)
         .custom_method("threadRadar/documentArtifacts", server::Server::document_artifacts)
+        .custom_method("threadRadar/artifactAt", server::Server::artifact_at)
         .custom_method("threadRadar/compare", server::Server::compare)
+        .custom_method("threadRadar/navigate", server::Server::navigate)
         .custom_method("window/workDoneProgress/cancel", server::Server::cancel_progress)
         .custom_method(framing::INVALID_MESSAGE, server::Server::invalid_message)
         .finish();

@@ -29,21 +29,33 @@ pub struct RunEntry {
 pub fn list(folders: &[PathBuf]) -> Vec<RunEntry> {
     let mut all = Vec::new();
     for folder in folders {
-        let Ok(paths) = runfile::list_runs(&runfile::runs_dir(folder)) else { continue };
-        for path in paths {
-            let meta = std::fs::metadata(&path).ok();
-            let modified = meta.as_ref().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
-            all.push(RunEntry {
-                name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-                modified_unix_ms: modified.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
-                size: meta.map_or(0, |m| m.len()),
-                folder: folder.clone(),
-                path,
-            });
-        }
+        all.extend(list_dir(&runfile::runs_dir(folder)).into_iter().map(|r| RunEntry { folder: folder.clone(), ..r }));
     }
-    all.sort_by_cached_key(|r| std::cmp::Reverse(runfile::run_order(&r.name, SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(r.modified_unix_ms))));
+    sort_newest_first(&mut all);
     all
+}
+
+/// The runs of one runs directory (e.g. the one `threadradar serve` shows), newest first.
+pub fn list_dir(dir: &Path) -> Vec<RunEntry> {
+    let mut all = Vec::new();
+    let Ok(paths) = runfile::list_runs(dir) else { return all };
+    for path in paths {
+        let meta = std::fs::metadata(&path).ok();
+        let modified = meta.as_ref().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
+        all.push(RunEntry {
+            name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            modified_unix_ms: modified.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+            size: meta.map_or(0, |m| m.len()),
+            folder: dir.to_path_buf(),
+            path,
+        });
+    }
+    sort_newest_first(&mut all);
+    all
+}
+
+fn sort_newest_first(all: &mut [RunEntry]) {
+    all.sort_by_cached_key(|r| std::cmp::Reverse(runfile::run_order(&r.name, SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(r.modified_unix_ms))));
 }
 
 /// Whether a run file that failed to load may still be in the middle of being written (so it is
@@ -75,7 +87,7 @@ pub struct LoadedRun {
     /// Increases with every run loaded in this server: caches keyed by it never mix runs.
     pub generation: u64,
     pub path: PathBuf,
-    pub panels: Panels,
+    pub panels: Arc<Panels>,
     /// By the path the run stores.
     pub files: HashMap<String, RunFile>,
     /// Canonical path on disk → the run's path, for files whose run path is spelled differently.
@@ -117,7 +129,7 @@ impl LoadedRun {
                 }
             }
         }
-        LoadedRun { generation, path, panels: Panels::new(run), files, aliases }
+        LoadedRun { generation, path, panels: Arc::new(Panels::new(run)), files, aliases }
     }
 
     pub fn run(&self) -> &Run {

@@ -122,7 +122,7 @@ pub struct ExitStatus {
 }
 
 /// Where a source file comes from, for the overview's "exclude standard library / third-party".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum FileKind {
     /// The program's own code.

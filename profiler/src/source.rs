@@ -22,6 +22,8 @@ pub struct Def {
     pub qualname: String,
     /// 1-based line of the `def`/`class` keyword (after any decorators).
     pub line: u32,
+    /// 1-based first line of the definition, its decorators included (= `line` without any).
+    pub start_line: u32,
     /// 1-based last line of the definition.
     pub end_line: u32,
     /// Index (in [`SourceIndex::defs`]) of the innermost enclosing definition.
@@ -156,6 +158,22 @@ impl SourceIndex {
         }
     }
 
+    /// The innermost function and the innermost class containing 1-based `line` (decorators
+    /// count as part of their definition), as indices into [`defs`](Self::defs). For a line in a
+    /// method the class is the method's class; for a line in a class body outside any method the
+    /// function is `None`.
+    pub fn enclosing(&self, line: u32) -> (Option<usize>, Option<usize>) {
+        let innermost = |kind: DefKind| {
+            self.defs
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.kind == kind && d.start_line <= line && line <= d.end_line)
+                .max_by_key(|(_, d)| d.start_line)
+                .map(|(i, _)| i)
+        };
+        (innermost(DefKind::Function), innermost(DefKind::Class))
+    }
+
     /// The definition with this qualified name, preferring the one nearest `near_line`.
     pub fn find(&self, qualname: &str, near_line: u32) -> Option<&Def> {
         self.defs.iter().filter(|d| d.qualname == qualname).min_by_key(|d| d.line.abs_diff(near_line))
@@ -213,10 +231,13 @@ fn collect(node: tree_sitter::Node, src: &[u8], parent: Option<usize>, out: &mut
                     Some(p) if p.kind == DefKind::Class => format!("{}.{}", p.qualname, name),
                     Some(p) => format!("{}.<locals>.{}", p.qualname, name),
                 };
+                // A decorated definition starts at its first decorator.
+                let start = child.parent().filter(|p| p.kind() == "decorated_definition").unwrap_or(child);
                 out.push(Def {
                     kind,
                     qualname,
                     line: child.start_position().row as u32 + 1,
+                    start_line: start.start_position().row as u32 + 1,
                     end_line: child.end_position().row as u32 + 1,
                     parent,
                 });
@@ -422,5 +443,24 @@ main()
         assert_eq!(file_kind("/home/me/app/main.py"), FileKind::User);
         assert_eq!(file_kind("/home/me/python-tools/lib/pythonic/x.py"), FileKind::User);
         assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+
+    #[test]
+    fn enclosing_handles_decorators_nesting_async_one_liners_and_tabs() {
+        let src = "import functools\n\nclass Outer:\n\t@functools.cache\n\t@staticmethod\n\tdef deco(x):\n\t\treturn x\n\n\tclass Inner:\n\t\tasync def go(self):\n\t\t\tawait x\n\n\tattr = 1\n\ndef one(): return 1\n";
+        let idx = SourceIndex::parse(src);
+        let at = |line: u32| {
+            let (f, c) = idx.enclosing(line);
+            (f.map(|i| idx.defs[i].qualname.as_str()), c.map(|i| idx.defs[i].qualname.as_str()))
+        };
+        assert_eq!(at(1), (None, None));
+        assert_eq!(at(3), (None, Some("Outer")));
+        // Decorators belong to the function they decorate.
+        assert_eq!(at(4), (Some("Outer.deco"), Some("Outer")));
+        assert_eq!(at(7), (Some("Outer.deco"), Some("Outer")));
+        assert_eq!(at(9), (None, Some("Outer.Inner")));
+        assert_eq!(at(11), (Some("Outer.Inner.go"), Some("Outer.Inner")));
+        assert_eq!(at(13), (None, Some("Outer")));
+        assert_eq!(at(15), (Some("one"), None));
     }
 }

@@ -4,12 +4,13 @@
 //! The comparison is `threadradar_analysis::compare`; this file finds the two runs, turns flags
 //! into options and formats the [`Comparison`]. Table helpers are shared with `report`.
 
-use super::report::{pad, pct, resolve_run, seconds, short_path, ArtifactFilterArgs, ColorArg, StatesArg, Style};
+use super::report::{pad, pct, resolve_run, seconds, short_path, ColorArg, Style};
 use anyhow::{bail, Context};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use threadradar_analysis::{CountedStates, FilterSpec};
 use threadradar_analysis::compare::{ArtifactDelta, DeltaStatus, SideFigures, SideSummary};
 use threadradar_analysis::{Analysis, ArtifactKind, CompareOptions, Comparison, Level, Options, TimeSource};
 use threadradar_profiler::run::FileKind;
@@ -26,8 +27,8 @@ pub struct CompareArgs {
     pub new: Option<PathBuf>,
 
     /// Which artifacts to compare.
-    #[arg(long, value_enum, default_value_t = CompareLevel::Function)]
-    pub level: CompareLevel,
+    #[arg(long, value_enum, default_value_t = Level::Function)]
+    pub level: Level,
 
     /// List at most N artifacts, largest change of computational runtime first [default: 20 for
     /// the table, all for --json].
@@ -35,11 +36,11 @@ pub struct CompareArgs {
     pub top: Option<usize>,
 
     #[command(flatten)]
-    pub filter: ArtifactFilterArgs,
+    pub filter: FilterSpec,
 
     /// Which thread states count as runtime (in both runs).
-    #[arg(long, value_enum, default_value_t = StatesArg::Computing)]
-    pub states: StatesArg,
+    #[arg(long, value_enum, default_value_t = CountedStates::Computing)]
+    pub states: CountedStates,
 
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -50,12 +51,6 @@ pub struct CompareArgs {
     pub color: ColorArg,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CompareLevel {
-    Function,
-    Class,
-    File,
-}
 
 pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let (base_path, new_path) = resolve_runs(args.base.as_deref(), args.new.as_deref())?;
@@ -66,15 +61,11 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         eprintln!("threadradar: comparing a run with itself ({}): nothing can have changed", base_path.display());
     }
     let options = Options {
-        states: args.states.counted(),
+        states: args.states,
         ..Options::default()
     };
-    let filter = args.filter.filter()?;
-    let level = match args.level {
-        CompareLevel::Function => Level::Function,
-        CompareLevel::Class => Level::Class,
-        CompareLevel::File => Level::File,
-    };
+    let filter = args.filter.build()?;
+    let level = args.level;
     let compare_options = CompareOptions { level, filter, top: args.top.or(if args.json { None } else { Some(20) }) };
     let base_analysis = Analysis::new(&base_run, &options).with_context(|| format!("cannot analyse {}", base_path.display()))?;
     let new_analysis = Analysis::new(&new_run, &options).with_context(|| format!("cannot analyse {}", new_path.display()))?;

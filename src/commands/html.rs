@@ -39,6 +39,7 @@ pub fn run(args: HtmlArgs) -> anyhow::Result<ExitCode> {
             size: None,
             histogram_width: None,
             histogram_height: None,
+            histogram_columns: None,
         };
         let detail = panels.detail(&req)?;
         answers.insert(format!("detail {{\"artifact\":{}}}", serde_json::to_string(&key)?), serde_json::to_value(&detail)?);

@@ -1,7 +1,7 @@
 //! `threadradar radar RUN --artifact NAME -o FILE.svg|FILE.png`: one ThreadRadar as a file.
 
 use anyhow::{bail, Context};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use threadradar_analysis::glyph::{self, Theme};
@@ -27,15 +27,10 @@ pub struct RadarArgs {
     #[arg(long, default_value_t = 128, value_name = "PX")]
     pub size: u32,
 
-    #[arg(long, value_enum, default_value_t = ThemeArg::Light)]
-    pub theme: ThemeArg,
+    #[arg(long, value_enum, default_value_t = Theme::Light)]
+    pub theme: Theme,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum ThemeArg {
-    Light,
-    Dark,
-}
 
 pub fn run(args: RadarArgs) -> anyhow::Result<ExitCode> {
     let ext = args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
@@ -51,10 +46,7 @@ pub fn run(args: RadarArgs) -> anyhow::Result<ExitCode> {
     let run = runfile::read(&path)?;
     let analysis = Analysis::new(&run, &Options::default())?;
     let key = panel::find(&run, &analysis, &args.artifact)?;
-    let theme = match args.theme {
-        ThemeArg::Light => Theme::Light,
-        ThemeArg::Dark => Theme::Dark,
-    };
+    let theme = args.theme;
     let svg = panel::glyph(&run, &GlyphRequest { artifact: key, params: Params::default(), theme, size: Some(args.size), interactive: false })?;
     let bytes = if png { glyph::png(&svg, args.size)? } else { svg.into_bytes() };
     write_atomic(&args.output, &bytes)?;

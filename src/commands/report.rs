@@ -9,6 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use threadradar_analysis::glyph::{ClusterColour, GlyphCell};
+use threadradar_analysis::FilterSpec;
 use threadradar_analysis::view::{ArtifactView, ThreadView};
 use threadradar_analysis::{
     Analysis, ArtifactFilter, ClusterMethod, CountedStates, Level, Options, ReportView, ThreadFilter, TimeSource, ViewOptions,
@@ -23,8 +24,8 @@ pub struct ReportArgs {
     pub run: Option<PathBuf>,
 
     /// Which artifacts to list.
-    #[arg(long, value_enum, default_value_t = LevelArg::Function)]
-    pub level: LevelArg,
+    #[arg(long, value_enum, default_value_t = Level::Function)]
+    pub level: Level,
 
     /// List at most N artifacts, highest computational runtime first [default: 20 for the table,
     /// all for --json].
@@ -32,7 +33,7 @@ pub struct ReportArgs {
     pub top: Option<usize>,
 
     #[command(flatten)]
-    pub filter: ArtifactFilterArgs,
+    pub filter: FilterSpec,
 
     /// Leave a thread out of every metric and cluster, by name (repeatable).
     #[arg(long, value_name = "NAME")]
@@ -43,8 +44,8 @@ pub struct ReportArgs {
     pub exclude_type: Vec<String>,
 
     /// Which thread states count as runtime.
-    #[arg(long, value_enum, default_value_t = StatesArg::Computing)]
-    pub states: StatesArg,
+    #[arg(long, value_enum, default_value_t = CountedStates::Computing)]
+    pub states: CountedStates,
 
     /// Clustering: COP-KMeans with the paper's must-link constraints, or plain k-means.
     #[arg(long, value_enum, default_value_t = KMeansArg::Cop)]
@@ -59,61 +60,8 @@ pub struct ReportArgs {
     pub color: ColorArg,
 }
 
-/// Which artifacts a listing shows (`report`, and `compare`, where a pattern is matched in either
-/// run).
-#[derive(Args, Debug)]
-pub struct ArtifactFilterArgs {
-    /// Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
-    #[arg(long, value_name = "REGEX")]
-    pub include: Vec<String>,
 
-    /// Do not list artifacts whose qualified name or file path matches REGEX (repeatable).
-    #[arg(long, value_name = "REGEX")]
-    pub exclude: Vec<String>,
 
-    /// Do not list standard-library code.
-    #[arg(long)]
-    pub no_stdlib: bool,
-
-    /// Do not list third-party code (site-packages).
-    #[arg(long)]
-    pub no_third_party: bool,
-}
-
-impl ArtifactFilterArgs {
-    pub(crate) fn filter(&self) -> anyhow::Result<ArtifactFilter> {
-        let mut filter = ArtifactFilter::new(&self.include, &self.exclude)?;
-        if self.no_stdlib {
-            filter = filter.hide(FileKind::Stdlib);
-        }
-        if self.no_third_party {
-            filter = filter.hide(FileKind::ThirdParty);
-        }
-        Ok(filter)
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum LevelArg {
-    Function,
-    Class,
-    File,
-    Program,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum StatesArg {
-    /// On CPU, ready to run, or in blocking I/O (the paper's Runnable).
-    Computing,
-    /// Also threads waiting for the GIL.
-    #[value(name = "computing+gil")]
-    ComputingGil,
-    /// Every sample, idle threads included.
-    All,
-    /// Weigh every sample by the CPU time the kernel accounted to its thread (exact for threads
-    /// that compute in short bursts).
-    Cpu,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum KMeansArg {
@@ -128,42 +76,22 @@ pub enum ColorArg {
     Never,
 }
 
-impl StatesArg {
-    pub(crate) fn counted(self) -> CountedStates {
-        match self {
-            StatesArg::Computing => CountedStates::Computing,
-            StatesArg::ComputingGil => CountedStates::ComputingAndGil,
-            StatesArg::All => CountedStates::All,
-            StatesArg::Cpu => CountedStates::CpuTime,
-        }
-    }
-}
 
-impl LevelArg {
-    fn level(self) -> Level {
-        match self {
-            LevelArg::Function => Level::Function,
-            LevelArg::Class => Level::Class,
-            LevelArg::File => Level::File,
-            LevelArg::Program => Level::Program,
-        }
-    }
-}
 
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let path = resolve_run(args.run.as_deref())?;
     let run = runfile::read(&path)?;
     let options = Options {
-        states: args.states.counted(),
+        states: args.states,
         threads: ThreadFilter::by_names(&run, &args.exclude_thread, &args.exclude_type)?,
         method: match args.kmeans {
             KMeansArg::Cop => ClusterMethod::CopKMeans,
             KMeansArg::Plain => ClusterMethod::KMeans,
         },
     };
-    let filter = args.filter.filter()?;
+    let filter = args.filter.build()?;
     let view_options = ViewOptions {
-        level: args.level.level(),
+        level: args.level,
         top: args.top.or(if args.json { None } else { Some(20) }),
         filter,
         ..ViewOptions::default()

@@ -2,22 +2,29 @@
 //!
 //! A small blocking HTTP server (tiny_http) bound to 127.0.0.1 only. `GET /` is the web app
 //! (`web/`, compiled into the binary, scripts and styles inlined under a per-response CSP nonce);
-//! `POST /api/<method>` answers the panels' JSON API, which is `threadradar_analysis::panel`
-//! plus what only a server knows: the applied thread filter (`filter`), the runs of the
-//! directory (`runs`), the comparison of two of its runs (`compare`, `threadradar_analysis::compare`)
-//! and navigation requests (`navigate`, printed as `navigate FILE:LINE`).
+//! `POST /api/<method>` answers the panel protocol (`threadradar_lsp::protocol`) through the same
+//! dispatcher as the language server's `threadRadar/<method>`; this file only says what a
+//! served directory is (its runs, the shown one, the applied thread filter) and prints
+//! navigation requests (`navigate FILE:LINE`).
 
 use anyhow::{bail, Context};
 use clap::Args;
-use serde::Deserialize;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use threadradar_analysis::panel::{self, DetailRequest, GlyphRequest, OverviewRequest, Panels, Params, ThreadsRequest};
-use threadradar_analysis::{ArtifactFilter, CompareOptions, Comparison, Level};
-use threadradar_profiler::run::{FileKind, ThreadId};
+use threadradar_analysis::panel::Params;
+use threadradar_lsp::config::Settings;
+use threadradar_lsp::figures::Figures;
+use threadradar_lsp::handlers;
+use threadradar_lsp::host::{Defaults, DiskDocuments, DocRef, FiguresCache, Host};
+use threadradar_lsp::mapping::Mapping;
+use threadradar_lsp::protocol::{ErrorCode, NavigateResult, ProtocolError};
+use threadradar_lsp::runs::{self, LoadedRun, RunEntry};
+use threadradar_lsp::text::Document;
+use threadradar_profiler::run::ThreadId;
 use threadradar_profiler::runfile;
 use tiny_http::{Header, Method, Response, Server};
 
@@ -81,23 +88,106 @@ pub(crate) fn nonce() -> String {
     buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-struct Current {
-    path: PathBuf,
-    panels: Arc<Panels>,
-    /// The applied thread filter.
-    filter: Vec<ThreadId>,
-}
-
+/// The served directory (or run) as a protocol host: the same handlers as the language server.
 struct State {
     dir: Option<PathBuf>,
     current: Mutex<Current>,
+    generation: AtomicU64,
+    figures: FiguresCache,
+    disk: DiskDocuments,
     port: u16,
+}
+
+struct Current {
+    loaded: Arc<LoadedRun>,
+    /// The applied thread filter.
+    filter: Vec<ThreadId>,
+    /// A run was chosen with `runs {select}`.
+    pinned: bool,
+}
+
+impl State {
+    fn current(&self) -> std::sync::MutexGuard<'_, Current> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn load(&self, path: &Path) -> Result<Arc<LoadedRun>, ProtocolError> {
+        let run = runfile::read(path).map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e.to_string()))?;
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        Ok(Arc::new(LoadedRun::new(generation, path.to_path_buf(), run)))
+    }
+}
+
+impl Host for State {
+    fn active(&self) -> Result<Arc<LoadedRun>, ProtocolError> {
+        Ok(self.current().loaded.clone())
+    }
+
+    fn defaults(&self) -> Defaults {
+        Defaults { exclude_threads: self.current().filter.clone(), ..Defaults::default() }
+    }
+
+    fn settings(&self) -> Settings {
+        Settings::default()
+    }
+
+    fn runs(&self) -> (Vec<RunEntry>, bool) {
+        let cur = self.current();
+        let list = match &self.dir {
+            Some(d) => runs::list_dir(d),
+            None => runs::list_dir(cur.loaded.path.parent().unwrap_or(Path::new("."))).into_iter().filter(|r| r.path == cur.loaded.path).collect(),
+        };
+        (list, cur.pinned)
+    }
+
+    fn select_run(&self, which: &str) -> Result<(), ProtocolError> {
+        let (list, _) = self.runs();
+        let newest = which == "newest" || which == "latest";
+        let Some(entry) = (if newest { list.first() } else { list.iter().find(|r| r.path.to_string_lossy() == which || r.name == which) }) else {
+            return Err(ProtocolError::not_found(format!("no run {which} in the served directory: the `runs` method lists them")));
+        };
+        let loaded = self.load(&entry.path)?;
+        self.figures.clear();
+        self.disk.clear();
+        *self.current() = Current { loaded, filter: Vec::new(), pinned: !newest };
+        Ok(())
+    }
+
+    fn set_filter(&self, exclude: Vec<ThreadId>) -> Result<(), ProtocolError> {
+        self.current().filter = exclude;
+        Ok(())
+    }
+
+    fn figures(&self) -> Result<(Arc<LoadedRun>, Arc<Figures>), ProtocolError> {
+        let (loaded, params) = {
+            let cur = self.current();
+            (cur.loaded.clone(), Params { exclude_threads: cur.filter.clone(), states: Default::default() })
+        };
+        let f = self.figures.get(&loaded, &params)?;
+        Ok((loaded, f))
+    }
+
+    fn document(&self, doc: &DocRef, loaded: &LoadedRun, file_key: &str) -> Option<(Arc<Document>, Arc<Mapping>)> {
+        self.disk.get(&doc.path, loaded, file_key)
+    }
+
+    /// The browser cannot open an editor: the request is printed for the user (and tests).
+    fn navigate(&self, file: &str, line: u32) -> Result<NavigateResult, ProtocolError> {
+        let shown = format!("{file}:{}", line.max(1));
+        // Paths come from the profiled program: no terminal control characters.
+        let printable: String = shown.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "navigate {printable}");
+        let _ = out.flush();
+        Ok(NavigateResult { ok: true, shown })
+    }
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let dir = args.run.as_deref().filter(|p| p.is_dir()).map(Path::to_path_buf);
     let path = super::info::resolve_run_path(args.run.as_deref())?;
     let run = runfile::read(&path)?;
+    let loaded = Arc::new(LoadedRun::new(1, path.clone(), run));
     let listener = match TcpListener::bind(("127.0.0.1", args.port)) {
         Ok(l) => l,
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => bail!(
@@ -110,7 +200,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let server = Server::from_listener(listener, None).map_err(|e| anyhow::anyhow!("cannot serve on 127.0.0.1:{port}: {e}"))?;
     let state = Arc::new(State {
         dir,
-        current: Mutex::new(Current { path: path.clone(), panels: Arc::new(Panels::new(run)), filter: Vec::new() }),
+        current: Mutex::new(Current { loaded, filter: Vec::new(), pinned: false }),
+        generation: AtomicU64::new(1),
+        figures: FiguresCache::default(),
+        disk: DiskDocuments::default(),
         port,
     });
     let mut out = std::io::stdout().lock();
@@ -199,7 +292,7 @@ fn respond(state: &State, req: &mut tiny_http::Request) -> Reply {
             let body = if body.iter().all(|b| b.is_ascii_whitespace()) { b"{}".to_vec() } else { body };
             match api(state, &p[5..], &body) {
                 Ok(v) => json_reply(200, &v),
-                Err(ApiError(status, msg)) => error_reply(status, msg),
+                Err(e) => json_reply(e.code.http_status(), &e.http_body()),
             }
         }
         (_, p) if p.starts_with("/api/") => error_reply(405, "API methods are called with POST and a JSON body"),
@@ -207,178 +300,9 @@ fn respond(state: &State, req: &mut tiny_http::Request) -> Reply {
     }
 }
 
-struct ApiError(u16, String);
-
-impl From<panel::PanelError> for ApiError {
-    fn from(e: panel::PanelError) -> Self {
-        let status = match e {
-            panel::PanelError::UnknownArtifact { .. } | panel::PanelError::UnknownThread(_) => 404,
-            panel::PanelError::Analysis(_) => 422,
-        };
-        ApiError(status, e.to_string())
-    }
-}
-
-fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError(400, format!("the request is not valid for this method: {e}")))
-}
-
-fn to_json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(v).map_err(|e| ApiError(500, e.to_string()))
-}
-
-#[derive(Deserialize)]
-struct FilterRequest {
-    exclude_threads: Option<Vec<ThreadId>>,
-}
-
-#[derive(Deserialize)]
-struct RunsRequest {
-    select: Option<String>,
-}
-
-/// `compare`: the parameters of the language server's `threadRadar/compare`.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct CompareRequest {
-    base: Option<String>,
-    new: Option<String>,
-    level: Option<String>,
-    top: Option<usize>,
-    include: Vec<String>,
-    exclude: Vec<String>,
-    hide_stdlib: bool,
-    hide_third_party: bool,
-}
-
-#[derive(Deserialize)]
-struct NavigateRequest {
-    file: String,
-    #[serde(default)]
-    line: u32,
-}
-
-fn api(state: &State, method: &str, body: &[u8]) -> Result<serde_json::Value, ApiError> {
-    let panels = state.current.lock().unwrap_or_else(|e| e.into_inner()).panels.clone();
-    match method {
-        "overview" => to_json(&panels.overview(&parse::<OverviewRequest>(body)?)?),
-        "detail" => to_json(&panels.detail(&parse::<DetailRequest>(body)?)?),
-        "threads" => to_json(&panels.threads(&parse::<ThreadsRequest>(body)?)?),
-        "glyph" => Ok(serde_json::json!({ "svg": panels.glyph(&parse::<GlyphRequest>(body)?)? })),
-        "filter" => {
-            let req: FilterRequest = parse(body)?;
-            let mut cur = state.current.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(mut ids) = req.exclude_threads {
-                let n = cur.panels.run().threads.len();
-                if let Some(bad) = ids.iter().find(|&&t| t as usize >= n) {
-                    return Err(ApiError(404, format!("no thread with id {bad} in this run")));
-                }
-                ids.sort_unstable();
-                ids.dedup();
-                cur.filter = ids;
-            }
-            Ok(serde_json::json!({ "exclude_threads": cur.filter }))
-        }
-        "runs" => {
-            let req: RunsRequest = parse(body)?;
-            let runs = match &state.dir {
-                Some(d) => runfile::list_runs(d).map_err(|e| ApiError(500, format!("cannot list {}: {e}", d.display())))?,
-                None => vec![state.current.lock().unwrap_or_else(|e| e.into_inner()).path.clone()],
-            };
-            if let Some(sel) = req.select {
-                let Some(p) = runs.iter().find(|p| p.to_string_lossy() == sel) else {
-                    return Err(ApiError(404, format!("no run {sel} in the served directory")));
-                };
-                let run = runfile::read(p).map_err(|e| ApiError(422, e.to_string()))?;
-                let mut cur = state.current.lock().unwrap_or_else(|e| e.into_inner());
-                *cur = Current { path: p.clone(), panels: Arc::new(Panels::new(run)), filter: Vec::new() };
-            }
-            let current = state.current.lock().unwrap_or_else(|e| e.into_inner()).path.clone();
-            let list: Vec<serde_json::Value> = runs
-                .iter()
-                .map(|p| {
-                    serde_json::json!({
-                        "path": p.to_string_lossy(),
-                        "name": p.file_name().map_or_else(|| p.to_string_lossy().into_owned(), |n| n.to_string_lossy().into_owned()),
-                        "current": *p == current,
-                    })
-                })
-                .collect();
-            Ok(serde_json::json!({ "runs": list, "current": current.to_string_lossy() }))
-        }
-        "compare" => compare(state, parse(body)?),
-        "navigate" => {
-            let req: NavigateRequest = parse(body)?;
-            let shown = format!("{}:{}", req.file, req.line.max(1));
-            // Paths come from the profiled program: no terminal control characters.
-            let printable: String = shown.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
-            // The browser cannot open an editor: the request is printed for the user (and tests).
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "navigate {printable}");
-            let _ = out.flush();
-            Ok(serde_json::json!({ "ok": true, "shown": shown }))
-        }
-        other => Err(ApiError(404, format!("no API method {other:?}: overview, detail, glyph, threads, filter, runs, compare, navigate"))),
-    }
-}
-
-/// `compare`: two runs of the served directory side by side (by default the shown run against the
-/// run recorded before it). The thread filter does not apply: thread ids differ between runs.
-fn compare(state: &State, req: CompareRequest) -> Result<serde_json::Value, ApiError> {
-    let Some(dir) = &state.dir else {
-        return Err(ApiError(409, "serve a directory of runs to compare them: threadradar serve .threadradar/runs".into()));
-    };
-    let runs = runfile::list_runs(dir).map_err(|e| ApiError(500, format!("cannot list {}: {e}", dir.display())))?;
-    let find = |w: &str| -> Result<PathBuf, ApiError> {
-        runs.iter()
-            .find(|p| p.to_string_lossy() == w || p.file_name().is_some_and(|n| n.to_string_lossy() == w))
-            .cloned()
-            .ok_or_else(|| ApiError(404, format!("no run {w:?} in the served directory: `runs` lists them")))
-    };
-    let current = state.current.lock().unwrap_or_else(|e| e.into_inner()).path.clone();
-    let new_path = match req.new.as_deref() {
-        Some(n) => find(n)?,
-        None => current.clone(),
-    };
-    let base_path = match req.base.as_deref() {
-        Some(b) => find(b)?,
-        // Runs are listed newest first: the next one is the run recorded before.
-        None => runs.iter().position(|p| *p == new_path).and_then(|i| runs.get(i + 1)).cloned().ok_or_else(|| {
-            ApiError(409, "there is no earlier run to compare with: record another run (e.g. after a fix) with `threadradar record`".into())
-        })?,
-    };
-    let level = match req.level.as_deref() {
-        None | Some("function") => Level::Function,
-        Some("class") => Level::Class,
-        Some("file") => Level::File,
-        Some(l) => return Err(ApiError(400, format!("unknown level {l:?}: function, class or file"))),
-    };
-    let mut filter = ArtifactFilter::new(&req.include, &req.exclude).map_err(|e| ApiError(422, e.to_string()))?;
-    if req.hide_stdlib {
-        filter = filter.hide(FileKind::Stdlib);
-    }
-    if req.hide_third_party {
-        filter = filter.hide(FileKind::ThirdParty);
-    }
-    // The shown run is loaded already (with its analyses cached); another is read.
-    let shown = {
-        let cur = state.current.lock().unwrap_or_else(|e| e.into_inner());
-        (cur.path.clone(), cur.panels.clone())
-    };
-    let load = |p: &Path| -> Result<Arc<Panels>, ApiError> {
-        if *p == shown.0 {
-            return Ok(shown.1.clone());
-        }
-        runfile::read(p).map(|r| Arc::new(Panels::new(r))).map_err(|e| ApiError(422, e.to_string()))
-    };
-    let base = load(&base_path)?;
-    let new = if new_path == base_path { base.clone() } else { load(&new_path)? };
-    // Counted states as the panels count by default (computing).
-    let params = Params::default();
-    let (ba, na) = (base.analysis(&params)?, new.analysis(&params)?);
-    let opts = CompareOptions { level, filter, top: req.top };
-    let mut c = Comparison::build(base.run(), &ba, new.run(), &na, &opts).map_err(|e| ApiError(422, e.to_string()))?;
-    c.base.path = Some(base_path.to_string_lossy().into_owned());
-    c.new.path = Some(new_path.to_string_lossy().into_owned());
-    to_json(&c)
+/// `POST /api/<method>`: the protocol's one dispatcher, exactly as the language server calls it.
+fn api(state: &State, method: &str, body: &[u8]) -> Result<serde_json::Value, ProtocolError> {
+    let params: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| ProtocolError::invalid(format!("the request body is not JSON: {e}")))?;
+    handlers::dispatch(state, method, params)
 }

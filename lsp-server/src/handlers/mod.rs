@@ -1,0 +1,55 @@
+//! One handler per protocol method, written once against a [`Host`], and [`dispatch`], the one
+//! entry point both transports call (the language server's `threadRadar/<method>` and
+//! `threadradar serve`'s `POST /api/<method>`).
+
+mod compare;
+mod documents;
+mod panels;
+mod runs;
+
+pub use documents::{document_artifact, placed, Placed};
+
+use crate::host::Host;
+use crate::protocol::{self as p, Method, ProtocolError};
+use serde_json::Value;
+
+/// Answers one request. The same `(method, params)` on the same host state gives the same JSON
+/// whichever transport carried it.
+pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, ProtocolError> {
+    match method {
+        p::Overview::NAME => call::<p::Overview>(host, with_defaults(host, params), panels::overview),
+        p::Detail::NAME => call::<p::Detail>(host, with_defaults(host, params), panels::detail),
+        p::Glyph::NAME => call::<p::Glyph>(host, with_defaults(host, params), panels::glyph),
+        p::Threads::NAME => call::<p::Threads>(host, with_defaults(host, params), panels::threads),
+        p::Runs::NAME => call::<p::Runs>(host, params, runs::runs),
+        p::Filter::NAME => call::<p::Filter>(host, params, runs::filter),
+        p::Compare::NAME => call::<p::Compare>(host, params, compare::compare),
+        p::DocumentArtifacts::NAME => call::<p::DocumentArtifacts>(host, params, documents::document_artifacts),
+        p::ArtifactAt::NAME => call::<p::ArtifactAt>(host, params, documents::artifact_at),
+        p::Navigate::NAME => call::<p::Navigate>(host, params, |h, req| h.navigate(&req.file, req.line)),
+        other => Err(ProtocolError::new(
+            p::ErrorCode::UnknownMethod,
+            format!("no method {other:?}: {}", p::METHODS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")),
+        )),
+    }
+}
+
+/// The panel requests' `exclude_threads`, `states` and `theme`, where the request leaves them
+/// out, from the host: the global thread filter and the configured states and theme.
+fn with_defaults(host: &dyn Host, params: Value) -> Value {
+    let mut params = if params.is_null() { Value::Object(Default::default()) } else { params };
+    if let Value::Object(o) = &mut params {
+        let d = host.defaults();
+        o.entry("exclude_threads").or_insert_with(|| serde_json::json!(d.exclude_threads));
+        o.entry("states").or_insert_with(|| serde_json::json!(d.states));
+        o.entry("theme").or_insert_with(|| serde_json::json!(d.theme));
+    }
+    params
+}
+
+fn call<M: Method>(host: &dyn Host, params: Value, handler: fn(&dyn Host, M::Params) -> Result<M::Result, ProtocolError>) -> Result<Value, ProtocolError> {
+    let params = if params.is_null() { Value::Object(Default::default()) } else { params };
+    let req: M::Params = serde_json::from_value(params).map_err(|e| ProtocolError::invalid(format!("the parameters of {} are not valid: {e}", M::NAME)))?;
+    let result = handler(host, req)?;
+    serde_json::to_value(result).map_err(|e| ProtocolError::new(p::ErrorCode::Internal, format!("the answer to {} could not be written: {e}", M::NAME)))
+}

@@ -1,0 +1,210 @@
+//! Parameter and result types of the methods whose data is the workspace's rather than one
+//! analysis's (runs, filter, compare, documents, navigation). View models of one run live in
+//! `threadradar_analysis::panel` and `threadradar_analysis::compare`.
+
+use serde::{Deserialize, Serialize};
+use threadradar_analysis::glyph::{GlyphCell, Theme};
+use threadradar_analysis::panel::ArtifactKey;
+use threadradar_analysis::{ArtifactKind, CountedStates, FilterSpec, Level};
+use threadradar_profiler::run::ThreadId;
+use ts_rs::TS;
+
+/// `glyph`'s result.
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct GlyphResult {
+    pub svg: String,
+}
+
+/// `runs`: list the runs; with `select`, make that run (a path or a file name) the active one.
+#[derive(Clone, Debug, Default, Deserialize, TS)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunsParams {
+    #[ts(optional)]
+    pub select: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct RunsResult {
+    /// The protocol version ([`super::VERSION`]).
+    pub protocol: u32,
+    /// The active run's path.
+    pub active: Option<String>,
+    /// The user chose the active run: newer runs do not replace it.
+    pub pinned: bool,
+    /// Newest first.
+    pub runs: Vec<RunItem>,
+    /// The global thread filter (ids of the active run's threads).
+    pub exclude_threads: Vec<ThreadId>,
+    pub summary: Option<RunSummary>,
+}
+
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct RunItem {
+    pub path: String,
+    /// The file name, e.g. `20250101T120000Z-buggy.json`.
+    pub name: String,
+    /// The workspace folder (or served directory) whose runs these are.
+    pub folder: String,
+    pub modified_unix_ms: u64,
+    pub size: u64,
+    pub active: bool,
+}
+
+/// The active run in a few figures (status bars, run pickers).
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct RunSummary {
+    pub name: String,
+    pub samples: u64,
+    pub threads: usize,
+    pub processes: usize,
+    pub duration_s: f64,
+    pub command: String,
+    pub start_unix_ms: u64,
+    pub python_version: Option<String>,
+}
+
+/// `filter`: read the global thread filter, or set it with `exclude_threads`.
+#[derive(Clone, Debug, Default, Deserialize, TS)]
+#[serde(default, deny_unknown_fields)]
+pub struct FilterParams {
+    #[ts(optional)]
+    pub exclude_threads: Option<Vec<ThreadId>>,
+}
+
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct FilterResult {
+    pub exclude_threads: Vec<ThreadId>,
+}
+
+/// `compare`: two runs (paths or file names; by default the active run against the run recorded
+/// before it). The thread filter does not apply: thread ids differ between runs.
+#[derive(Clone, Debug, Default, Deserialize, TS)]
+#[serde(default)]
+pub struct CompareParams {
+    #[ts(optional)]
+    pub base: Option<String>,
+    #[ts(optional)]
+    pub new: Option<String>,
+    pub level: Level,
+    #[ts(optional)]
+    pub top: Option<usize>,
+    #[serde(flatten)]
+    pub filter: FilterSpec,
+    /// Counted states for both runs; the configured ones when left out.
+    #[ts(optional)]
+    pub states: Option<CountedStates>,
+}
+
+/// `documentArtifacts`: the profiled declarations of a document (`uri`, or `file` on disk).
+#[derive(Clone, Debug, Default, Deserialize, TS)]
+#[serde(default)]
+pub struct DocumentArtifactsParams {
+    #[ts(optional)]
+    pub uri: Option<String>,
+    #[ts(optional)]
+    pub file: Option<String>,
+    /// Also draw each glyph as SVG.
+    #[ts(optional)]
+    pub glyph: Option<GlyphImageOptions>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, TS)]
+#[serde(default)]
+pub struct GlyphImageOptions {
+    /// The configured theme when left out.
+    #[ts(optional)]
+    pub theme: Option<Theme>,
+    /// Height in px [32], 8 to 512.
+    #[ts(optional)]
+    pub size: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct DocumentArtifactsResult {
+    /// The active run's file name.
+    pub run: Option<String>,
+    /// Changes whenever another run becomes active.
+    pub generation: u64,
+    pub exclude_threads: Vec<ThreadId>,
+    /// Declarations the run has in this file that the current text no longer has.
+    pub stale: usize,
+    pub file: Option<FileEntry>,
+    /// By line.
+    pub artifacts: Vec<DocumentArtifact>,
+}
+
+/// The file artifact of a document.
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct FileEntry {
+    pub key: Option<ArtifactKey>,
+    pub crt: f64,
+    pub seconds: f64,
+}
+
+/// One profiled declaration where it is now.
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct DocumentArtifact {
+    pub key: ArtifactKey,
+    pub kind: ArtifactKind,
+    pub name: String,
+    pub qualname: String,
+    /// 0-based line of the `def` / `class` keyword in the current text.
+    pub line: u32,
+    /// UTF-16 column of the declaration's first character, and the line's length in UTF-16.
+    pub character: u32,
+    pub end_character: u32,
+    /// 1-based line in the run (as recorded).
+    pub recorded_line: u32,
+    pub crt: f64,
+    pub self_crt: f64,
+    pub seconds: f64,
+    pub samples: u64,
+    pub threads: usize,
+    pub thread_types: usize,
+    /// The text glyph: one cell per cluster, low → high.
+    pub cells: Vec<GlyphCell>,
+    /// The cells as one string.
+    pub text: String,
+    /// The inlay hint's label.
+    pub label: String,
+    /// With `glyph` in the parameters.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub glyph_svg: Option<String>,
+}
+
+/// `artifactAt`: a position in a document (`uri`, or `file` on disk); 0-based line, UTF-16
+/// character.
+#[derive(Clone, Debug, Default, Deserialize, TS)]
+#[serde(default)]
+pub struct ArtifactAtParams {
+    #[ts(optional)]
+    pub uri: Option<String>,
+    #[ts(optional)]
+    pub file: Option<String>,
+    pub line: u32,
+    pub character: u32,
+}
+
+/// The innermost profiled function and the innermost profiled class that contain the position
+/// (a method's class is the class); `null` where there is none.
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct ArtifactAtResult {
+    pub function: Option<DocumentArtifact>,
+    pub class: Option<DocumentArtifact>,
+}
+
+/// `navigate`: show `file` at `line` (1-based).
+#[derive(Clone, Debug, Deserialize, TS)]
+pub struct NavigateParams {
+    pub file: String,
+    #[serde(default)]
+    pub line: u32,
+}
+
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct NavigateResult {
+    pub ok: bool,
+    /// `file:line` as it was shown.
+    pub shown: String,
+}

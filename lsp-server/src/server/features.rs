@@ -1,0 +1,154 @@
+//! The editor features: inlay hints, code lenses, hovers and workspace symbols, drawn from the
+//! same placed declarations as `threadRadar/documentArtifacts`.
+
+use super::*;
+
+impl Backend {
+    pub(super) async fn inlay_hints(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        if !self.settings().inlay_hints {
+            return Ok(Some(Vec::new()));
+        }
+        let Some(p) = self.placed(&params.text_document.uri).await else { return Ok(Some(Vec::new())) };
+        let footer = render::footer(&p.run_name(), &p.figures);
+        // A client that resolves tooltips lazily gets small hints now and a tooltip per hint it
+        // shows one for; the others get the tooltips inline.
+        let lazy = self.state().caps.resolve_tooltip;
+        let mut hints = Vec::new();
+        for &(i, line) in &p.items {
+            if !line_in(&params.range, line) {
+                continue;
+            }
+            let a = &p.file.artifacts[i];
+            let Some(position) = p.doc.line_end(line) else { continue };
+            hints.push(InlayHint {
+                position,
+                label: InlayHintLabel::String(render::hint_label(&a.view, &p.settings)),
+                kind: None,
+                text_edits: None,
+                tooltip: (!lazy).then(|| tooltip(&a.view, &p.figures, &footer)),
+                padding_left: Some(true),
+                padding_right: None,
+                data: Some(json!({ "artifact": a.key, "generation": p.figures.generation })),
+            });
+        }
+        hints.sort_by_key(|h| (h.position.line, h.position.character));
+        Ok(Some(hints))
+    }
+
+    pub(super) async fn resolve_inlay_hint(&self, mut hint: InlayHint) -> Result<InlayHint> {
+        if hint.tooltip.is_some() {
+            return Ok(hint);
+        }
+        let key = hint.data.as_ref().and_then(|d| d.get("artifact")).and_then(|k| k.as_str()).map(String::from);
+        let Some(key) = key else { return Ok(hint) };
+        let Some((loaded, figures)) = self.figures().await else { return Ok(hint) };
+        let found = figures.files.values().find_map(|f| f.artifacts.iter().find(|a| a.key.as_str() == key));
+        if let Some(a) = found {
+            let name = loaded.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            hint.tooltip = Some(tooltip(&a.view, &figures, &render::footer(&name, &figures)));
+        }
+        Ok(hint)
+    }
+
+    pub(super) async fn code_lenses(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let settings = self.settings();
+        if !settings.code_lens && !settings.file_lens {
+            return Ok(Some(Vec::new()));
+        }
+        let Some(p) = self.placed(&params.text_document.uri).await else { return Ok(Some(Vec::new())) };
+        let mut lenses = Vec::new();
+        let top = Range::new(Position::new(0, 0), Position::new(0, 0));
+        if settings.file_lens && (p.file.file.is_some() || !p.items.is_empty() || p.stale > 0) {
+            let file = params.text_document.uri.to_file_path().and_then(|f| p.loaded.file_key(&f).map(String::from));
+            lenses.push(CodeLens {
+                range: top,
+                command: Some(Command {
+                    title: render::file_lens_title(&p.file, p.stale),
+                    command: "threadradar.openOverview".into(),
+                    arguments: Some(vec![json!({ "file": file })]),
+                }),
+                data: None,
+            });
+        }
+        if settings.code_lens {
+            for &(i, line) in &p.items {
+                let a = &p.file.artifacts[i];
+                let range = Range::new(Position::new(line, 0), Position::new(line, 0));
+                lenses.push(CodeLens {
+                    range,
+                    command: Some(Command {
+                        title: render::lens_title(&a.view),
+                        command: "threadradar.openDetail".into(),
+                        arguments: Some(vec![json!({ "artifact": a.key })]),
+                    }),
+                    data: None,
+                });
+            }
+        }
+        lenses.sort_by_key(|l| l.range.start.line);
+        Ok(Some(lenses))
+    }
+
+    pub(super) async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        if !self.settings().hover {
+            return Ok(None);
+        }
+        let pos = params.text_document_position_params.position;
+        let Some(p) = self.placed(&params.text_document_position_params.text_document.uri).await else { return Ok(None) };
+        if !p.doc.contains(pos) {
+            return Ok(None);
+        }
+        let Some(&(i, line)) = p.items.iter().find(|(_, l)| *l == pos.line) else { return Ok(None) };
+        let a = &p.file.artifacts[i];
+        let caps = self.state().caps.clone();
+        let mut value = String::new();
+        if let Some(img) = self.hover_image(a, &p.settings, &caps) {
+            value.push_str(&img);
+            value.push_str("\n\n");
+        }
+        value.push_str(&render::figures_markdown(&a.view, &p.figures));
+        value.push_str("\n\n");
+        value.push_str(&render::footer(&p.run_name(), &p.figures));
+        let end = p.doc.line_end(line).unwrap_or(pos);
+        Ok(Some(Hover {
+            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),
+            range: Some(Range::new(Position::new(line, 0), end)),
+        }))
+    }
+
+    pub(super) async fn symbols(&self, params: WorkspaceSymbolParams) -> Result<Option<OneOf<Vec<SymbolInformation>, Vec<WorkspaceSymbol>>>> {
+        let Some((loaded, figures)) = self.figures().await else { return Ok(Some(OneOf::Left(Vec::new()))) };
+        let query = params.query.to_lowercase();
+        let mut out = Vec::new();
+        for (file, i) in &figures.ranked {
+            if out.len() >= 200 {
+                break;
+            }
+            let p = &figures.files[file].artifacts[*i];
+            if !query.is_empty() && !p.view.qualname.to_lowercase().contains(&query) {
+                continue;
+            }
+            let Some(location) = self.locate(&loaded, file, p) else { continue };
+            let kind = match p.view.kind {
+                ArtifactKind::Class => SymbolKind::CLASS,
+                _ if p.view.qualname.contains('.') => SymbolKind::METHOD,
+                _ => SymbolKind::FUNCTION,
+            };
+            let short = Path::new(file).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            #[allow(deprecated)]
+            out.push(SymbolInformation {
+                name: p.view.qualname.clone(),
+                kind,
+                tags: None,
+                deprecated: None,
+                location,
+                container_name: Some(format!("ThreadRadar {:.1} % · {short}", p.view.crt * 100.0)),
+            });
+        }
+        Ok(Some(OneOf::Left(out)))
+    }
+}
+
+fn tooltip(view: &threadradar_analysis::view::ArtifactView, figures: &Figures, footer: &str) -> InlayHintTooltip {
+    InlayHintTooltip::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: format!("{}\n\n{footer}", render::figures_markdown(view, figures)) })
+}

@@ -1,0 +1,180 @@
+//! Finding the runs, loading the newest (or the chosen) one, and telling the client.
+
+use super::*;
+
+impl Backend {
+    /// Lists the runs; loads the newest one when it is new (unless the user chose a run).
+    pub(super) async fn rescan(&self, first: bool) {
+        let _guard = self.load_lock.lock().await;
+        let folders = self.state().folders.clone();
+        let list = tokio::task::spawn_blocking(move || runs::list(&folders)).await.unwrap_or_default();
+        let (changed, pinned, active_path, folders) = {
+            let mut s = self.state();
+            let changed = s.runs != list;
+            s.runs = list.clone();
+            (changed, s.pinned, s.active.as_ref().map(|a| a.path.clone()), s.folders.clone())
+        };
+        if !changed && !first {
+            return;
+        }
+        if list.is_empty() {
+            if changed && !first {
+                self.notify_changed(Change::Runs).await;
+            }
+            let tell = {
+                let mut s = self.state();
+                let tell = !s.told_no_runs;
+                s.told_no_runs = true;
+                tell
+            };
+            if tell {
+                let dirs: Vec<String> = folders.iter().map(|f| runs_dir_display(f)).collect();
+                let where_ = if dirs.is_empty() { "this workspace".to_string() } else { dirs.join(", ") };
+                self.client
+                    .show_message(
+                        MessageType::INFO,
+                        format!("ThreadRadar: no runs in {where_} yet. Record one with `threadradar record -- python3 your_program.py`; the radars appear as soon as it is written."),
+                    )
+                    .await;
+            }
+            return;
+        }
+        if pinned {
+            if changed && !first {
+                self.client.log_message(MessageType::INFO, "ThreadRadar: a new run was recorded; `threadradar.selectRun` switches to it").await;
+                self.notify_changed(Change::Runs).await;
+            }
+            return;
+        }
+        // The newest run that can be read; a run that failed before is retried when it changed.
+        for entry in list {
+            if Some(&entry.path) == active_path.as_ref() {
+                break; // the newest readable run is already shown
+            }
+            let failed_before = self.state().failed.get(&entry.path) == Some(&(entry.size, entry.modified_unix_ms));
+            if failed_before {
+                continue;
+            }
+            match self.load(&entry).await {
+                Load::Loaded => return, // `load` told the client
+                Load::Cancelled => return,
+                Load::Failed => continue,
+            }
+        }
+        if changed && !first {
+            self.notify_changed(Change::Runs).await;
+        }
+    }
+
+    /// Reads and analyses a run off the protocol thread, with cancellable work-done progress.
+    /// Call with `load_lock` held.
+    pub(super) async fn load(&self, entry: &RunEntry) -> Load {
+        let caps = self.state().caps.clone();
+        let params = self.params();
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let token = format!("threadradar/load/{}", self.progress_counter.fetch_add(1, Ordering::SeqCst));
+        let mut progress = None;
+        if caps.work_done_progress {
+            let t = ProgressToken::String(token.clone());
+            if self.client.send_request::<request::WorkDoneProgressCreate>(WorkDoneProgressCreateParams { token: t.clone() }).await.is_ok() {
+                self.state().loading = Some(Loading { token: token.clone(), cancelled: cancelled.clone() });
+                progress = Some(
+                    self.client.progress(t, "ThreadRadar").with_message(format!("loading {}", entry.name)).with_cancel_button().begin().await,
+                );
+            }
+        }
+        let generation = {
+            let mut s = self.state();
+            s.generation += 1;
+            s.generation
+        };
+        let path = entry.path.clone();
+        let cancel = cancelled.clone();
+        // Exclusions are thread ids of the old run: a new run starts unfiltered.
+        let params = Params { exclude_threads: Vec::new(), ..params };
+        let result = tokio::task::spawn_blocking(move || -> std::result::Result<Option<(LoadedRun, Figures)>, String> {
+            let run = threadradar_profiler::runfile::read(&path).map_err(|e| {
+                if runs::may_be_incomplete(&e) {
+                    format!("{e} (it may still be being written; it is read again when it changes)")
+                } else {
+                    e.to_string()
+                }
+            })?;
+            if cancel.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            let loaded = LoadedRun::new(generation, path, run);
+            let figures = Figures::build(&loaded, &params).map_err(|e| e.to_string())?;
+            Ok(Some((loaded, figures)))
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("analysing the run failed: {e}")));
+        let outcome = match result {
+            Ok(Some(_)) | Ok(None) if cancelled.load(Ordering::SeqCst) => {
+                self.state().pinned = true;
+                self.client
+                    .show_message(MessageType::INFO, format!("ThreadRadar: loading {} was cancelled; `threadradar.selectRun` loads a run.", entry.name))
+                    .await;
+                Load::Cancelled
+            }
+            Ok(Some((loaded, figures))) => {
+                {
+                    let mut s = self.state();
+                    s.active = Some(Arc::new(loaded));
+                    s.exclude.clear();
+                    s.failed.remove(&entry.path);
+                }
+                self.figures.clear();
+                self.figures.insert(Arc::new(figures));
+                self.disk.clear();
+                self.client.log_message(MessageType::INFO, format!("ThreadRadar: showing {}", entry.path.display())).await;
+                self.refresh(Change::Run).await;
+                Load::Loaded
+            }
+            Ok(None) => Load::Cancelled,
+            Err(msg) => {
+                let first = self.state().failed.insert(entry.path.clone(), (entry.size, entry.modified_unix_ms)).is_none();
+                if first {
+                    self.client.show_message(MessageType::WARNING, format!("ThreadRadar: {msg}")).await;
+                }
+                Load::Failed
+            }
+        };
+        if let Some(p) = progress {
+            p.finish().await;
+        }
+        self.state().loading = None;
+        outcome
+    }
+
+    /// Asks the client to ask again for hints and lenses, when it can, and tells clients that
+    /// asked for it (`notifyChanges`) what changed.
+    pub(super) async fn refresh(&self, why: Change) {
+        let caps = self.state().caps.clone();
+        if caps.inlay_hint_refresh {
+            let _ = self.client.inlay_hint_refresh().await;
+        }
+        if caps.code_lens_refresh {
+            let _ = self.client.code_lens_refresh().await;
+        }
+        self.notify_changed(why).await;
+    }
+
+    /// `threadRadar/changed`, when the client asked for it with the setting `notifyChanges`.
+    pub(super) async fn notify_changed(&self, why: Change) {
+        let params = {
+            let s = self.state();
+            if !s.settings.notify_changes {
+                return;
+            }
+            json!({
+                "reason": why.as_str(),
+                "run": s.active.as_ref().map(|a| a.path.clone()),
+                "generation": s.active.as_ref().map_or(0, |a| a.generation),
+                "exclude_threads": s.exclude,
+                "recording": s.recording.as_ref().map(|r| json!({ "command": r.command, "output": r.output })),
+            })
+        };
+        self.client.send_notification::<Changed>(params).await;
+    }
+}
