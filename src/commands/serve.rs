@@ -133,10 +133,16 @@ impl Host for State {
 
     fn runs(&self) -> (Vec<RunEntry>, bool) {
         let cur = self.current();
-        let list = match &self.dir {
-            Some(d) => runs::list_dir(d),
-            None => runs::list_dir(cur.loaded.path.parent().unwrap_or(Path::new("."))).into_iter().filter(|r| r.path == cur.loaded.path).collect(),
-        };
+        let dir = self.dir.clone().unwrap_or_else(|| cur.loaded.path.parent().unwrap_or(Path::new(".")).to_path_buf());
+        let mut list = runs::list_dir(&dir);
+        if self.dir.is_none() {
+            list.retain(|r| r.path == cur.loaded.path);
+        }
+        // A workspace's `.threadradar/runs` belongs to the workspace folder, as in the editor.
+        if dir.ends_with(".threadradar/runs") {
+            let folder = dir.parent().and_then(Path::parent).unwrap_or(&dir).to_path_buf();
+            list.iter_mut().for_each(|r| r.folder = folder.clone());
+        }
         (list, cur.pinned)
     }
 

@@ -15,7 +15,7 @@
 //! How to add a view: define its parameter and result types (in `analysis` when they are view
 //! models), add a unit type implementing [`Method`] below and list it in [`METHODS`] and
 //! [`typescript`], write its handler in `handlers/`, add its arm to `dispatch`, and regenerate the
-//! TypeScript (`UPDATE_EXPECT=1 cargo test -p threadradar-lsp --test protocol`).
+//! TypeScript (`UPDATE_EXPECT=1 cargo test --test protocol`).
 
 pub mod types;
 
@@ -210,7 +210,7 @@ pub fn typescript() -> String {
     let cfg = ts_rs::Config::new().with_large_int("number");
     let mut out = String::from(
         "// Generated from the Rust types of the panel protocol (lsp-server/src/protocol): do not edit.\n\
-         // Regenerate with `UPDATE_EXPECT=1 cargo test -p threadradar-lsp --test protocol`.\n\n",
+         // Regenerate with `UPDATE_EXPECT=1 cargo test --test protocol`.\n\n",
     );
     out.push_str(&format!("export const PROTOCOL_VERSION = {VERSION};\n\n"));
     out.push_str("/** Every method: `threadRadar/<name>` over LSP, `POST /api/<name>` over HTTP. */\nexport const Methods = {\n");

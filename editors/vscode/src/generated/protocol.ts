@@ -1,0 +1,738 @@
+// Generated from the Rust types of the panel protocol (lsp-server/src/protocol): do not edit.
+// Regenerate with `UPDATE_EXPECT=1 cargo test --test protocol`.
+
+export const PROTOCOL_VERSION = 2;
+
+/** Every method: `threadRadar/<name>` over LSP, `POST /api/<name>` over HTTP. */
+export const Methods = {
+  overview: "overview",
+  detail: "detail",
+  glyph: "glyph",
+  threads: "threads",
+  runs: "runs",
+  filter: "filter",
+  compare: "compare",
+  documentArtifacts: "documentArtifacts",
+  artifactAt: "artifactAt",
+  navigate: "navigate",
+} as const;
+
+/** The parameters and result of each method. */
+export interface MethodTypes {
+  overview: { params: OverviewRequest; result: OverviewResponse };
+  detail: { params: DetailRequest; result: DetailResponse };
+  glyph: { params: GlyphRequest; result: GlyphResult };
+  threads: { params: ThreadsRequest; result: ThreadsResponse };
+  runs: { params: RunsParams; result: RunsResult };
+  filter: { params: FilterParams; result: FilterResult };
+  compare: { params: CompareParams; result: Comparison };
+  documentArtifacts: { params: DocumentArtifactsParams; result: DocumentArtifactsResult };
+  artifactAt: { params: ArtifactAtParams; result: ArtifactAtResult };
+  navigate: { params: NavigateParams; result: NavigateResult };
+}
+
+/**
+ * What kind of failure a [`ProtocolError`] is; decides the HTTP status and the JSON-RPC code.
+ */
+export type ErrorCode = "invalid_params" | "unknown_method" | "no_run" | "not_found" | "conflict" | "unprocessable" | "internal";
+
+/**
+ * Why a request failed: one sentence that says what to do, and its kind.
+ */
+export type ProtocolError = { code: ErrorCode, message: string, };
+
+/**
+ * The thread states whose samples the metrics count.
+ *
+ * The paper counts only Java `Runnable` threads: on CPU, ready to run, or in blocking I/O. The
+ * Python equivalent is [`ThreadState::Computing`], the default. Including threads that wait for
+ * the GIL shows contention as runtime; including idle threads is there for completeness (the
+ * paper tried it for deadlocks, §7.3, and found nothing).
+ *
+ * Defined once for every surface: `report --states`, the panels' and the language server's
+ * `states` parameter and setting all spell it `computing`, `computing+gil`, `all` or `cpu`.
+ */
+export type CountedStates = "computing" | "computing+gil" | "all" | "cpu";
+
+/**
+ * The four levels of abstraction the paper computes metrics at. Defined once for `report
+ * --level`, `compare --level` and the `level` parameter of the panels and the language server.
+ */
+export type Level = "function" | "class" | "file" | "program";
+
+/**
+ * What kind of source-code artifact an [`ArtifactId`] names.
+ */
+export type ArtifactKind = "function" | "class" | "file";
+
+/**
+ * The artifact filter as every surface spells it: `--include`, `--exclude`, `--no-stdlib` and
+ * `--no-third-party` on the command line; `include`, `exclude`, `hide_stdlib` and
+ * `hide_third_party` in the panels' and the language server's parameters.
+ *
+ * The one default everywhere: everything is listed, the standard library and third-party code
+ * included (the paper's overview offers "exclude" checkboxes, unchecked at first). A thread's
+ * `threading` bootstrap is then visible, which is honest: that code ran.
+ */
+export type FilterSpec = { 
+/**
+ * Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
+ */
+include: Array<string>, 
+/**
+ * Do not list artifacts whose qualified name or file path matches REGEX (repeatable).
+ */
+exclude: Array<string>, 
+/**
+ * Do not list standard-library code.
+ */
+hide_stdlib: boolean, 
+/**
+ * Do not list third-party code (site-packages).
+ */
+hide_third_party: boolean, };
+
+/**
+ * Light or dark background: `radar --theme`, the panels' and the language server's `theme`.
+ */
+export type Theme = "light" | "dark";
+
+/**
+ * Which of the three stable cluster colours a cluster gets.
+ */
+export type ClusterColour = "low" | "middle" | "high";
+
+/**
+ * A value on the glyph's three-level radius scale (paper §3.2): low < 33 %, medium ≥ 33 % and
+ * < 66 %, high ≥ 66 %.
+ */
+export type RadarLevel = "low" | "medium" | "high";
+
+/**
+ * The colours of one theme. Cluster colours are indexed by [`ClusterColour`] (low, middle, high):
+ * blue, amber and red, which differ in hue *and* lightness so they stay apart at 32 px and for
+ * the common colour-vision deficiencies; `weak` has the same hue at a lower saturation.
+ */
+export type Palette = { strong: [string, string, string], weak: [string, string, string], 
+/**
+ * Guide circles and pedestals.
+ */
+guide: string, text: string, background: string, 
+/**
+ * The outline of a hovered sector (the paper's orange).
+ */
+outline: string, 
+/**
+ * Deselected threads.
+ */
+deselected: string, };
+
+/**
+ * [`GlyphCell`] as the protocol carries it.
+ */
+export type GlyphCell = { colour: ClusterColour, 
+/**
+ * Threads in the cluster (the sector's angle).
+ */
+threads: number, 
+/**
+ * Level of the cluster's average (the strong sector's radius).
+ */
+avg: RadarLevel, 
+/**
+ * Level of the cluster's sum (the weak sector's radius).
+ */
+sum: RadarLevel, 
+/**
+ * The cell as text: average level, sum level, thread count (`▂▅×9`).
+ */
+text: string, };
+
+/**
+ * Where a source file comes from, for the overview's "exclude standard library / third-party".
+ */
+export type FileKind = "user" | "stdlib" | "third_party" | "unknown";
+
+/**
+ * Where absolute times come from.
+ */
+export type TimeSource = "kernel" | "samples";
+
+/**
+ * A stable name for an artifact of a run, serialised as a string:
+ * `function:<file>:<line>:<qualname>`, `class:<file>:<line>:<qualname>`, `file:<path>` or
+ * `program`. Keys are compared as strings, never parsed, so paths and names may hold `:`.
+ */
+export type ArtifactKey = string;
+
+/**
+ * What every request carries: the analysis to answer from.
+ */
+export type Params = { 
+/**
+ * Threads left out of every metric and clustering (ids in the run).
+ */
+exclude_threads: Array<number>, states: CountedStates, };
+
+/**
+ * `overview`: the lists of methods and classes, the Program ThreadRadar and the threads tab.
+ */
+export type OverviewRequest = { 
+/**
+ * "Only the current file": list only artifacts in this file (exact path).
+ */
+only_file: string | null, 
+/**
+ * At most this many entries per list.
+ */
+top: number | null, theme: Theme, 
+/**
+ * In-situ glyph height in px [32].
+ */
+glyph_size: number | null, 
+/**
+ * Threads left out of every metric and clustering (ids in the run).
+ */
+exclude_threads: Array<number>, states: CountedStates, 
+/**
+ * Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
+ */
+include: Array<string>, 
+/**
+ * Do not list artifacts whose qualified name or file path matches REGEX (repeatable).
+ */
+exclude: Array<string>, 
+/**
+ * Do not list standard-library code.
+ */
+hide_stdlib: boolean, 
+/**
+ * Do not list third-party code (site-packages).
+ */
+hide_third_party: boolean, };
+
+export type OverviewResponse = { run: RunInfo, 
+/**
+ * The Program ThreadRadar (`key` = `program`).
+ */
+program: ArtifactEntry, 
+/**
+ * Functions/methods and classes by `crt` descending, after the artifact filters.
+ */
+functions: Array<ArtifactEntry>, classes: Array<ArtifactEntry>, 
+/**
+ * How many passed the filters before `top`.
+ */
+listed_functions: number, listed_classes: number, 
+/**
+ * Every thread of the run (excluded ones flagged), by id.
+ */
+threads: Array<ThreadEntry>, 
+/**
+ * Files with counted samples, for "only the current file".
+ */
+files: Array<string>, palette: PaletteView, 
+/**
+ * Something the page should say instead of figures (e.g. every thread excluded).
+ */
+note: string | null, };
+
+/**
+ * The run being shown.
+ */
+export type RunInfo = { command: Array<string>, duration_s: number, sample_count: number, thread_count: number, 
+/**
+ * FRQ (Eq. 4) under the request's filter and states.
+ */
+counted_samples: number, states: CountedStates, excluded_threads: Array<number>, };
+
+/**
+ * The palettes, so the page colours its text with the glyph's colours.
+ */
+export type PaletteView = { light: Palette, dark: Palette, };
+
+/**
+ * One listed artifact (or the program).
+ */
+export type ArtifactEntry = { key: ArtifactKey, 
+/**
+ * `function`, `class`, `file` or `program`.
+ */
+kind: string, name: string, qualname: string, file: string, line: number, file_kind: FileKind, 
+/**
+ * `crt(a)` (Eq. 5); 1 for the program.
+ */
+crt: number, self_crt: number, seconds: number, samples: number, 
+/**
+ * Lower and upper pedestal.
+ */
+threads: number, thread_types: number, clusters: Array<ClusterInfo>, 
+/**
+ * The ThreadRadar as SVG (in situ in lists, enlarged and interactive in `detail`).
+ */
+glyph_svg: string, };
+
+/**
+ * One cluster of an artifact: one sector.
+ */
+export type ClusterInfo = { index: number, colour: ClusterColour, threads: Array<number>, 
+/**
+ * Average and sum of `crt(a, th)` (`crt(th)` for the program) over the members.
+ */
+avg: number, sum: number, avg_level: RadarLevel, sum_level: RadarLevel, thread_types: number, };
+
+/**
+ * One thread in the threads tab.
+ */
+export type ThreadEntry = { id: number, name: string, type: string, is_main: boolean, 
+/**
+ * `crt(th)` (Eq. 7) under the filter; 0 when excluded.
+ */
+crt: number, samples: number, seconds: number, 
+/**
+ * Program cluster and its colour; `None` when excluded or never counted.
+ */
+cluster: number | null, colour: ClusterColour | null, excluded: boolean, 
+/**
+ * Where to navigate: the program's own function this thread spent most counted samples in.
+ */
+file: string | null, line: number, };
+
+/**
+ * `detail`: one artifact (or `program`) under a thread selection.
+ */
+export type DetailRequest = { artifact: ArtifactKey, theme: Theme, 
+/**
+ * Enlarged glyph height in px [200].
+ */
+size: number | null, 
+/**
+ * The histogram's box in px [480 × 120].
+ */
+histogram_width: number | null, histogram_height: number | null, 
+/**
+ * Also bin the histogram into this many text columns (`histogram_bins`), for text clients.
+ */
+histogram_columns: number | null, 
+/**
+ * Threads left out of every metric and clustering (ids in the run).
+ */
+exclude_threads: Array<number>, states: CountedStates, };
+
+export type DetailResponse = { 
+/**
+ * Figures and clusters under the selection; `glyph_svg` is enlarged and interactive.
+ */
+artifact: ArtifactEntry, selection: Selection, 
+/**
+ * Every thread that executed the artifact when no thread is excluded, so deselected threads
+ * can be selected again; by id.
+ */
+threads: Array<DetailThread>, 
+/**
+ * The same threads grouped by thread type (the tree's second tab).
+ */
+types: Array<TypeGroup>, 
+/**
+ * Fig. 11 histogram of `crt(a, th)` of the selected threads.
+ */
+histogram_svg: string, 
+/**
+ * The same histogram in `histogram_columns` text columns; empty unless asked for.
+ */
+histogram_bins: Array<HistogramBin>, callers: Array<EdgeEntry>, callees: Array<EdgeEntry>, note: string | null, };
+
+/**
+ * The info panel's "whole selection" figures.
+ */
+export type Selection = { 
+/**
+ * Σ crt(a, th) of the selected threads, each measured with no thread excluded: the share of
+ * the artifact's runtime the selection covers (1 when nothing is deselected).
+ */
+crt_sum: number, 
+/**
+ * `crt(a)` under the selection.
+ */
+crt: number, threads: number, thread_types: number, };
+
+/**
+ * One entry of the thread tree.
+ */
+export type DetailThread = { id: number, name: string, type: string, 
+/**
+ * `crt(a, th)` under the selection (`crt(th)` for the program); `None` when excluded.
+ */
+crt: number | null, 
+/**
+ * `crt(a, th)` with no thread excluded.
+ */
+crt_all: number, cluster: number | null, colour: ClusterColour | null, excluded: boolean, samples: number, file: string | null, line: number, };
+
+export type TypeGroup = { name: string, threads: Array<number>, };
+
+/**
+ * A caller or callee with its shares (see [`crate::view::EdgeView`]).
+ */
+export type EdgeEntry = { key: ArtifactKey, qualname: string, file: string, line: number, crt: number, share: number, seconds: number, };
+
+/**
+ * One column of a text histogram (e.g. Neovim's): the threads whose value falls on it, lowest
+ * value first, stacked.
+ */
+export type HistogramBin = { 
+/**
+ * 0-based column, 0 to `columns - 1`: value / largest value × (columns − 1), rounded.
+ */
+column: number, threads: Array<number>, colours: Array<ClusterColour>, };
+
+/**
+ * `glyph`: one ThreadRadar as SVG.
+ */
+export type GlyphRequest = { artifact: ArtifactKey, theme: Theme, size: number | null, interactive: boolean, 
+/**
+ * Threads left out of every metric and clustering (ids in the run).
+ */
+exclude_threads: Array<number>, states: CountedStates, };
+
+/**
+ * `glyph`'s result.
+ */
+export type GlyphResult = { svg: string, };
+
+/**
+ * `threads`: the threads tab.
+ */
+export type ThreadsRequest = { 
+/**
+ * Threads left out of every metric and clustering (ids in the run).
+ */
+exclude_threads: Array<number>, states: CountedStates, };
+
+export type ThreadsResponse = { threads: Array<ThreadEntry>, types: Array<TypeGroup>, counted_samples: number, };
+
+/**
+ * `runs`: list the runs; with `select`, make that run (a path or a file name) the active one.
+ */
+export type RunsParams = { select?: string, };
+
+export type RunsResult = { 
+/**
+ * The protocol version ([`super::VERSION`]).
+ */
+protocol: number, 
+/**
+ * The active run's path.
+ */
+active: string | null, 
+/**
+ * The user chose the active run: newer runs do not replace it.
+ */
+pinned: boolean, 
+/**
+ * Newest first.
+ */
+runs: Array<RunItem>, 
+/**
+ * The global thread filter (ids of the active run's threads).
+ */
+exclude_threads: Array<number>, summary: RunSummary | null, };
+
+export type RunItem = { path: string, 
+/**
+ * The file name, e.g. `20250101T120000Z-buggy.json`.
+ */
+name: string, 
+/**
+ * The workspace folder (or served directory) whose runs these are.
+ */
+folder: string, modified_unix_ms: number, size: number, active: boolean, };
+
+/**
+ * The active run in a few figures (status bars, run pickers).
+ */
+export type RunSummary = { name: string, samples: number, threads: number, processes: number, duration_s: number, command: string, start_unix_ms: number, python_version: string | null, };
+
+/**
+ * `filter`: read the global thread filter, or set it with `exclude_threads`.
+ */
+export type FilterParams = { exclude_threads?: Array<number>, };
+
+export type FilterResult = { exclude_threads: Array<number>, };
+
+/**
+ * `compare`: two runs (paths or file names; by default the active run against the run recorded
+ * before it). The thread filter does not apply: thread ids differ between runs.
+ */
+export type CompareParams = { base?: string, new?: string, level: Level, top?: number, 
+/**
+ * Counted states for both runs; the configured ones when left out.
+ */
+states?: CountedStates, 
+/**
+ * Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
+ */
+include: Array<string>, 
+/**
+ * Do not list artifacts whose qualified name or file path matches REGEX (repeatable).
+ */
+exclude: Array<string>, 
+/**
+ * Do not list standard-library code.
+ */
+hide_stdlib: boolean, 
+/**
+ * Do not list third-party code (site-packages).
+ */
+hide_third_party: boolean, };
+
+/**
+ * Two runs side by side.
+ */
+export type Comparison = { level: Level, 
+/**
+ * The earlier run (before the change).
+ */
+base: SideSummary, 
+/**
+ * The later run (after the change).
+ */
+new: SideSummary, 
+/**
+ * Matched, added and removed artifacts that pass the filter, by `|crt_delta|` descending
+ * (then qualified name), at most `top`.
+ */
+artifacts: Array<ArtifactDelta>, 
+/**
+ * How many artifacts passed the filter before `top` cut the list.
+ */
+listed: number, 
+/**
+ * Of those, how many were executed only in the base run (`removed`)…
+ */
+only_in_base: number, 
+/**
+ * …and only in the new run (`added`).
+ */
+only_in_new: number, 
+/**
+ * What changed, in words: the listed artifacts' statements, largest |Δcrt| first.
+ */
+changes: Array<Change>, };
+
+/**
+ * One run of a comparison.
+ */
+export type SideSummary = { 
+/**
+ * The run file, when the caller knows it.
+ */
+path: string | null, command: Array<string>, duration_s: number, sample_count: number, 
+/**
+ * All threads the run saw, included or not.
+ */
+thread_count: number, 
+/**
+ * Which thread states counted: `computing`, `computing+gil`, `all` or `cpu`.
+ */
+states: string, 
+/**
+ * Where seconds come from: `kernel` CPU accounting or `samples` × period.
+ */
+time_source: TimeSource, 
+/**
+ * Seconds attributed to all counted samples.
+ */
+seconds: number, 
+/**
+ * FRQ (Eq. 4).
+ */
+counted_samples: number, program: ProgramFigures, };
+
+/**
+ * The program ThreadRadar of one run.
+ */
+export type ProgramFigures = { 
+/**
+ * Threads with counted samples (lower pedestal).
+ */
+threads: number, 
+/**
+ * Their distinct thread types (upper pedestal).
+ */
+thread_types: number, 
+/**
+ * Number of program clusters.
+ */
+clusters: number, glyph: Array<GlyphCell>, };
+
+/**
+ * One artifact's figures in one run: the same values as [`crate::view::ArtifactView`].
+ */
+export type SideFigures = { 
+/**
+ * `crt(a)` (Eq. 5), inclusive.
+ */
+crt: number, self_crt: number, seconds: number, 
+/**
+ * `frq(a)` (Eq. 2).
+ */
+samples: number, 
+/**
+ * Threads that executed it (lower pedestal).
+ */
+threads: number, 
+/**
+ * Their thread types (upper pedestal).
+ */
+thread_types: number, 
+/**
+ * Number of thread clusters.
+ */
+clusters: number, glyph: Array<GlyphCell>, };
+
+/**
+ * Whether an artifact was executed in both runs or in one.
+ */
+export type DeltaStatus = "changed" | "added" | "removed";
+
+/**
+ * One artifact of a comparison. Deltas are new − base, with an absent side counting as 0.
+ */
+export type ArtifactDelta = { kind: ArtifactKind, qualname: string, file_base: string | null, file_new: string | null, 
+/**
+ * Declaration lines; 0 for files and unknown lines.
+ */
+line_base: number | null, line_new: number | null, 
+/**
+ * The new run's, else the base run's.
+ */
+file_kind: FileKind, base: SideFigures | null, new: SideFigures | null, 
+/**
+ * Change of `crt(a)`, a difference of fractions (0.1 = 10 percentage points).
+ */
+crt_delta: number, seconds_delta: number, threads_delta: number, status: DeltaStatus, 
+/**
+ * `crt_delta` as clients print it: `+12.3pp`, `-0.4pp`, `0.0pp`.
+ */
+crt_delta_text: string, 
+/**
+ * Whether crt rose, fell or stayed within a twentieth of a percentage point.
+ */
+trend: Trend, 
+/**
+ * What changed, in words (each backed by the figures above); empty when nothing did.
+ */
+statements: Array<string>, };
+
+/**
+ * One statement of what changed between the runs, for the top of a compare view and code lenses.
+ */
+export type Change = { 
+/**
+ * The artifact's qualified name (`program` for the whole run).
+ */
+artifact: string, kind: ArtifactKind, statement: string, 
+/**
+ * Whether the change exceeds the runs' own spread; `None` when each side is one run, so
+ * there is no spread to compare with.
+ */
+significant: boolean | null, };
+
+/**
+ * `documentArtifacts`: the profiled declarations of a document (`uri`, or `file` on disk).
+ */
+export type DocumentArtifactsParams = { uri?: string, file?: string, 
+/**
+ * Also draw each glyph as SVG.
+ */
+glyph?: GlyphImageOptions, };
+
+export type GlyphImageOptions = { 
+/**
+ * The configured theme when left out.
+ */
+theme?: Theme, 
+/**
+ * Height in px [32], 8 to 512.
+ */
+size?: number, };
+
+export type DocumentArtifactsResult = { 
+/**
+ * The active run's file name.
+ */
+run: string | null, 
+/**
+ * Changes whenever another run becomes active.
+ */
+generation: number, exclude_threads: Array<number>, 
+/**
+ * Declarations the run has in this file that the current text no longer has.
+ */
+stale: number, file: FileEntry | null, 
+/**
+ * By line.
+ */
+artifacts: Array<DocumentArtifact>, };
+
+/**
+ * The file artifact of a document.
+ */
+export type FileEntry = { key: ArtifactKey | null, crt: number, seconds: number, };
+
+/**
+ * One profiled declaration where it is now.
+ */
+export type DocumentArtifact = { key: ArtifactKey, kind: ArtifactKind, name: string, qualname: string, 
+/**
+ * 0-based line of the `def` / `class` keyword in the current text.
+ */
+line: number, 
+/**
+ * UTF-16 column of the declaration's first character, and the line's length in UTF-16.
+ */
+character: number, end_character: number, 
+/**
+ * 1-based line in the run (as recorded).
+ */
+recorded_line: number, crt: number, self_crt: number, seconds: number, samples: number, threads: number, thread_types: number, 
+/**
+ * The text glyph: one cell per cluster, low → high.
+ */
+cells: Array<GlyphCell>, 
+/**
+ * The cells as one string.
+ */
+text: string, 
+/**
+ * The inlay hint's label.
+ */
+label: string, 
+/**
+ * With `glyph` in the parameters.
+ */
+glyph_svg?: string, };
+
+/**
+ * `artifactAt`: a position in a document (`uri`, or `file` on disk); 0-based line, UTF-16
+ * character.
+ */
+export type ArtifactAtParams = { uri?: string, file?: string, line: number, character: number, };
+
+/**
+ * The innermost profiled function and the innermost profiled class that contain the position
+ * (a method's class is the class); `null` where there is none.
+ */
+export type ArtifactAtResult = { function: DocumentArtifact | null, class: DocumentArtifact | null, };
+
+/**
+ * `navigate`: show `file` at `line` (1-based).
+ */
+export type NavigateParams = { file: string, line: number, };
+
+export type NavigateResult = { ok: boolean, 
+/**
+ * `file:line` as it was shown.
+ */
+shown: string, };

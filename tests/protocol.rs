@@ -1,0 +1,297 @@
+//! The panel protocol end to end: every method over both transports (a real `threadradar serve`
+//! over HTTP and a real `threadradar lsp` over stdio) on the same checked-in runs of the Bug 1
+//! sample, which must give the same JSON; each answer as a snapshot (`tests/fixtures/protocol/`);
+//! the generated TypeScript and the docs' method table current; and a slow document never holding
+//! up another request.
+//!
+//! Snapshots and generated files are refreshed with `UPDATE_EXPECT=1 cargo test --test protocol`.
+
+mod common;
+mod lsp_client;
+
+use expect_test::expect_file;
+use lsp_client::{file_uri, LspClient};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use threadradar_lsp::protocol;
+
+/// A workspace with the fixture runs (paths rewritten to it) and the sample sources they name.
+struct Workspace {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Workspace {
+    fn new() -> Workspace {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let samples = common::repo().join("samples/python");
+        for f in ["common.py", "bug1_worker_manager/buggy.py", "bug1_worker_manager/fixed.py"] {
+            let to = root.join("samples/python").join(f);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(samples.join(f), to).unwrap();
+        }
+        let runs = root.join(".threadradar/runs");
+        std::fs::create_dir_all(&runs).unwrap();
+        for e in std::fs::read_dir(common::repo().join("tests/fixtures/runs")).unwrap() {
+            let e = e.unwrap();
+            let text = std::fs::read_to_string(e.path()).unwrap().replace("@ROOT@", root.to_str().unwrap());
+            std::fs::write(runs.join(e.file_name()), text).unwrap();
+        }
+        Workspace { _dir: dir, root }
+    }
+
+    fn source(&self, name: &str) -> PathBuf {
+        self.root.join("samples/python/bug1_worker_manager").join(name)
+    }
+
+    /// A protocol answer with this workspace's path spelled `@ROOT@` and the run files' times
+    /// and sizes (which depend on when and where the fixtures were copied) zeroed, pretty-printed.
+    fn normalise(&self, v: &Value) -> String {
+        fn zero(v: &mut Value) {
+            match v {
+                Value::Object(o) => {
+                    for (k, x) in o.iter_mut() {
+                        if k == "modified_unix_ms" || k == "size" {
+                            *x = json!(0);
+                        } else {
+                            zero(x);
+                        }
+                    }
+                }
+                Value::Array(a) => a.iter_mut().for_each(zero),
+                _ => {}
+            }
+        }
+        let mut v = v.clone();
+        zero(&mut v);
+        serde_json::to_string_pretty(&v).unwrap().replace(self.root.to_str().unwrap(), "@ROOT@") + "\n"
+    }
+}
+
+struct Serve {
+    child: Child,
+    url: String,
+    /// Kept open: the server prints navigation requests.
+    _stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path) -> Serve {
+    let mut child = Command::new(common::bin()).args(["serve", dir.to_str().unwrap(), "--port", "0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut line = String::new();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut line).unwrap();
+    let url = line.split_whitespace().find(|w| w.starts_with("http://127.0.0.1:")).unwrap_or_else(|| panic!("no URL in {line:?}")).to_string();
+    Serve { child, url, _stdout: stdout }
+}
+
+/// `POST /api/<method>`: the body as JSON, `Ok` for 200 and `Err((status, body))` otherwise.
+fn post(s: &Serve, method: &str, params: &Value) -> Result<Value, (u16, Value)> {
+    match ureq::post(&format!("{}api/{method}", s.url)).set("Content-Type", "application/json").send_string(&params.to_string()) {
+        Ok(r) => Ok(r.into_json().unwrap()),
+        Err(ureq::Error::Status(code, r)) => Err((code, r.into_json().unwrap())),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The requests of the identity test: every method but `navigate` (whose effect differs by
+/// design: the editor opens a file, `serve` prints it), with typical and edge parameters.
+fn requests(ws: &Workspace) -> Vec<(&'static str, &'static str, Value)> {
+    let fixed = ws.source("fixed.py");
+    let file = fixed.to_str().unwrap();
+    // WorkerManager.__init__: 1-based `def` line, as the run records it.
+    let init = std::fs::read_to_string(&fixed).unwrap().lines().position(|l| l.contains("def __init__")).unwrap() + 1;
+    vec![
+        ("overview", "overview", json!({})),
+        ("overview", "overview-filtered", json!({ "hide_stdlib": true, "include": ["Worker"], "top": 3, "theme": "dark" })),
+        ("threads", "threads", json!({})),
+        ("detail", "detail-program", json!({ "artifact": "program" })),
+        ("detail", "detail-init", json!({ "artifact": format!("function:{file}:{init}:WorkerManager.__init__"), "histogram_columns": 24 })),
+        ("glyph", "glyph", json!({ "artifact": "program", "size": 64 })),
+        ("runs", "runs", json!({})),
+        ("filter", "filter", json!({})),
+        ("compare", "compare", json!({})),
+        ("compare", "compare-class", json!({ "level": "class", "hide_stdlib": true })),
+        ("documentArtifacts", "document-artifacts", json!({ "file": file, "glyph": { "size": 32 } })),
+        ("artifactAt", "artifact-at-init", json!({ "file": file, "line": init + 1, "character": 8 })),
+        ("artifactAt", "artifact-at-module", json!({ "file": file, "line": 0, "character": 0 })),
+    ]
+}
+
+fn lsp(ws: &Workspace) -> LspClient {
+    let mut c = LspClient::spawn(common::bin(), &ws.root);
+    c.initialize(&ws.root, json!({}));
+    c
+}
+
+#[test]
+fn serve_and_lsp_answer_the_same_json_for_every_method() {
+    let ws = Workspace::new();
+    let s = serve(&ws.root.join(".threadradar/runs"));
+    let mut c = lsp(&ws);
+    let mut covered: Vec<&str> = Vec::new();
+    for (method, snapshot, params) in requests(&ws) {
+        let over_http = post(&s, method, &params).unwrap_or_else(|e| panic!("{method} over HTTP: {e:?}"));
+        let over_lsp = c.call(&protocol::lsp_name(method), params.clone());
+        assert_eq!(over_http.to_string(), over_lsp.to_string(), "{method} {params} differs between serve and lsp");
+        expect_file![format!("fixtures/protocol/{snapshot}.json")].assert_eq(&ws.normalise(&over_lsp));
+        covered.push(method);
+    }
+    // Errors too: the same sentence and kind, as an HTTP status and as a JSON-RPC code.
+    for (method, params, code) in [
+        ("detail", json!({ "artifact": "function:nope.py:1:nope" }), protocol::ErrorCode::NotFound),
+        ("overview", json!({ "include": ["("] }), protocol::ErrorCode::InvalidParams),
+        ("compare", json!({ "level": "module" }), protocol::ErrorCode::InvalidParams),
+        ("filter", json!({ "exclude_threads": [999] }), protocol::ErrorCode::NotFound),
+        ("artifactAt", json!({ "line": 1 }), protocol::ErrorCode::InvalidParams),
+        ("noSuchMethod", json!({}), protocol::ErrorCode::UnknownMethod),
+    ] {
+        let (status, body) = post(&s, method, &params).unwrap_err();
+        let err = c.request(&protocol::lsp_name(method), params.clone()).unwrap_err();
+        assert_eq!(status, code.http_status(), "{method}: {body}");
+        assert_eq!(body["code"], code.as_str(), "{method}: {body}");
+        if code != protocol::ErrorCode::UnknownMethod {
+            // (an unknown LSP method is refused by the LSP framework itself)
+            assert_eq!(err["code"], code.jsonrpc_code(), "{method}: {err}");
+            assert_eq!(err["data"]["code"], code.as_str(), "{method}: {err}");
+            assert_eq!(err["message"], body["error"], "{method}");
+        }
+    }
+    // Every method but navigate went through both transports.
+    for (name, ..) in protocol::METHODS {
+        assert!(*name == "navigate" || covered.contains(name), "{name} is not exercised over both transports");
+    }
+    // Navigate: serve prints the request; the editor is asked to show the document.
+    assert_eq!(post(&s, "navigate", &json!({ "file": "/x/a.py", "line": 3 })).unwrap()["shown"], "/x/a.py:3");
+    let shown = c.call("threadRadar/navigate", json!({ "file": ws.source("fixed.py"), "line": 68 }));
+    assert_eq!(shown["shown"], format!("{}:68", ws.source("fixed.py").display()));
+    assert!(c.server_requests.iter().any(|r| r["method"] == "window/showDocument"), "the editor was asked to show the file");
+}
+
+#[test]
+fn filter_and_run_selection_change_what_both_transports_answer() {
+    let ws = Workspace::new();
+    let s = serve(&ws.root.join(".threadradar/runs"));
+    let mut c = lsp(&ws);
+    let threads = c.call("threadRadar/threads", json!({}));
+    let first = threads["threads"][0]["id"].as_u64().unwrap();
+    let before = c.call("threadRadar/overview", json!({}))["run"]["counted_samples"].as_u64().unwrap();
+    for (set, answer) in [
+        (post(&s, "filter", &json!({ "exclude_threads": [first] })).unwrap(), post(&s, "overview", &json!({})).unwrap()),
+        (c.call("threadRadar/filter", json!({ "exclude_threads": [first] })), c.call("threadRadar/overview", json!({}))),
+    ] {
+        assert_eq!(set["exclude_threads"], json!([first]));
+        assert_eq!(answer["run"]["excluded_threads"], json!([first]));
+        assert!(answer["run"]["counted_samples"].as_u64().unwrap() < before, "excluding a thread counts fewer samples");
+    }
+    // Selecting the older run: the same run becomes active over both.
+    let older = "20260101T000000Z-bug1-buggy.json";
+    let http = post(&s, "runs", &json!({ "select": older })).unwrap();
+    let lsp = c.call("threadRadar/runs", json!({ "select": older }));
+    for r in [&http, &lsp] {
+        assert!(r["active"].as_str().unwrap().ends_with(older), "{r}");
+        assert_eq!(r["exclude_threads"], json!([]), "a new run starts unfiltered");
+        assert_eq!(r["protocol"], protocol::VERSION);
+    }
+    let err = post(&s, "runs", &json!({ "select": "nope.json" })).unwrap_err();
+    assert_eq!(err.0, 404);
+}
+
+#[test]
+fn artifact_at_finds_the_innermost_profiled_function_and_class() {
+    let ws = Workspace::new();
+    let mut c = lsp(&ws);
+    let fixed = ws.source("fixed.py");
+    let text = std::fs::read_to_string(&fixed).unwrap();
+    c.open(&fixed, &text);
+    let at = |c: &mut LspClient, line: usize| {
+        let r = c.call("threadRadar/artifactAt", json!({ "uri": file_uri(&fixed), "line": line, "character": 4 }));
+        (r["function"]["qualname"].as_str().map(String::from), r["class"]["qualname"].as_str().map(String::from))
+    };
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle} not in fixed.py"));
+    let init = line_of("def __init__");
+    assert_eq!(at(&mut c, init), (Some("WorkerManager.__init__".into()), Some("WorkerManager".into())));
+    assert_eq!(at(&mut c, init + 2), (Some("WorkerManager.__init__".into()), Some("WorkerManager".into())));
+    // Edit above it: the server finds it on its new line, from the buffer, not the disk.
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": file_uri(&fixed), "version": 2 }, "contentChanges": [{ "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }, "text": "# one\n# two\n" }] }),
+    );
+    assert_eq!(at(&mut c, init + 2), (Some("WorkerManager.__init__".into()), Some("WorkerManager".into())));
+    assert_eq!(at(&mut c, 0).0, None, "a comment at the top is in no function");
+    // Past the end of the document: nothing, no error.
+    let r = c.call("threadRadar/artifactAt", json!({ "uri": file_uri(&fixed), "line": 100000, "character": 0 }));
+    assert_eq!(r, json!({ "function": null, "class": null }));
+}
+
+#[test]
+fn a_slow_document_does_not_hold_up_other_requests() {
+    // A 20 MB source file that the run names (recorded sha256 unknown, so the server must parse
+    // it to map the run's declarations) and a small one.
+    let ws = Workspace::new();
+    let big = ws.root.join("big.py");
+    let mut text = String::with_capacity(21 << 20);
+    let mut i = 0;
+    while text.len() < 20 << 20 {
+        text.push_str(&format!("def f{i}(a, b):\n    x = a + b * {i}\n    return [x for _ in range(3)]\n\n"));
+        i += 1;
+    }
+    std::fs::write(&big, &text).unwrap();
+    let runs = ws.root.join(".threadradar/runs");
+    let newest = runs.join("20260101T000001Z-bug1-fixed.json");
+    let mut run: Value = serde_json::from_str(&std::fs::read_to_string(&newest).unwrap()).unwrap();
+    // Point one recorded function at big.py, with no sha256: mapping it means parsing 20 MB.
+    let strings = run["strings"].as_array_mut().unwrap();
+    strings.push(json!(big.to_str().unwrap()));
+    let path_id = strings.len() - 1;
+    run["files"].as_array_mut().unwrap().push(json!({ "path": path_id, "sha256": null, "kind": "user" }));
+    let file_id = run["files"].as_array().unwrap().len() - 1;
+    run["functions"][0]["file"] = json!(file_id);
+    run["functions"][0]["line"] = json!(1);
+    std::fs::write(runs.join("20260101T000002Z-big.json"), run.to_string()).unwrap();
+
+    let mut c = lsp(&ws);
+    let small = ws.source("fixed.py");
+    c.open(&small, &std::fs::read_to_string(&small).unwrap());
+    c.call("threadRadar/runs", json!({})); // the newest run is loaded
+    let started = Instant::now();
+    let slow = 9001;
+    c.send(&json!({ "jsonrpc": "2.0", "id": slow, "method": "threadRadar/documentArtifacts", "params": { "file": big } }));
+    let hints = c.inlay_hints(&small);
+    let hints_took = started.elapsed();
+    assert!(!hints.is_empty(), "hints for the small file");
+    let answer = c.wait_for(Duration::from_secs(120), |m| m["id"] == slow).expect("the big document is answered too");
+    let slow_took = started.elapsed();
+    assert!(answer.get("result").is_some(), "{answer}");
+    // Ordering, not timing: the small file's hints came back while the big one was still mapped.
+    assert!(hints_took < slow_took, "hints answered after {hints_took:?}, the 20 MB document after {slow_took:?}");
+    eprintln!("inlay hints: {hints_took:?}; 20 MB documentArtifacts: {slow_took:?}");
+}
+
+#[test]
+fn generated_typescript_and_docs_are_current() {
+    let ts = protocol::typescript();
+    expect_file!["../editors/vscode/src/generated/protocol.ts"].assert_eq(&ts);
+    expect_file!["../web/protocol.d.ts"].assert_eq(&ts);
+    // docs/panels.md lists every method between its markers.
+    let doc_path = common::repo().join("docs/panels.md");
+    let doc = std::fs::read_to_string(&doc_path).unwrap();
+    let (start, end) = ("<!-- methods:start -->\n", "<!-- methods:end -->");
+    let (a, b) = (doc.find(start).expect("methods:start marker in docs/panels.md") + start.len(), doc.find(end).expect("methods:end marker"));
+    let table = protocol::methods_markdown();
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&doc_path, format!("{}{table}{}", &doc[..a], &doc[b..])).unwrap();
+    } else {
+        assert_eq!(&doc[a..b], table, "docs/panels.md's method table is stale: UPDATE_EXPECT=1 cargo test --test protocol");
+    }
+}
