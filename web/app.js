@@ -300,7 +300,7 @@
   // ---- comparison of two runs ----------------------------------------------------------------
   // Only where another run can be read: `serve` of a directory and the editor (both list ≥ 2 runs);
   // never in the static export. Figures come from the `compare` method (docs/compare.md).
-  const BLOCK = { low: "▂", medium: "▅", high: "█" };
+  // Cells carry their own text (`GlyphCell.text`, computed by the server): the page never spells a glyph.
   const compareState = { level: "function", view: "panels", detailWasOpen: false, seq: 0, runs: [] };
   function canCompare(runs) { return T.mode !== "static" && runs.length >= 2; }
   function glyphCells(glyph) {
@@ -309,11 +309,11 @@
     const cells = [];
     glyph.forEach((c, i) => {
       if (i) cells.push(" ");
-      cells.push(el("span", { class: colourClass(c.colour), text: (BLOCK[c.avg] || "?") + (BLOCK[c.sum] || "?") + "×" + c.threads }));
+      cells.push(el("span", { class: colourClass(c.colour), text: c.text }));
     });
     return cells;
   }
-  function radarText(glyph) { return glyph ? glyph.map((c) => (BLOCK[c.avg] || "?") + (BLOCK[c.sum] || "?") + "×" + c.threads).join(" ") : "—"; }
+  function radarText(glyph) { return glyph ? glyph.map((c) => c.text).join(" ") : "—"; }
   function side(x, f) { return x ? f(x) : "—"; }
 
   function fillCompareSelects(r) {
@@ -321,7 +321,7 @@
     compareState.runs = runs;
     const base = $("compare-base"), nw = $("compare-new");
     const paths = runs.map((x) => x.path);
-    const cur = runs.findIndex((x) => x.current);
+    const cur = runs.findIndex((x) => x.active);
     const wantNew = paths.includes(nw.value) ? nw.value : (runs[cur >= 0 ? cur : 0] || {}).path;
     const at = paths.indexOf(wantNew);
     // Runs are listed newest first: the default base is the run recorded before the new one.
@@ -367,11 +367,11 @@
     $("compare-sides").replaceChildren(sideLine("base", c.base), sideLine("new", c.new));
     const what = c.level === "class" ? "classes" : "functions";
     $("compare-counts").textContent = c.artifacts.length + " of " + c.listed + " " + what + "; " + c.only_in_base + " only in base (removed), " + c.only_in_new + " only in new (added)";
+    // The server's statements of what changed, each backed by a row below (at most ten here).
+    $("compare-changes").replaceChildren(...c.changes.slice(0, 10).map((ch) => el("li", { class: "change", text: ch.statement })));
     $("compare-table").tBodies[0].replaceChildren(...c.artifacts.map((a) => {
       const b = a.base, n = a.new;
-      const pp = a.crt_delta * 100;
-      const sign = pp > 0.05 ? "+" : pp < -0.05 ? "-" : "±";
-      const deltaClass = "delta num " + (pp > 0.05 ? "increase" : pp < -0.05 ? "decrease" : "same");
+      const deltaClass = "delta num " + a.trend;
       const file = a.status === "removed" ? a.file_base : (a.file_new || a.file_base);
       const line = a.status === "removed" ? a.line_base : (a.line_new != null ? a.line_new : a.line_base);
       const moved = a.file_base && a.file_new && (a.file_base !== a.file_new || a.line_base !== a.line_new);
@@ -379,7 +379,7 @@
       const titles = [a.file_base, a.file_new].filter((x, i, xs) => x && xs.indexOf(x) === i).join(" → ");
       const row = el("tr", { class: "cmp-row " + a.status, "data-status": a.status, "data-qualname": a.qualname, title: "Open " + (file || "") + (line ? ":" + line : "") },
         el("td", { class: "num", text: side(b, (x) => pct(x.crt)) + " → " + side(n, (x) => pct(x.crt)) }),
-        el("td", { class: deltaClass, text: sign + Math.abs(pp).toFixed(1) + "pp" }),
+        el("td", { class: deltaClass, text: a.crt_delta_text, title: a.statements.join("\n") }),
         el("td", { class: "num cmp-threads", text: side(b, (x) => String(x.threads)) + " → " + side(n, (x) => String(x.threads)) }),
         el("td", { class: "radar-text", title: radarText(b && b.glyph) + " → " + radarText(n && n.glyph) }, ...glyphCells(b && b.glyph), " → ", ...glyphCells(n && n.glyph)),
         el("td", { class: "cmp-name name", text: a.qualname }),
@@ -406,7 +406,7 @@
       const sel = $("runs");
       $("view-tabs").hidden = !canCompare(r.runs || []);
       if (!r.runs || r.runs.length < 2) { sel.hidden = true; return; }
-      sel.replaceChildren(...r.runs.map((x) => el("option", { value: x.path, text: x.name, selected: x.current })));
+      sel.replaceChildren(...r.runs.map((x) => el("option", { value: x.path, text: x.name, selected: x.active })));
       sel.hidden = false;
     } catch (e) { /* optional */ }
   }

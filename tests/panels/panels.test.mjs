@@ -313,12 +313,15 @@ describe("comparing two runs of a directory (Bug 1 buggy → fixed)", () => {
     assert.match(cells[2], /^(\d+) → 1$/, "threads: " + cells[2]);
     assert.ok(Number(cells[2].split(" ")[0]) > 1, "threads: " + cells[2]);
     assert.match(cells[0], /^\d+\.\d% → \d+\.\d%$/, "crt: " + cells[0]);
-    assert.match(cells[1], /^[-+±]\d+\.\dpp$/, "Δ: " + cells[1]);
+    assert.match(cells[1], /^([-+]\d+\.\d|0\.0)pp$/, "Δ: " + cells[1]);
     assert.match(cells[3], /^[▂▅█]{2}×\d+( [▂▅█]{2}×\d+)* → [▂▅█]{2}×1$/, "radar: " + cells[3]);
     assert.equal(cells[4], "WorkerManager.__init__");
     assert.match(cells[5], /^buggy\.py:\d+ → fixed\.py:\d+$/, "where: " + cells[5]);
     const delta = await page.getAttribute(row("WorkerManager.__init__") + " td.delta", "class");
     assert.match(delta, /\b(increase|decrease|same)\b/);
+    // The server's words for the fix, shown as text above the table.
+    const changes = await page.$$eval("#compare-changes li", (els) => els.map((e) => e.textContent));
+    assert.ok(changes.some((c) => /^WorkerManager\.__init__: run by \d+ threads → 1$/.test(c)), "changes: " + JSON.stringify(changes));
     const colours = await page.$$eval("#compare-table td.delta.increase, #compare-table td.delta.decrease", (els) => [...new Set(els.map((e) => getComputedStyle(e).color))]);
     assert.ok(colours.length >= 1 && !colours.includes("rgb(34, 34, 34)"), "coloured deltas: " + colours);
     await page.screenshot({ path: path.join(out, "compare.png"), fullPage: true });
