@@ -258,7 +258,7 @@ export type ArtifactEntry = { key: ArtifactKey,
 /**
  * `function`, `class`, `file` or `program`.
  */
-kind: string, name: string, qualname: string, file: string, line: number, file_kind: FileKind, 
+kind: "function" | "class" | "file" | "program", name: string, qualname: string, file: string, line: number, file_kind: FileKind, 
 /**
  * `crt(a)` (Eq. 5); 1 for the program.
  */
@@ -279,7 +279,11 @@ export type ClusterInfo = { index: number, colour: ClusterColour, threads: Array
 /**
  * Average and sum of `crt(a, th)` (`crt(th)` for the program) over the members.
  */
-avg: number, sum: number, avg_level: RadarLevel, sum_level: RadarLevel, thread_types: number, };
+avg: number, sum: number, avg_level: RadarLevel, sum_level: RadarLevel, thread_types: number, 
+/**
+ * The cluster as a text-glyph cell (with its characters), for text clients.
+ */
+cell: GlyphCell, };
 
 /**
  * One thread in the threads tab.
@@ -595,6 +599,11 @@ clusters: number, glyph: Array<GlyphCell>, };
  * Whether an artifact was executed in both runs or in one.
  */
 export type DeltaStatus = "changed" | "added" | "removed";
+
+/**
+ * The direction of a change of `crt(a)`.
+ */
+export type Trend = "increase" | "decrease" | "same";
 
 /**
  * One artifact of a comparison. Deltas are new − base, with an absent side counting as 0.

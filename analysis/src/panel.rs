@@ -28,7 +28,7 @@ use crate::analysis::Analysis;
 use crate::artifact::{Artifact, ArtifactId, ArtifactKind};
 use crate::error::AnalysisError;
 use crate::filter::FilterSpec;
-use crate::glyph::{self, ClusterColour, Palette, RadarLevel, RadarSpec, SvgOptions, Theme};
+use crate::glyph::{self, ClusterColour, GlyphCell, Palette, RadarLevel, RadarSpec, SvgOptions, Theme};
 use crate::histogram::{self, HistogramBin, HistogramPoint};
 use crate::metrics::ratio;
 use crate::threads::{CountedStates, ThreadFilter};
@@ -195,6 +195,7 @@ pub struct PaletteView {
 pub struct ArtifactEntry {
     pub key: ArtifactKey,
     /// `function`, `class`, `file` or `program`.
+    #[ts(type = "\"function\" | \"class\" | \"file\" | \"program\"")]
     pub kind: &'static str,
     pub name: String,
     pub qualname: String,
@@ -226,6 +227,8 @@ pub struct ClusterInfo {
     pub avg_level: RadarLevel,
     pub sum_level: RadarLevel,
     pub thread_types: usize,
+    /// The cluster as a text-glyph cell (with its characters), for text clients.
+    pub cell: GlyphCell,
 }
 
 /// One thread in the threads tab.
@@ -580,6 +583,7 @@ fn cluster_infos(run: &Run, clusters: &[ClusterView]) -> Vec<ClusterInfo> {
             avg_level: c.avg_level,
             sum_level: c.sum_level,
             thread_types: type_count(run, &c.threads),
+            cell: GlyphCell { colour: ClusterColour::of(i, n), threads: c.threads.len(), avg: c.avg_level, sum: c.sum_level },
         })
         .collect()
 }

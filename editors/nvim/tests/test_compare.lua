@@ -54,15 +54,15 @@ H.run("compare", function()
   local compare = require("threadradar.compare")
   H.setup()
   local side = function(crt, threads, seconds)
-    return { crt = crt, seconds = seconds, threads = threads, glyph = { { colour = "low", threads = threads, avg = "low", sum = "high" } } }
+    return { crt = crt, seconds = seconds, threads = threads, glyph = { { colour = "low", threads = threads, avg = "low", sum = "high", text = "▂█×" .. threads } } }
   end
   local fake = {
     level = "function",
     artifacts = {
-      { kind = "function", qualname = "A.f", file_base = "/p/old.py", file_new = "/p/new.py", line_base = 10, line_new = 12, file_kind = "user", base = side(0.5, 10, 1.0), new = side(0.25, 1, 0.1), crt_delta = -0.25, threads_delta = -9, status = "changed" },
-      { kind = "function", qualname = "g", file_base = vim.NIL, file_new = "/p/new.py", line_base = vim.NIL, line_new = 30, file_kind = "user", base = vim.NIL, new = side(0.124, 1, 0.05), crt_delta = 0.124, threads_delta = 1, status = "added" },
-      { kind = "function", qualname = "h", file_base = "/p/old.py", line_base = 40, file_kind = "user", base = side(0.01, 2, 0.01), crt_delta = -0.01, threads_delta = -2, status = "removed" },
-      { kind = "function", qualname = "same", file_base = "/q/a.py", file_new = "/q/a.py", line_base = 5, line_new = 5, file_kind = "user", base = side(0.1, 3, 0.2), new = side(0.1002, 3, 0.1), crt_delta = 0.0002, threads_delta = 0, status = "changed" },
+      { kind = "function", qualname = "A.f", file_base = "/p/old.py", file_new = "/p/new.py", line_base = 10, line_new = 12, file_kind = "user", base = side(0.5, 10, 1.0), new = side(0.25, 1, 0.1), crt_delta = -0.25, crt_delta_text = "-25.0pp", trend = "decrease", threads_delta = -9, status = "changed" },
+      { kind = "function", qualname = "g", file_base = vim.NIL, file_new = "/p/new.py", line_base = vim.NIL, line_new = 30, file_kind = "user", base = vim.NIL, new = side(0.124, 1, 0.05), crt_delta = 0.124, crt_delta_text = "+12.4pp", trend = "increase", threads_delta = 1, status = "added" },
+      { kind = "function", qualname = "h", file_base = "/p/old.py", line_base = 40, file_kind = "user", base = side(0.01, 2, 0.01), crt_delta = -0.01, crt_delta_text = "-1.0pp", trend = "decrease", threads_delta = -2, status = "removed" },
+      { kind = "function", qualname = "same", file_base = "/q/a.py", file_new = "/q/a.py", line_base = 5, line_new = 5, file_kind = "user", base = side(0.1, 3, 0.2), new = side(0.1002, 3, 0.1), crt_delta = 0.0002, crt_delta_text = "0.0pp", trend = "same", threads_delta = 0, status = "changed" },
     },
   }
   local r = compare.rows(fake)

@@ -5,7 +5,7 @@
 // Names and paths come from the profiled program, so they reach the Markdown tooltips escaped
 // (`escapeMarkdown`): a function named `[x](command:…)` or `<img …>` shows as text.
 
-import type { CompareArtifact, CompareFigures, CompareLevel, CompareParams, CompareResult, CompareRun, GlyphCell, Level, RunEntry, RunsResult } from "./protocol";
+import type { CompareArtifact, CompareFigures, CompareLevel, CompareParams, CompareResult, CompareRun, GlyphCell, RunEntry, RunsResult } from "./protocol";
 import { formatCommand } from "./record";
 
 /** The view lists at most this many artifacts (the header says how many there are). */
@@ -22,24 +22,14 @@ export function compareParams(runs: { base?: string; new?: string }, level: Comp
   return p;
 }
 
-/** `+12.4 pp` from a difference of shares (0.124); `0.0 pp` when it rounds to nothing. */
-export function ppDelta(delta: number): string {
-  if (!Number.isFinite(delta)) return "–";
-  const tenths = Math.round(delta * 1000);
-  if (tenths === 0) return "0.0 pp";
-  return `${tenths > 0 ? "+" : "-"}${(Math.abs(tenths) / 10).toFixed(1)} pp`;
-}
-
 function pct(share: number): string {
   return `${(share * 100).toFixed(1)} %`;
 }
 
-const LEVEL_CHAR: Record<Level, string> = { low: "▂", medium: "▅", high: "█" };
-
-/** The radar as text, as `threadradar compare` prints it: per cluster, average and sum level, ×threads (`▂█×6 ██×1`). */
+/** The radar as text, each cell as the server spells it (`▂█×6 ██×1`). */
 export function radarText(glyph: readonly GlyphCell[]): string {
   if (glyph.length === 0) return "—";
-  return glyph.map((c) => `${LEVEL_CHAR[c.avg] ?? "?"}${LEVEL_CHAR[c.sum] ?? "?"}×${c.threads}`).join(" ");
+  return glyph.map((c) => c.text).join(" ");
 }
 
 /** Backslash-escapes every ASCII punctuation character (CommonMark) and flattens line breaks: the text shows as itself. */
@@ -54,7 +44,7 @@ function baseName(p: string): string {
 
 /** A run's name as the Runs view shows it: the file name without `.json`. */
 export function runName(run: Pick<CompareRun, "path"> | string): string {
-  const name = baseName(typeof run === "string" ? run : run.path);
+  const name = baseName(typeof run === "string" ? run : (run.path ?? "?"));
   return name.endsWith(".json") ? name.slice(0, -5) : name;
 }
 
@@ -94,6 +84,7 @@ const levelWords: Record<CompareResult["level"], [string, string]> = {
   function: ["function", "functions"],
   class: ["class", "classes"],
   file: ["file", "files"],
+  program: ["program", "programs"],
 };
 
 function runLine(side: string, r: CompareRun): string {
@@ -152,7 +143,7 @@ function tooltipOf(a: CompareArtifact): string {
   const lines = [
     `**${escapeMarkdown(a.qualname)}** (${escapeMarkdown(a.kind)})${status}`,
     "",
-    row("crt", (f) => f.crt, pct, ` (${ppDelta(a.crt_delta)})`),
+    row("crt", (f) => f.crt, pct, ` (${a.crt_delta_text})`),
     row("seconds", (f) => f.seconds, (v) => `${v.toFixed(2)} s`),
     row("threads", (f) => f.threads, (v) => String(v)),
     `- radar: ${a.base === null ? "—" : radarText(a.base.glyph)} → ${a.new === null ? "—" : radarText(a.new.glyph)}`,
@@ -186,7 +177,7 @@ export function compareItems(result: CompareResult): CompareItem[] {
         id: `${a.kind}:${a.qualname}:${a.file_base ?? ""}:${a.line_base ?? ""}:${a.file_new ?? ""}:${a.line_new ?? ""}`,
         label: labelOf(a),
         qualname: a.qualname,
-        description: a.status === "changed" ? `${ppDelta(a.crt_delta)} · ${threadsText(a)}` : a.status,
+        description: a.status === "changed" ? `${a.crt_delta_text} · ${threadsText(a)}` : a.status,
         tooltip: tooltipOf(a),
         icon,
         colour,

@@ -7,10 +7,9 @@ import * as vscode from "vscode";
 import { ServerConnection, config, currentServerSettings } from "./client";
 import { GlyphDecorations } from "./decorations";
 import { Panels, openLocation } from "./panels";
-import { enclosingArtifact } from "./placement";
 import { compareParams, runPicks } from "./compare";
 import { Commands, Requests, ServerCommands, errorSentence, isMethodNotFound } from "./protocol";
-import type { CompareResult, DocumentArtifact, DocumentArtifactsResult, RecordingInfo, RecordParams, RunsResult, ThreadsResult } from "./protocol";
+import type { ArtifactAtResult, CompareResult, RecordingInfo, RecordParams, RunsResult, ThreadsResult } from "./protocol";
 import { recordChoices, splitCommandLine } from "./record";
 import { needsRestart, recordCommand } from "./settings";
 import { RunStatus } from "./statusBar";
@@ -176,7 +175,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const shown = comparisonView.current;
     if (shown === undefined) return;
     try {
-      await compare({ base: shown.base.path, new: shown.new.path });
+      await compare({ base: shown.base.path ?? undefined, new: shown.new.path ?? undefined });
     } catch (e) {
       // The view still shows the other level (e.g. a run of it was deleted): say so, keep the switch in step.
       compareLevel = previous;
@@ -189,22 +188,6 @@ export function activate(context: vscode.ExtensionContext): void {
     if (exclude.length === 0) await server.executeCommand(ServerCommands.clearThreadFilter);
     else await server.executeCommand(ServerCommands.setThreadFilter, { exclude });
     refresh(0);
-  };
-
-  const documentArtifacts = async (doc: vscode.TextDocument): Promise<Pick<DocumentArtifact, "key" | "line">[]> => {
-    try {
-      const r = (await server.sendRequest(Requests.documentArtifacts, { uri: doc.uri.toString() })) as DocumentArtifactsResult;
-      return r.artifacts;
-    } catch (e) {
-      if (!isMethodNotFound(e)) throw e;
-      // An older server: the inlay hints carry the same keys on the same lines.
-      const end = doc.lineAt(doc.lineCount - 1).range.end;
-      const hints = (await server.sendRequest("textDocument/inlayHint", {
-        textDocument: { uri: doc.uri.toString() },
-        range: { start: { line: 0, character: 0 }, end: { line: end.line, character: end.character } },
-      })) as { position: { line: number }; data?: { artifact?: unknown } }[] | null;
-      return (hints ?? []).flatMap((h) => (typeof h.data?.artifact === "string" ? [{ key: h.data.artifact, line: h.position.line }] : []));
-    }
   };
 
   const pickRun = async (): Promise<void> => {
@@ -253,10 +236,18 @@ export function activate(context: vscode.ExtensionContext): void {
       void vscode.window.showInformationMessage("Put the cursor inside a profiled function or class of a Python file first.");
       return;
     }
-    const artifacts = await documentArtifacts(editor.document);
-    const lines = Array.from({ length: editor.document.lineCount }, (_, i) => editor.document.lineAt(i).text);
-    const hit = enclosingArtifact(artifacts, lines, editor.selection.active.line);
-    if (hit === undefined) {
+    // The server finds the innermost profiled function (else class) around the cursor with
+    // tree-sitter on the buffer as it is now.
+    const pos = editor.selection.active;
+    let at: ArtifactAtResult | undefined;
+    try {
+      at = (await server.sendRequest(Requests.artifactAt, { uri: editor.document.uri.toString(), line: pos.line, character: pos.character })) as ArtifactAtResult;
+    } catch (e) {
+      void vscode.window.showErrorMessage(`ThreadRadar: ${errorSentence(e)}`);
+      return;
+    }
+    const hit = at.function ?? at.class;
+    if (hit === null) {
       void vscode.window.showInformationMessage("The cursor is not inside a function or class that the current run profiled.");
       return;
     }

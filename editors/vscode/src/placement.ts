@@ -2,7 +2,8 @@
 // each profiled declaration's header line, two editor lines high (the paper's placement), grouped
 // by identical SVG so the number of decoration types stays bounded. Pure: no `vscode` import.
 
-import type { DocumentArtifact, DocumentArtifactsResult, GlyphTheme } from "./protocol";
+import type { DocumentArtifactsResult, GlyphTheme } from "./protocol";
+import type { ArtifactKind } from "./generated/protocol";
 
 /** VS Code's theme kinds (`vscode.ColorThemeKind`: Light = 1, Dark = 2, HighContrast = 3, HighContrastLight = 4). */
 export type ThemeKind = 1 | 2 | 3 | 4;
@@ -95,7 +96,7 @@ export function svgDataUri(svg: string): string {
 export interface GlyphPlacement {
   key: string;
   qualname: string;
-  kind: "function" | "class";
+  kind: ArtifactKind;
   /** 0-based line of the declaration header. */
   line: number;
   /** Start and end (UTF-16 columns) of the header line's text; the glyph goes after the end. */
@@ -151,35 +152,4 @@ export function attachmentStyle(width: number, height: number): { width: string;
     margin: "0 0 0 1.5em",
     textDecoration: "none; vertical-align: top; position: relative; z-index: 1; pointer-events: none",
   };
-}
-
-function indentation(line: string): number {
-  const m = /^[ \t]*/.exec(line);
-  return m ? m[0].replace(/\t/g, "        ").length : 0;
-}
-
-/**
- * The innermost profiled declaration whose body contains the 0-based `cursorLine` (its header line
- * included): a declaration's block ends at the first later line of code indented no deeper than its
- * header (a line that closes a bracket of a multi-line header does not end it).
- */
-export function enclosingArtifact<T extends Pick<DocumentArtifact, "line">>(artifacts: readonly T[], lines: readonly string[], cursorLine: number): T | undefined {
-  let best: T | undefined;
-  for (const a of artifacts) {
-    if (a.line > cursorLine || a.line < 0 || a.line >= lines.length) continue;
-    if (best !== undefined && best.line >= a.line) continue;
-    const indent = indentation(lines[a.line] ?? "");
-    let inside = true;
-    for (let i = a.line + 1; i <= cursorLine && i < lines.length; i++) {
-      const text = lines[i] ?? "";
-      const code = text.trim();
-      if (code === "" || code.startsWith("#")) continue;
-      if (indentation(text) <= indent && !/^[)\]}]/.test(code)) {
-        inside = false;
-        break;
-      }
-    }
-    if (inside) best = a;
-  }
-  return best;
 }

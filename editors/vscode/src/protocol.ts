@@ -1,17 +1,21 @@
-// The language server's protocol as this extension uses it (docs/lsp.md): method, notification
-// and command names, and the shapes of the answers it reads. No `vscode` import: the unit and
-// integration tests load this file in plain Node.
+// The language server's protocol as this extension uses it (docs/lsp.md, docs/panels.md): method,
+// notification and command names; the request and answer types come from the generated
+// `generated/protocol.ts`. No `vscode` import: the unit and integration tests load this file in
+// plain Node.
 
-/** Custom requests (client → server). */
+/** Custom requests (client → server): `threadRadar/<method>` for every protocol method. */
 export const Requests = {
   overview: "threadRadar/overview",
   detail: "threadRadar/detail",
   glyph: "threadRadar/glyph",
   threads: "threadRadar/threads",
   runs: "threadRadar/runs",
+  filter: "threadRadar/filter",
   documentArtifacts: "threadRadar/documentArtifacts",
+  artifactAt: "threadRadar/artifactAt",
   compare: "threadRadar/compare",
-} as const;
+  navigate: "threadRadar/navigate",
+} as const satisfies Record<keyof P.MethodTypes, `threadRadar/${keyof P.MethodTypes}`>;
 
 /** Custom notifications (server → client). */
 export const Notifications = {
@@ -61,166 +65,39 @@ export const Commands = {
   compareOpen: "threadradar.comparison.open",
 } as const;
 
-export type ArtifactKey = string;
+// Every request's parameters and answer are generated from the server's Rust types
+// (`src/generated/protocol.ts`, kept current by the server's tests): no shape is written here twice.
+import type * as P from "./generated/protocol";
+export type { GlyphCell, ProtocolError, ErrorCode, Trend, Change } from "./generated/protocol";
+
+export type ArtifactKey = P.ArtifactKey;
 export type ThreadId = number;
-export type Level = "low" | "medium" | "high";
-export type Colour = "low" | "middle" | "high";
+/** A radar level: the three-level scale of a cluster's average or sum. */
+export type Level = P.RadarLevel;
+export type Colour = P.ClusterColour;
 
-export interface RunEntry {
-  path: string;
-  name: string;
-  folder: string;
-  modified_unix_ms: number;
-  size: number;
-  active: boolean;
-}
-
-/** `summary` of the active run (server addition E; absent from older servers). */
-export interface RunSummary {
-  name: string;
-  samples: number;
-  threads: number;
-  processes: number;
-  duration_s: number;
-  command: string;
-  start_unix_ms: number;
-  python_version: string;
-}
-
-export interface RunsResult {
-  active: string | null;
-  pinned: boolean;
-  runs: RunEntry[];
-  exclude_threads: ThreadId[];
-  summary?: RunSummary | null;
-}
-
-export interface Cluster {
-  index: number;
-  colour: Colour;
-  avg: number;
-  sum: number;
-  avg_level: Level;
-  sum_level: Level;
-  thread_types: number;
-  threads: ThreadId[];
-}
-
+export type RunEntry = P.RunItem;
+export type RunSummary = P.RunSummary;
+export type RunsResult = P.RunsResult;
+export type Cluster = P.ClusterInfo;
 /** An entry of the overview's `functions` and `classes`. */
-export interface OverviewEntry {
-  key: ArtifactKey;
-  kind: "function" | "class";
-  name: string;
-  qualname: string;
-  file: string;
-  line: number;
-  file_kind: string;
-  crt: number;
-  self_crt: number;
-  seconds: number;
-  samples: number;
-  threads: number;
-  thread_types: number;
-  clusters: Cluster[];
-  glyph_svg: string;
-}
-
-export interface OverviewResult {
-  functions: OverviewEntry[];
-  classes: OverviewEntry[];
-  listed_functions: number;
-  listed_classes: number;
-  files: string[];
-  note: string | null;
-}
-
-export interface OverviewParams {
-  exclude_threads?: ThreadId[];
-  states?: "computing" | "computing+gil" | "all";
-  include?: string[];
-  exclude?: string[];
-  hide_stdlib?: boolean;
-  hide_third_party?: boolean;
-  only_file?: string | null;
-  top?: number;
-  theme?: "light" | "dark";
-  glyph_size?: number;
-}
-
-export interface ThreadInfo {
-  id: ThreadId;
-  name: string;
-  type: string;
-  crt: number | null;
-  samples: number;
-  seconds: number;
-  excluded: boolean;
-  is_main: boolean;
-  file: string | null;
-  line: number;
-  cluster: number | null;
-  colour: Colour | null;
-}
-
-export interface ThreadsResult {
-  threads: ThreadInfo[];
-  types: { name: string; threads: ThreadId[] }[];
-  counted_samples: number;
-}
-
-export interface FilterResult {
+export type OverviewEntry = P.ArtifactEntry;
+export type OverviewResult = P.OverviewResponse;
+export type OverviewParams = Partial<P.OverviewRequest>;
+export type ThreadInfo = P.ThreadEntry;
+export type ThreadsResult = P.ThreadsResponse;
+/** The answer of the `threadradar.setThreadFilter` command (not a protocol method). */
+export interface SetThreadFilterResult {
   excluded: { id: ThreadId; name: string }[];
 }
-
-export type GlyphTheme = "light" | "dark";
-
-/** `threadRadar/documentArtifacts` (server addition A). */
-export interface DocumentArtifactsParams {
-  uri: string;
-  glyph?: { theme?: GlyphTheme; size?: number };
-}
-
-export interface DocumentArtifactCell {
-  colour: Colour;
-  threads: number;
-  avg: Level;
-  sum: Level;
-  text: string;
-}
-
-export interface DocumentArtifact {
-  key: ArtifactKey;
-  kind: "function" | "class";
-  name: string;
-  qualname: string;
-  /** 0-based line in the current text. */
-  line: number;
-  /** UTF-16 column where the line's text starts. */
-  character: number;
-  /** UTF-16 column of the line's end. */
-  end_character: number;
-  /** 1-based line in the run. */
-  recorded_line: number;
-  crt: number;
-  self_crt: number;
-  seconds: number;
-  samples: number;
-  threads: number;
-  thread_types: number;
-  cells: DocumentArtifactCell[];
-  text: string;
-  label: string;
-  glyph_svg?: string;
-}
-
-export interface DocumentArtifactsResult {
-  run: string | null;
-  generation: number;
-  exclude_threads: ThreadId[];
-  stale: number;
-  file: { key: ArtifactKey; crt: number; seconds: number } | null;
-  artifacts: DocumentArtifact[];
-}
+export type GlyphTheme = P.Theme;
+export type DocumentArtifactsParams = Partial<P.DocumentArtifactsParams>;
+export type DocumentArtifactCell = P.GlyphCell;
+export type DocumentArtifact = P.DocumentArtifact;
+export type DocumentArtifactsResult = P.DocumentArtifactsResult;
+export type ArtifactAtParams = P.ArtifactAtParams;
+export type ArtifactAtResult = P.ArtifactAtResult;
+export type FilterResult = P.FilterResult;
 
 /** A recording started with `threadradar.record`, as `threadRadar/changed` reports it. */
 export interface RecordingInfo {
@@ -259,78 +136,14 @@ export interface RecordResult {
   cwd: string;
 }
 
-export type CompareLevel = "function" | "class" | "file";
-
-/** `threadRadar/compare`'s params. */
-export interface CompareParams {
-  base?: string;
-  new?: string;
-  level?: CompareLevel;
-  top?: number;
-  include?: string[];
-  exclude?: string[];
-  hide_stdlib?: boolean;
-  hide_third_party?: boolean;
-}
-
-export interface GlyphCell {
-  colour: Colour;
-  threads: number;
-  avg: Level;
-  sum: Level;
-}
-
+export type CompareLevel = P.Level;
+export type CompareParams = Partial<P.CompareParams>;
 /** One run of a comparison (docs/compare.md, `compare --json`). */
-export interface CompareRun {
-  path: string;
-  command: string[];
-  duration_s: number;
-  sample_count: number;
-  thread_count: number;
-  states: string;
-  time_source: string;
-  seconds: number;
-  counted_samples: number;
-  program: { threads: number; thread_types: number; clusters: number; glyph: GlyphCell[] };
-}
-
+export type CompareRun = P.SideSummary;
 /** One side of a compared artifact. */
-export interface CompareFigures {
-  crt: number;
-  self_crt: number;
-  seconds: number;
-  samples: number;
-  threads: number;
-  thread_types: number;
-  clusters: number;
-  glyph: GlyphCell[];
-}
-
-export interface CompareArtifact {
-  kind: "function" | "class" | "file";
-  qualname: string;
-  file_base: string | null;
-  file_new: string | null;
-  line_base: number | null;
-  line_new: number | null;
-  file_kind: string;
-  base: CompareFigures | null;
-  new: CompareFigures | null;
-  crt_delta: number;
-  seconds_delta: number;
-  threads_delta: number;
-  status: "changed" | "added" | "removed";
-}
-
-export interface CompareResult {
-  level: CompareLevel;
-  base: CompareRun;
-  new: CompareRun;
-  artifacts: CompareArtifact[];
-  listed: number;
-  only_in_base: number;
-  only_in_new: number;
-}
+export type CompareFigures = P.SideFigures;
+export type CompareArtifact = P.ArtifactDelta;
+export type CompareResult = P.Comparison;
 
 export type OpenPanelParams =
   | { panel: "overview"; file: string | null }

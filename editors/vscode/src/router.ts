@@ -1,13 +1,12 @@
 // Routes the panels' messages (web/transport.js, "vscode" transport) to the language server.
 //
 // The page posts `{id, method, params}` and waits for `{id, result}` or `{id, error}`; navigation is
-// `{method: "navigate", params: {file, line}}` without an id. The panel methods go to the server's
-// `threadRadar/<method>` requests (`compare` too, its params unchanged); `filter` and `runs`, which `threadradar serve` answers itself,
-// become the server's thread-filter and run commands, answered in the shape the page knows from
-// `serve`. Pure: the caller supplies the connection, so tests run it against the real server.
+// `{method: "navigate", params: {file, line}}` without an id. Every protocol method goes unchanged to
+// the server's `threadRadar/<method>`: the page gets exactly what `threadradar serve` would answer
+// (one protocol, one dispatcher in the server). Pure: the caller supplies the connection, so tests
+// run it against the real server.
 
-import { Requests, ServerCommands, errorSentence } from "./protocol";
-import type { FilterResult, RunsResult, ThreadId } from "./protocol";
+import { Requests, errorSentence } from "./protocol";
 
 /** What the router needs from the language client. */
 export interface ServerPort {
@@ -31,39 +30,10 @@ export interface WebviewRequest {
 
 export type WebviewAnswer = { id: number; result: unknown } | { id: number; error: string };
 
-/** The answer of `runs` in the shape `threadradar serve` gives the page. */
-export interface ServeRuns {
-  runs: { path: string; name: string; current: boolean }[];
-  current: string | null;
-}
-
-const PANEL_METHODS: Record<string, string> = {
-  overview: Requests.overview,
-  detail: Requests.detail,
-  glyph: Requests.glyph,
-  threads: Requests.threads,
-  compare: Requests.compare,
-};
+const PANEL_METHODS: Record<string, string> = Requests;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function threadIds(v: unknown): ThreadId[] | undefined {
-  if (!Array.isArray(v)) return undefined;
-  const ids: ThreadId[] = [];
-  for (const x of v) {
-    if (typeof x !== "number" || !Number.isInteger(x) || x < 0) return undefined;
-    ids.push(x);
-  }
-  return ids;
-}
-
-export function toServeRuns(r: RunsResult): ServeRuns {
-  return {
-    runs: r.runs.map((x) => ({ path: x.path, name: x.name, current: x.path === r.active })),
-    current: r.active,
-  };
 }
 
 /** The navigation target of a `navigate` message, or undefined when it is malformed. */
@@ -74,35 +44,13 @@ export function navigationTarget(params: unknown): { file: string; line: number 
 }
 
 async function answer(host: RouterHost, req: WebviewRequest): Promise<unknown> {
-  const p = req.params;
-  const request = PANEL_METHODS[req.method];
-  if (request !== undefined) return host.sendRequest(request, p);
-  switch (req.method) {
-    case "filter": {
-      if (p.exclude_threads === undefined || p.exclude_threads === null) {
-        const runs = (await host.sendRequest(Requests.runs, {})) as RunsResult;
-        return { exclude_threads: runs.exclude_threads };
-      }
-      const ids = threadIds(p.exclude_threads);
-      if (ids === undefined) throw new Error("exclude_threads must be a list of thread ids");
-      const r = (ids.length === 0
-        ? await host.executeCommand(ServerCommands.clearThreadFilter)
-        : await host.executeCommand(ServerCommands.setThreadFilter, { exclude: ids })) as FilterResult;
-      host.changed?.("filter");
-      return { exclude_threads: r.excluded.map((t) => t.id).sort((a, b) => a - b) };
-    }
-    case "runs": {
-      if (p.select === undefined || p.select === null) {
-        return toServeRuns((await host.sendRequest(Requests.runs, {})) as RunsResult);
-      }
-      if (typeof p.select !== "string" || p.select === "") throw new Error("select must be the path of a run");
-      const r = (await host.executeCommand(ServerCommands.selectRun, { run: p.select })) as RunsResult;
-      host.changed?.("run");
-      return toServeRuns(r);
-    }
-    default:
-      throw new Error(`the panels have no method ${JSON.stringify(req.method)}`);
-  }
+  const request = req.method === "navigate" ? undefined : PANEL_METHODS[req.method];
+  if (request === undefined) throw new Error(`the panels have no method ${JSON.stringify(req.method)}`);
+  const result = await host.sendRequest(request, req.params);
+  // Views outside the page (decorations, trees, status bar) follow what the page changed.
+  if (req.method === "filter" && req.params.exclude_threads !== undefined && req.params.exclude_threads !== null) host.changed?.("filter");
+  if (req.method === "runs" && req.params.select !== undefined && req.params.select !== null) host.changed?.("run");
+  return result;
 }
 
 /**

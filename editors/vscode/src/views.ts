@@ -105,7 +105,7 @@ export interface HotItem {
   label: string;
   description: string;
   tooltip: string;
-  kind: "function" | "class";
+  kind: OverviewEntry["kind"];
 }
 
 export function hotItems(entries: readonly OverviewEntry[], top: number): HotItem[] {

@@ -285,6 +285,7 @@ pub fn typescript() -> String {
         a::compare::ProgramFigures,
         a::SideFigures,
         a::DeltaStatus,
+        a::Trend,
         a::ArtifactDelta,
         a::compare::Change,
         // documents

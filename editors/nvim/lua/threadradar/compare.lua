@@ -37,17 +37,9 @@ local function hide_stdlib()
   return state.hide_stdlib
 end
 
---- The text cells of a side's glyph ({colour, threads, avg, sum} per cluster).
+--- The text cells of a side's glyph, as the server spells them.
 function M.cells(glyph)
-  local cells = {}
-  for _, g in ipairs(null(glyph) or {}) do
-    table.insert(cells, {
-      colour = g.colour,
-      threads = g.threads,
-      text = (util.blocks[g.avg] or "?") .. (util.blocks[g.sum] or "?") .. "×" .. tostring(g.threads),
-    })
-  end
-  return cells
+  return null(glyph) or {}
 end
 
 local function radar_chunks(cells, width)
@@ -64,14 +56,11 @@ local function radar_chunks(cells, width)
   return chunks
 end
 
---- "+12.4pp" / "-3.0pp" / "0.0pp" and its highlight: increase ThreadRadarIncrease, decrease
---- ThreadRadarDecrease, no visible change ThreadRadarText.
-function M.delta(crt_delta)
-  local pp = (crt_delta or 0) * 100
-  if math.abs(pp) < 0.05 then
-    return "0.0pp", "ThreadRadarText"
-  end
-  return ("%+.1fpp"):format(pp), pp > 0 and "ThreadRadarIncrease" or "ThreadRadarDecrease"
+local TREND_HL = { increase = "ThreadRadarIncrease", decrease = "ThreadRadarDecrease", same = "ThreadRadarText" }
+
+--- The server's "+12.4pp" / "-3.0pp" / "0.0pp" for an artifact, and the highlight of its trend.
+function M.delta(a)
+  return a.crt_delta_text or "?", TREND_HL[a.trend] or "ThreadRadarText"
 end
 
 --- Where an artifact is: the new side's file:line, "base → new" when the file changed, the base
@@ -126,7 +115,7 @@ function M.rows(result)
       cells_b = M.cells(b and b.glyph),
       cells_n = M.cells(n and n.glyph),
     }
-    p.delta, p.delta_hl = M.delta(a.crt_delta)
+    p.delta, p.delta_hl = M.delta(a)
     p.radar_b = #p.cells_b > 0 and util.cells_text(p.cells_b) or "—"
     p.radar_n = #p.cells_n > 0 and util.cells_text(p.cells_n) or "—"
     for _, k in ipairs({ "crt_b", "crt_n", "delta", "sec_b", "sec_n", "thr_b", "thr_n", "radar_b", "radar_n" }) do

@@ -89,34 +89,32 @@ function M.glyph_lines(b, artifact)
   b:add({ { "        █ average crt(a,th) level   ░ sum level   (low < 33% ≤ med < 66% ≤ high)", "ThreadRadarText" } })
 end
 
---- The histogram of crt(a, th) over the selected threads: one ■ per thread in its cluster's
---- colour, binned along x from 0 to the largest value, equal bins stacked.
-function M.histogram_lines(b, threads, width)
-  width = width or 48
-  local values = {}
+--- Columns of the text histogram; the server bins the threads into them (`histogram_columns`).
+M.HISTOGRAM_COLUMNS = 48
+
+--- The histogram of crt(a, th) over the selected threads, as the server binned it
+--- (`histogram_bins`): one ■ per thread in its cluster's colour, equal bins stacked.
+function M.histogram_lines(b, d, width)
+  width = width or M.HISTOGRAM_COLUMNS
   local max = 0
-  for _, t in ipairs(threads) do
+  for _, t in ipairs(d.threads or {}) do
     if not t.excluded and t.crt then
-      table.insert(values, t)
       max = math.max(max, t.crt)
     end
   end
-  if #values == 0 then
+  local bins = {}
+  local tallest = 0
+  for _, bin in ipairs(d.histogram_bins or {}) do
+    local list = {}
+    for _, colour in ipairs(bin.colours or {}) do
+      table.insert(list, { colour = colour })
+    end
+    bins[bin.column] = list
+    tallest = math.max(tallest, #list)
+  end
+  if tallest == 0 then
     b:add({ { "  (no selected thread)", "ThreadRadarText" } })
     return
-  end
-  local bins = {}
-  for _, t in ipairs(values) do
-    local x = max > 0 and math.floor(t.crt / max * (width - 1) + 0.5) or 0
-    bins[x] = bins[x] or {}
-    table.insert(bins[x], t)
-  end
-  local tallest = 0
-  for _, list in pairs(bins) do
-    table.sort(list, function(p, q)
-      return (p.cluster or 0) < (q.cluster or 0)
-    end)
-    tallest = math.max(tallest, #list)
   end
   local max_rows = 6
   local per = math.max(1, math.ceil(tallest / max_rows))
@@ -328,7 +326,7 @@ local function build(v)
   tree(b, d, v)
   b:blank()
   b:add({ { "Histogram of crt(a,th)", "ThreadRadarSection" }, { "  (one ■ per selected thread)", "ThreadRadarText" } })
-  M.histogram_lines(b, d.threads or {}, 48)
+  M.histogram_lines(b, d, M.HISTOGRAM_COLUMNS)
   b:blank()
   edges(b, "Callers", d.callers or {}, "←")
   edges(b, "Callees", d.callees or {}, "→")
@@ -343,7 +341,7 @@ function M.load()
     return
   end
   local v = view
-  local params = { artifact = v.key, size = 1, histogram_width = 1, histogram_height = 1 }
+  local params = { artifact = v.key, size = 1, histogram_width = 1, histogram_height = 1, histogram_columns = M.HISTOGRAM_COLUMNS }
   if v.excluded then
     params.exclude_threads = sorted_ids(v.excluded)
   end
@@ -494,15 +492,17 @@ function M.open(opts)
   if opts.artifact then
     return show(client, opts.artifact, opts)
   end
-  local vt = require("threadradar.virtual_text")
-  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local cursor = api.nvim_win_get_cursor(0)
   if not lsp.client_of_buffer(bufnr) then
     return show(client, "program", opts)
   end
-  vt.fetch(bufnr, function(data)
-    local a = vt.artifact_at(bufnr, row, data)
+  -- The server finds the innermost profiled function (else class) around the cursor with
+  -- tree-sitter on the buffer as it is now.
+  local params = { uri = vim.uri_from_bufnr(bufnr), line = cursor[1] - 1, character = cursor[2] }
+  lsp.request(client, "threadRadar/artifactAt", params, function(at)
+    local a = at and (util.null(at["function"]) or util.null(at.class))
     show(client, a and a.key or "program", opts)
-  end)
+  end, { bufnr = bufnr })
 end
 
 function M.close()

@@ -39,6 +39,14 @@ function M.error_text(err)
   return msg
 end
 
+--- JSON null (vim.NIL) as nil.
+function M.null(v)
+  if v == vim.NIL then
+    return nil
+  end
+  return v
+end
+
 function M.pct(x)
   return string.format("%.1f%%", (x or 0) * 100)
 end
@@ -46,9 +54,6 @@ end
 function M.secs(x)
   return string.format("%.2fs", x or 0)
 end
-
-local BLOCKS = { low = "▂", medium = "▅", high = "█" }
-M.blocks = BLOCKS
 
 --- Level name → 1..3.
 function M.level_index(level)
@@ -61,17 +66,10 @@ function M.colour_hl(colour)
   return COLOUR_HL[colour] or "ThreadRadarText"
 end
 
---- The text cell of a cluster of the panels' API (`avg_level`, `sum_level`, `threads`, `colour`)
---- in the shape of documentArtifacts' cells.
+--- The text cell of a cluster of the panel protocol: the server's `cell` (colour, threads and
+--- its characters, e.g. `▂▅×9`); the plugin never spells a glyph itself.
 function M.cell_of_cluster(c)
-  local n = type(c.threads) == "table" and #c.threads or c.threads
-  return {
-    colour = c.colour,
-    threads = n,
-    avg = c.avg_level,
-    sum = c.sum_level,
-    text = (BLOCKS[c.avg_level] or "?") .. (BLOCKS[c.sum_level] or "?") .. "×" .. n,
-  }
+  return c.cell or { colour = c.colour, threads = 0, text = "?" }
 end
 
 --- Cells as { {text, hl}, {" "}, … } chunks.

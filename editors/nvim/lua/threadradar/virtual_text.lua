@@ -277,44 +277,6 @@ function M.data(bufnr)
   return state[bufnr] and state[bufnr].data
 end
 
-local function indent_of(text)
-  return #(text:match("^%s*"))
-end
-
---- The profiled declaration whose body holds 0-based `row` (by indentation), from `data`.
-function M.artifact_at(bufnr, row, data)
-  data = data or M.data(bufnr)
-  if not data or not data.artifacts then
-    return nil
-  end
-  local lines = api.nvim_buf_get_lines(bufnr, 0, row + 1, false)
-  local candidates = {}
-  for _, a in ipairs(data.artifacts) do
-    if a.line <= row then
-      table.insert(candidates, a)
-    end
-  end
-  table.sort(candidates, function(x, y)
-    return x.line > y.line
-  end)
-  for _, a in ipairs(candidates) do
-    local def_indent = indent_of(lines[a.line + 1] or "")
-    local inside = true
-    for r = a.line + 2, row + 1 do
-      local text = lines[r] or ""
-      -- A closing bracket of a multi-line signature stays at the def's indentation.
-      if text:match("%S") and not text:match("^%s*[%)%]}]") and indent_of(text) <= def_indent then
-        inside = false
-        break
-      end
-    end
-    if inside then
-      return a
-    end
-  end
-  return nil
-end
-
 lsp.on_change(function(client_id, change)
   if not lsp.changes_view(change) then
     return -- only the list of runs changed, or a recording started: nothing shown changed

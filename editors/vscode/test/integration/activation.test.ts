@@ -203,7 +203,7 @@ describe("activation", () => {
       const fn = await items();
       expect(fn[0]?.label).toBe(`20250101T000000Z-bug1 → ${(recorded[0] ?? "").replace(/\.json$/, "")}`);
       const init = fn.find((i) => i.label === "WorkerManager.__init__");
-      expect(init?.description).toMatch(/^([+-]\d+\.\d|0\.0) pp · \d+ → \d+ threads?$/);
+      expect(init?.description).toMatch(/^([+-]\d+\.\d|0\.0)pp · \d+ → \d+ threads?$/);
       expect(["arrow-up", "arrow-down", "dash"]).toContain(init?.iconPath.id);
       expect(init?.tooltip).toMatchObject({ isTrusted: false, supportHtml: false });
       expect(init?.tooltip.value).toContain("- threads: 6 → ");

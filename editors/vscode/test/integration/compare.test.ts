@@ -62,7 +62,7 @@ describe("threadRadar/compare → the Comparison view's items", () => {
 
     const items = compareItems(r);
     const i = item(items, "WorkerManager.__init__");
-    expect(i.description).toMatch(new RegExp(`^[+-]?\\d+\\.\\d pp · ${init?.base?.threads ?? -1} → 1 threads$`));
+    expect(i.description).toMatch(new RegExp(`^[+-]?\\d+\\.\\dpp · ${init?.base?.threads ?? -1} → 1 threads$`));
     expect(i.target).toEqual({ file: path.join(ws.dir, FIXED), line: defLine(FIXED, /^\s+def __init__\(self\) -> None:/) });
     expect(i.icon).toBe((init?.crt_delta ?? 0) > 0 ? "arrow-up" : "arrow-down");
     expect(i.tooltip).toContain(`- threads: ${init?.base?.threads ?? -1} → 1`);
@@ -84,7 +84,7 @@ describe("threadRadar/compare → the Comparison view's items", () => {
 
   test("the level switch asks again for the runs shown: classes", async () => {
     const shown = await compare({});
-    const r = await compare({ base: shown.base.path, new: shown.new.path }, "class");
+    const r = await compare({ base: shown.base.path ?? undefined, new: shown.new.path ?? undefined }, "class");
     expect(r.level).toBe("class");
     expect([r.base.path, r.new.path]).toEqual([ws.run, fixedRun]);
     const wm = item(compareItems(r), "WorkerManager");

@@ -5,7 +5,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect } from "expect";
 import { after, before, describe, test } from "node:test";
-import { decorationSvg, enclosingArtifact, glyphHeight, placeGlyphs } from "../../src/placement";
+import { decorationSvg, glyphHeight, placeGlyphs } from "../../src/placement";
+import type { ArtifactAtResult } from "../../src/protocol";
 import type { DocumentArtifactsResult } from "../../src/protocol";
 import { Requests } from "../../src/protocol";
 import { BUGGY, bug1Workspace, startServer } from "../support/server";
@@ -39,7 +40,7 @@ const lineOf = (re: RegExp): number => {
   return i;
 };
 
-function declares(line: string, kind: "function" | "class", name: string): boolean {
+function declares(line: string, kind: string, name: string): boolean {
   const re = kind === "class" ? new RegExp(`^\\s*class\\s+${name}\\b`) : new RegExp(`^\\s*(async\\s+)?def\\s+${name}\\s*\\(`);
   return re.test(line);
 }
@@ -86,11 +87,17 @@ describe("decorations from documentArtifacts", () => {
     expect(dark.artifacts[0]?.glyph_svg).not.toBe(light.artifacts[0]?.glyph_svg);
   });
 
-  test("the enclosing declaration of a cursor in WorkerManager.__init__'s body", async () => {
+  test("the server finds the declaration around a cursor in WorkerManager.__init__'s body", async () => {
     const r = await artifacts();
     const body = lineOf(/self\.settings = self\._load_settings\(\)/);
-    expect(enclosingArtifact(r.artifacts, lines, body)?.qualname).toBe("WorkerManager.__init__");
-    expect(enclosingArtifact(r.artifacts, lines, 0)).toBeUndefined();
+    // The server answers from tree-sitter on the buffer (threadRadar/artifactAt): the extension's
+    // "detail at cursor" asks it.
+    const at = (line: number) => server.sendRequest("threadRadar/artifactAt", { uri, line, character: 4 }) as Promise<ArtifactAtResult>;
+    const hit = await at(body);
+    expect(hit.function?.qualname).toBe("WorkerManager.__init__");
+    expect(hit.class?.qualname).toBe("WorkerManager");
+    expect(r.artifacts.map((a) => a.key)).toContain(hit.function?.key);
+    expect(await at(0)).toEqual({ function: null, class: null });
   });
 
   test("an edit above moves every glyph with its declaration; a thread filter changes the figures", async () => {

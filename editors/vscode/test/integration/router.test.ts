@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect } from "expect";
 import { after, before, describe, test } from "node:test";
-import type { ChangedParams, FilterResult, HottestResult, OverviewResult, RunsResult, ThreadsResult } from "../../src/protocol";
+import type { ChangedParams, HottestResult, OverviewResult, RunsResult, SetThreadFilterResult, ThreadsResult } from "../../src/protocol";
 import { Requests, ServerCommands } from "../../src/protocol";
 import { routeMessage } from "../../src/router";
 import type { RouterHost } from "../../src/router";
@@ -134,15 +134,16 @@ describe("the thread filter through the router", () => {
 
   test("setThreadFilter takes thread names too (the views' quick pick uses ids)", async () => {
     const name = (await workers())[0]?.name ?? "";
-    const r = (await server.executeCommand(ServerCommands.setThreadFilter, { exclude: [name] })) as FilterResult;
+    const r = (await server.executeCommand(ServerCommands.setThreadFilter, { exclude: [name] })) as SetThreadFilterResult;
     expect(r.excluded.map((t) => t.name)).toEqual([name]);
     await server.executeCommand(ServerCommands.clearThreadFilter);
   });
 });
 
 describe("runs", () => {
-  test("runs: the serve shape, with the active run current; the summary for the status bar", async () => {
-    expect(await ask("runs", {})).toEqual({ runs: [{ path: ws.run, name: path.basename(ws.run), current: true }], current: ws.run });
+  test("runs: the protocol's one shape, with the active run; the summary for the status bar", async () => {
+    const listed = (await ask("runs", {})) as RunsResult;
+    expect([listed.active, listed.runs.map((x) => [x.path, x.active])]).toEqual([ws.run, [[ws.run, true]]]);
     const r = (await server.sendRequest(Requests.runs, {})) as RunsResult;
     expect(r.summary).toMatchObject({ name: path.basename(ws.run), threads: 7, processes: 1 });
     expect(r.summary?.samples).toBeGreaterThan(100);
@@ -154,11 +155,11 @@ describe("runs", () => {
     const newer = path.join(path.dirname(ws.run), "20250102T000000Z-copy.json");
     fs.copyFileSync(ws.run, newer);
     await server.waitForNotification("threadRadar/changed", (p) => (p as ChangedParams).run === newer);
-    expect(((await ask("runs", {})) as { current: string }).current).toBe(newer);
+    expect(((await ask("runs", {})) as RunsResult).active).toBe(newer);
 
-    const selected = (await ask("runs", { select: ws.run })) as { current: string; runs: { current: boolean }[] };
-    expect(selected.current).toBe(ws.run);
-    expect(selected.runs.filter((r) => r.current)).toHaveLength(1);
+    const selected = (await ask("runs", { select: ws.run })) as RunsResult;
+    expect(selected.active).toBe(ws.run);
+    expect(selected.runs.filter((r) => r.active)).toHaveLength(1);
     expect(changes.at(-1)).toBe("run");
     expect(((await server.sendRequest(Requests.runs, {})) as RunsResult).pinned).toBe(true);
 

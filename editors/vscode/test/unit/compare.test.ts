@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import { describe, test } from "node:test";
-import { compareHeader, compareItems, escapeMarkdown, ppDelta, radarText, runName, runPicks } from "../../src/compare";
+import { compareHeader, compareItems, escapeMarkdown, radarText, runName, runPicks } from "../../src/compare";
 import type { CompareArtifact, CompareFigures, CompareResult, CompareRun, RunsResult } from "../../src/protocol";
 
 const run = (name: string, threads: number, duration: number): CompareRun => ({
@@ -13,7 +13,7 @@ const run = (name: string, threads: number, duration: number): CompareRun => ({
   time_source: "kernel",
   seconds: duration * 0.9,
   counted_samples: 480,
-  program: { threads, thread_types: 2, clusters: 2, glyph: [{ colour: "low", threads: 6, avg: "low", sum: "low" }, { colour: "high", threads: 5, avg: "low", sum: "high" }] },
+  program: { threads, thread_types: 2, clusters: 2, glyph: [{ colour: "low", threads: 6, avg: "low", sum: "low", text: "▂▂×6" }, { colour: "high", threads: 5, avg: "low", sum: "high", text: "▂█×5" }] },
 });
 
 const figures = (crt: number, seconds: number, threads: number, glyph: CompareFigures["glyph"]): CompareFigures => ({
@@ -27,42 +27,42 @@ const FIXED = "/ws/bug1_worker_manager/fixed.py";
 const artifacts: CompareArtifact[] = [
   {
     kind: "function", qualname: "WorkerManager.interrupt", file_base: null, file_new: FIXED, line_base: null, line_new: 94, file_kind: "user",
-    base: null, new: figures(0.011, 0.01, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high" }]),
-    crt_delta: 0.011, seconds_delta: 0.01, threads_delta: 1, status: "added",
+    base: null, new: figures(0.011, 0.01, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high", text: "██×1" }]),
+    crt_delta: 0.011, seconds_delta: 0.01, threads_delta: 1, status: "added", crt_delta_text: "+1.1pp", trend: "increase", statements: [],
   },
   {
     kind: "function", qualname: "WorkerManager.__init__", file_base: BUGGY, file_new: FIXED, line_base: 72, line_new: 68, file_kind: "user",
-    base: figures(0.2852, 0.99, 10, [{ colour: "low", threads: 10, avg: "low", sum: "high" }]),
-    new: figures(0.4091, 0.1, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high" }]),
-    crt_delta: 0.1239, seconds_delta: -0.89, threads_delta: -9, status: "changed",
+    base: figures(0.2852, 0.99, 10, [{ colour: "low", threads: 10, avg: "low", sum: "high", text: "▂█×10" }]),
+    new: figures(0.4091, 0.1, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high", text: "██×1" }]),
+    crt_delta: 0.1239, seconds_delta: -0.89, threads_delta: -9, status: "changed", crt_delta_text: "+12.4pp", trend: "increase", statements: [],
   },
   {
     kind: "function", qualname: "Worker.run", file_base: BUGGY, file_new: FIXED, line_base: 125, line_new: 121, file_kind: "user",
-    base: figures(0.979, 4.02, 10, [{ colour: "low", threads: 5, avg: "low", sum: "low" }, { colour: "high", threads: 5, avg: "low", sum: "high" }]),
-    new: figures(0.841, 0.2, 10, [{ colour: "low", threads: 9, avg: "low", sum: "medium" }, { colour: "high", threads: 1, avg: "medium", sum: "medium" }]),
-    crt_delta: -0.138, seconds_delta: -3.82, threads_delta: 0, status: "changed",
+    base: figures(0.979, 4.02, 10, [{ colour: "low", threads: 5, avg: "low", sum: "low", text: "▂▂×5" }, { colour: "high", threads: 5, avg: "low", sum: "high", text: "▂█×5" }]),
+    new: figures(0.841, 0.2, 10, [{ colour: "low", threads: 9, avg: "low", sum: "medium", text: "▂▅×9" }, { colour: "high", threads: 1, avg: "medium", sum: "medium", text: "▅▅×1" }]),
+    crt_delta: -0.138, seconds_delta: -3.82, threads_delta: 0, status: "changed", crt_delta_text: "-13.8pp", trend: "decrease", statements: [],
   },
   {
     kind: "function", qualname: "WorkerManager._build_table", file_base: BUGGY, file_new: FIXED, line_base: 87, line_new: 83, file_kind: "user",
-    base: figures(0.2852, 0.99, 10, [{ colour: "low", threads: 10, avg: "low", sum: "high" }]),
-    new: figures(0.4091, 0.1, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high" }]),
-    crt_delta: 0.1239, seconds_delta: -0.89, threads_delta: -9, status: "changed",
+    base: figures(0.2852, 0.99, 10, [{ colour: "low", threads: 10, avg: "low", sum: "high", text: "▂█×10" }]),
+    new: figures(0.4091, 0.1, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high", text: "██×1" }]),
+    crt_delta: 0.1239, seconds_delta: -0.89, threads_delta: -9, status: "changed", crt_delta_text: "+12.4pp", trend: "increase", statements: [],
   },
   {
     kind: "function", qualname: "old_helper", file_base: BUGGY, file_new: null, line_base: 40, line_new: null, file_kind: "user",
-    base: figures(0.02, 0.05, 1, [{ colour: "low", threads: 1, avg: "low", sum: "low" }]), new: null,
-    crt_delta: -0.02, seconds_delta: -0.05, threads_delta: -1, status: "removed",
+    base: figures(0.02, 0.05, 1, [{ colour: "low", threads: 1, avg: "low", sum: "low", text: "▂▂×1" }]), new: null,
+    crt_delta: -0.02, seconds_delta: -0.05, threads_delta: -1, status: "removed", crt_delta_text: "-2.0pp", trend: "decrease", statements: [],
   },
   {
     kind: "function", qualname: "main", file_base: BUGGY, file_new: FIXED, line_base: 194, line_new: 190, file_kind: "user",
-    base: figures(0.002, 0.01, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high" }]),
-    new: figures(0.0021, 0.0, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high" }]),
-    crt_delta: 0.0001, seconds_delta: -0.01, threads_delta: 0, status: "changed",
+    base: figures(0.002, 0.01, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high", text: "██×1" }]),
+    new: figures(0.0021, 0.0, 1, [{ colour: "low", threads: 1, avg: "high", sum: "high", text: "██×1" }]),
+    crt_delta: 0.0001, seconds_delta: -0.01, threads_delta: 0, status: "changed", crt_delta_text: "0.0pp", trend: "same", statements: [],
   },
   {
     kind: "function", qualname: "<module>", file_base: "<string>", file_new: "<string>", line_base: 0, line_new: 0, file_kind: "user",
     base: figures(0.011, 0.02, 1, []), new: figures(0.045, 0.01, 1, []),
-    crt_delta: 0.034, seconds_delta: -0.01, threads_delta: 0, status: "changed",
+    crt_delta: 0.034, seconds_delta: -0.01, threads_delta: 0, status: "changed", crt_delta_text: "+3.4pp", trend: "increase", statements: [],
   },
 ];
 
@@ -74,6 +74,7 @@ const RESULT: CompareResult = {
   listed: 12,
   only_in_base: 1,
   only_in_new: 1,
+  changes: [],
 };
 
 describe("comparison items", () => {
@@ -97,9 +98,9 @@ describe("comparison items", () => {
   });
 
   test("description: Δcrt in percentage points and threads before → after; added and removed say so", () => {
-    expect(item("WorkerManager.__init__").description).toBe("+12.4 pp · 10 → 1 threads");
-    expect(item("Worker.run").description).toBe("-13.8 pp · 10 → 10 threads");
-    expect(item("main").description).toBe("0.0 pp · 1 → 1 thread");
+    expect(item("WorkerManager.__init__").description).toBe("+12.4pp · 10 → 1 threads");
+    expect(item("Worker.run").description).toBe("-13.8pp · 10 → 10 threads");
+    expect(item("main").description).toBe("0.0pp · 1 → 1 thread");
     expect(item("WorkerManager.interrupt").description).toBe("added");
     expect(item("old_helper").description).toBe("removed");
   });
@@ -122,7 +123,7 @@ describe("comparison items", () => {
   test("the tooltip: crt, seconds, threads and radar before → after, and both files", () => {
     const t = item("WorkerManager.__init__").tooltip;
     expect(t).toContain("**WorkerManager\\.\\_\\_init\\_\\_** (function)");
-    expect(t).toContain("- crt: 28.5 % → 40.9 % (+12.4 pp)");
+    expect(t).toContain("- crt: 28.5 % → 40.9 % (+12.4pp)");
     expect(t).toContain("- seconds: 0.99 s → 0.10 s");
     expect(t).toContain("- threads: 10 → 1");
     expect(t).toContain("- radar: ▂█×10 → ██×1");
@@ -130,7 +131,7 @@ describe("comparison items", () => {
     expect(t).toContain(`- new: ${escapeMarkdown(`${FIXED}:68`)}`);
     const added = item("WorkerManager.interrupt").tooltip;
     expect(added).toContain("**added** (only in the new run)");
-    expect(added).toContain("- crt: — → 1.1 % (+1.1 pp)");
+    expect(added).toContain("- crt: — → 1.1 % (+1.1pp)");
     expect(added).toContain("- base: —");
   });
 
@@ -174,13 +175,8 @@ describe("comparison header and helpers", () => {
     expect(compareHeader({ ...RESULT, new: RESULT.base }).tooltip).toContain("Both sides are the same run.");
   });
 
-  test("percentage points, radars and run names", () => {
-    expect(ppDelta(0.1238796414852753)).toBe("+12.4 pp");
-    expect(ppDelta(-0.149)).toBe("-14.9 pp");
-    expect(ppDelta(0.0004)).toBe("0.0 pp");
-    expect(ppDelta(-0.0004)).toBe("0.0 pp");
-    expect(ppDelta(Number.NaN)).toBe("–");
-    expect(radarText([{ colour: "low", threads: 9, avg: "low", sum: "medium" }, { colour: "high", threads: 1, avg: "medium", sum: "medium" }])).toBe("▂▅×9 ▅▅×1");
+  test("radars and run names", () => {
+    expect(radarText([{ colour: "low", threads: 9, avg: "low", sum: "medium", text: "▂▅×9" }, { colour: "high", threads: 1, avg: "medium", sum: "medium", text: "▅▅×1" }])).toBe("▂▅×9 ▅▅×1");
     expect(radarText([])).toBe("—");
     expect(runName("/ws/.threadradar/runs/20250101T000000Z-bug1.json")).toBe("20250101T000000Z-bug1");
     expect(runName("./x")).toBe("x");
@@ -191,6 +187,8 @@ describe("comparison header and helpers", () => {
       active: "/ws/r/2.json",
       pinned: false,
       exclude_threads: [],
+      protocol: 2,
+      summary: null,
       runs: [
         { path: "/ws/r/1.json", name: "1.json", folder: "/ws", modified_unix_ms: 1, size: 1, active: false },
         { path: "/ws/r/2.json", name: "2.json", folder: "/ws", modified_unix_ms: 2, size: 1, active: true },

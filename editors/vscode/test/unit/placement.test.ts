@@ -3,7 +3,6 @@ import { describe, test } from "node:test";
 import {
   attachmentStyle,
   editorLineHeight,
-  enclosingArtifact,
   glyphHeight,
   glyphThemeFor,
   placeGlyphs,
@@ -140,41 +139,3 @@ describe("placement", () => {
   });
 });
 
-describe("the enclosing declaration", () => {
-  const lines = [
-    "class Manager:", // 0
-    "    def __init__(self,", // 1
-    "                 x):", // 2
-    "        self.x = x", // 3
-    "", // 4
-    "        # a comment at the body's level", // 5
-    "    def run(self):", // 6
-    "        return 1", // 7
-    "", // 8
-    "def helper():", // 9
-    "    pass", // 10
-    "", // 11
-    "x = 1", // 12
-  ];
-  const arts = [artifact(0, SVG_A, { key: "Manager" }), artifact(1, SVG_A, { key: "__init__" }), artifact(9, SVG_A, { key: "helper" })];
-  const at = (line: number) => enclosingArtifact(arts, lines, line)?.key;
-
-  test("the innermost profiled declaration around the cursor", () => {
-    expect(at(1)).toBe("__init__");
-    expect(at(2)).toBe("__init__");
-    expect(at(3)).toBe("__init__");
-    expect(at(5)).toBe("__init__");
-  });
-
-  test("a method that was not profiled falls to its class; code after a declaration to nothing", () => {
-    expect(at(7)).toBe("Manager");
-    expect(at(0)).toBe("Manager");
-    expect(at(10)).toBe("helper");
-    expect(at(12)).toBeUndefined();
-  });
-
-  test("a multi-line header's closing bracket does not end the block", () => {
-    const l = ["def f(", "    a,", "):", "    return a"];
-    expect(enclosingArtifact([artifact(0, SVG_A, { key: "f" })], l, 3)?.key).toBe("f");
-  });
-});

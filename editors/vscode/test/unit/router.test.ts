@@ -1,7 +1,7 @@
 import { expect } from "expect";
 import { describe, test } from "node:test";
 import type { RunsResult } from "../../src/protocol";
-import { navigationTarget, routeMessage, toServeRuns } from "../../src/router";
+import { navigationTarget, routeMessage } from "../../src/router";
 import type { RouterHost } from "../../src/router";
 
 const RUNS: RunsResult = {
@@ -12,6 +12,8 @@ const RUNS: RunsResult = {
     { path: "/ws/.threadradar/runs/b.json", name: "b.json", folder: "/ws", modified_unix_ms: 2, size: 20, active: true },
   ],
   exclude_threads: [3],
+  protocol: 2,
+  summary: null,
 };
 
 /** A host that records calls and answers like the server. */
@@ -60,20 +62,6 @@ describe("panel requests", () => {
     expect(calls).toEqual([]);
   });
 
-  test("runs lists every run's path and name for the comparison's selects", async () => {
-    const { host } = fakeHost();
-    expect(await routeMessage(host, { id: 10, method: "runs", params: {} })).toEqual({
-      id: 10,
-      result: {
-        runs: [
-          { path: "/ws/.threadradar/runs/a.json", name: "a.json", current: false },
-          { path: "/ws/.threadradar/runs/b.json", name: "b.json", current: true },
-        ],
-        current: "/ws/.threadradar/runs/b.json",
-      },
-    });
-  });
-
   test("missing or malformed params become {}", async () => {
     const { host, calls } = fakeHost();
     await routeMessage(host, { id: 1, method: "overview" });
@@ -96,59 +84,28 @@ describe("panel requests", () => {
   });
 });
 
-describe("filter", () => {
-  test("{} reads the global filter from threadRadar/runs", async () => {
-    const { host, calls, changed } = fakeHost();
-    expect(await routeMessage(host, { id: 1, method: "filter", params: {} })).toEqual({ id: 1, result: { exclude_threads: [3] } });
-    expect(calls).toEqual([["request", "threadRadar/runs", {}]]);
-    expect(changed).toEqual([]);
-  });
-
-  test("thread ids set the filter with threadradar.setThreadFilter; the answer is sorted ids", async () => {
-    const { host, calls, changed } = fakeHost();
-    expect(await routeMessage(host, { id: 2, method: "filter", params: { exclude_threads: [2, 5] } })).toEqual({ id: 2, result: { exclude_threads: [2, 5] } });
-    expect(calls).toEqual([["command", "threadradar.setThreadFilter", { exclude: [2, 5] }]]);
-    expect(changed).toEqual(["filter"]);
-  });
-
-  test("an empty list clears the filter", async () => {
-    const { host, calls } = fakeHost();
-    expect(await routeMessage(host, { id: 3, method: "filter", params: { exclude_threads: [] } })).toEqual({ id: 3, result: { exclude_threads: [] } });
-    expect(calls).toEqual([["command", "threadradar.clearThreadFilter", undefined]]);
-  });
-
-  for (const bad of [["1"], [1.5], [-1], "1", { a: 1 }]) test(`exclude_threads ${JSON.stringify(bad)} is refused without calling the server`, async () => {
-    const { host, calls } = fakeHost();
-    expect(await routeMessage(host, { id: 4, method: "filter", params: { exclude_threads: bad } })).toEqual({ id: 4, error: "Exclude_threads must be a list of thread ids." });
-    expect(calls).toEqual([]);
-  });
-});
-
-describe("runs", () => {
-  test("{} answers in the shape threadradar serve gives the page", async () => {
-    const { host } = fakeHost();
-    expect(await routeMessage(host, { id: 1, method: "runs", params: {} })).toEqual({
-      id: 1,
-      result: {
-        runs: [
-          { path: "/ws/.threadradar/runs/a.json", name: "a.json", current: false },
-          { path: "/ws/.threadradar/runs/b.json", name: "b.json", current: true },
-        ],
-        current: "/ws/.threadradar/runs/b.json",
-      },
+describe("filter and runs: the protocol's methods, unchanged", () => {
+  for (const [method, params] of [["filter", {}], ["filter", { exclude_threads: [2, 5] }], ["runs", {}], ["runs", { select: "/ws/.threadradar/runs/a.json" }]] as const) {
+    test(`${method} ${JSON.stringify(params)} goes to threadRadar/${method} as the page sent it`, async () => {
+      const { host, calls } = fakeHost({ sendRequest: (m, p) => { calls.push(["request", m, p]); return Promise.resolve({ m, p }); } });
+      expect(await routeMessage(host, { id: 1, method, params })).toEqual({ id: 1, result: { m: `threadRadar/${method}`, p: params } });
+      expect(calls).toEqual([["request", `threadRadar/${method}`, params]]);
     });
+  }
+
+  test("setting the filter or selecting a run tells the views outside the page; reading does not", async () => {
+    const { host, changed } = fakeHost();
+    await routeMessage(host, { id: 1, method: "filter", params: {} });
+    await routeMessage(host, { id: 2, method: "runs", params: {} });
+    expect(changed).toEqual([]);
+    await routeMessage(host, { id: 3, method: "filter", params: { exclude_threads: [1] } });
+    await routeMessage(host, { id: 4, method: "runs", params: { select: "a.json" } });
+    expect(changed).toEqual(["filter", "run"]);
   });
 
-  test("{select} selects the run with threadradar.selectRun and answers the new state", async () => {
-    const { host, calls, changed } = fakeHost();
-    const a = await routeMessage(host, { id: 2, method: "runs", params: { select: "/ws/.threadradar/runs/a.json" } });
-    expect(calls).toEqual([["command", "threadradar.selectRun", { run: "/ws/.threadradar/runs/a.json" }]]);
-    expect(a).toMatchObject({ id: 2, result: { current: "/ws/.threadradar/runs/a.json" } });
-    expect(changed).toEqual(["run"]);
-  });
-
-  test("no run: current is null", () => {
-    expect(toServeRuns({ active: null, pinned: false, runs: [], exclude_threads: [] })).toEqual({ runs: [], current: null });
+  test("a refusal of the server is one sentence under the request's id", async () => {
+    const { host } = fakeHost({ sendRequest: () => Promise.reject(Object.assign(new Error("the filter would exclude every thread: keep at least one"), { code: -32602 })) });
+    expect(await routeMessage(host, { id: 5, method: "filter", params: { exclude_threads: [0, 1] } })).toEqual({ id: 5, error: "The filter would exclude every thread: keep at least one." });
   });
 });
 

@@ -11,6 +11,7 @@ const RUNS: RunsResult = {
     { path: "/ws/.threadradar/runs/20250102T000000Z-app.json", name: "20250102T000000Z-app.json", folder: "/ws", modified_unix_ms: 1735776000000, size: 3 * 1024 * 1024, active: true },
   ],
   exclude_threads: [],
+  protocol: 2,
   summary: { name: "20250102T000000Z-app.json", samples: 1234, threads: 7, processes: 1, duration_s: 1.54, command: "python3 app.py", start_unix_ms: 0, python_version: "3.11.7" },
 };
 
@@ -23,9 +24,8 @@ describe("status bar", () => {
     expect(v.tooltip).toContain("Following the newest run.");
   });
 
-  test("no run, no summary (older server), a filter, a pinned run", () => {
+  test("no run, a filter, a pinned run", () => {
     expect(statusView({ ...RUNS, active: null, summary: null }, "running").text).toBe("$(pulse) ThreadRadar: no run");
-    expect(statusView({ ...RUNS, summary: undefined }, "running").text).toBe("$(pulse) ThreadRadar: 20250102T000000Z-app");
     const f = statusView({ ...RUNS, exclude_threads: [1, 2], pinned: true }, "running").tooltip;
     expect(f).toContain("Thread filter: 2 threads excluded");
     expect(f).toContain("Pinned");
@@ -82,7 +82,7 @@ describe("tree items", () => {
       threads: [
         { id: 0, name: "MainThread", type: "_MainThread", crt: 0.05, samples: 1, seconds: 0.1, excluded: false, is_main: true, file: "/a.py", line: 0, cluster: 0, colour: "low" },
         { id: 1, name: "worker-1", type: "Worker", crt: 0.5, samples: 5, seconds: 1, excluded: false, is_main: false, file: "/a.py", line: 12, cluster: 1, colour: "high" },
-        { id: 2, name: "<img src=x>", type: "Worker", crt: null, samples: 4, seconds: 1, excluded: true, is_main: false, file: null, line: 0, cluster: null, colour: null },
+        { id: 2, name: "<img src=x>", type: "Worker", crt: 0, samples: 4, seconds: 1, excluded: true, is_main: false, file: null, line: 0, cluster: null, colour: null },
       ],
     };
     const items = threadItems(r);
