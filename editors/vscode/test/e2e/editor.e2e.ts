@@ -1,0 +1,440 @@
+// The extension as a user runs it: the packaged .vsix installed into a real VS Code (code-server)
+// with its bundled `threadradar` binary, a real recording of the Bug 1 sample, the workbench driven
+// in Debian's Chromium. Started by scripts/e2e.sh, which sets the environment below; a screenshot
+// of every step goes to TR_E2E_SHOTS.
+//
+// What is checked against what: the inlay hints' percentages against `threadradar report --json`
+// on the same run; the glyph images against the hints (one glyph on each annotated line) and
+// against the text of the editor (no glyph box intersects a box of text, a code lens or another
+// glyph: boxes from the live DOM, the glyph's from its computed style and then confirmed in the
+// screenshot's pixels); the panels' navigation against the editor's cursor position.
+
+import { expect } from "expect";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { chromium } from "playwright-core";
+import type { Browser, BrowserContext, Frame, Locator, Page } from "playwright-core";
+
+function env(name: string): string {
+  const v = process.env[name];
+  if (v === undefined || v === "") throw new Error(`${name} is not set: run editors/vscode/scripts/e2e.sh`);
+  return v;
+}
+
+const URL_TRUSTED = env("TR_E2E_URL");
+const URL_UNTRUSTED = env("TR_E2E_UNTRUSTED_URL");
+const WS = env("TR_E2E_WS");
+const UNTRUSTED_WS = env("TR_E2E_UNTRUSTED_WS");
+const SHOTS = env("TR_E2E_SHOTS");
+const REPORT = JSON.parse(fs.readFileSync(env("TR_E2E_REPORT"), "utf8")) as { artifacts: { kind: string; qualname: string; file: string; line: number; crt: number }[] };
+const RUN_NEW = env("TR_E2E_RUN_NEW");
+const RUN_OLD = env("TR_E2E_RUN_OLD");
+const FILE = "buggy.py";
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let decoder: Page | undefined;
+let step = 0;
+
+async function shot(name: string, target: Page = page): Promise<string> {
+  step++;
+  const file = path.join(SHOTS, `${String(step).padStart(2, "0")}-${name}.png`);
+  await target.screenshot({ path: file });
+  return file;
+}
+
+async function openWorkbench(url: string, folder: string): Promise<Page> {
+  const p = await context.newPage();
+  await p.goto(`${url}/?folder=${encodeURIComponent(folder)}`);
+  await p.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: 90_000 });
+  return p;
+}
+
+async function quickInput(p: Page, text: string, pick: string | RegExp): Promise<void> {
+  const input = p.locator(".quick-input-widget .quick-input-box input");
+  await input.waitFor({ state: "visible", timeout: 20_000 });
+  await input.fill(text);
+  await p.locator(".quick-input-widget .monaco-list-row", { hasText: pick }).first().waitFor({ timeout: 20_000 });
+  await p.keyboard.press("Enter");
+}
+
+/** Runs a command from the command palette by its title. */
+async function command(title: string, p: Page = page): Promise<void> {
+  await p.keyboard.press("Escape");
+  await p.keyboard.press("F1");
+  await quickInput(p, `>${title}`, title);
+}
+
+/** The command palette's entries for `text` (empty list when none). */
+async function paletteEntries(p: Page, text: string): Promise<string[]> {
+  await p.keyboard.press("Escape");
+  await p.keyboard.press("F1");
+  const input = p.locator(".quick-input-widget .quick-input-box input");
+  await input.waitFor({ state: "visible", timeout: 20_000 });
+  await input.fill(`>${text}`);
+  await p.waitForTimeout(1500);
+  const rows = await p.locator(".quick-input-widget .monaco-list-row .label-name").allInnerTexts();
+  await p.keyboard.press("Escape");
+  return rows;
+}
+
+function codeEditor(p: Page = page): Locator {
+  return p.locator(`.monaco-editor[data-uri$="/${FILE}"]`).first();
+}
+
+async function openFile(name: string, p: Page = page): Promise<void> {
+  await p.keyboard.press("Escape");
+  await p.keyboard.press("F1");
+  await quickInput(p, name, name);
+  await p.locator(`.monaco-editor[data-uri$="/${name}"] .view-lines`).first().waitFor({ timeout: 30_000 });
+}
+
+/** Moves the cursor of the active editor to a 1-based line (quick open's `:line`). */
+async function gotoLine(line: number, p: Page = page): Promise<void> {
+  await p.keyboard.press("Escape");
+  await p.keyboard.press("F1");
+  const input = p.locator(".quick-input-widget .quick-input-box input");
+  await input.waitFor({ state: "visible", timeout: 20_000 });
+  await input.fill(`:${line}`);
+  await p.waitForTimeout(300);
+  await p.keyboard.press("Enter");
+  await p.waitForTimeout(500);
+}
+
+/** The 1-based line of the cursor, from the status bar ("Ln 12, Col 5"). */
+async function cursorLine(p: Page = page): Promise<number> {
+  const text = await p.locator("#status\\.editor\\.selection").innerText();
+  const m = /Ln (\d+)/.exec(text);
+  if (m === null) throw new Error(`no cursor position in the status bar: ${text}`);
+  return Number(m[1]);
+}
+
+interface Box {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+interface Glyph extends Box {
+  line: string;
+  src: string;
+}
+interface Layout {
+  glyphs: Glyph[];
+  texts: (Box & { text: string })[];
+  lenses: (Box & { text: string })[];
+  hintLines: string[];
+  lineHeight: number;
+}
+
+/**
+ * The visible part of the editor: each glyph decoration's box (the `::after` image: its computed
+ * size and margins from the span that carries it), each run of non-blank text's box (a DOM Range),
+ * each code lens's box, and the text of the lines that carry an inlay hint.
+ */
+async function layout(editor: Locator): Promise<Layout> {
+  return editor.evaluate((root) => {
+    const glyphs: Glyph[] = [];
+    const texts: (Box & { text: string })[] = [];
+    const hintLines: string[] = [];
+    let lineHeight = 0;
+    for (const line of Array.from(root.querySelectorAll<HTMLElement>(".view-lines .view-line"))) {
+      const lineBox = line.getBoundingClientRect();
+      lineHeight = lineBox.height;
+      for (const span of Array.from(line.querySelectorAll<HTMLElement>("span"))) {
+        const a = getComputedStyle(span, "::after");
+        if (a.content.includes("data:image/svg+xml")) {
+          const r = span.getBoundingClientRect();
+          const left = r.left + parseFloat(a.marginLeft || "0");
+          const top = lineBox.top + parseFloat(a.marginTop || "0");
+          glyphs.push({ left, top, right: left + parseFloat(a.width), bottom: top + parseFloat(a.height), line: line.textContent ?? "", src: a.content.slice(0, 80) });
+        }
+      }
+      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+        const t = n.textContent ?? "";
+        for (const m of t.matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(n, m.index);
+          range.setEnd(n, m.index + m[0].length);
+          for (const r of Array.from(range.getClientRects())) if (r.width > 0 && r.height > 0) texts.push({ left: r.left, top: r.top, right: r.right, bottom: r.bottom, text: m[0] });
+        }
+      }
+      // VS Code draws spaces as no-break spaces; \s matches both.
+      if (/thr\/\d+\s+type/.test(line.textContent ?? "")) hintLines.push(line.textContent ?? "");
+    }
+    const lenses = Array.from(root.querySelectorAll<HTMLElement>(".codelens-decoration"))
+      .map((e) => {
+        const r = e.getBoundingClientRect();
+        return { left: r.left, top: r.top, right: r.right, bottom: r.bottom, text: e.innerText };
+      })
+      .filter((b) => b.right > b.left);
+    return { glyphs, texts, lenses, hintLines, lineHeight };
+  });
+}
+
+function intersects(a: Box, b: Box): boolean {
+  // Half a pixel of tolerance: boxes that only touch do not overlap.
+  return Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
+}
+
+/** Every overlap of a glyph with text, a lens or another glyph, as sentences. */
+function overlaps(l: Layout): string[] {
+  const out: string[] = [];
+  for (const [i, g] of l.glyphs.entries()) {
+    const where = `the glyph on “${g.line.trim().slice(0, 40)}”`;
+    for (const t of l.texts) if (intersects(g, t)) out.push(`${where} covers the text “${t.text}”`);
+    for (const c of l.lenses) if (intersects(g, c)) out.push(`${where} covers the code lens “${c.text}”`);
+    for (const h of l.glyphs.slice(i + 1)) if (intersects(g, h)) out.push(`${where} covers the glyph on “${h.line.trim().slice(0, 40)}”`);
+  }
+  return out;
+}
+
+/** How many pixels of a screenshot region differ clearly from its most common colour. */
+async function inkIn(p: Page, b: Box): Promise<number> {
+  const png = await p.screenshot({ clip: { x: b.left, y: b.top, width: b.right - b.left, height: b.bottom - b.top } });
+  // Decoded in a blank page: the workbench's content security policy forbids fetching data: URIs.
+  decoder ??= await context.newPage();
+  return decoder.evaluate(async (b64) => {
+    const img = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
+    const c = new OffscreenCanvas(img.width, img.height);
+    const ctx = c.getContext("2d");
+    if (ctx === null) return 0;
+    ctx.drawImage(img, 0, 0);
+    const d = ctx.getImageData(0, 0, img.width, img.height).data;
+    const counts = new Map<number, number>();
+    for (let i = 0; i < d.length; i += 4) {
+      const k = ((d[i] ?? 0) << 16) | ((d[i + 1] ?? 0) << 8) | (d[i + 2] ?? 0);
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+    let bg = 0;
+    let most = -1;
+    for (const [k, n] of counts) if (n > most) [bg, most] = [k, n];
+    let ink = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const dist = Math.abs((d[i] ?? 0) - ((bg >> 16) & 255)) + Math.abs((d[i + 1] ?? 0) - ((bg >> 8) & 255)) + Math.abs((d[i + 2] ?? 0) - (bg & 255));
+      if (dist > 60) ink++;
+    }
+    return ink;
+  }, png.toString("base64"));
+}
+
+/** Scrolls the code editor through the whole file, collecting the layout of each screenful. */
+async function wholeFile(editor: Locator): Promise<Layout[]> {
+  await openFile(FILE);
+  await page.keyboard.press("Control+Home");
+  await page.waitForTimeout(400);
+  const pages: Layout[] = [];
+  let last = "";
+  for (let i = 0; i < 40; i++) {
+    const l = await layout(editor);
+    const signature = l.texts.map((t) => t.text).join(" ");
+    if (signature === last) break;
+    last = signature;
+    pages.push(l);
+    await page.keyboard.press("PageDown");
+    await page.waitForTimeout(500);
+  }
+  return pages;
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+before(async () => {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
+  context = await browser.newContext({ viewport: { width: 1500, height: 950 } });
+  page = await openWorkbench(URL_TRUSTED, WS);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+describe("VS Code (code-server) with the installed .vsix", () => {
+  test("inlay hints and code lenses on the profiled sample, with the report's figures", async () => {
+    await openFile(FILE);
+    const editor = codeEditor();
+    await editor.locator(".codelens-decoration", { hasText: "ThreadRadar" }).first().waitFor({ timeout: 60_000 });
+    const cls = REPORT.artifacts.find((a) => a.kind === "class" && a.file.endsWith(`/${FILE}`));
+    await gotoLine(cls?.line ?? 1);
+    await editor.locator(".view-line", { hasText: /thr\/\d+\s+type/ }).first().waitFor({ timeout: 60_000 });
+    await shot("hints-and-lenses");
+    const pages = await wholeFile(editor);
+    const hints = [...new Set(pages.flatMap((l) => l.hintLines))];
+    const inFile = REPORT.artifacts.filter((a) => a.file.endsWith(`/${FILE}`) && (a.kind === "function" || a.kind === "class") && a.crt >= 0.001);
+    expect(inFile.length).toBeGreaterThanOrEqual(3);
+    // Each of the report's declarations in this file has a hint with its crt on its header line.
+    for (const a of inFile) {
+      const name = a.qualname.split(".").pop() ?? a.qualname;
+      const header = new RegExp(`^\\s*(class|def|async def)\\s+${name}\\b`);
+      const line = hints.find((h) => header.test(h.replace(/\u00a0/g, " ")));
+      expect({ qualname: a.qualname, hint: line !== undefined && line.includes(pct(a.crt)) }).toEqual({ qualname: a.qualname, hint: true });
+    }
+    const lenses = [...new Set(pages.flatMap((l) => l.lenses.map((c) => c.text)))];
+    expect(lenses.some((t) => /^ThreadRadar: this file/.test(t))).toBe(true);
+    expect(lenses.filter((t) => /^ThreadRadar \d+\.\d %/.test(t)).length).toBeGreaterThanOrEqual(inFile.length);
+  });
+
+  test("glyph decorations are drawn as images on every annotated line, and none covers any text", async () => {
+    const editor = codeEditor();
+    const pages = await wholeFile(editor);
+    const problems: string[] = [];
+    let checked = 0;
+    let twoLine = 0;
+    let oneLine = 0;
+    await openFile(FILE);
+    await page.keyboard.press("Control+Home");
+    await page.waitForTimeout(400);
+    for (const i of pages.keys()) {
+      if (i > 0) {
+        await page.keyboard.press("PageDown");
+        await page.waitForTimeout(500);
+      }
+      const live = await layout(editor);
+      problems.push(...overlaps(live));
+      for (const g of live.glyphs) {
+        checked++;
+        if (g.bottom - g.top > live.lineHeight * 1.5) twoLine++;
+        else oneLine++;
+        // The computed box holds the drawn image: the screenshot shows ink inside it.
+        expect({ line: g.line.trim().slice(0, 40), ink: (await inkIn(page, g)) > 20 }).toEqual({ line: g.line.trim().slice(0, 40), ink: true });
+        expect(g.src).toContain("data:image/svg+xml;base64,");
+      }
+      // Each line with an inlay hint carries a glyph and each glyph is on a hinted line.
+      expect(live.glyphs.map((g) => g.line).sort()).toEqual([...live.hintLines].sort());
+      if (live.glyphs.length > 0) await shot(`glyphs-page-${i + 1}`);
+    }
+    console.log(`# ${checked} glyphs checked: ${twoLine} two lines high, ${oneLine} one line high`);
+    expect(checked).toBeGreaterThanOrEqual(3);
+    expect(problems).toEqual([]);
+  });
+
+  test("readable on light, dark and high-contrast themes", async () => {
+    const editor = codeEditor();
+    for (const [name, theme, cls] of [
+      ["light", "Light Modern", "vs"],
+      ["high-contrast", "Dark High Contrast", "hc-black"],
+      ["dark", "Dark Modern", "vs-dark"],
+    ] as const) {
+      await openFile(FILE);
+      await page.keyboard.press("Control+K");
+      await page.keyboard.press("Control+T");
+      await quickInput(page, theme, new RegExp(`^${theme}`));
+      await page.waitForFunction((c) => document.querySelector(".monaco-workbench")?.classList.contains(c) ?? false, cls, { timeout: 20_000 });
+      await openFile(FILE);
+      await page.keyboard.press("Control+Home");
+      await page.waitForTimeout(1500);
+      const l = await layout(editor);
+      expect(l.glyphs.length).toBeGreaterThan(0);
+      for (const g of l.glyphs) expect((await inkIn(page, g)) > 20).toBe(true);
+      expect(overlaps(l)).toEqual([]);
+      await shot(`theme-${name}`);
+    }
+  });
+
+  test("the overview webview renders glyphs and a click on a name goes to file:line", async () => {
+    await command("ThreadRadar: Open the Overview");
+    const frame = await webviewFrame("#overview[data-rendered]");
+    const entries = frame.locator("#functions li.entry");
+    await entries.first().waitFor({ timeout: 30_000 });
+    expect(await frame.locator("#functions li.entry svg").count()).toBeGreaterThanOrEqual(3);
+    await shot("overview");
+    const target = frame.locator("#functions li.entry", { hasText: "Worker.run" }).first();
+    const title = (await target.locator(".name").getAttribute("title")) ?? "";
+    const line = Number(/:(\d+)$/.exec(title)?.[1]);
+    expect(title).toContain(FILE);
+    await target.locator(".name").click();
+    await page.waitForFunction((n) => (document.querySelector("#status\\.editor\\.selection") as HTMLElement | null)?.innerText.includes(`Ln ${n},`) ?? false, line, { timeout: 20_000 });
+    expect(await cursorLine()).toBe(line);
+    await shot("overview-navigated");
+  });
+
+  test("the detail webview renders the glyph and its callers and callees navigate", async () => {
+    await openFile(FILE);
+    const run = REPORT.artifacts.find((a) => a.qualname === "Worker.run");
+    await gotoLine(run?.line ?? 1);
+    const lens = codeEditor().locator(".codelens-decoration a", { hasText: /^ThreadRadar \d/ }).filter({ visible: true }).first();
+    await lens.click();
+    const frame = await webviewFrame("#detail[data-rendered]");
+    await frame.locator("#detail svg").first().waitFor({ timeout: 30_000 });
+    await shot("detail");
+    const names = frame.locator("#detail .name[title]");
+    const n = await names.count();
+    let clicked = false;
+    for (let i = 0; i < n; i++) {
+      const t = (await names.nth(i).getAttribute("title")) ?? "";
+      const m = new RegExp(`${FILE.replace(".", "\\.")}:(\\d+)$`).exec(t);
+      if (m === null || !(await names.nth(i).isVisible())) continue;
+      await names.nth(i).click();
+      const line = Number(m[1]);
+      await page.waitForFunction((k) => (document.querySelector("#status\\.editor\\.selection") as HTMLElement | null)?.innerText.includes(`Ln ${k},`) ?? false, line, { timeout: 20_000 });
+      clicked = true;
+      break;
+    }
+    expect(clicked).toBe(true);
+    await shot("detail-navigated");
+  });
+
+  test("the activity views list the runs, the hot functions and the threads; the status bar names the run", async () => {
+    await page.locator('.activitybar .action-item a[aria-label^="ThreadRadar"]').first().click();
+    const runs = page.locator('.pane:has(.pane-header[aria-label^="Runs"]) .monaco-list-row');
+    await runs.first().waitFor({ timeout: 20_000 });
+    expect(await runs.count()).toBe(2);
+    const hot = page.locator('.pane:has(.pane-header[aria-label^="Hot"]) .monaco-list-row');
+    await hot.first().waitFor({ timeout: 20_000 });
+    expect(await hot.count()).toBeGreaterThanOrEqual(3);
+    const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
+    expect(await status.innerText()).toContain(path.basename(RUN_NEW).replace(/\.json$/, "").split("-").pop() ?? "");
+    await shot("activity-views");
+  });
+
+  test("the run switcher shows another run", async () => {
+    const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
+    const before = await status.innerText();
+    await command("ThreadRadar: Select Run…");
+    const oldName = path.basename(RUN_OLD).replace(/\.json$/, "").split("-").pop() ?? "";
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: oldName }).first().waitFor({ timeout: 20_000 });
+    await shot("run-switcher");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: oldName }).first().click();
+    await page.waitForFunction((b) => {
+      const el = Array.from(document.querySelectorAll<HTMLElement>(".statusbar-item")).find((e) => e.innerText.includes("ThreadRadar:"));
+      return el !== undefined && el.innerText !== b;
+    }, before, { timeout: 20_000 });
+    expect(await status.innerText()).toContain(oldName);
+    await shot("run-switched");
+  });
+
+  // The profile-a-test lens (issue #19) has no check yet: that lens does not exist in the
+  // extension. When it lands, its check goes here: a lens above a pytest test function whose
+  // click records a run of that test and shows it.
+
+  test("an untrusted workspace shows no ThreadRadar commands", async () => {
+    const p = await openWorkbench(URL_UNTRUSTED, UNTRUSTED_WS);
+    await p.locator(".statusbar-item", { hasText: /Restricted Mode/ }).first().waitFor({ timeout: 30_000 });
+    const entries = await paletteEntries(p, "ThreadRadar");
+    expect(entries.filter((e) => /ThreadRadar/.test(e))).toEqual([]);
+    await shot("untrusted", p);
+    await p.close();
+  });
+});
+
+/** The frame of the webview whose document has `selector`. */
+async function webviewFrame(selector: string): Promise<Frame> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      try {
+        if ((await f.locator(selector).count()) > 0) return f;
+      } catch {
+        // a frame that navigated away meanwhile
+      }
+    }
+    await page.waitForTimeout(300);
+  }
+  throw new Error(`no webview shows ${selector}`);
+}
