@@ -91,10 +91,12 @@ mkdir -p "$ws/.threadradar/runs"
 cp "$repo/samples/python/bug1_worker_manager/buggy.py" "$repo/samples/python/common.py" "$ws/"
 run_old="$ws/.threadradar/runs/20200101T000000Z-old.json"
 run_new="$ws/.threadradar/runs/20200101T000100Z-new.json"
-log "recording the sample twice"
-(cd "$ws" && "$THREADRADAR_BIN" record -o "$run_old" --no-progress -- python3 buggy.py --workers 4 --timeout 1 >"$tmp/rec.log" 2>&1) \
+# The interpreter itself, not a wrapper script (a pyenv shim is a shell script, which record cannot sample).
+python=$(python3 -c 'import sys; print(sys.executable)')
+log "recording the sample twice ($python)"
+(cd "$ws" && "$THREADRADAR_BIN" record -o "$run_old" --no-progress -- "$python" buggy.py --workers 4 --timeout 1 >"$tmp/rec.log" 2>&1) \
   || { cat "$tmp/rec.log" >&2; echo "vscode e2e: recording failed (it needs ptrace: root, or kernel.yama.ptrace_scope = 0)" >&2; exit 2; }
-(cd "$ws" && "$THREADRADAR_BIN" record -o "$run_new" --no-progress -- python3 buggy.py --workers 6 --timeout 1.5 >"$tmp/rec.log" 2>&1) \
+(cd "$ws" && "$THREADRADAR_BIN" record -o "$run_new" --no-progress -- "$python" buggy.py --workers 6 --timeout 1.5 >"$tmp/rec.log" 2>&1) \
   || { cat "$tmp/rec.log" >&2; exit 2; }
 "$THREADRADAR_BIN" report --json "$run_new" >"$tmp/report.json"
 untrusted="$tmp/untrusted"
@@ -159,4 +161,10 @@ if [ $rc -ne 0 ]; then
   echo "vscode e2e: FAILED (screenshots in $shots)" >&2
   exit $rc
 fi
+# The server that ran is the one the .vsix carries (no serverPath was set).
+started=$(find "$tmp/trusted-data/logs" -name 'ThreadRadar.log' -exec grep -h 'Starting .* lsp' {} + | head -1)
+case "$started" in
+  *"$tmp/trusted-exts/"*"/server/threadradar lsp"*) echo "vscode e2e: the bundled server ran: ${started#*Starting }" ;;
+  *) echo "vscode e2e: the extension did not start its bundled server: ${started:-no 'Starting … lsp' in its log}" >&2; exit 1 ;;
+esac
 echo "vscode e2e: passed (screenshots in $shots)"

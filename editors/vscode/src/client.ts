@@ -120,6 +120,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
       return;
     }
     this.setState("starting");
+    this.output.info(`Starting ${lookup.path} lsp`);
     const serverOptions: ServerOptions = { command: lookup.path, args: ["lsp"] };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file", language: "python" }],
