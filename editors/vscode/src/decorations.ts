@@ -21,7 +21,7 @@ export function glyphSizesFor(doc: vscode.TextDocument): { two: number; one: num
   const fontSize = editor.get<number>("fontSize") ?? 14;
   const lineHeight = editor.get<number>("lineHeight") ?? 0;
   const line = editorLineHeight(fontSize, lineHeight, process.platform);
-  const tabSize = vscode.window.visibleTextEditors.find((e) => e.document === doc)?.options.tabSize;
+  const tabSize: unknown = vscode.window.visibleTextEditors.find((e) => e.document === doc)?.options?.tabSize;
   return {
     two: glyphHeight(line),
     one: oneLineGlyphHeight(line),
