@@ -82,7 +82,9 @@ echo "$vsix ($(( $(wc -c <"$vsix") / 1024 / 1024 )) MB)"
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  # Each code-server leads its own process group (setsid): ending the group also ends its
+  # extension hosts, which would otherwise outlive it.
+  for p in "${pids[@]}"; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -127,7 +129,7 @@ start_code_server() { # name port extra-args…
 JSON
   "$cs_bin" --config "$tmp/$name-config.yaml" --user-data-dir "$data" --extensions-dir "$exts" --install-extension "$vsix" >"$tmp/$name-install.log" 2>&1 \
     || { cat "$tmp/$name-install.log" >&2; exit 1; }
-  "$cs_bin" --config "$tmp/$name-config.yaml" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry --disable-update-check \
+  setsid "$cs_bin" --config "$tmp/$name-config.yaml" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry --disable-update-check \
     --user-data-dir "$data" --extensions-dir "$exts" "$@" >"$tmp/$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 1 120); do
