@@ -42,11 +42,13 @@ cp -r "$repo/samples/python/bug1_worker_manager" "$repo/samples/python/common.py
 run_old="$ws/.threadradar/runs/20200101T000000Z-old.json"
 run_fixed="$ws/.threadradar/runs/20200101T000050Z-fixed.json"
 run_new="$ws/.threadradar/runs/20200101T000100Z-new.json"
+# The interpreter itself, not a wrapper script (a pyenv shim is a shell script, which record cannot sample).
+python=$(python3 -c 'import sys; print(sys.executable)')
 record() {
   local out="$1" script="$2"
   shift 2
   if ! (cd "$ws" && "$bin" record -o "$out" --no-progress -- \
-    python3 "$ws/bug1_worker_manager/$script" "$@" >"$tmp/record.log" 2>&1); then
+    "$python" "$ws/bug1_worker_manager/$script" "$@" >"$tmp/record.log" 2>&1); then
     cat "$tmp/record.log" >&2
     echo "recording failed (it needs ptrace: root, or kernel.yama.ptrace_scope = 0)" >&2
     exit 2
@@ -114,10 +116,20 @@ if [ ${#tests[@]} -eq 0 ]; then
   for f in "$here"/test_*.lua; do
     tests+=("$(basename "$f" .lua)")
   done
+  tests+=(pty_image)
 fi
 
 for t in "${tests[@]}"; do
   echo "--   $t"
+  if [ "$t" = pty_image ]; then
+    # Neovim's real TUI on a pseudo-terminal: the kitty graphics escapes it writes (pty_image.py).
+    set +e
+    NVIM="$nvim" PLUGIN="$plugin" timeout 300 python3 "$here/pty_image.py"
+    rc=$?
+    set -e
+    result "$t" $rc
+    continue
+  fi
   set +e
   (cd "$ws" && timeout 120 "$nvim" --headless -u NONE -i NONE --cmd "set rtp+=$plugin" \
     -c "luafile $here/$t.lua" </dev/null 2>&1)

@@ -74,6 +74,28 @@ H.run("commands", function()
     return lens ~= nil
   end, "the code lens of Worker.run")
   H.check(lens and lens.command.title:find(H.pct(run.crt):gsub("%%", " %%"), 1, true) ~= nil, "the lens shows the crt: " .. (lens and lens.command.title or ""))
+  -- On its own line above the declaration, indented like it; not appended to the radar's virtual
+  -- text at the end of the line, and not drawn a second time by Neovim's own lens display.
+  local lens_ns = require("threadradar.lens").ns
+  local above
+  H.wait(5000, function()
+    above = api.nvim_buf_get_extmarks(src, lens_ns, { run.line - 1, 0 }, { run.line - 1, -1 }, { details = true })[1]
+    return above ~= nil
+  end, "the lens's virtual line")
+  local d = above[4]
+  local header = api.nvim_buf_get_lines(src, run.line - 1, run.line, false)[1]
+  H.eq(d.virt_lines_above, true, "the lens is a virtual line above the declaration")
+  H.eq(d.virt_lines[1][1][1], header:match("^%s*") .. lens.command.title, "the virtual line: the declaration's indentation and the lens title")
+  for name, ns_id in pairs(api.nvim_get_namespaces()) do
+    for _, m in ipairs(api.nvim_buf_get_extmarks(src, ns_id, { run.line - 1, 0 }, { run.line - 1, -1 }, { details = true })) do
+      local eol = {}
+      for _, chunk in ipairs(m[4].virt_text or {}) do
+        table.insert(eol, chunk[1])
+      end
+      local text = table.concat(eol)
+      H.check(not text:find(lens.command.title, 1, true), ("no lens title in the end-of-line text of namespace %s: %q"):format(name, text))
+    end
+  end
   api.nvim_win_set_cursor(0, { run.line, 0 })
   vim.lsp.codelens.run()
   local detail = require("threadradar.detail")

@@ -90,4 +90,27 @@ H.run("extmarks", function()
   end, "the marks from the inlay hints")
   lsp.supports = supports
   H.eq(H.marks(0), current, "marks from the inlay hints = marks from documentArtifacts")
+
+  -- virtual_text.position = "above": the radar and figures on a virtual line of their own above
+  -- each declaration, indented like it, nothing at the end of the line.
+  local config = require("threadradar.config")
+  config.options.virtual_text = { position = "above" }
+  api.nvim_buf_clear_namespace(0, ns, 0, -1)
+  vt.refresh(api.nvim_get_current_buf())
+  local above
+  H.wait(5000, function()
+    above = api.nvim_buf_get_extmarks(0, ns, { run_line - 1 + 3, 0 }, { run_line - 1 + 3, -1 }, { details = true })[1]
+    return above ~= nil
+  end, "the radar above Worker.run")
+  local d = above[4]
+  H.eq(d.virt_lines_above, true, "the radar is a virtual line above")
+  H.eq(d.virt_text, nil, "nothing at the end of the line")
+  local text = ""
+  for _, chunk in ipairs(d.virt_lines[1]) do
+    text = text .. chunk[1]
+  end
+  local header = api.nvim_buf_get_lines(0, run_line - 1 + 3, run_line + 3, false)[1]
+  H.check(text:sub(1, #header:match("^%s*")) == header:match("^%s*"), "indented like the declaration: " .. text)
+  H.check(text:find(H.pct(expected[run_line].crt), 1, true) ~= nil, "the crt in the radar line: " .. text)
+  config.options.virtual_text = true
 end)

@@ -17,7 +17,7 @@ import type { LanguageClientOptions, ServerOptions, WorkDoneProgressBegin, WorkD
 import { Notifications, errorSentence, parseChanged, parseOpenPanel } from "./protocol";
 import type { ChangedParams, OpenPanelParams } from "./protocol";
 import type { ServerPort } from "./router";
-import { findServer } from "./serverPath";
+import { bundledServerPath, resolveServer } from "./serverPath";
 import { extensionSettings, serverSettings } from "./settings";
 import type { ThemeKind } from "./placement";
 
@@ -74,7 +74,11 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
   /** Fires each time a server has started and initialized. */
   readonly onReady = this.readyEmitter.event;
 
-  constructor(private readonly output: vscode.LogOutputChannel) {}
+  constructor(
+    private readonly output: vscode.LogOutputChannel,
+    /** The extension's folder (a platform-specific .vsix carries the server in `server/`). */
+    private readonly extensionPath?: string,
+  ) {}
 
   get state(): ServerState {
     return this.stateValue;
@@ -106,7 +110,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
   private async doStart(): Promise<void> {
     if (this.client !== undefined) return;
     const setting = extensionSettings(config()).serverPath;
-    const lookup = findServer(setting, process.env, isExecutable);
+    const lookup = resolveServer(setting, this.extensionPath === undefined ? undefined : bundledServerPath(this.extensionPath), process.env, isExecutable);
     if (!lookup.found) {
       this.setState("missing");
       this.output.error(lookup.message);
@@ -116,6 +120,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
       return;
     }
     this.setState("starting");
+    this.output.info(`Starting ${lookup.path} lsp`);
     const serverOptions: ServerOptions = { command: lookup.path, args: ["lsp"] };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file", language: "python" }],

@@ -1,25 +1,45 @@
-// The in-situ glyphs: the ThreadRadar image of each profiled declaration at the right of its header,
-// two lines high, as editor decorations. The server says where (`threadRadar/documentArtifacts`);
+// The in-situ glyphs: the ThreadRadar image of each profiled declaration at the right of its header
+// (two lines high where that covers no text, one line high elsewhere), as editor decorations. The server says where (`threadRadar/documentArtifacts`);
 // `placement.ts` decides how; this file only talks to VS Code.
 
 import * as vscode from "vscode";
 import type { ServerConnection } from "./client";
 import { config, themeKind } from "./client";
-import { attachmentStyle, editorLineHeight, glyphHeight, glyphThemeFor, placeGlyphs } from "./placement";
+import { attachmentStyle, editorLineHeight, glyphHeight, glyphThemeFor, hintScaleFor, oneLineGlyphHeight, placeGlyphs } from "./placement";
 import type { GlyphGroup } from "./placement";
 import { Requests, errorSentence, isMethodNotFound } from "./protocol";
 import type { DocumentArtifactsResult } from "./protocol";
-import { extensionSettings } from "./settings";
+import { extensionSettings, serverSettings } from "./settings";
 
 function isPython(doc: vscode.TextDocument): boolean {
   return doc.languageId === "python" && doc.uri.scheme === "file";
 }
 
-export function glyphSizeFor(doc: vscode.TextDocument): number {
+/** The two-line and one-line glyph heights in px and the tab size of a document's editor. */
+export function glyphSizesFor(doc: vscode.TextDocument): { two: number; one: number; tabSize: number; fontSize: number; hintsEnabled: unknown; hintFontSize: unknown } {
   const editor = vscode.workspace.getConfiguration("editor", doc);
   const fontSize = editor.get<number>("fontSize") ?? 14;
   const lineHeight = editor.get<number>("lineHeight") ?? 0;
-  return glyphHeight(editorLineHeight(fontSize, lineHeight, process.platform));
+  const line = editorLineHeight(fontSize, lineHeight, process.platform);
+  const tabSize: unknown = vscode.window.visibleTextEditors.find((e) => e.document === doc)?.options?.tabSize;
+  return {
+    two: glyphHeight(line),
+    one: oneLineGlyphHeight(line),
+    tabSize: typeof tabSize === "number" ? tabSize : (editor.get<number>("tabSize") ?? 4),
+    fontSize,
+    hintsEnabled: editor.get("inlayHints.enabled"),
+    hintFontSize: editor.get("inlayHints.fontSize"),
+  };
+}
+
+export function glyphSizeFor(doc: vscode.TextDocument): number {
+  return glyphSizesFor(doc).two;
+}
+
+function documentLines(doc: vscode.TextDocument): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < doc.lineCount; i++) lines.push(doc.lineAt(i).text);
+  return lines;
 }
 
 export class GlyphDecorations implements vscode.Disposable {
@@ -42,7 +62,7 @@ export class GlyphDecorations implements vscode.Disposable {
         if (isPython(e.document) && vscode.window.visibleTextEditors.some((ed) => ed.document === e.document)) this.schedule(400);
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration("threadradar") || e.affectsConfiguration("editor.fontSize") || e.affectsConfiguration("editor.lineHeight")) this.schedule(100);
+        if (["threadradar", "editor.fontSize", "editor.lineHeight", "editor.tabSize", "editor.inlayHints"].some((k) => e.affectsConfiguration(k))) this.schedule(100);
       }),
       server.onReady(() => {
         this.unsupported = false;
@@ -78,10 +98,18 @@ export class GlyphDecorations implements vscode.Disposable {
     const perDoc = new Map<vscode.TextDocument, GlyphGroup[]>();
     await Promise.all(
       docs.map(async (doc) => {
-        const size = glyphSizeFor(doc);
+        const sizes = glyphSizesFor(doc);
         try {
-          const r = (await this.server.sendRequest(Requests.documentArtifacts, { uri: doc.uri.toString(), glyph: { theme, size } })) as DocumentArtifactsResult;
-          perDoc.set(doc, placeGlyphs(r, { lineCount: doc.lineCount, height: size }));
+          const r = (await this.server.sendRequest(Requests.documentArtifacts, { uri: doc.uri.toString(), glyph: { theme, size: sizes.two } })) as DocumentArtifactsResult;
+          // Code lenses sit above each declaration (and the file's above line 0): a two-line glyph
+          // must not hang over one.
+          const server = serverSettings(config(), themeKind());
+          const lensLines = new Set<number>();
+          if (server.codeLens === true) for (const a of r.artifacts) lensLines.add(a.line);
+          if (server.fileLens === true) lensLines.add(0);
+          const lines = documentLines(doc);
+          const hintScale = hintScaleFor(server.inlayHints === true, sizes.hintsEnabled, sizes.hintFontSize, sizes.fontSize);
+          perDoc.set(doc, placeGlyphs(r, { lineCount: lines.length, height: sizes.two, oneLineHeight: sizes.one, lines, tabSize: sizes.tabSize, lensLines, hintScale }));
         } catch (e) {
           if (isMethodNotFound(e)) {
             if (!this.unsupported) this.output.warn("This threadradar server does not answer threadRadar/documentArtifacts: update it to see the glyphs beside the code.");
@@ -108,7 +136,7 @@ export class GlyphDecorations implements vscode.Disposable {
           this.types.set(
             g.uri,
             vscode.window.createTextEditorDecorationType({
-              after: { contentIconPath: vscode.Uri.parse(g.uri), ...attachmentStyle(g.width, g.height) },
+              after: { contentIconPath: vscode.Uri.parse(g.uri), ...attachmentStyle(g.width, g.height, g.rows) },
               rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
             }),
           );

@@ -41,7 +41,7 @@ function setContext(key: string, value: unknown): void {
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel("ThreadRadar", { log: true });
-  const server = new ServerConnection(output);
+  const server = new ServerConnection(output, context.extensionPath);
   running = server;
   const status = new RunStatus(server);
   const decorations = new GlyphDecorations(server, output);

@@ -1,5 +1,7 @@
 // Finding the `threadradar` binary before starting it, so that a missing server is one clear
-// message instead of a failed start. Pure except for the `isExecutable` check the caller passes.
+// message instead of a failed start. The platform-specific .vsix carries the binary in `server/`
+// (as rust-analyzer ships its server); the `threadradar.serverPath` setting still points to another
+// one. Pure except for the `isExecutable` check the caller passes.
 
 import * as path from "node:path";
 
@@ -39,4 +41,18 @@ export function findServer(setting: string, env: LookupEnv, isExecutable: (p: st
     }
   }
   return { found: false, message: `The ThreadRadar language server \`${name}\` is not on PATH: ${INSTALL_HINT}.` };
+}
+
+/** Where a platform-specific .vsix carries the server, inside the extension's folder. */
+export function bundledServerPath(extensionPath: string, platform: string = process.platform): string {
+  return path.join(extensionPath, "server", platform === "win32" ? "threadradar.exe" : "threadradar");
+}
+
+/**
+ * The server to start: the `threadradar.serverPath` setting when it is set (a name on PATH or a
+ * path), else the binary the extension carries, else `threadradar` on PATH.
+ */
+export function resolveServer(setting: string, bundled: string | undefined, env: LookupEnv, isExecutable: (p: string) => boolean, platform: string = process.platform): ServerLookup {
+  if (setting.trim() === "" && bundled !== undefined && isExecutable(bundled)) return { found: true, path: bundled };
+  return findServer(setting, env, isExecutable, platform);
 }

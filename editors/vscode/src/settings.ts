@@ -31,7 +31,7 @@ export const SERVER_SETTINGS: readonly Spec[] = [
 
 /** Settings only the extension reads. */
 export const EXTENSION_SETTINGS = {
-  serverPath: { default: "threadradar" },
+  serverPath: { default: "" },
   glyphs: { default: true },
 } as const;
 
@@ -90,7 +90,7 @@ export function extensionSettings(config: ConfigReader): ExtensionSettings {
   const glyphs = config.get("glyphs");
   const theme = config.get("glyphTheme");
   return {
-    serverPath: typeof path === "string" && path.trim() !== "" ? path.trim() : EXTENSION_SETTINGS.serverPath.default,
+    serverPath: typeof path === "string" ? path.trim() : EXTENSION_SETTINGS.serverPath.default,
     glyphs: typeof glyphs === "boolean" ? glyphs : EXTENSION_SETTINGS.glyphs.default,
     glyphTheme: theme === "light" || theme === "dark" ? theme : "auto",
   };

@@ -9,7 +9,7 @@ M.defaults = {
   -- A buffer's project root: the nearest directory (walking up) that holds `.threadradar`,
   -- else the nearest one with any of the other markers, else the file's directory.
   root_markers = { ".threadradar", ".git", "pyproject.toml", "setup.py", "setup.cfg" },
-  -- In-situ radars: false, true, or { position = "eol" | "right_align", label = "full" | "crt" | "glyph" }.
+  -- In-situ radars: false, true, or { position = "eol" | "right_align" | "above", label = "full" | "crt" | "glyph" }.
   virtual_text = true,
   code_lens = true,
   -- The server's inlay hints through Neovim's own client (Neovim >= 0.10 only). They repeat the
@@ -101,8 +101,8 @@ function M.build(user)
   end
   if type(user.virtual_text) == "table" then
     local vt = user.virtual_text
-    if vt.position ~= nil and vt.position ~= "eol" and vt.position ~= "right_align" then
-      error("threadradar: virtual_text.position must be \"eol\" or \"right_align\"")
+    if vt.position ~= nil and vt.position ~= "eol" and vt.position ~= "right_align" and vt.position ~= "above" then
+      error("threadradar: virtual_text.position must be \"eol\", \"right_align\" or \"above\"")
     end
     if vt.label ~= nil and vt.label ~= "full" and vt.label ~= "crt" and vt.label ~= "glyph" then
       error("threadradar: virtual_text.label must be \"full\", \"crt\" or \"glyph\"")

@@ -23,6 +23,52 @@ local function version_text()
   return vim.fn.matchstr(vim.fn.execute("version"), "NVIM v\\zs[^\\n]*")
 end
 
+--- The Neovim features the plugin looks for, whether this Neovim has them and what it does
+--- with them or without them.
+function M.features()
+  local has = function(v)
+    return vim.fn.has("nvim-" .. v) == 1
+  end
+  local opts = config.options
+  return {
+    {
+      name = "virtual lines (virt_lines_above)",
+      since = "0.6",
+      available = has("0.6"),
+      use = "code lenses on their own line above each declaration",
+      fallback = "no code lenses",
+    },
+    {
+      name = "vim.lsp.start",
+      since = "0.8",
+      available = vim.lsp.start ~= nil,
+      use = "one server per project root, reused by every buffer",
+      fallback = "vim.lsp.start_client and buf_attach_client",
+    },
+    {
+      name = "vim.lsp.inlay_hint",
+      since = "0.10",
+      available = vim.lsp.inlay_hint ~= nil,
+      use = "the server's inlay hints natively " .. (opts.native_inlay_hints and "(on)" or "(off: native_inlay_hints = true; the virtual text shows the same figures)"),
+      fallback = "the radar's virtual text carries the figures",
+    },
+    {
+      name = "vim.lsp.codelens.save / run",
+      since = "0.7",
+      available = vim.lsp.codelens ~= nil and vim.lsp.codelens.save ~= nil,
+      use = "the lens on the cursor's line runs with vim.lsp.codelens.run()",
+      fallback = "lenses are shown but not runnable from vim.lsp.codelens.run()",
+    },
+    {
+      name = "vim.base64",
+      since = "0.10",
+      available = vim.base64 ~= nil,
+      use = "encodes the kitty graphics escapes",
+      fallback = "a Lua base64 encoder",
+    },
+  }
+end
+
 function M.check()
   local r = reporter()
   local tr = require("threadradar")
@@ -40,21 +86,26 @@ function M.check()
     r.warn('setup() was not called', { 'add require("threadradar").setup{} to your config' })
   end
   r.info("virtual text: " .. (opts.virtual_text and "on" or "off") .. ", code lenses: " .. (opts.code_lens and "on" or "off"))
-  if vim.lsp.inlay_hint then
-    r.info("native inlay hints: available, " .. (opts.native_inlay_hints and "on" or "off (the virtual text shows the same)"))
-  else
-    r.info("native inlay hints: not in this Neovim (0.10+); the virtual text shows the radars")
-  end
-  r.info("client start: " .. (vim.lsp.start and "vim.lsp.start" or "vim.lsp.start_client (Neovim 0.7)"))
-  local image = require("threadradar.image")
-  if opts.image then
-    if image.supported() then
-      r.ok("glyph images: on (kitty graphics protocol)")
+
+  -- What this Neovim offers and what the plugin uses of it.
+  r.start("ThreadRadar: Neovim " .. version_text() .. " features")
+  for _, f in ipairs(M.features()) do
+    if f.available then
+      r.ok(f.name .. ": " .. f.use)
     else
-      r.warn("glyph images: on, but this terminal is not kitty; the text glyph is shown")
+      r.info(f.name .. ": not in this Neovim (" .. f.since .. "+); " .. f.fallback)
+    end
+  end
+  local image = require("threadradar.image")
+  local term = image.terminal()
+  if opts.image then
+    if term then
+      r.ok("glyph images: on, " .. term .. " speaks the kitty graphics protocol (PNG from the server)")
+    else
+      r.warn("glyph images: on, but this terminal is not kitty, WezTerm or Ghostty; the text glyph is shown")
     end
   else
-    r.info("glyph images: off")
+    r.info("glyph images: off" .. (term and (" (" .. term .. " could show them: setup{ image = true })") or ""))
   end
 
   r.start("ThreadRadar: language server")

@@ -1,6 +1,8 @@
 -- Optional real glyph images (PNG, rendered by `threadradar radar` through resvg) in the detail
 -- float, through the kitty graphics protocol. Off by default (`image = true` in setup), and only
--- in kitty ($KITTY_WINDOW_ID or a $TERM naming kitty); everywhere else the text glyph stays.
+-- in terminals that speak it: kitty ($KITTY_WINDOW_ID or a $TERM naming kitty), WezTerm
+-- ($TERM_PROGRAM, $WEZTERM_EXECUTABLE) and Ghostty ($TERM xterm-ghostty, $TERM_PROGRAM); everywhere
+-- else the text glyph stays.
 local config = require("threadradar.config")
 local lsp = require("threadradar.lsp")
 local util = require("threadradar.util")
@@ -12,15 +14,24 @@ M.rows = 6 -- height of the image in the detail float, in lines
 local next_id = 7300
 local placed = {} -- image id → true
 
+--- The terminal that speaks the kitty graphics protocol, by its name, or nil.
+function M.terminal()
+  local env = vim.env
+  if (env.KITTY_WINDOW_ID or "") ~= "" or (env.TERM or ""):match("kitty") then
+    return "kitty"
+  end
+  if (env.TERM_PROGRAM or "") == "WezTerm" or (env.WEZTERM_EXECUTABLE or "") ~= "" then
+    return "WezTerm"
+  end
+  if (env.TERM or ""):match("ghostty") or (env.TERM_PROGRAM or ""):lower() == "ghostty" then
+    return "Ghostty"
+  end
+  return nil
+end
+
 --- Whether images are on and the terminal speaks the kitty graphics protocol.
 function M.supported()
-  if not config.options.image then
-    return false
-  end
-  if vim.env.KITTY_WINDOW_ID and vim.env.KITTY_WINDOW_ID ~= "" then
-    return true
-  end
-  return (vim.env.TERM or ""):match("kitty") ~= nil
+  return config.options.image and M.terminal() ~= nil or false
 end
 
 function M.rows_for_detail()

@@ -13,6 +13,7 @@ M.highlights = {
   ThreadRadarMid = "DiagnosticWarn",
   ThreadRadarHigh = "DiagnosticError",
   ThreadRadarText = "Comment",
+  ThreadRadarLens = "LspCodeLens", -- Comment where there is no LspCodeLens
   ThreadRadarTitle = "Title",
   ThreadRadarSection = "Statement",
   ThreadRadarKey = "Special",
@@ -26,6 +27,8 @@ function M.define_highlights()
   for name, link in pairs(M.highlights) do
     if link == "DiagnosticOk" and vim.fn.hlexists("DiagnosticOk") == 0 then
       link = "String"
+    elseif link == "LspCodeLens" and vim.fn.hlexists("LspCodeLens") == 0 then
+      link = "Comment"
     end
     vim.cmd(("highlight default link %s %s"):format(name, link))
   end

@@ -1,18 +1,50 @@
--- Code lenses: Neovim's own code-lens display, refreshed on attach, on entering the buffer,
--- after insert mode and whenever the run or the thread filter changes (Neovim 0.7 has no
--- workspace/codeLens/refresh).
+-- Code lenses on their own line, above their declaration (virt_lines_above), never appended to
+-- the radar's virtual text at the end of the line (where Neovim up to 0.11 draws lenses). The
+-- lenses are also saved with vim.lsp.codelens.save, so vim.lsp.codelens.run() runs the one on the
+-- cursor's line. Refreshed on attach, on entering the buffer, after insert mode and whenever the
+-- run or the thread filter changes (Neovim 0.7 has no workspace/codeLens/refresh).
 local config = require("threadradar.config")
 local lsp = require("threadradar.lsp")
 
 local api = vim.api
 local M = {}
 
+M.ns = api.nvim_create_namespace("threadradar_lens")
+
 local group = api.nvim_create_augroup("ThreadRadarLens", { clear = true })
 local attached = {}
 
-local function lens_namespace(client_id)
-  -- The namespace Neovim 0.7's codelens module draws a client's lenses in (0.9+ has clear()).
-  return api.nvim_create_namespace("vim_lsp_codelens:" .. client_id)
+--- Draws lenses (LSP CodeLens[] with commands) as virtual lines above their lines, indented like
+--- the line; several lenses on one line share it, separated by " | ".
+function M.draw(bufnr, lenses)
+  api.nvim_buf_clear_namespace(bufnr, M.ns, 0, -1)
+  local count = api.nvim_buf_line_count(bufnr)
+  local titles, rows = {}, {}
+  for _, l in ipairs(lenses or {}) do
+    local row = l.range and l.range.start and l.range.start.line
+    local title = l.command and l.command.title
+    if type(row) == "number" and row >= 0 and row < count and type(title) == "string" and title ~= "" then
+      if not titles[row] then
+        titles[row] = {}
+        table.insert(rows, row)
+      end
+      table.insert(titles[row], (title:gsub("[\r\n]+", " ")))
+    end
+  end
+  for _, row in ipairs(rows) do
+    local text = api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ""
+    local indent = vim.fn.strdisplaywidth(text:match("^%s*"))
+    pcall(api.nvim_buf_set_extmark, bufnr, M.ns, row, 0, {
+      virt_lines = { { { string.rep(" ", indent) .. table.concat(titles[row], " | "), "ThreadRadarLens" } } },
+      virt_lines_above = true,
+    })
+  end
+end
+
+local function save(lenses, bufnr, client_id)
+  if vim.lsp.codelens.save then
+    pcall(vim.lsp.codelens.save, lenses, bufnr, client_id)
+  end
 end
 
 function M.refresh(bufnr)
@@ -24,22 +56,13 @@ function M.refresh(bufnr)
     return
   end
   local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
-  lsp.request(client, "textDocument/codeLens", params, function(result, ctx)
+  lsp.request(client, "textDocument/codeLens", params, function(result)
     if not api.nvim_buf_is_valid(bufnr) then
       return
     end
-    ctx = ctx or {}
-    ctx.bufnr, ctx.client_id = bufnr, client.id
     result = result or {}
-    if #result == 0 then
-      -- Neovim 0.7 leaves old lenses drawn when the answer is empty.
-      if vim.lsp.codelens.clear then
-        pcall(vim.lsp.codelens.clear, client.id, bufnr)
-      else
-        api.nvim_buf_clear_namespace(bufnr, lens_namespace(client.id), 0, -1)
-      end
-    end
-    vim.lsp.codelens.on_codelens(nil, result, ctx, nil)
+    save(result, bufnr, client.id)
+    M.draw(bufnr, result)
   end, { silent = true, bufnr = bufnr })
 end
 
@@ -62,6 +85,7 @@ function M.attach(client_id, bufnr)
       callback = function()
         attached[bufnr] = nil
         pcall(api.nvim_clear_autocmds, { group = group, buffer = bufnr })
+        pcall(api.nvim_buf_clear_namespace, bufnr, M.ns, 0, -1)
       end,
     })
   end

@@ -57,12 +57,25 @@ function M.render(bufnr, data)
   local count = api.nvim_buf_line_count(bufnr)
   for _, a in ipairs(data.artifacts or {}) do
     if type(a.line) == "number" and a.line >= 0 and a.line < count then
-      pcall(api.nvim_buf_set_extmark, bufnr, M.ns, a.line, 0, {
-        virt_text = label_chunks(a, vt.label),
-        virt_text_pos = vt.position,
-        hl_mode = "combine",
-        priority = 120,
-      })
+      local chunks = label_chunks(a, vt.label)
+      if vt.position == "above" then
+        -- The radar on a virtual line of its own above the declaration, indented like it (below
+        -- the code lens's line when both are on).
+        local text = api.nvim_buf_get_lines(bufnr, a.line, a.line + 1, false)[1] or ""
+        chunks[1] = { string.rep(" ", vim.fn.strdisplaywidth(text:match("^%s*"))) }
+        pcall(api.nvim_buf_set_extmark, bufnr, M.ns, a.line, 0, {
+          virt_lines = { chunks },
+          virt_lines_above = true,
+          priority = 120,
+        })
+      else
+        pcall(api.nvim_buf_set_extmark, bufnr, M.ns, a.line, 0, {
+          virt_text = chunks,
+          virt_text_pos = vt.position,
+          hl_mode = "combine",
+          priority = 120,
+        })
+      end
     end
   end
 end

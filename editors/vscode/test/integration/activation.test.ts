@@ -113,28 +113,33 @@ describe("activation", () => {
       expect(fake.webviewPanels).toEqual(["threadradar.overview", "threadradar.detail"]);
 
       // The glyphs: decoration types with the SVG as a data URI, on the declarations' header lines,
-      // after the header's end; the theme is dark (the fake's colour theme), two lines of 19 px high.
+      // after the header's end; the theme is dark (the fake's colour theme); two lines of 19 px high
+      // where the line below leaves room, else one line (17 px).
       await until("the glyph decorations", () => [...editor.decorations.values()].some((r) => r.length > 0));
       const lines = text.split("\n");
       const live = fake.decorationTypes.filter((t) => !t.disposed);
       expect(live.length).toBeGreaterThan(0);
       const placed: number[] = [];
+      const heightAt = new Map<number, string>();
       for (const [type, ranges] of editor.decorations) {
         const t = (type as { record: { options: { after: { contentIconPath: { scheme: string; path: string }; height: string } } } }).record;
         expect(t.options.after.contentIconPath.scheme).toBe("data");
         expect(t.options.after.contentIconPath.path.startsWith("image/svg+xml;base64,")).toBe(true);
-        expect(t.options.after.height).toBe("38px");
+        expect(["38px", "17px"]).toContain(t.options.after.height);
         const svg = Buffer.from(t.options.after.contentIconPath.path.split(",")[1] ?? "", "base64").toString("utf8");
-        expect(svg).toMatch(/^<svg[^>]* height="38"/);
+        expect(svg).toMatch(new RegExp(`^<svg[^>]* height="${t.options.after.height.replace("px", "")}"`));
         for (const r of ranges) {
           const [line, character] = r as [number, number];
           expect(character).toBe((lines[line] ?? "").length);
           placed.push(line);
+          heightAt.set(line, t.options.after.height);
         }
       }
       const defLine = (re: RegExp) => lines.findIndex((l) => re.test(l));
       expect(placed).toContain(defLine(/^\s+def __init__\(self\) -> None:/));
       expect(placed).toContain(defLine(/^class WorkerManager\b/));
+      // Its docstring is longer than the header: one line high, so it covers none of it.
+      expect(heightAt.get(defLine(/^class WorkerManager\b/))).toBe("17px");
       for (const l of placed) expect([l, /^\s*(class|def|async def)\s/.test(lines[l] ?? "")]).toEqual([l, true]);
 
       // The detail of the function around the cursor: WorkerManager.__init__'s body.

@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect } from "expect";
 import { after, before, describe, test } from "node:test";
-import { decorationSvg, glyphHeight, placeGlyphs } from "../../src/placement";
+import { decorationSvg, glyphHeight, hintScaleFor, oneLineGlyphHeight, placeGlyphs } from "../../src/placement";
 import type { ArtifactAtResult } from "../../src/protocol";
 import type { DocumentArtifactsResult } from "../../src/protocol";
 import { Requests } from "../../src/protocol";
@@ -66,9 +66,27 @@ describe("decorations from documentArtifacts", () => {
     expect(byName.get("Worker.run")).toBe(lineOf(/^\s+def run\(self\)/));
   });
 
+  test("two lines high only where the line below leaves room: never over class WorkerManager's docstring", async () => {
+    const r = await artifacts();
+    const rowsOf = (hintScale: number) => {
+      const groups = placeGlyphs(r, { lineCount: lines.length, height: SIZE, oneLineHeight: oneLineGlyphHeight(19), lines, hintScale, lensLines: new Set(r.artifacts.map((a) => a.line)) });
+      for (const g of groups) expect(g.height).toBe(g.rows === 2 ? SIZE : oneLineGlyphHeight(19));
+      return new Map(groups.flatMap((g) => g.placements.map((p) => [p.qualname, p.rows] as const)));
+    };
+    const withoutHints = rowsOf(0);
+    const withHints = rowsOf(hintScaleFor(true, "on", 0, 14));
+    // The docstring under `class WorkerManager:` is longer than the header and its hint.
+    expect(withoutHints.get("WorkerManager")).toBe(1);
+    expect(withHints.get("WorkerManager")).toBe(1);
+    // `self._start_gate.wait()` under `def run(self) -> None:` is longer than the header alone,
+    // shorter than the header and its hint.
+    expect(withoutHints.get("Worker.run")).toBe(1);
+    expect(withHints.get("Worker.run")).toBe(2);
+  });
+
   test("the images are the asked size with explicit width and height; identical ones share a group", async () => {
     const r = await artifacts();
-    const groups = placeGlyphs(r, { lineCount: lines.length, height: SIZE });
+    const groups = placeGlyphs(r, { lineCount: lines.length, height: SIZE, oneLineHeight: SIZE });
     for (const g of groups) {
       expect(g.svg).toMatch(new RegExp(`^<svg[^>]* width="${g.width}"[^>]* height="${SIZE}"`));
       expect(g.width).toBe(Math.round(SIZE * 1.75));

@@ -5,9 +5,13 @@ import {
   editorLineHeight,
   glyphHeight,
   glyphThemeFor,
+  hintScaleFor,
+  oneLineGlyphHeight,
   placeGlyphs,
   sizedSvg,
   svgDataUri,
+  twoLineGlyphFits,
+  visualColumns,
 } from "../../src/placement";
 import type { DocumentArtifact, DocumentArtifactsResult } from "../../src/protocol";
 
@@ -102,7 +106,8 @@ describe("SVG sizing", () => {
 
 describe("placement", () => {
   test("one decoration per artifact with a glyph, after the header's end, grouped by identical image", () => {
-    const groups = placeGlyphs(result([artifact(3, SVG_A), artifact(10, SVG_C), artifact(20, SVG_A)]), { lineCount: 30, height: 38 });
+    const lines = Array.from({ length: 30 }, () => "");
+    const groups = placeGlyphs(result([artifact(3, SVG_A), artifact(10, SVG_C), artifact(20, SVG_A)]), { lineCount: 30, height: 38, lines });
     expect(groups).toHaveLength(2);
     const [a, b] = groups;
     expect(a?.placements.map((p) => p.line)).toEqual([3, 20]);
@@ -136,6 +141,89 @@ describe("placement", () => {
     const s = attachmentStyle(67, 38);
     expect(s).toMatchObject({ width: "67px", height: "38px" });
     expect(s.textDecoration).toContain("vertical-align: top");
+    expect(attachmentStyle(33, 19, 1).margin).toBe("1px 0 0 1.5em");
+  });
+});
+
+describe("a glyph never covers code", () => {
+  const doc = [
+    "class WorkerManager:", // 0: a docstring longer than the header below
+    '    """Keeps the registered workers and tells each one when to stop."""',
+    "",
+    "    def get(self) -> WorkerManager:", // 3: a blank line below
+    "",
+    "    def short_body(self, a, b, c):", // 5: a shorter line below
+    "        return a",
+    "    def lens_below(self):", // 7: the next declaration has a lens above it
+    "    def x(self):",
+    "def last():", // 9: the last line
+  ];
+
+  test("columns: tabs to the next stop, wide characters two, combining marks none", () => {
+    expect(visualColumns("\tx", 4)).toBe(5);
+    expect(visualColumns("ab\tx", 4)).toBe(5);
+    expect(visualColumns("ab\tx", 8)).toBe(9);
+    expect(visualColumns("名前", 4)).toBe(4);
+    expect(visualColumns("e\u0301", 4)).toBe(1);
+    expect(visualColumns("abcdef", 4, 3)).toBe(3);
+  });
+
+  test("two lines high only where the line below is blank, missing or ends before the header does", () => {
+    expect(twoLineGlyphFits(doc, 0, doc[0]?.length ?? 0)).toBe(false);
+    expect(twoLineGlyphFits(doc, 3, doc[3]?.length ?? 0)).toBe(true);
+    expect(twoLineGlyphFits(doc, 5, doc[5]?.length ?? 0)).toBe(true);
+    expect(twoLineGlyphFits(doc, 9, doc[9]?.length ?? 0)).toBe(true);
+    // A tab-indented line below is as wide as its expanded tabs.
+    expect(twoLineGlyphFits(["def f(a):", "\t\treturn a"], 0, 9, 4)).toBe(false);
+    expect(twoLineGlyphFits(["def f(a):", "\tpass"], 0, 9, 4)).toBe(true);
+  });
+
+  test("a lens above the line below (a view zone) takes the second row", () => {
+    expect(twoLineGlyphFits(doc, 7, doc[7]?.length ?? 0)).toBe(true);
+    expect(twoLineGlyphFits(doc, 7, doc[7]?.length ?? 0, 4, new Set([8]))).toBe(false);
+  });
+
+  test("placement: the paper's two-line glyph where it fits, a one-line glyph elsewhere, sized accordingly", () => {
+    const groups = placeGlyphs(result([artifact(0, SVG_A), artifact(3, SVG_A), artifact(7, SVG_A)]), {
+      lineCount: doc.length,
+      height: glyphHeight(19),
+      oneLineHeight: oneLineGlyphHeight(19),
+      lines: doc,
+      lensLines: new Set([8]),
+    });
+    const rows = new Map(groups.flatMap((g) => g.placements.map((p) => [p.line, { rows: p.rows, height: g.height, groupRows: g.rows }] as const)));
+    expect(rows.get(0)).toEqual({ rows: 1, height: 17, groupRows: 1 });
+    expect(rows.get(3)).toEqual({ rows: 2, height: 38, groupRows: 2 });
+    expect(rows.get(7)).toEqual({ rows: 1, height: 17, groupRows: 1 });
+    // The same glyph at two sizes is two images.
+    expect(groups).toHaveLength(2);
+  });
+
+  test("an inlay hint that is always shown pushes the glyph right: a longer line below still fits", () => {
+    const header = "    def run(self) -> None:";
+    const below = "        self._start_gate.wait()";
+    expect(twoLineGlyphFits([header, below], 0, header.length)).toBe(false);
+    expect(twoLineGlyphFits([header, below], 0, header.length, 4, undefined, 10)).toBe(true);
+    const label = "88.1% 1.07s · 6 thr/1 type · ▂×6"; // 32 columns
+    const r = result([artifact(0, SVG_A, { label, end_character: header.length })]);
+    const place = (hintScale: number) => placeGlyphs(r, { lineCount: 2, height: 38, oneLineHeight: 17, lines: [header, below], hintScale })[0]?.rows;
+    expect(place(0)).toBe(1);
+    expect(place(hintScaleFor(true, "on", 0, 14))).toBe(2);
+  });
+
+  test("hints count only when the server sends them and the editor always shows them, at their font size", () => {
+    expect(hintScaleFor(true, "on", 0, 14)).toBeCloseTo(0.9);
+    expect(hintScaleFor(true, "on", 7, 14)).toBeCloseTo(0.45);
+    expect(hintScaleFor(true, "on", 30, 14)).toBeCloseTo(0.9); // larger than the editor's: the editor's size
+    expect(hintScaleFor(true, "onUnlessPressed", 0, 14)).toBe(0);
+    expect(hintScaleFor(true, "off", 0, 14)).toBe(0);
+    expect(hintScaleFor(false, "on", 0, 14)).toBe(0);
+  });
+
+  test("without the document's text, no glyph is drawn two lines high", () => {
+    const groups = placeGlyphs(result([artifact(3, SVG_A)]), { lineCount: 10, height: 38 });
+    expect(groups[0]?.rows).toBe(1);
+    expect(groups[0]?.height).toBe(19);
   });
 });
 

@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import { describe, test } from "node:test";
-import { findServer } from "../../src/serverPath";
+import { bundledServerPath, findServer, resolveServer } from "../../src/serverPath";
 
 const exists = (...paths: string[]) => (p: string) => paths.includes(p);
 
@@ -33,5 +33,18 @@ describe("finding the server", () => {
 
   test("Windows: PATHEXT extensions", () => {
     expect(findServer("threadradar", { PATH: "C:\\tools", PATHEXT: ".COM;.EXE" }, (p) => p.endsWith("threadradar.EXE"), "win32").found).toBe(true);
+  });
+
+  test("the binary the extension carries wins when the setting is empty; a set path wins over it", () => {
+    const bundled = bundledServerPath("/ext/threadradar-0.1.0-linux-x64", "linux");
+    expect(bundled).toBe("/ext/threadradar-0.1.0-linux-x64/server/threadradar");
+    expect(bundledServerPath("C:\\ext", "win32").endsWith("threadradar.exe")).toBe(true);
+    const both = exists(bundled, "/bin/threadradar", "/opt/threadradar");
+    expect(resolveServer("", bundled, { PATH: "/bin" }, both, "linux")).toEqual({ found: true, path: bundled });
+    expect(resolveServer("/opt/threadradar", bundled, { PATH: "/bin" }, both, "linux")).toEqual({ found: true, path: "/opt/threadradar" });
+    expect(resolveServer("threadradar", bundled, { PATH: "/bin" }, both, "linux")).toEqual({ found: true, path: "/bin/threadradar" });
+    // A universal .vsix (no server/ folder) falls back to PATH.
+    expect(resolveServer("", bundled, { PATH: "/bin" }, exists("/bin/threadradar"), "linux")).toEqual({ found: true, path: "/bin/threadradar" });
+    expect(resolveServer("", undefined, { PATH: "/bin" }, exists(), "linux").found).toBe(false);
   });
 });

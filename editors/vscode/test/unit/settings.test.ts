@@ -72,9 +72,9 @@ describe("server settings", () => {
 
 describe("extension settings", () => {
   test("defaults and values", () => {
-    expect(extensionSettings(reader({}))).toEqual({ serverPath: "threadradar", glyphs: true, glyphTheme: "auto" });
+    expect(extensionSettings(reader({}))).toEqual({ serverPath: "", glyphs: true, glyphTheme: "auto" });
     expect(extensionSettings(reader({ serverPath: "  /opt/threadradar  ", glyphs: false, glyphTheme: "dark" }))).toEqual({ serverPath: "/opt/threadradar", glyphs: false, glyphTheme: "dark" });
-    expect(extensionSettings(reader({ serverPath: "", glyphs: "yes" }))).toEqual({ serverPath: "threadradar", glyphs: true, glyphTheme: "auto" });
+    expect(extensionSettings(reader({ serverPath: "", glyphs: "yes" }))).toEqual({ serverPath: "", glyphs: true, glyphTheme: "auto" });
   });
 
   test("only a new server path restarts the server", () => {

@@ -1,0 +1,546 @@
+// The extension as a user runs it: the packaged .vsix installed into a real VS Code (code-server)
+// with its bundled `threadradar` binary, a real recording of the Bug 1 sample, the workbench driven
+// in Debian's Chromium. Started by scripts/e2e.sh, which sets the environment below; a screenshot
+// of every step goes to TR_E2E_SHOTS.
+//
+// What is checked against what: the inlay hints' percentages against `threadradar report --json`
+// on the same run; the glyph images against the hints (one glyph on each annotated line) and
+// against the text of the editor (no glyph box intersects a box of text, a code lens or another
+// glyph: boxes from the live DOM, the glyph's from its computed style and then confirmed in the
+// screenshot's pixels); the panels' navigation against the editor's cursor position.
+
+import { expect } from "expect";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as zlib from "node:zlib";
+import { after, before, describe, test } from "node:test";
+import { chromium } from "playwright-core";
+import type { Browser, BrowserContext, Frame, Locator, Page } from "playwright-core";
+
+function env(name: string): string {
+  const v = process.env[name];
+  if (v === undefined || v === "") throw new Error(`${name} is not set: run editors/vscode/scripts/e2e.sh`);
+  return v;
+}
+
+const URL_TRUSTED = env("TR_E2E_URL");
+const URL_UNTRUSTED = env("TR_E2E_UNTRUSTED_URL");
+const WS = env("TR_E2E_WS");
+const UNTRUSTED_WS = env("TR_E2E_UNTRUSTED_WS");
+const SHOTS = env("TR_E2E_SHOTS");
+const REPORT = JSON.parse(fs.readFileSync(env("TR_E2E_REPORT"), "utf8")) as { artifacts: { kind: string; qualname: string; file: string; line: number; crt: number }[] };
+const RUN_NEW = env("TR_E2E_RUN_NEW");
+const RUN_OLD = env("TR_E2E_RUN_OLD");
+const FILE = "buggy.py";
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let step = 0;
+
+async function shot(name: string, target: Page = page): Promise<string> {
+  step++;
+  const file = path.join(SHOTS, `${String(step).padStart(2, "0")}-${name}.png`);
+  await target.screenshot({ path: file });
+  return file;
+}
+
+async function openWorkbench(url: string, folder: string): Promise<Page> {
+  const p = await context.newPage();
+  await p.goto(`${url}/?folder=${encodeURIComponent(folder)}`);
+  await p.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: 90_000 });
+  return p;
+}
+
+async function quickInput(p: Page, text: string, pick: string | RegExp): Promise<void> {
+  const input = p.locator(".quick-input-widget .quick-input-box input");
+  await input.waitFor({ state: "visible", timeout: 20_000 });
+  await input.fill(text);
+  await p.locator(".quick-input-widget .monaco-list-row", { hasText: pick }).first().waitFor({ timeout: 20_000 });
+  await p.keyboard.press("Enter");
+}
+
+/** Runs a command from the command palette by its title. */
+async function command(title: string, p: Page = page): Promise<void> {
+  await p.keyboard.press("Escape");
+  await p.keyboard.press("F1");
+  await quickInput(p, `>${title}`, title);
+}
+
+/** The command palette's entries for `text` (empty list when none). */
+async function paletteEntries(p: Page, text: string): Promise<string[]> {
+  await p.keyboard.press("Escape");
+  await p.keyboard.press("F1");
+  const input = p.locator(".quick-input-widget .quick-input-box input");
+  await input.waitFor({ state: "visible", timeout: 20_000 });
+  await input.fill(`>${text}`);
+  await p.waitForTimeout(1500);
+  const rows = await p.locator(".quick-input-widget .monaco-list-row .label-name").allInnerTexts();
+  await p.keyboard.press("Escape");
+  return rows;
+}
+
+function codeEditor(p: Page = page): Locator {
+  return p.locator(`.monaco-editor[data-uri$="/${FILE}"]`).first();
+}
+
+async function openFile(name: string, p: Page = page): Promise<void> {
+  await p.keyboard.press("Escape");
+  await p.keyboard.press("F1");
+  await quickInput(p, name, name);
+  await p.locator(`.monaco-editor[data-uri$="/${name}"] .view-lines`).first().waitFor({ timeout: 30_000 });
+}
+
+/** Moves the cursor of the active editor to a 1-based line (quick open's `:line`), checked in the status bar. */
+async function gotoLine(line: number, p: Page = page): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await p.keyboard.press("Escape");
+    await p.keyboard.press("F1");
+    const input = p.locator(".quick-input-widget .quick-input-box input");
+    await input.waitFor({ state: "visible", timeout: 20_000 });
+    await input.fill(`:${line}`);
+    await p.locator(".quick-input-widget .monaco-list-row", { hasText: `Go to line ${line}` }).first().waitFor({ timeout: 10_000 });
+    await p.keyboard.press("Enter");
+    const ok = await p
+      .waitForFunction((n) => document.querySelector<HTMLElement>("#status\\.editor\\.selection")?.innerText.includes(`Ln ${n},`) ?? false, line, { timeout: 5_000 })
+      .then(() => true)
+      .catch(() => false);
+    if (ok) return;
+  }
+  throw new Error(`could not go to line ${line}`);
+}
+
+/** The 1-based line of the cursor, from the status bar ("Ln 12, Col 5"). */
+async function cursorLine(p: Page = page): Promise<number> {
+  const text = await p.locator("#status\\.editor\\.selection").innerText();
+  const m = /Ln (\d+)/.exec(text);
+  if (m === null) throw new Error(`no cursor position in the status bar: ${text}`);
+  return Number(m[1]);
+}
+
+interface Box {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+interface Glyph extends Box {
+  line: string;
+  src: string;
+}
+interface Layout {
+  glyphs: Glyph[];
+  texts: (Box & { text: string })[];
+  lenses: (Box & { text: string })[];
+  hintLines: string[];
+  /** The hinted lines by their 1-based line number (from the margin's line numbers). */
+  hintAt: Record<number, string>;
+  lineHeight: number;
+}
+
+/**
+ * The visible part of the editor: each glyph decoration's box (the `::after` image: its computed
+ * size and margins from the span that carries it), each run of non-blank text's box (a DOM Range),
+ * each code lens's box, and the text of the lines that carry an inlay hint.
+ */
+async function layout(editor: Locator): Promise<Layout> {
+  return editor.evaluate((root) => {
+    const glyphs: Glyph[] = [];
+    const texts: (Box & { text: string })[] = [];
+    const hintLines: string[] = [];
+    const hintAt: Record<number, string> = {};
+    const numberAt = new Map<string, number>();
+    for (const d of Array.from(root.querySelectorAll<HTMLElement>(".margin-view-overlays > div"))) {
+      const n = Number(d.querySelector(".line-numbers")?.textContent?.trim());
+      if (Number.isInteger(n) && n > 0) numberAt.set(d.style.top, n);
+    }
+    let lineHeight = 0;
+    for (const line of Array.from(root.querySelectorAll<HTMLElement>(".view-lines .view-line"))) {
+      const lineBox = line.getBoundingClientRect();
+      lineHeight = lineBox.height;
+      for (const span of Array.from(line.querySelectorAll<HTMLElement>("span"))) {
+        const a = getComputedStyle(span, "::after");
+        if (a.content.includes("data:image/svg+xml")) {
+          const r = span.getBoundingClientRect();
+          const left = r.left + parseFloat(a.marginLeft || "0");
+          const top = lineBox.top + parseFloat(a.marginTop || "0");
+          glyphs.push({ left, top, right: left + parseFloat(a.width), bottom: top + parseFloat(a.height), line: line.textContent ?? "", src: a.content.slice(0, 80) });
+        }
+      }
+      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+        const t = n.textContent ?? "";
+        for (const m of t.matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(n, m.index);
+          range.setEnd(n, m.index + m[0].length);
+          for (const r of Array.from(range.getClientRects())) if (r.width > 0 && r.height > 0) texts.push({ left: r.left, top: r.top, right: r.right, bottom: r.bottom, text: m[0] });
+        }
+      }
+      // VS Code draws spaces as no-break spaces; \s matches both.
+      if (/thr\/\d+\s+type/.test(line.textContent ?? "")) {
+        hintLines.push(line.textContent ?? "");
+        const n = numberAt.get(line.style.top);
+        if (n !== undefined) hintAt[n] = line.textContent ?? "";
+      }
+    }
+    const lenses = Array.from(root.querySelectorAll<HTMLElement>(".codelens-decoration"))
+      .map((e) => {
+        const r = e.getBoundingClientRect();
+        return { left: r.left, top: r.top, right: r.right, bottom: r.bottom, text: e.innerText };
+      })
+      .filter((b) => b.right > b.left);
+    return { glyphs, texts, lenses, hintLines, hintAt, lineHeight };
+  });
+}
+
+function intersects(a: Box, b: Box): boolean {
+  // Half a pixel of tolerance: boxes that only touch do not overlap.
+  return Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
+}
+
+/** Every overlap of a glyph with text, a lens or another glyph, as sentences. */
+function overlaps(l: Layout): string[] {
+  const out: string[] = [];
+  for (const [i, g] of l.glyphs.entries()) {
+    const where = `the glyph on “${g.line.trim().slice(0, 40)}”`;
+    for (const t of l.texts) if (intersects(g, t)) out.push(`${where} covers the text “${t.text}”`);
+    for (const c of l.lenses) if (intersects(g, c)) out.push(`${where} covers the code lens “${c.text}”`);
+    for (const h of l.glyphs.slice(i + 1)) if (intersects(g, h)) out.push(`${where} covers the glyph on “${h.line.trim().slice(0, 40)}”`);
+  }
+  return out;
+}
+
+/**
+ * The RGB pixels of a PNG screenshot (8-bit RGB or RGBA, not interlaced: what Chromium writes),
+ * decoded here rather than in a page: the workbench's content security policy forbids data: URIs,
+ * and a second page would send the workbench to the background, where it stops drawing.
+ */
+function decodePng(png: Buffer): { width: number; height: number; rgb: (x: number, y: number) => [number, number, number] } {
+  const width = png.readUInt32BE(16);
+  const height = png.readUInt32BE(20);
+  const depth = png[24];
+  const colour = png[25];
+  if (depth !== 8 || (colour !== 2 && colour !== 6) || png[28] !== 0) throw new Error(`unexpected PNG: depth ${depth}, colour type ${colour}`);
+  const bpp = colour === 6 ? 4 : 3;
+  const chunks: Buffer[] = [];
+  for (let at = 8; at < png.length; ) {
+    const len = png.readUInt32BE(at);
+    const type = png.toString("latin1", at + 4, at + 8);
+    if (type === "IDAT") chunks.push(png.subarray(at + 8, at + 8 + len));
+    at += 12 + len;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(chunks));
+  const stride = width * bpp;
+  const out = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)] ?? 0;
+    for (let i = 0; i < stride; i++) {
+      const x = raw[y * (stride + 1) + 1 + i] ?? 0;
+      const a = i >= bpp ? (out[y * stride + i - bpp] ?? 0) : 0;
+      const b = y > 0 ? (out[(y - 1) * stride + i] ?? 0) : 0;
+      const c = i >= bpp && y > 0 ? (out[(y - 1) * stride + i - bpp] ?? 0) : 0;
+      let v = x;
+      if (filter === 1) v = x + a;
+      else if (filter === 2) v = x + b;
+      else if (filter === 3) v = x + ((a + b) >> 1);
+      else if (filter === 4) {
+        const p = a + b - c;
+        const pa = Math.abs(p - a);
+        const pb = Math.abs(p - b);
+        const pc = Math.abs(p - c);
+        v = x + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
+      }
+      out[y * stride + i] = v & 255;
+    }
+  }
+  return { width, height, rgb: (x, y) => [out[y * stride + x * bpp] ?? 0, out[y * stride + x * bpp + 1] ?? 0, out[y * stride + x * bpp + 2] ?? 0] };
+}
+
+/** How many pixels of a screenshot region differ clearly from its most common colour. */
+async function inkIn(p: Page, b: Box): Promise<number> {
+  const img = decodePng(await p.screenshot({ clip: { x: b.left, y: b.top, width: b.right - b.left, height: b.bottom - b.top } }));
+  const counts = new Map<number, number>();
+  for (let y = 0; y < img.height; y++) {
+    for (let x = 0; x < img.width; x++) {
+      const [r, g, bl] = img.rgb(x, y);
+      const k = (r << 16) | (g << 8) | bl;
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+  }
+  let bg = 0;
+  let most = -1;
+  for (const [k, n] of counts) if (n > most) [bg, most] = [k, n];
+  let ink = 0;
+  for (let y = 0; y < img.height; y++) {
+    for (let x = 0; x < img.width; x++) {
+      const [r, g, bl] = img.rgb(x, y);
+      if (Math.abs(r - ((bg >> 16) & 255)) + Math.abs(g - ((bg >> 8) & 255)) + Math.abs(bl - (bg & 255)) > 60) ink++;
+    }
+  }
+  return ink;
+}
+
+/** The first and last line numbers the editor shows. */
+async function visibleLines(editor: Locator): Promise<[number, number]> {
+  const nums = await editor.locator(".margin-view-overlays .line-numbers").allInnerTexts();
+  const n = nums.map((t) => Number(t.trim())).filter((x) => Number.isInteger(x) && x > 0);
+  return [Math.min(...n), Math.max(...n)];
+}
+
+/**
+ * The layout once VS Code has drawn what it asks for lazily: inlay hints are requested for the
+ * visible lines after a debounce, so wait until hints, glyphs and lenses stay the same for 1.5 s.
+ */
+async function settled(editor: Locator): Promise<Layout> {
+  const key = (l: Layout) => `${l.hintLines.length}/${l.glyphs.length}/${l.lenses.length}/${l.texts.length}`;
+  let l = await layout(editor);
+  let same = 0;
+  for (let i = 0; i < 60 && same < 5; i++) {
+    await page.waitForTimeout(300);
+    const next = await layout(editor);
+    same = key(next) === key(l) ? same + 1 : 0;
+    l = next;
+  }
+  return l;
+}
+
+/**
+ * Scrolls the code editor through the whole file with the mouse wheel (no keyboard focus needed),
+ * calling `visit` with the layout of each screenful once VS Code has drawn it.
+ */
+async function forEachPage(editor: Locator, visit: (l: Layout, page: number) => Promise<void>): Promise<number> {
+  const total = fs.readFileSync(path.join(WS, FILE), "utf8").replace(/\n$/, "").split("\n").length;
+  await openFile(FILE);
+  await gotoLine(1);
+  const box = await editor.boundingBox();
+  if (box === null) throw new Error("the editor is not visible");
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  let pages = 0;
+  for (;;) {
+    const [first, last] = await visibleLines(editor);
+    await visit(await settled(editor), pages++);
+    if (last >= total) break;
+    if (pages > 40) throw new Error(`still not at the end of ${FILE} after 40 screenfuls`);
+    // Wheel until the last line shown is near the top (the screenfuls overlap by a few lines).
+    const target = Math.max(first + 1, last - 3);
+    const deadline = Date.now() + 20_000;
+    while ((await visibleLines(editor))[0] < target) {
+      if (Date.now() > deadline) throw new Error(`the editor did not scroll from line ${first} to ${target}`);
+      await page.mouse.wheel(0, 120);
+      await page.waitForTimeout(60);
+    }
+  }
+  return pages;
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+before(async () => {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
+  context = await browser.newContext({ viewport: { width: 1500, height: 950 } });
+  page = await openWorkbench(URL_TRUSTED, WS);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+describe("VS Code (code-server) with the installed .vsix", () => {
+  test("inlay hints and code lenses on the profiled sample, with the report's figures", async () => {
+    await openFile(FILE);
+    const editor = codeEditor();
+    await editor.locator(".codelens-decoration", { hasText: "ThreadRadar" }).first().waitFor({ timeout: 60_000 });
+    const run = REPORT.artifacts.find((a) => a.qualname === "Worker.run");
+    expect(run).toBeDefined();
+    await gotoLine(run?.line ?? 1);
+    const deadline = Date.now() + 60_000;
+    while ((await layout(editor)).hintLines.length === 0) {
+      if (Date.now() > deadline) {
+        await shot("no-hints");
+        throw new Error("no inlay hint with the figures appeared within 60 s");
+      }
+      await page.waitForTimeout(500);
+    }
+    await shot("hints-and-lenses");
+    const pages: Layout[] = [];
+    await forEachPage(editor, (l) => {
+      pages.push(l);
+      return Promise.resolve();
+    });
+    const hintAt: Record<number, string> = Object.assign({}, ...pages.map((l) => l.hintAt)) as Record<number, string>;
+    // The report's functions (at the function level, a class body's code object is a "function"
+    // on the class line, whose hint shows the class's figures instead: left out here).
+    const source = fs.readFileSync(path.join(WS, FILE), "utf8").split("\n");
+    const inFile = REPORT.artifacts.filter((a) => a.file.endsWith(`/${FILE}`) && a.kind === "function" && /^\s*(async\s+)?def\s/.test(source[a.line - 1] ?? "") && a.crt >= 0.001);
+    expect(inFile.length).toBeGreaterThanOrEqual(3);
+    // Each of the report's declarations in this file has a hint with its crt on its header line
+    // (the file is as recorded, so the report's line is the editor's).
+    for (const a of inFile) {
+      const name = a.qualname.split(".").pop() ?? a.qualname;
+      const text = (hintAt[a.line] ?? "").replace(/\u00a0/g, " ");
+      const header = new RegExp(`^\\s*(class|def|async def)\\s+${name}\\b`);
+      expect({ qualname: a.qualname, line: a.line, header: header.test(text), crt: text.includes(pct(a.crt)) }).toEqual({ qualname: a.qualname, line: a.line, header: true, crt: true });
+    }
+    const lenses = [...new Set(pages.flatMap((l) => l.lenses.map((c) => c.text)))];
+    expect(lenses.some((t) => /^ThreadRadar: this file/.test(t))).toBe(true);
+    // A lens with each declaration's crt (lenses with equal figures have equal titles).
+    for (const a of inFile) expect({ qualname: a.qualname, lens: lenses.some((t) => t.startsWith(`ThreadRadar ${(a.crt * 100).toFixed(1)} %`)) }).toEqual({ qualname: a.qualname, lens: true });
+  });
+
+  test("glyph decorations are drawn as images on every annotated line, and none covers any text", async () => {
+    const editor = codeEditor();
+    const problems: string[] = [];
+    // The declaration line of each glyph → its rows (screenfuls overlap: each counts once).
+    const seen = new Map<string, number>();
+    await forEachPage(editor, async (live, i) => {
+      problems.push(...overlaps(live));
+      for (const g of live.glyphs) {
+        seen.set(g.line, g.bottom - g.top > live.lineHeight * 1.5 ? 2 : 1);
+        // The computed box holds the drawn image: the screenshot shows ink inside it.
+        expect({ line: g.line.trim().slice(0, 40), ink: (await inkIn(page, g)) > 20 }).toEqual({ line: g.line.trim().slice(0, 40), ink: true });
+        expect(g.src).toContain("data:image/svg+xml;base64,");
+      }
+      // Each line with an inlay hint carries a glyph and each glyph is on a hinted line.
+      expect(live.glyphs.map((g) => g.line).sort()).toEqual([...live.hintLines].sort());
+      if (live.glyphs.length > 0) await shot(`glyphs-page-${i + 1}`);
+    });
+    const checked = seen.size;
+    const twoLine = [...seen.values()].filter((r) => r === 2).length;
+    const oneLine = checked - twoLine;
+    console.log(`# ${checked} glyphs checked: ${twoLine} two lines high, ${oneLine} one line high`);
+    expect(checked).toBeGreaterThanOrEqual(3);
+    // The sample has both: the paper's two-line glyph beside short bodies (Worker.run), one-line
+    // glyphs above docstrings longer than header and hint (class WorkerManager).
+    expect(twoLine).toBeGreaterThanOrEqual(1);
+    expect(oneLine).toBeGreaterThanOrEqual(1);
+    expect([...new Set(problems)]).toEqual([]);
+  });
+
+  test("readable on light, dark and high-contrast themes", async () => {
+    const editor = codeEditor();
+    for (const [name, theme, cls] of [
+      ["light", "Light Modern", "vs"],
+      ["high-contrast", "Dark High Contrast", "hc-black"],
+      ["dark", "Dark Modern", "vs-dark"],
+    ] as const) {
+      await openFile(FILE);
+      await page.keyboard.press("Control+K");
+      await page.keyboard.press("Control+T");
+      await quickInput(page, theme, new RegExp(`^${theme}`));
+      await page.waitForFunction((c) => document.querySelector(".monaco-workbench")?.classList.contains(c) ?? false, cls, { timeout: 20_000 });
+      await openFile(FILE);
+      await gotoLine(REPORT.artifacts.find((a) => a.qualname === "Worker.run")?.line ?? 1);
+      await page.waitForTimeout(1500);
+      const l = await settled(editor);
+      expect(l.glyphs.length).toBeGreaterThan(0);
+      for (const g of l.glyphs) expect((await inkIn(page, g)) > 20).toBe(true);
+      expect(overlaps(l)).toEqual([]);
+      await shot(`theme-${name}`);
+    }
+  });
+
+  test("the overview webview renders glyphs and a click on a name goes to file:line", async () => {
+    await command("ThreadRadar: Open the Overview");
+    const frame = await webviewFrame("#overview[data-rendered]");
+    const entries = frame.locator("#functions li.entry");
+    await entries.first().waitFor({ timeout: 30_000 });
+    expect(await frame.locator("#functions li.entry svg").count()).toBeGreaterThanOrEqual(3);
+    await shot("overview");
+    const target = frame.locator("#functions li.entry", { hasText: "Worker.run" }).first();
+    const title = (await target.locator(".name").getAttribute("title")) ?? "";
+    const line = Number(/:(\d+)$/.exec(title)?.[1]);
+    expect(title).toContain(FILE);
+    await target.locator(".name").click();
+    await page.waitForFunction((n) => document.querySelector<HTMLElement>("#status\\.editor\\.selection")?.innerText.includes(`Ln ${n},`) ?? false, line, { timeout: 20_000 });
+    expect(await cursorLine()).toBe(line);
+    await shot("overview-navigated");
+  });
+
+  test("the detail webview renders the glyph and its callers and callees navigate", async () => {
+    await openFile(FILE);
+    const run = REPORT.artifacts.find((a) => a.qualname === "Worker.run");
+    await gotoLine(run?.line ?? 1);
+    const lens = codeEditor().locator(".codelens-decoration a", { hasText: /^ThreadRadar \d/ }).filter({ visible: true }).first();
+    await lens.click();
+    const frame = await webviewFrame("#detail[data-rendered]");
+    await frame.locator("#detail svg").first().waitFor({ timeout: 30_000 });
+    await shot("detail");
+    const names = frame.locator("#detail .name[title]");
+    const n = await names.count();
+    let clicked = false;
+    for (let i = 0; i < n; i++) {
+      const t = (await names.nth(i).getAttribute("title")) ?? "";
+      const m = new RegExp(`${FILE.replace(".", "\\.")}:(\\d+)$`).exec(t);
+      if (m === null || !(await names.nth(i).isVisible())) continue;
+      await names.nth(i).click();
+      const line = Number(m[1]);
+      await page.waitForFunction((k) => document.querySelector<HTMLElement>("#status\\.editor\\.selection")?.innerText.includes(`Ln ${k},`) ?? false, line, { timeout: 20_000 });
+      clicked = true;
+      break;
+    }
+    expect(clicked).toBe(true);
+    await shot("detail-navigated");
+  });
+
+  test("the activity views list the runs, the hot functions and the threads; the status bar names the run", async () => {
+    await page.locator('.activitybar .action-item a[aria-label^="ThreadRadar"]').first().click();
+    const runs = page.locator('.pane:has(.pane-header[aria-label^="Runs"]) .monaco-list-row');
+    await runs.first().waitFor({ timeout: 20_000 });
+    expect(await runs.count()).toBe(2);
+    const hot = page.locator('.pane:has(.pane-header[aria-label^="Hot"]) .monaco-list-row');
+    await hot.first().waitFor({ timeout: 20_000 });
+    expect(await hot.count()).toBeGreaterThanOrEqual(3);
+    const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
+    expect(await status.innerText()).toContain(path.basename(RUN_NEW).replace(/\.json$/, "").split("-").pop() ?? "");
+    await shot("activity-views");
+  });
+
+  test("the run switcher shows another run", async () => {
+    const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
+    const before = await status.innerText();
+    await command("ThreadRadar: Select Run…");
+    const oldName = path.basename(RUN_OLD).replace(/\.json$/, "").split("-").pop() ?? "";
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: oldName }).first().waitFor({ timeout: 20_000 });
+    await shot("run-switcher");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: oldName }).first().click();
+    await page.waitForFunction((b) => {
+      const el = Array.from(document.querySelectorAll<HTMLElement>(".statusbar-item")).find((e) => e.innerText.includes("ThreadRadar:"));
+      return el !== undefined && el.innerText !== b;
+    }, before, { timeout: 20_000 });
+    expect(await status.innerText()).toContain(oldName);
+    await shot("run-switched");
+  });
+
+  // The profile-a-test lens (issue #19) has no check yet: that lens does not exist in the
+  // extension. When it lands, its check goes here: a lens above a pytest test function whose
+  // click records a run of that test and shows it.
+
+  test("an untrusted workspace shows no ThreadRadar commands", async () => {
+    const p = await openWorkbench(URL_UNTRUSTED, UNTRUSTED_WS);
+    await p.locator(".statusbar-item", { hasText: /Restricted Mode/ }).first().waitFor({ timeout: 30_000 });
+    const entries = await paletteEntries(p, "ThreadRadar");
+    expect(entries.filter((e) => /ThreadRadar/.test(e))).toEqual([]);
+    await shot("untrusted", p);
+    await p.close();
+  });
+});
+
+/** The frame of the webview whose document has `selector`. */
+async function webviewFrame(selector: string): Promise<Frame> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      try {
+        if ((await f.locator(selector).count()) > 0) return f;
+      } catch {
+        // a frame that navigated away meanwhile
+      }
+    }
+    await page.waitForTimeout(300);
+  }
+  throw new Error(`no webview shows ${selector}`);
+}
