@@ -3,7 +3,9 @@
 pub mod compare;
 pub mod completions;
 pub mod demo;
+pub mod export;
 pub mod html;
+pub mod import;
 pub mod info;
 pub mod lsp;
 pub mod radar;
