@@ -88,7 +88,9 @@ pub fn build(run: &Run) -> Profile {
         });
         let obs = &observations[i];
         let start = obs.first().map_or(0, |o| o.t_ns);
-        let h = p.add_thread(process, t.tid, Timestamp::from_nanos_since_reference(start), t.is_main);
+        // Not flagged as the process's main thread: the Firefox Profiler would show the process
+        // name instead of the program's name for it (`MainThread`).
+        let h = p.add_thread(process, t.tid, Timestamp::from_nanos_since_reference(start), false);
         p.set_thread_name(h, &t.name);
         if let Some(last) = obs.last() {
             p.set_thread_end_time(h, Timestamp::from_nanos_since_reference(last.t_ns + last.duration_ns));

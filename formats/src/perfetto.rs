@@ -79,7 +79,7 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
         let mut prev: Option<(u32, u64)> = None; // (sample index, end ns)
         for o in &obs {
             if let Some((ps, pend)) = prev {
-                if ps + 1 != o.sample {
+                if o.sample > ps + 1 {
                     // The thread was not seen at some tick: close everything where it was last seen.
                     while open.pop().is_some() {
                         emit(&mut w, &Event { ph: "E", pid, tid: os_tid, ts: Some(us(pend)), name: None, cat: None, args: None })?;
@@ -113,7 +113,7 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
                 emit(&mut w, &Event { ph: "B", pid, tid: os_tid, ts: Some(us(o.t_ns)), name: Some(name), cat: Some(cat), args })?;
             }
             open = want;
-            prev = Some((o.sample, o.t_ns + o.duration_ns));
+            prev = Some((o.sample, (o.t_ns + o.duration_ns).max(prev.map_or(0, |p| p.1))));
         }
         if let Some((_, end)) = prev {
             while open.pop().is_some() {

@@ -139,6 +139,9 @@ pub struct Function {
     pub start_line: i64,
 }
 
+/// The pseudo-frame of samples in which a thread had no Python frames.
+pub const NO_PYTHON_FRAMES: &str = "[no Python frames]";
+
 /// Interned strings; index 0 is the empty string, as the format requires.
 struct Strings {
     table: Vec<String>,
@@ -191,6 +194,14 @@ pub fn build(run: &Run) -> Profile {
             ..Default::default()
         })
         .collect();
+    // pprof drops samples without locations; a thread observed without Python frames (starting,
+    // ending, or in native code) gets this one, so every sample is counted.
+    let no_frames_id = function.len() as u64 + 1;
+    let mut function = function;
+    let mut location = location;
+    function.push(Function { id: no_frames_id, name: s.id(NO_PYTHON_FRAMES), system_name: s.id(NO_PYTHON_FRAMES), ..Default::default() });
+    location.push(Location { id: location.len() as u64 + 1, line: vec![Line { function_id: no_frames_id, line: 0 }], ..Default::default() });
+    let no_frames_location = location.len() as u64;
     let clusters = program_clusters(run);
     let keys = [s.id("thread_name"), s.id("thread_type"), s.id("state"), s.id("cluster"), s.id("tid")];
     let states = [ThreadState::Computing, ThreadState::Gil, ThreadState::Idle].map(|st| s.id(state_name(st)));
@@ -221,6 +232,9 @@ pub fn build(run: &Run) -> Profile {
             };
             let i = *index.entry((tid as u32, o.stack, code)).or_insert_with(|| {
                 let mut location_id = Vec::new();
+                if o.stack.is_none() {
+                    location_id.push(no_frames_location);
+                }
                 let mut next = o.stack;
                 while let Some(st) = next {
                     let node = &run.stacks[st as usize];

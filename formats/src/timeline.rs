@@ -39,19 +39,32 @@ pub fn interval_ns(run: &Run) -> u64 {
     }
 }
 
-/// How long sample `i` stands for: until the next tick, or one interval for the last one (and
-/// never more than 10 intervals, so a sampler stall does not become a long stretch of one stack).
-pub fn sample_duration_ns(run: &Run, i: usize) -> u64 {
-    let iv = interval_ns(run);
-    match run.samples.get(i + 1) {
-        Some(next) => next.t.saturating_sub(run.samples[i].t).clamp(1, 10 * iv),
-        None => iv,
+/// Sample indices in time order. The sampler writes ticks in order; a run from elsewhere (an
+/// import, a merge) may not, and every exporter needs time order.
+pub fn time_order(run: &Run) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..run.samples.len()).collect();
+    if run.samples.windows(2).any(|w| w[1].t < w[0].t) {
+        order.sort_by_key(|&i| run.samples[i].t);
     }
+    order
+}
+
+/// How long each sample (by index) stands for: until the next tick in time, or one interval for
+/// the last one (and never more than 10 intervals, so a sampler stall does not become a long
+/// stretch of one stack).
+pub fn sample_durations_ns(run: &Run, order: &[usize]) -> Vec<u64> {
+    let iv = interval_ns(run);
+    let mut d = vec![iv; run.samples.len()];
+    for w in order.windows(2) {
+        d[w[0]] = run.samples[w[1]].t.saturating_sub(run.samples[w[0]].t).clamp(1, 10 * iv);
+    }
+    d
 }
 
 /// One thread's observation, in time order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Observation {
+    /// Position of the tick in time order (consecutive ticks have consecutive positions).
     pub sample: u32,
     pub t_ns: u64,
     pub duration_ns: u64,
@@ -63,14 +76,20 @@ pub struct Observation {
 
 /// Each thread's observations in time order, indexed by thread id.
 pub fn per_thread(run: &Run) -> Vec<Vec<Observation>> {
+    let order = time_order(run);
+    let durations = sample_durations_ns(run, &order);
     let mut out: Vec<Vec<Observation>> = vec![Vec::new(); run.threads.len()];
-    for (i, s) in run.samples.iter().enumerate() {
-        let duration_ns = sample_duration_ns(run, i);
+    for (pos, &i) in order.iter().enumerate() {
+        let s = &run.samples[i];
         for ts in &s.threads {
-            out[ts.thread as usize].push(Observation {
-                sample: i as u32,
+            let obs = &mut out[ts.thread as usize];
+            // A thread listed twice in one tick (seen so in recorded runs) is kept twice, so
+            // every sample counts, but the tick's time is not counted twice.
+            let repeated = obs.last().is_some_and(|o| o.sample == pos as u32);
+            obs.push(Observation {
+                sample: pos as u32,
                 t_ns: s.t,
-                duration_ns,
+                duration_ns: if repeated { 0 } else { durations[i] },
                 stack: ts.stack,
                 state: ts.state,
                 cpu_ns: ts.cpu_ns,
@@ -103,11 +122,11 @@ pub fn state_intervals(run: &Run, threads: &[Vec<Observation>]) -> Vec<StateInte
         let mut open: Option<StateInterval> = None;
         let mut last_sample = None;
         for o in obs {
-            let contiguous = last_sample.is_some_and(|l: u32| l + 1 == o.sample);
+            let contiguous = last_sample.is_some_and(|l: u32| l + 1 >= o.sample);
             let blocked = o.blocked.map(|b| run.str(b).to_string());
             if let Some(cur) = open.as_mut() {
                 if contiguous && cur.state == o.state && cur.blocked == blocked {
-                    cur.end_ns = o.t_ns + o.duration_ns;
+                    cur.end_ns = cur.end_ns.max(o.t_ns + o.duration_ns);
                     cur.samples += 1;
                     last_sample = Some(o.sample);
                     continue;
