@@ -8,7 +8,7 @@
 //! within one interval), which `otherData` says in the file. Wake-up flows (`flow_in`/`flow_out`
 //! bindings) belong on the wait slices once runs record wake-up edges.
 
-use crate::timeline::{frame_label, frames_outermost_first, interval_ns, per_thread, state_label};
+use crate::timeline::{frame_label, per_thread, state_label};
 use crate::ExportError;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -30,8 +30,17 @@ struct Event<'a> {
     args: Option<serde_json::Value>,
 }
 
+/// Nanoseconds written as microseconds with three decimals, without a float or an allocation.
+struct Micros(u64);
+
+impl std::fmt::Display for Micros {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+    }
+}
+
 /// One level of a thread's open slices: the state slice (frame `None`) or a frame.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Level {
     State(ThreadState, Option<u32>),
     Frame(u32),
@@ -68,56 +77,71 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
         emit(&mut w, &Event { ph: "M", pid: t.pid, tid: t.tid, ts: None, name: Some("thread_name"), cat: None, args: Some(serde_json::json!({ "name": t.name })) })?;
         emit(&mut w, &Event { ph: "M", pid: t.pid, tid: t.tid, ts: None, name: Some("thread_sort_index"), cat: None, args: Some(serde_json::json!({ "sort_index": i })) })?;
     }
-    let us = |ns: u64| ns as f64 / 1000.0;
+    // Slices are written by hand: a run of a million samples makes millions of events, and each
+    // name is JSON-escaped once, not per event.
     let mut labels: HashMap<u32, String> = HashMap::new();
     let mut state_names: HashMap<(ThreadState, Option<u32>), String> = HashMap::new();
-    let _ = interval_ns(run);
+    let ts = |ns: u64| Micros(ns);
     for (tid, obs) in per_thread(run).into_iter().enumerate() {
         let t = &run.threads[tid];
-        let (pid, os_tid) = (t.pid, t.tid);
+        let head = format!(",\n{{\"pid\":{},\"tid\":{},", t.pid, t.tid);
         let mut open: Vec<Level> = Vec::new();
-        let mut prev: Option<(u32, u64)> = None; // (sample index, end ns)
+        let mut want: Vec<Level> = Vec::new();
+        let mut prev: Option<(u32, u64)> = None; // (tick position, end ns)
+        let close = |w: &mut std::io::BufWriter<&mut dyn Write>, at: u64| -> std::io::Result<()> {
+            w.write_all(head.as_bytes())?;
+            write!(w, "\"ph\":\"E\",\"ts\":{}}}", ts(at))
+        };
         for o in &obs {
             if let Some((ps, pend)) = prev {
                 if o.sample > ps + 1 {
                     // The thread was not seen at some tick: close everything where it was last seen.
                     while open.pop().is_some() {
-                        emit(&mut w, &Event { ph: "E", pid, tid: os_tid, ts: Some(us(pend)), name: None, cat: None, args: None })?;
+                        close(&mut w, pend)?;
                     }
                 }
             }
             let blocked = if o.state == ThreadState::Idle { o.blocked } else { None };
-            let mut want = vec![Level::State(o.state, blocked)];
-            want.extend(frames_outermost_first(run, o.stack).into_iter().map(Level::Frame));
+            want.clear();
+            want.push(Level::State(o.state, blocked));
+            let mut next = o.stack;
+            while let Some(st) = next {
+                let node = &run.stacks[st as usize];
+                want.push(Level::Frame(node.frame));
+                next = node.parent;
+            }
+            want[1..].reverse();
             let common = open.iter().zip(&want).take_while(|(a, b)| a == b).count();
             while open.len() > common {
                 open.pop();
-                emit(&mut w, &Event { ph: "E", pid, tid: os_tid, ts: Some(us(o.t_ns)), name: None, cat: None, args: None })?;
+                close(&mut w, o.t_ns)?;
             }
             for level in &want[common..] {
-                let (name, cat, args) = match level {
+                let (name, cat) = match level {
                     Level::State(s, b) => {
-                        let name = state_names.entry((*s, *b)).or_insert_with(|| match b {
-                            Some(b) => format!("{} ({})", state_label(*s), run.str(*b)),
-                            None => state_label(*s).to_string(),
+                        let name = state_names.entry((*s, *b)).or_insert_with(|| {
+                            let n = match b {
+                                Some(b) => format!("{} ({})", state_label(*s), run.str(*b)),
+                                None => state_label(*s).to_string(),
+                            };
+                            serde_json::to_string(&n).unwrap_or_default()
                         });
-                        (name.as_str(), "state", None)
+                        (name.as_str(), "state")
                     }
                     Level::Frame(f) => {
-                        let fr = &run.frames[*f as usize];
-                        let func = &run.functions[fr.function as usize];
-                        let args = serde_json::json!({ "file": run.file_path(func.file), "line": fr.line });
-                        (labels.entry(*f).or_insert_with(|| frame_label(run, *f)).as_str(), "python", Some(args))
+                        let name = labels.entry(*f).or_insert_with(|| serde_json::to_string(&frame_label(run, *f)).unwrap_or_default());
+                        (name.as_str(), "python")
                     }
                 };
-                emit(&mut w, &Event { ph: "B", pid, tid: os_tid, ts: Some(us(o.t_ns)), name: Some(name), cat: Some(cat), args })?;
+                w.write_all(head.as_bytes())?;
+                write!(w, "\"ph\":\"B\",\"ts\":{},\"cat\":\"{cat}\",\"name\":{name}}}", ts(o.t_ns))?;
             }
-            open = want;
+            std::mem::swap(&mut open, &mut want);
             prev = Some((o.sample, (o.t_ns + o.duration_ns).max(prev.map_or(0, |p| p.1))));
         }
         if let Some((_, end)) = prev {
             while open.pop().is_some() {
-                emit(&mut w, &Event { ph: "E", pid, tid: os_tid, ts: Some(us(end)), name: None, cat: None, args: None })?;
+                close(&mut w, end)?;
             }
         }
     }

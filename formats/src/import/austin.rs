@@ -53,7 +53,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         };
         let thread = p.thread(pid, tid, None);
         let frames = parts.filter(|f| !f.is_empty()).map(|f| parse_frame(f).0).collect();
-        p.samples.push(RawSample { thread, t_ns: None, duration_ns: Some(us * 1000), frames });
+        p.samples.push(RawSample { thread, t_ns: None, duration_ns: Some(us * 1000), frames, count: 1 });
     }
     p.missing.push("thread names");
     p.missing.push("absolute sample times (each thread's samples follow one another, each as long as austin measured)");

@@ -55,9 +55,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             }
             frames.push(frame);
         }
-        for _ in 0..count {
-            p.samples.push(RawSample { thread, t_ns: None, duration_ns: None, frames: frames.clone() });
-        }
+        p.samples.push(RawSample { thread, t_ns: None, duration_ns: None, frames, count });
     }
     p.format = match flavour {
         Some(f) => format!("{f} (collapsed stacks)"),

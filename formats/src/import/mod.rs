@@ -91,6 +91,8 @@ pub struct RawSample {
     pub duration_ns: Option<u64>,
     /// Outermost (the thread's entry) first.
     pub frames: Vec<RawFrame>,
+    /// How many consecutive samples of the thread this stands for (folded stacks' counts).
+    pub count: u64,
 }
 
 /// What a parser read.
@@ -282,18 +284,20 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
     let mut next_t: Vec<u64> = vec![0; profile.threads.len()];
     let mut ticks: BTreeMap<u64, Vec<ThreadSample>> = BTreeMap::new();
     for s in &profile.samples {
-        let t = s.t_ns.unwrap_or(next_t[s.thread]);
-        next_t[s.thread] = t + s.duration_ns.unwrap_or(interval_ns).max(1);
         let frame_ids: Vec<FrameId> = s.frames.iter().map(|f| frame_of(&mut b, f)).collect();
         let stack = b.stack(&frame_ids);
-        let mut tick = ticks.entry(t).or_default();
-        // One observation per thread and tick: a second one at the same time moves on by 1 ns.
-        let mut tt = t;
-        while tick.iter().any(|x| x.thread == ids[s.thread]) {
-            tt += 1;
-            tick = ticks.entry(tt).or_default();
+        for _ in 0..s.count.max(1) {
+            let t = s.t_ns.unwrap_or(next_t[s.thread]);
+            next_t[s.thread] = t + s.duration_ns.unwrap_or(interval_ns).max(1);
+            let mut tt = t;
+            let mut tick = ticks.entry(tt).or_default();
+            // One observation per thread and tick: a second one at the same time moves on by 1 ns.
+            while tick.iter().any(|x| x.thread == ids[s.thread]) {
+                tt += 1;
+                tick = ticks.entry(tt).or_default();
+            }
+            tick.push(ThreadSample { thread: ids[s.thread], stack, state: ThreadState::Computing, ..Default::default() });
         }
-        tick.push(ThreadSample { thread: ids[s.thread], stack, state: ThreadState::Computing, ..Default::default() });
     }
     let mut last_t = 0;
     for (t, threads) in ticks {

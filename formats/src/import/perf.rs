@@ -84,7 +84,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     for (comm, pid, tid, secs, mut frames) in raw {
         frames.reverse(); // perf lists the innermost frame first
         let thread = p.thread(pid.unwrap_or(leader), tid, Some(&comm));
-        p.samples.push(RawSample { thread, t_ns: Some(((secs - t0) * 1e9).round() as u64), duration_ns: None, frames });
+        p.samples.push(RawSample { thread, t_ns: Some(((secs - t0) * 1e9).round() as u64), duration_ns: None, frames, count: 1 });
     }
     p.missing.push("Python thread names (the OS thread name, comm, is shown)");
     p.missing.push("line numbers (functions are found by name)");
