@@ -49,6 +49,8 @@ enum Command {
     Export(commands::export::ExportArgs),
     /// Make a run from another profiler's file: py-spy, austin, CPython, speedscope, perf script.
     Import(commands::import::ImportArgs),
+    /// A Model Context Protocol server over stdio: the run's figures as tools for coding agents.
+    Mcp(commands::mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::Lsp(a) => commands::lsp::run(a),
         Command::Export(a) => commands::export::run(a),
         Command::Import(a) => commands::import::run(a),
+        Command::Mcp(a) => commands::mcp::run(a),
     };
     match result {
         Ok(code) => code,

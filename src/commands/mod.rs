@@ -8,6 +8,7 @@ pub mod html;
 pub mod import;
 pub mod info;
 pub mod lsp;
+pub mod mcp;
 pub mod radar;
 pub mod record;
 pub mod report;
