@@ -36,7 +36,7 @@ fn counts_by_tid(run: &Run) -> HashMap<u32, u64> {
     m
 }
 
-fn thread<'a>(run: &'a Run, tid: u32) -> &'a threadradar_profiler::run::Thread {
+fn thread(run: &Run, tid: u32) -> &threadradar_profiler::run::Thread {
     run.threads.iter().find(|t| t.tid == tid).unwrap()
 }
 

@@ -52,10 +52,13 @@ fn python_frame(line: &str) -> Option<RawFrame> {
     Some(RawFrame { file: file.to_string(), name: name.to_string(), line: 0 })
 }
 
+/// `(comm, pid, tid, seconds, Python frames innermost first)`.
+type PerfSample = (String, Option<u32>, u32, f64, Vec<RawFrame>);
+
 pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     let text = std::str::from_utf8(bytes).map_err(|e| ctx.parse_error(line_of(bytes, e.valid_up_to()), "it is not UTF-8 text"))?;
     let mut p = Profile { format: "perf script".into(), ..Profile::default() };
-    let mut raw: Vec<(String, Option<u32>, u32, f64, Vec<RawFrame>)> = Vec::new();
+    let mut raw: Vec<PerfSample> = Vec::new();
     let mut in_sample = false;
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
