@@ -508,6 +508,31 @@ fn exports_round_trip_through_their_importers() {
 }
 
 #[test]
+fn an_empty_run_exports_to_valid_empty_files() {
+    // A run with no samples (the program exited before the first tick) still gives files every
+    // tool opens: no threads, no samples, no error.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.json");
+    threadradar_profiler::runfile::write(&Run::new(Meta { interval_ms: 3.0, ..Meta::default() }), &path).unwrap();
+    let ff = dir.path().join("e.firefox.json");
+    export(&path, "firefox", &ff);
+    check_firefox(&json(&ff)).unwrap();
+    let tr = dir.path().join("e.trace.json");
+    export(&path, "perfetto", &tr);
+    assert!(check_trace(&json(&tr)).unwrap().is_empty());
+    let ss = dir.path().join("e.speedscope.json");
+    export(&path, "speedscope", &ss);
+    let v = validate_speedscope(&[&ss]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let pp = dir.path().join("e.pb.gz");
+    export(&path, "pprof", &pp);
+    assert_eq!(pprof_raw_total(&pp, &[]).unwrap(), 0);
+    let fo = dir.path().join("e.folded");
+    export(&path, "collapsed", &fo);
+    assert_eq!(std::fs::read_to_string(&fo).unwrap(), "");
+}
+
+#[test]
 fn bad_runs_and_formats_get_one_sentence() {
     let dir = tempfile::tempdir().unwrap();
     let trunc = dir.path().join("cut.json");
