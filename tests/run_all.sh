@@ -53,6 +53,12 @@ cargo build --release --locked --bin threadradar
   && THREADRADAR_BIN="${CARGO_TARGET_DIR:-$PWD/../../target}/release/threadradar" node --test --test-concurrency=1 .)
 
 # ---------------------------------------------------------------------------------------------
+# Formats (issue 21): speedscope's own app opens an export in headless Chromium (tests/formats).
+# ---------------------------------------------------------------------------------------------
+log "speedscope export in speedscope's app, headless Chromium (tests/formats)"
+(cd tests/formats && THREADRADAR_BIN="${CARGO_TARGET_DIR:-$PWD/../../target}/release/threadradar" node --test --test-concurrency=1 .)
+
+# ---------------------------------------------------------------------------------------------
 # Editors (issues 6 and 7): thin clients of `threadradar lsp`, tested against the real server.
 # ---------------------------------------------------------------------------------------------
 BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/threadradar"
