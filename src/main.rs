@@ -45,6 +45,12 @@ enum Command {
     Html(commands::html::HtmlArgs),
     /// The language server (LSP over stdio): radars as inlay hints, code lenses and hovers.
     Lsp(commands::lsp::LspArgs),
+    /// Write a run for another viewer: Firefox Profiler, Perfetto, speedscope, pprof, collapsed.
+    Export(commands::export::ExportArgs),
+    /// Make a run from another profiler's file: py-spy, austin, CPython, speedscope, perf script.
+    Import(commands::import::ImportArgs),
+    /// A Model Context Protocol server over stdio: the run's figures as tools for coding agents.
+    Mcp(commands::mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +67,9 @@ fn main() -> ExitCode {
         Command::Radar(a) => commands::radar::run(a),
         Command::Html(a) => commands::html::run(a),
         Command::Lsp(a) => commands::lsp::run(a),
+        Command::Export(a) => commands::export::run(a),
+        Command::Import(a) => commands::import::run(a),
+        Command::Mcp(a) => commands::mcp::run(a),
     };
     match result {
         Ok(code) => code,

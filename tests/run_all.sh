@@ -18,6 +18,20 @@ if ! python3 -c 'import pytest' 2>/dev/null; then
   python3 -m pip install -q pytest
 fi
 
+# ---------------------------------------------------------------------------------------------
+# Formats (issue 21): the exporters' validators, used by tests/export.rs during cargo test:
+# `go tool pprof` (Debian's golang-go) and speedscope's JSON schema with ajv (npm, tests/formats).
+# ---------------------------------------------------------------------------------------------
+if ! command -v go >/dev/null; then
+  log "installing golang-go (go tool pprof validates the pprof export)"
+  apt-get update -qq && apt-get install -y -qq golang-go
+fi
+if ! command -v npm >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq nodejs npm
+fi
+log "format validators (tests/formats: speedscope schema + ajv)"
+(cd tests/formats && npm ci --no-audit --no-fund --silent)
+
 log "cargo test (workspace, release: the sampler's timing tests need optimised code)"
 cargo test --workspace --release --locked
 
@@ -37,6 +51,12 @@ fi
 cargo build --release --locked --bin threadradar
 (cd tests/panels && npm ci --no-audit --no-fund --silent \
   && THREADRADAR_BIN="${CARGO_TARGET_DIR:-$PWD/../../target}/release/threadradar" node --test --test-concurrency=1 .)
+
+# ---------------------------------------------------------------------------------------------
+# Formats (issue 21): speedscope's own app opens an export in headless Chromium (tests/formats).
+# ---------------------------------------------------------------------------------------------
+log "speedscope export in speedscope's app, headless Chromium (tests/formats)"
+(cd tests/formats && THREADRADAR_BIN="${CARGO_TARGET_DIR:-$PWD/../../target}/release/threadradar" node --test --test-concurrency=1 .)
 
 # ---------------------------------------------------------------------------------------------
 # Editors (issues 6 and 7): thin clients of `threadradar lsp`, tested against the real server.

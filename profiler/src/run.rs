@@ -90,6 +90,22 @@ pub struct Meta {
     pub threadradar_version: String,
     /// Whether child processes were followed.
     pub subprocesses: bool,
+    /// For a run made by `threadradar import` from another profiler's file: where it came from
+    /// and what that format could not say. Absent in recorded runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+}
+
+/// The origin of an imported run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Imported {
+    /// The format read, e.g. `py-spy raw (collapsed stacks)`, `speedscope`, `perf script`.
+    pub format: String,
+    /// The file it was read from, as given.
+    pub file: String,
+    /// What the format does not record and how the run stands in for it, as a sentence
+    /// (e.g. that no thread states are known, so every sample counts as computing).
+    pub note: String,
 }
 
 /// How the profiled program came to be sampled.

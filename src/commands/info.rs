@@ -64,7 +64,11 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
         },
         None => String::new(),
     };
-    writeln!(out, "ended        {:?}{}", m.end_reason, status)?;
+    match &m.imported {
+        // An imported run: where it came from and what that format does not record.
+        Some(imp) => writeln!(out, "imported     from {} ({}): {}", imp.file, imp.format, imp.note)?,
+        None => writeln!(out, "ended        {:?}{}", m.end_reason, status)?,
+    }
     let mut types: Vec<&str> = run.threads.iter().map(|t| t.thread_type.as_str()).collect();
     types.sort();
     types.dedup();

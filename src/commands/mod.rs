@@ -3,9 +3,12 @@
 pub mod compare;
 pub mod completions;
 pub mod demo;
+pub mod export;
 pub mod html;
+pub mod import;
 pub mod info;
 pub mod lsp;
+pub mod mcp;
 pub mod radar;
 pub mod record;
 pub mod report;

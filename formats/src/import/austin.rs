@@ -1,0 +1,64 @@
+//! austin's text output: `# key: value` metadata, then one line per sample,
+//! `P<pid>;T<interpreter>:<tid>;file:function:line;… <µs>` (older austin: `T<tid>`), where the
+//! value is the sample's wall (or CPU, in `--cpu` mode) time in microseconds, or
+//! `time,+mem,-mem` with `--full`. Lines are written as samples are taken, so a thread's samples
+//! follow one another in time; austin does not record thread names or absolute times.
+
+use super::collapsed::{line_of, parse_frame};
+use super::{Ctx, ImportError, Profile, RawSample};
+
+pub fn is_sample_line(line: &str) -> bool {
+    let mut parts = line.splitn(3, ';');
+    let (Some(p), Some(t)) = (parts.next(), parts.next()) else { return false };
+    p.len() > 1 && p.starts_with('P') && p[1..].bytes().all(|b| b.is_ascii_digit()) && t.starts_with('T')
+}
+
+pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| ctx.parse_error(line_of(bytes, e.valid_up_to()), "it is not UTF-8 text"))?;
+    let mut p = Profile { format: "austin".into(), ..Profile::default() };
+    let mut mode = String::from("wall");
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim_end();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(meta) = line.strip_prefix('#') {
+            if let Some((k, v)) = meta.split_once(':') {
+                match k.trim() {
+                    "austin" => p.format = format!("austin {}", v.trim()),
+                    "interval" => p.interval_ns = v.trim().parse::<u64>().ok().map(|us| us * 1000),
+                    "mode" => mode = v.trim().to_string(),
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        let (stack, value) = line.rsplit_once(' ').ok_or_else(|| ctx.parse_error(i + 1, "a sample line has no time at its end"))?;
+        let us: u64 = value
+            .split(',')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| ctx.parse_error(i + 1, format!("{value:?} is not a sample time in microseconds")))?;
+        let mut parts = stack.split(';');
+        let pid = parts
+            .next()
+            .and_then(|s| s.strip_prefix('P'))
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| ctx.parse_error(i + 1, "a sample line does not start with P<pid>"))?;
+        let t = parts.next().and_then(|s| s.strip_prefix('T')).ok_or_else(|| ctx.parse_error(i + 1, "a sample line has no T<thread> after its pid"))?;
+        let tid_text = t.rsplit(':').next().unwrap_or(t);
+        let tid: u32 = match tid_text.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).map(|v| v as u32).map_err(|_| ctx.parse_error(i + 1, format!("{t:?} is not a thread id")))?,
+            None => tid_text.parse().map_err(|_| ctx.parse_error(i + 1, format!("{t:?} is not a thread id")))?,
+        };
+        let thread = p.thread(pid, tid, None);
+        let frames = parts.filter(|f| !f.is_empty()).map(|f| parse_frame(f).0).collect();
+        p.samples.push(RawSample { thread, t_ns: None, duration_ns: Some(us * 1000), frames, count: 1 });
+    }
+    p.missing.push("thread names");
+    p.missing.push("absolute sample times (each thread's samples follow one another, each as long as austin measured)");
+    if mode != "wall" {
+        p.missing.push("idle time (austin ran in CPU mode)");
+    }
+    Ok(p)
+}

@@ -1,0 +1,412 @@
+//! Other profilers' files as runs: py-spy (raw and speedscope), austin (collapsed text),
+//! CPython's `profiling.sampling` (collapsed), flame-graph folded stacks, speedscope files
+//! (ThreadRadar's own included) and Linux `perf script` of a Python 3.12+ process run with
+//! `-X perf`.
+//!
+//! Each parser turns its file into a [`Profile`]: threads and, per sample, a thread, a time when
+//! the format has one, and the Python frames outermost first. [`build_run`] then makes the run
+//! the way `record` does: through the profiler's `RunBuilder`, with every file mapped to its
+//! functions and classes by the profiler's `SourceIndex` (and its sha256 kept) when the source
+//! can be found here, and thread types derived from entry points. What a format does not know
+//! (thread states, names, times) is stated in the run's `meta.imported.note`, never made up:
+//! without states every sample counts as computing.
+
+mod austin;
+mod collapsed;
+mod perf;
+mod speedscope;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
+use threadradar_profiler::run::*;
+use threadradar_profiler::source::{file_kind, FileInfo};
+
+/// The formats `threadradar import` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ImportFormat {
+    /// Folded stacks: py-spy `--format raw`, CPython `profiling.sampling --collapsed`,
+    /// flamegraph.pl input, ThreadRadar's `export --format collapsed`.
+    Collapsed,
+    /// austin's text output (one sample per line, `P<pid>;T<iid>:<tid>;file:func:line;… µs`).
+    Austin,
+    /// speedscope JSON (py-spy `--format speedscope`, ThreadRadar's export).
+    Speedscope,
+    /// `perf script` output.
+    Perf,
+}
+
+impl ImportFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            ImportFormat::Collapsed => "collapsed stacks",
+            ImportFormat::Austin => "austin",
+            ImportFormat::Speedscope => "speedscope",
+            ImportFormat::Perf => "perf script",
+        }
+    }
+}
+
+/// Why a file could not be imported, as one sentence with what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is empty: expected a {format} file; profile the program again")]
+    Empty { path: PathBuf, format: &'static str },
+    #[error("{path} is not a {format} file: parsing stopped at {at}: {detail}; pass a file written by the profiler, or name its format with --format")]
+    Parse { path: PathBuf, format: &'static str, at: String, detail: String },
+    #[error("{path} is truncated: the {format} file ends in the middle ({at}); copy or record it again")]
+    Truncated { path: PathBuf, format: &'static str, at: String },
+    #[error("{path} holds no samples ({format}): profile the program for longer, or check that the profiler could read it")]
+    NoSamples { path: PathBuf, format: &'static str },
+    #[error("cannot tell which profiler wrote {path} (it is neither speedscope JSON, austin or collapsed stacks, nor perf script output); name its format with --format")]
+    Unknown { path: PathBuf },
+}
+
+/// A frame as another profiler names it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RawFrame {
+    pub file: String,
+    pub name: String,
+    /// 0 when the format does not give the line.
+    pub line: u32,
+}
+
+/// A thread as another profiler identifies it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RawThread {
+    /// 0 when unknown.
+    pub pid: u32,
+    pub tid: u32,
+    pub name: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawSample {
+    pub thread: usize,
+    /// Nanoseconds since the start, when the format has times.
+    pub t_ns: Option<u64>,
+    /// How long the sample stands for, when the format says.
+    pub duration_ns: Option<u64>,
+    /// Outermost (the thread's entry) first.
+    pub frames: Vec<RawFrame>,
+    /// How many consecutive samples of the thread this stands for (folded stacks' counts).
+    pub count: u64,
+}
+
+/// What a parser read.
+#[derive(Clone, Debug, Default)]
+pub struct Profile {
+    /// The format as the run will name it, e.g. `py-spy raw (collapsed stacks)`.
+    pub format: String,
+    pub threads: Vec<RawThread>,
+    pub samples: Vec<RawSample>,
+    pub interval_ns: Option<u64>,
+    /// The profiled command, when the format records it.
+    pub command: Vec<String>,
+    /// Wall-clock start, milliseconds since the Unix epoch, when known.
+    pub start_unix_ms: Option<u64>,
+    /// What the format does not record, beyond thread states (always unknown).
+    pub missing: Vec<&'static str>,
+}
+
+impl Profile {
+    /// The thread with this pid/tid, added when new.
+    pub fn thread(&mut self, pid: u32, tid: u32, name: Option<&str>) -> usize {
+        if let Some(i) = self.threads.iter().position(|t| t.pid == pid && t.tid == tid) {
+            if self.threads[i].name.is_none() {
+                self.threads[i].name = name.map(str::to_string);
+            }
+            return i;
+        }
+        self.threads.push(RawThread { pid, tid, name: name.map(str::to_string) });
+        self.threads.len() - 1
+    }
+}
+
+/// How to import.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// The format, or `None` to recognise it from the content.
+    pub format: Option<ImportFormat>,
+    /// Where to look for the profiled program's sources when a recorded path does not exist here
+    /// (a profile from another machine): the longest tail of the path found under a root wins.
+    pub source_roots: Vec<PathBuf>,
+}
+
+/// Reads a file written by another profiler and makes a run of it.
+pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Run, ImportError> {
+    let bytes = std::fs::read(path).map_err(|e| ImportError::Io { path: path.to_path_buf(), source: e })?;
+    import_bytes(&bytes, path, opts)
+}
+
+/// Like [`import_file`], from bytes; `path` names the file in messages and in the run.
+pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<Run, ImportError> {
+    let format = match opts.format {
+        Some(f) => f,
+        None => detect(bytes).ok_or_else(|| {
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                ImportError::Empty { path: path.to_path_buf(), format: "profile (speedscope, austin, collapsed stacks or perf script)" }
+            } else {
+                ImportError::Unknown { path: path.to_path_buf() }
+            }
+        })?,
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ImportError::Empty { path: path.to_path_buf(), format: format.name() });
+    }
+    let ctx = Ctx { path, format: format.name() };
+    let profile = match format {
+        ImportFormat::Collapsed => collapsed::parse(bytes, &ctx)?,
+        ImportFormat::Austin => austin::parse(bytes, &ctx)?,
+        ImportFormat::Speedscope => speedscope::parse(bytes, &ctx)?,
+        ImportFormat::Perf => perf::parse(bytes, &ctx)?,
+    };
+    if profile.samples.is_empty() {
+        return Err(ImportError::NoSamples { path: path.to_path_buf(), format: format.name() });
+    }
+    Ok(build_run(profile, path, &opts.source_roots))
+}
+
+/// Recognises a format from the first bytes.
+pub fn detect(bytes: &[u8]) -> Option<ImportFormat> {
+    let text = std::str::from_utf8(&bytes[..bytes.len().min(64 * 1024)]).unwrap_or_else(|e| std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""));
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        return trimmed.contains("speedscope").then_some(ImportFormat::Speedscope);
+    }
+    let mut lines = trimmed.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next()?;
+    if first.starts_with("# austin:") || austin::is_sample_line(first) {
+        return Some(ImportFormat::Austin);
+    }
+    if perf::is_header(first) {
+        return Some(ImportFormat::Perf);
+    }
+    let first_stack = std::iter::once(first).chain(lines).find(|l| !l.starts_with('#'))?;
+    collapsed::is_line(first_stack).then_some(ImportFormat::Collapsed)
+}
+
+/// Where a parser is, for its error messages.
+pub(crate) struct Ctx<'a> {
+    pub path: &'a Path,
+    pub format: &'static str,
+}
+
+impl Ctx<'_> {
+    pub fn parse_error(&self, line: usize, detail: impl Into<String>) -> ImportError {
+        ImportError::Parse { path: self.path.to_path_buf(), format: self.format, at: format!("line {line}"), detail: detail.into() }
+    }
+}
+
+/// Finds a recorded source path here: as it is, else the longest tail of it under a root.
+pub fn locate_source(path: &str, roots: &[PathBuf]) -> Option<PathBuf> {
+    if path.starts_with('<') || path.is_empty() {
+        return None;
+    }
+    let p = Path::new(path);
+    if p.is_file() {
+        return Some(std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()));
+    }
+    let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    for start in 0..parts.len() {
+        let tail: PathBuf = parts[start..].iter().collect();
+        for root in roots {
+            let c = root.join(&tail);
+            if c.is_file() {
+                return Some(std::fs::canonicalize(&c).unwrap_or(c));
+            }
+        }
+    }
+    None
+}
+
+/// Makes a run of a parsed profile, the way `record` makes one of samples.
+pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
+    let interval_ns = profile.interval_ns.filter(|&i| i > 0).unwrap_or_else(|| {
+        let mut d: Vec<u64> = profile.samples.iter().filter_map(|s| s.duration_ns).filter(|&d| d > 0).collect();
+        d.sort_unstable();
+        d.get(d.len() / 2).copied().unwrap_or(10_000_000)
+    });
+    let mut b = RunBuilder::new(Meta {
+        command: profile.command.clone(),
+        cwd: std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+        mode: RecordMode::Attach,
+        interval_ms: interval_ns as f64 / 1e6,
+        start_unix_ms: profile.start_unix_ms.unwrap_or(0),
+        threadradar_version: env!("CARGO_PKG_VERSION").to_string(),
+        ..Meta::default()
+    });
+    // Files: located here when possible, then fingerprinted and indexed like a recorded run's.
+    let mut files: HashMap<String, (FileId, Option<FileInfo>)> = HashMap::new();
+    let mut located = 0usize;
+    let mut frames: HashMap<RawFrame, FrameId> = HashMap::new();
+    let mut frame_of = |b: &mut RunBuilder, f: &RawFrame| -> FrameId {
+        if let Some(&id) = frames.get(f) {
+            return id;
+        }
+        let (file, info) = files
+            .entry(f.file.clone())
+            .or_insert_with(|| match locate_source(&f.file, roots) {
+                Some(here) => {
+                    let info = FileInfo::load(&here.display().to_string());
+                    let mut kind = file_kind(&f.file);
+                    if kind == FileKind::Unknown {
+                        kind = info.kind;
+                    }
+                    located += 1;
+                    (b.file(&here.display().to_string(), kind, info.sha256.clone()), Some(info))
+                }
+                None => (b.file(&f.file, file_kind(&f.file), None), None),
+            })
+            .clone();
+        let (qualname, class, line, end_line, class_line) = resolve_function(info.as_ref().and_then(|i| i.index.as_ref()), &f.name, f.line);
+        let func = b.function(file, &FunctionSpec { qualname: &qualname, class: class.as_deref(), line, end_line, class_line });
+        let id = b.frame(func, f.line);
+        frames.insert(f.clone(), id);
+        id
+    };
+    // Threads.
+    let first_pid = profile.threads.first().map_or(0, |t| t.pid);
+    let ids: Vec<ThreadId> = profile
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let name = t.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| format!("thread {}", t.tid));
+            let mut th = new_thread(t.pid, t.tid, 0, &name, "");
+            th.is_main = name == "MainThread" || (t.pid != 0 && t.pid == t.tid) || (i == 0 && t.pid == first_pid && !profile.threads.iter().any(|o| o.name.as_deref() == Some("MainThread")));
+            b.thread(th)
+        })
+        .collect();
+    // Samples, grouped into ticks by time; a thread's samples without times follow one another.
+    let mut next_t: Vec<u64> = vec![0; profile.threads.len()];
+    let mut ticks: BTreeMap<u64, Vec<ThreadSample>> = BTreeMap::new();
+    for s in &profile.samples {
+        let frame_ids: Vec<FrameId> = s.frames.iter().map(|f| frame_of(&mut b, f)).collect();
+        let stack = b.stack(&frame_ids);
+        for _ in 0..s.count.max(1) {
+            let t = s.t_ns.unwrap_or(next_t[s.thread]);
+            next_t[s.thread] = t + s.duration_ns.unwrap_or(interval_ns).max(1);
+            let mut tt = t;
+            let mut tick = ticks.entry(tt).or_default();
+            // One observation per thread and tick: a second one at the same time moves on by 1 ns.
+            while tick.iter().any(|x| x.thread == ids[s.thread]) {
+                tt += 1;
+                tick = ticks.entry(tt).or_default();
+            }
+            tick.push(ThreadSample { thread: ids[s.thread], stack, state: ThreadState::Computing, ..Default::default() });
+        }
+    }
+    let mut last_t = 0;
+    for (t, threads) in ticks {
+        last_t = t;
+        b.push_sample(Sample { t, threads });
+    }
+    derive_entry_point_types(b.run_mut());
+    let mut pids: Vec<u32> = profile.threads.iter().map(|t| t.pid).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    let mut run = b.finish();
+    run.processes = pids.iter().map(|&pid| Process { pid, ppid: None, command: profile.command.clone(), python_version: None }).collect();
+    run.meta.pids = pids;
+    run.meta.duration_s = (last_t + interval_ns) as f64 / 1e9;
+    run.meta.achieved_rate_hz = if run.meta.duration_s > 0.0 { run.samples.len() as f64 / run.meta.duration_s } else { 0.0 };
+    let mut missing = vec!["thread states (every sample counts as computing)"];
+    missing.extend(profile.missing.iter().copied());
+    let sources = if files.is_empty() {
+        String::new()
+    } else {
+        format!(" {located} of {} source files were found here and mapped to functions and classes.", files.len())
+    };
+    run.meta.imported = Some(Imported {
+        format: profile.format.clone(),
+        file: source.display().to_string(),
+        note: format!("Imported from {}; the format does not record {}.{}", profile.format, missing.join(", "), sources),
+    });
+    run
+}
+
+/// `(qualname, class, def line, end line, class line)` of the function a frame belongs to: from
+/// the source when it was found (the `SourceIndex` that `record` uses), else the profiler's own
+/// name (a qualified name for CPython 3.11+, where `A.m` without `<locals>` is method `m` of
+/// class `A`).
+fn resolve_function(index: Option<&threadradar_profiler::source::SourceIndex>, runtime_name: &str, line: u32) -> (String, Option<String>, u32, u32, u32) {
+    match index {
+        Some(idx) if line > 0 => {
+            let r = idx.resolve(line);
+            let (class, class_line) = match r.class {
+                Some((c, l)) => (Some(c), l),
+                None => (None, 0),
+            };
+            (r.qualname, class, r.line, r.end_line, class_line)
+        }
+        // No line (perf trampolines): find the definition by its qualified name.
+        Some(idx) => match idx.find(runtime_name, 0) {
+            Some(def) => {
+                let r = idx.resolve(def.line);
+                let (class, class_line) = match r.class {
+                    Some((c, l)) => (Some(c), l),
+                    None => (None, 0),
+                };
+                (r.qualname, class, r.line, r.end_line, class_line)
+            }
+            None => fallback_function(runtime_name),
+        },
+        None => fallback_function(runtime_name),
+    }
+}
+
+fn fallback_function(runtime_name: &str) -> (String, Option<String>, u32, u32, u32) {
+    let class = match runtime_name.rsplit_once('.') {
+        Some((owner, _)) if !owner.contains('<') && runtime_name != "<module>" => Some(owner.to_string()),
+        _ => None,
+    };
+    (runtime_name.to_string(), class, 0, 0, 0)
+}
+
+/// Thread types from entry points, the rule `record` uses when it cannot read the thread object
+/// (docs/run-format.md): the frame just above `threading`'s bootstrap; `Thread.run` means a plain
+/// `Thread(target=…)`, a method `X.run` means type `X`; the main thread is `_MainThread`.
+fn derive_entry_point_types(run: &mut Run) {
+    let n = run.threads.len();
+    let mut found: Vec<Option<String>> = vec![None; n];
+    for s in &run.samples {
+        for ts in &s.threads {
+            let i = ts.thread as usize;
+            if found[i].is_some() {
+                continue;
+            }
+            let mut chain = Vec::new();
+            let mut next = ts.stack;
+            while let Some(st) = next {
+                let node = &run.stacks[st as usize];
+                chain.push(run.qualname(run.frames[node.frame as usize].function).to_string());
+                next = node.parent;
+            }
+            chain.reverse(); // outermost first
+            if let Some(pos) = chain.iter().position(|q| q == "Thread._bootstrap_inner") {
+                if let Some(entry) = chain.get(pos + 1) {
+                    found[i] = Some(match entry.rsplit_once('.') {
+                        Some(("Thread", "run")) => "Thread".to_string(),
+                        Some((owner, "run")) if !owner.contains('<') => owner.rsplit('.').next().unwrap_or(owner).to_string(),
+                        _ => entry.rsplit('.').next().unwrap_or(entry).to_string(),
+                    });
+                }
+            }
+        }
+    }
+    for (i, t) in run.threads.iter_mut().enumerate() {
+        if t.is_main {
+            t.thread_type = "_MainThread".into();
+            t.type_source = TypeSource::Main;
+        } else if let Some(ty) = found[i].take() {
+            t.thread_type = ty;
+            t.type_source = TypeSource::EntryPoint;
+        } else {
+            t.thread_type = "unknown".into();
+            t.type_source = TypeSource::Unknown;
+        }
+    }
+}

@@ -1,0 +1,548 @@
+//! `threadradar export`: a real recorded run (and a synthetic run with hostile names) in every
+//! format, each checked by its format's own validator where one runs here (go tool pprof,
+//! speedscope's JSON schema with ajv), else against the format's documented structure (the
+//! Firefox processed format at the writer's schema version, Chrome JSON traces), and checked
+//! against the run itself: same threads by name and tid, same per-thread sample counts.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
+use threadradar_profiler::run::*;
+
+/// One real recording of tests/scripts/threads.py (five named threads: computing, waiting for
+/// the GIL, sleeping, blocked on a lock), shared by the tests of this file.
+fn recorded() -> &'static (tempfile::TempDir, PathBuf, Run) {
+    static RUN: OnceLock<(tempfile::TempDir, PathBuf, Run)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let _g = serial();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("threads.json");
+        let o = record(&out, &[], &[&script("threads.py"), "1.5"]);
+        assert!(out.exists(), "record failed: {}", stderr(&o));
+        let run = read(&out);
+        (dir, out, run)
+    })
+}
+
+/// A run whose thread, function, class and file names need escaping in every format.
+const HOSTILE_THREAD: &str = "<script>alert(\"t\")</script>; x\ny";
+const HOSTILE_FUNC: &str = "\"><img src=x onerror=alert(1)>;f";
+
+fn hostile_run(dir: &Path) -> PathBuf {
+    let mut b = RunBuilder::new(Meta { interval_ms: 2.0, command: vec!["python3".into(), "<evil>.py".into()], ..Meta::default() });
+    let f = b.file("/tmp/<evil>;\n.py", FileKind::User, None);
+    let func = b.function(f, &FunctionSpec { qualname: HOSTILE_FUNC, class: Some("<C>"), line: 3, end_line: 9, class_line: 1 });
+    let main = b.function(f, &FunctionSpec { qualname: "main", line: 10, end_line: 20, ..Default::default() });
+    let fr_main = b.frame(main, 12);
+    let fr = b.frame(func, 4);
+    let s1 = b.stack(&[fr_main, fr]);
+    let s0 = b.stack(&[fr_main]);
+    let t0 = b.thread(new_thread(10, 10, 1, "MainThread", "_MainThread"));
+    let t1 = b.thread(new_thread(10, 11, 2, HOSTILE_THREAD, "<T>"));
+    let futex = b.string("futex");
+    for i in 0..50u64 {
+        let idle = i % 10 >= 6;
+        b.push_sample(Sample {
+            t: i * 2_000_000,
+            threads: vec![
+                ThreadSample { thread: t0, stack: s0, state: if idle { ThreadState::Idle } else { ThreadState::Computing }, blocked: idle.then_some(futex), cpu_ns: if idle { 0 } else { 1_900_000 }, ..Default::default() },
+                ThreadSample { thread: t1, stack: s1, state: if i % 7 == 0 { ThreadState::Gil } else { ThreadState::Computing }, cpu_ns: 1_000_000, ..Default::default() },
+            ],
+        });
+    }
+    let mut run = b.finish();
+    run.meta.duration_s = 0.1;
+    let path = dir.join("hostile.json");
+    threadradar_profiler::runfile::write(&run, &path).unwrap();
+    path
+}
+
+fn export(run: &Path, format: &str, out: &Path) {
+    let o = threadradar(run.parent().unwrap(), &["export", run.to_str().unwrap(), "--format", format, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "export {format} failed: {}", stderr(&o));
+    assert!(out.exists());
+}
+
+fn samples_per_thread(run: &Run) -> HashMap<(String, u32), u64> {
+    let mut m = HashMap::new();
+    for s in &run.samples {
+        for t in &s.threads {
+            let th = &run.threads[t.thread as usize];
+            *m.entry((th.name.clone(), th.tid)).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+/// Stretches of consecutive samples in one non-computing state (and blocking call), counted
+/// here independently of the exporter.
+fn wait_intervals(run: &Run) -> usize {
+    let mut last: HashMap<u32, (usize, ThreadState, Option<u32>)> = HashMap::new();
+    let mut n = 0;
+    for (i, s) in run.samples.iter().enumerate() {
+        for t in &s.threads {
+            let prev = last.insert(t.thread, (i, t.state, t.blocked));
+            let continues = prev.is_some_and(|(pi, ps, pb)| pi + 1 >= i && ps == t.state && pb == t.blocked);
+            if t.state != ThreadState::Computing && !continues {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+// ------------------------------------------------------------------------------------------
+// Firefox Profiler
+// ------------------------------------------------------------------------------------------
+
+/// The processed profile format as the Firefox Profiler documents it for the version the file
+/// declares: required fields, table lengths, and every index in range.
+fn check_firefox(p: &Value) -> Result<(), String> {
+    let meta = &p["meta"];
+    let version = meta["preprocessedProfileVersion"].as_u64().ok_or("meta.preprocessedProfileVersion is missing")?;
+    if version != threadradar_formats::firefox::PROCESSED_PROFILE_VERSION {
+        return Err(format!("preprocessedProfileVersion {version}, expected {}", threadradar_formats::firefox::PROCESSED_PROFILE_VERSION));
+    }
+    for k in ["interval", "startTime", "processType", "product", "categories", "markerSchema", "version"] {
+        if meta.get(k).is_none() {
+            return Err(format!("meta.{k} is missing"));
+        }
+    }
+    let cats = meta["categories"].as_array().ok_or("meta.categories is not a list")?;
+    for c in cats {
+        if !(c["name"].is_string() && c["color"].is_string() && c["subcategories"].is_array()) {
+            return Err(format!("category {c} lacks name/color/subcategories"));
+        }
+    }
+    let threads = p["threads"].as_array().ok_or("threads is not a list")?;
+    for t in threads {
+        let name = t["name"].as_str().ok_or("a thread has no name")?;
+        let strings = t["stringArray"].as_array().ok_or(format!("thread {name}: no stringArray"))?.len();
+        let table = |k: &str| -> Result<(&Value, usize), String> {
+            let tab = &t[k];
+            let len = tab["length"].as_u64().ok_or(format!("thread {name}: {k}.length missing"))? as usize;
+            Ok((tab, len))
+        };
+        let col = |tab: &Value, k: &str, len: usize| -> Result<Vec<Value>, String> {
+            let c = tab[k].as_array().ok_or(format!("thread {name}: column {k} missing"))?;
+            if c.len() != len {
+                return Err(format!("thread {name}: column {k} has {} entries for length {len}", c.len()));
+            }
+            Ok(c.clone())
+        };
+        let in_range = |v: &Value, n: usize, what: &str| -> Result<(), String> {
+            match v {
+                Value::Null => Ok(()),
+                v => match v.as_u64() {
+                    Some(i) if (i as usize) < n => Ok(()),
+                    _ => Err(format!("thread {name}: {what} {v} out of range (< {n})")),
+                },
+            }
+        };
+        let (funcs, nfunc) = table("funcTable")?;
+        for v in col(funcs, "name", nfunc)? {
+            in_range(&v, strings, "funcTable.name")?;
+        }
+        let (frames, nframe) = table("frameTable")?;
+        for v in col(frames, "func", nframe)? {
+            in_range(&v, nfunc, "frameTable.func")?;
+        }
+        for v in col(frames, "category", nframe)? {
+            in_range(&v, cats.len(), "frameTable.category")?;
+        }
+        let (stacks, nstack) = table("stackTable")?;
+        for (i, v) in col(stacks, "prefix", nstack)?.iter().enumerate() {
+            in_range(v, i, "stackTable.prefix (must precede its node)")?;
+        }
+        for v in col(stacks, "frame", nstack)? {
+            in_range(&v, nframe, "stackTable.frame")?;
+        }
+        let (samples, nsample) = table("samples")?;
+        for v in col(samples, "stack", nsample)? {
+            in_range(&v, nstack, "samples.stack")?;
+        }
+        if samples.get("time").is_none() && samples.get("timeDeltas").is_none() {
+            return Err(format!("thread {name}: samples have neither time nor timeDeltas"));
+        }
+        let (markers, nmarker) = table("markers")?;
+        for k in ["startTime", "endTime", "phase", "category", "data"] {
+            col(markers, k, nmarker)?;
+        }
+        for v in col(markers, "name", nmarker)? {
+            in_range(&v, strings, "markers.name")?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn firefox_profile_has_every_thread_by_name_its_samples_states_and_waits() {
+    let (dir, path, run) = recorded();
+    let out = dir.path().join("threads.firefox.json");
+    export(path, "firefox", &out);
+    let p = json(&out);
+    check_firefox(&p).unwrap();
+    let cats: Vec<&str> = p["meta"]["categories"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    for c in ["Python", "GIL wait", "Idle"] {
+        assert!(cats.contains(&c), "category {c} missing: {cats:?}");
+    }
+    let mut got = HashMap::new();
+    let mut markers = 0;
+    for t in p["threads"].as_array().unwrap() {
+        let tid: u32 = t["tid"].as_str().map(|s| s.parse().unwrap()).or(t["tid"].as_u64().map(|n| n as u32)).unwrap();
+        got.insert((t["name"].as_str().unwrap().to_string(), tid), t["samples"]["length"].as_u64().unwrap());
+        markers += t["markers"]["length"].as_u64().unwrap() as usize;
+    }
+    assert_eq!(got, samples_per_thread(run));
+    let names: Vec<&str> = run.threads.iter().map(|t| t.name.as_str()).collect();
+    for n in ["heavy", "light", "sleepy", "locked", "MainThread"] {
+        assert!(names.contains(&n), "the recording lacks thread {n}: {names:?}");
+    }
+    assert_eq!(markers, wait_intervals(run), "one marker per wait interval");
+    assert!(markers > 0, "threads.py has sleeping and blocked threads");
+    // The sleeping thread's samples are mostly in the Idle category (the leaf frame's category).
+    let sleepy = p["threads"].as_array().unwrap().iter().find(|t| t["name"] == "sleepy").unwrap();
+    let idle_cat = cats.iter().position(|c| *c == "Idle").unwrap() as u64;
+    let (st, ft) = (&sleepy["stackTable"], &sleepy["frameTable"]);
+    let category = |stack: u64| ft["category"][st["frame"][stack as usize].as_u64().unwrap() as usize].as_u64();
+    let idle = sleepy["samples"]["stack"].as_array().unwrap().iter().filter(|s| s.as_u64().is_some_and(|i| category(i) == Some(idle_cat))).count();
+    assert!(idle * 2 > sleepy["samples"]["length"].as_u64().unwrap() as usize, "sleepy is mostly idle: {idle}");
+}
+
+#[test]
+fn firefox_check_rejects_a_broken_profile() {
+    // The structural check can fail: a dangling frame index and a wrong version are caught.
+    let (dir, path, _) = recorded();
+    let out = dir.path().join("broken.firefox.json");
+    export(path, "firefox", &out);
+    let mut p = json(&out);
+    p["threads"][0]["stackTable"]["frame"][0] = Value::from(1_000_000);
+    assert!(check_firefox(&p).unwrap_err().contains("stackTable.frame"));
+    let mut p = json(&out);
+    p["meta"]["preprocessedProfileVersion"] = Value::from(12);
+    assert!(check_firefox(&p).is_err());
+}
+
+// ------------------------------------------------------------------------------------------
+// Perfetto / Chrome JSON trace
+// ------------------------------------------------------------------------------------------
+
+/// The Trace Event Format's rules a viewer relies on: named threads, B/E pairs that nest per
+/// thread, timestamps that never go back on a thread. Returns per-tid (name, state slices).
+fn check_trace(p: &Value) -> Result<HashMap<u64, (String, usize)>, String> {
+    let events = p["traceEvents"].as_array().ok_or("traceEvents missing")?;
+    let mut names: HashMap<u64, String> = HashMap::new();
+    let mut depth: HashMap<u64, (usize, f64, usize)> = HashMap::new();
+    for e in events {
+        let ph = e["ph"].as_str().ok_or(format!("event without ph: {e}"))?;
+        let tid = e["tid"].as_u64().ok_or(format!("event without tid: {e}"))?;
+        e["pid"].as_u64().ok_or(format!("event without pid: {e}"))?;
+        match ph {
+            "M" => {
+                if e["name"] == "thread_name" {
+                    names.insert(tid, e["args"]["name"].as_str().ok_or("thread_name without args.name")?.to_string());
+                }
+            }
+            "B" | "E" => {
+                let ts = e["ts"].as_f64().ok_or(format!("{ph} without ts"))?;
+                let d = depth.entry(tid).or_insert((0, f64::MIN, 0));
+                if ts < d.1 {
+                    return Err(format!("tid {tid}: time goes back from {} to {ts}", d.1));
+                }
+                d.1 = ts;
+                if ph == "B" {
+                    e["name"].as_str().ok_or("B without name")?;
+                    if e["cat"] == "state" {
+                        if d.0 != 0 {
+                            return Err(format!("tid {tid}: a state slice is not outermost"));
+                        }
+                        d.2 += 1;
+                    }
+                    d.0 += 1;
+                } else {
+                    if d.0 == 0 {
+                        return Err(format!("tid {tid}: E without B at {ts}"));
+                    }
+                    d.0 -= 1;
+                }
+            }
+            other => return Err(format!("unexpected phase {other}")),
+        }
+    }
+    for (tid, d) in &depth {
+        if d.0 != 0 {
+            return Err(format!("tid {tid}: {} slices left open", d.0));
+        }
+    }
+    Ok(names.into_iter().map(|(tid, n)| (tid, (n.clone(), depth.get(&tid).map_or(0, |d| d.2)))).collect())
+}
+
+#[test]
+fn perfetto_trace_names_threads_and_nests_stacks_under_states() {
+    let (dir, path, run) = recorded();
+    let out = dir.path().join("threads.trace.json");
+    export(path, "perfetto", &out);
+    let p = json(&out);
+    let threads = check_trace(&p).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    for t in &run.threads {
+        let (name, states) = &threads[&(t.tid as u64)];
+        assert_eq!(name, &t.name);
+        assert!(*states > 0, "{name} has state slices");
+    }
+    assert!(p["otherData"]["note"].as_str().unwrap().contains("inferred from samples"));
+    // The idle thread's state slices name the blocking call.
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("\"Idle (") || text.contains("\"Idle\""), "idle state slices present");
+}
+
+#[test]
+fn perfetto_check_can_fail() {
+    let bad: Value = serde_json::json!({"traceEvents": [
+        {"ph": "B", "pid": 1, "tid": 1, "ts": 5.0, "name": "a", "cat": "state"},
+        {"ph": "E", "pid": 1, "tid": 1, "ts": 4.0}
+    ]});
+    assert!(check_trace(&bad).unwrap_err().contains("goes back"));
+    let open: Value = serde_json::json!({"traceEvents": [{"ph": "B", "pid": 1, "tid": 1, "ts": 5.0, "name": "a"}]});
+    assert!(check_trace(&open).is_err());
+}
+
+// ------------------------------------------------------------------------------------------
+// speedscope
+// ------------------------------------------------------------------------------------------
+
+/// speedscope's own schema (from its npm package, installed by tests/run_all.sh) through ajv.
+fn validate_speedscope(files: &[&Path]) -> std::process::Output {
+    let dir = repo().join("tests/formats");
+    assert!(
+        dir.join("node_modules/speedscope").exists() && dir.join("node_modules/ajv").exists(),
+        "the speedscope schema and ajv are not installed: run `npm ci` in tests/formats (tests/run_all.sh does)"
+    );
+    Command::new("node").arg(dir.join("validate-speedscope.mjs")).args(files).output().expect("running node")
+}
+
+#[test]
+fn speedscope_file_passes_speedscope_schema_and_lines_threads_up() {
+    let (dir, path, run) = recorded();
+    let out = dir.path().join("threads.speedscope.json");
+    export(path, "speedscope", &out);
+    let v = validate_speedscope(&[&out]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let p = json(&out);
+    let mut got = HashMap::new();
+    let mut starts = Vec::new();
+    for prof in p["profiles"].as_array().unwrap() {
+        let name = prof["name"].as_str().unwrap();
+        let (n, tid) = name.rsplit_once(" (").unwrap();
+        got.insert((n.to_string(), tid.trim_end_matches(')').parse().unwrap()), prof["samples"].as_array().unwrap().len() as u64);
+        assert_eq!(prof["unit"], "nanoseconds");
+        let weights: u64 = prof["weights"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()).sum();
+        let span = prof["endValue"].as_u64().unwrap() - prof["startValue"].as_u64().unwrap();
+        assert!(weights <= span, "weights fit in the profile's span");
+        starts.push(prof["startValue"].as_u64().unwrap());
+    }
+    assert_eq!(got, samples_per_thread(run));
+    // Real start times: threads started after the main thread do not start at 0.
+    assert!(starts.iter().any(|&s| s > 0), "threads keep their real start: {starts:?}");
+}
+
+#[test]
+fn speedscope_schema_check_can_fail() {
+    // py-spy 0.4.3's own output has `"col": null` and `"activeProfileIndex": null`, which the
+    // schema does not allow: the validator really checks.
+    let fixture = repo().join("tests/fixtures/formats/pyspy.speedscope.json");
+    let v = validate_speedscope(&[&fixture]);
+    assert!(!v.status.success());
+    assert!(String::from_utf8_lossy(&v.stdout).contains("INVALID"));
+}
+
+// ------------------------------------------------------------------------------------------
+// pprof
+// ------------------------------------------------------------------------------------------
+
+/// Total of the first sample value (`samples/count`) that `go tool pprof -raw` prints.
+fn pprof_raw_total(file: &Path, extra: &[&str]) -> Result<u64, String> {
+    let o = Command::new("go")
+        .args(["tool", "pprof", "-raw"])
+        .args(extra)
+        .arg(file)
+        .env("HOME", std::env::temp_dir())
+        .output()
+        .map_err(|e| format!("go is not installed ({e}): tests/run_all.sh installs Debian's golang-go"))?;
+    if !o.status.success() {
+        return Err(String::from_utf8_lossy(&o.stderr).into_owned());
+    }
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut in_samples = false;
+    let mut total = 0;
+    for line in text.lines() {
+        if line.starts_with("Samples:") {
+            in_samples = true;
+            continue;
+        }
+        if line.starts_with("Locations") {
+            break;
+        }
+        if in_samples {
+            if let Some((vals, _)) = line.split_once(':') {
+                if let Some(n) = vals.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()) {
+                    total += n;
+                }
+            }
+        }
+    }
+    Ok(total)
+}
+
+#[test]
+fn pprof_reads_in_go_tool_pprof_with_thread_labels() {
+    let (dir, path, run) = recorded();
+    let out = dir.path().join("threads.pb.gz");
+    export(path, "pprof", &out);
+    let total: u64 = run.samples.iter().map(|s| s.threads.len() as u64).sum();
+    assert_eq!(pprof_raw_total(&out, &[]).unwrap(), total);
+    for ((name, _), n) in samples_per_thread(run) {
+        assert_eq!(pprof_raw_total(&out, &[&format!("-tagfocus=thread_name={name}")]).unwrap(), n, "thread {name}");
+    }
+    // States as labels: the idle samples of every thread.
+    let idle = common::count_by_name(run, ThreadState::Idle).values().sum::<u64>();
+    assert_eq!(pprof_raw_total(&out, &["-tagfocus=state=idle"]).unwrap(), idle);
+    // Thread types and clusters are labels too.
+    let heavy_type = pprof_raw_total(&out, &["-tagfocus=thread_type=Cruncher"]).unwrap();
+    let crunchers: u64 = samples_per_thread(run).iter().filter(|((n, _), _)| n == "heavy" || n == "light").map(|(_, c)| c).sum();
+    assert_eq!(heavy_type, crunchers);
+    assert!(pprof_raw_total(&out, &["-tagfocus=cluster=high"]).unwrap() > 0, "some thread is in the high cluster");
+    // A corrupt file is refused by the real tool (the check can fail).
+    let bad = dir.path().join("bad.pb.gz");
+    let bytes = std::fs::read(&out).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(pprof_raw_total(&bad, &[]).is_err());
+}
+
+// ------------------------------------------------------------------------------------------
+// Collapsed stacks
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn collapsed_stacks_put_the_thread_at_the_root() {
+    let (dir, path, run) = recorded();
+    let out = dir.path().join("threads.folded");
+    export(path, "collapsed", &out);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut got: HashMap<(String, u32), u64> = HashMap::new();
+    for line in text.lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        let root = stack.split(';').next().unwrap();
+        let (name, tid) = root.rsplit_once(" (").unwrap();
+        *got.entry((name.to_string(), tid.trim_end_matches(')').parse().unwrap())).or_insert(0) += n.parse::<u64>().unwrap();
+    }
+    assert_eq!(got, samples_per_thread(run));
+    assert!(text.contains(";Cruncher.run (threads.py:"), "frames are `qualname (file:line)`");
+}
+
+// ------------------------------------------------------------------------------------------
+// Hostile names, round trips, bad input
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn hostile_names_survive_escaped_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_path = hostile_run(dir.path());
+    // JSON formats: the exact names come back after decoding.
+    let ff = dir.path().join("h.firefox.json");
+    export(&run_path, "firefox", &ff);
+    let p = json(&ff);
+    check_firefox(&p).unwrap();
+    assert!(p["threads"].as_array().unwrap().iter().any(|t| t["name"] == HOSTILE_THREAD));
+    let tr = dir.path().join("h.trace.json");
+    export(&run_path, "perfetto", &tr);
+    let threads = check_trace(&json(&tr)).unwrap();
+    assert_eq!(threads[&11].0, HOSTILE_THREAD);
+    let label = format!("{HOSTILE_FUNC} (<evil>;\n.py:4)");
+    assert!(json(&tr)["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == label.as_str()), "the frame's exact name decodes back");
+    let ss = dir.path().join("h.speedscope.json");
+    export(&run_path, "speedscope", &ss);
+    let v = validate_speedscope(&[&ss]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    assert!(json(&ss)["profiles"].as_array().unwrap().iter().any(|p| p["name"] == format!("{HOSTILE_THREAD} (11)")));
+    // pprof: strings are protobuf bytes; go tool pprof reads them and filters by label.
+    let pp = dir.path().join("h.pb.gz");
+    export(&run_path, "pprof", &pp);
+    assert_eq!(pprof_raw_total(&pp, &[]).unwrap(), 100);
+    assert_eq!(pprof_raw_total(&pp, &["-tagfocus=thread_name=script"]).unwrap(), 50);
+    // Folded stacks: `;` and line breaks would split frames and lines; they are replaced.
+    let fo = dir.path().join("h.folded");
+    export(&run_path, "collapsed", &fo);
+    let text = std::fs::read_to_string(&fo).unwrap();
+    for line in text.lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        n.parse::<u64>().unwrap();
+        assert!(stack.split(';').count() <= 3, "no frame was split: {line}");
+    }
+    assert!(text.contains("<script>alert(\"t\")</script>: x y (11);main (<evil>: .py:12);\"><img src=x onerror=alert(1)>:f (<evil>: .py:4) "));
+}
+
+#[test]
+fn exports_round_trip_through_their_importers() {
+    let (dir, path, run) = recorded();
+    let want = samples_per_thread(run);
+    for (format, file) in [("collapsed", "rt.folded"), ("speedscope", "rt.speedscope.json")] {
+        let out = dir.path().join(file);
+        export(path, format, &out);
+        let back = dir.path().join(format!("rt-{format}.json"));
+        let o = threadradar(dir.path(), &["import", out.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+        assert!(o.status.success(), "import of the {format} export: {}", stderr(&o));
+        let imported = read(&back);
+        assert_eq!(samples_per_thread(&imported), want, "{format}: same threads, same per-thread sample counts");
+        assert!(imported.meta.imported.as_ref().unwrap().note.contains("thread states"));
+    }
+}
+
+#[test]
+fn an_empty_run_exports_to_valid_empty_files() {
+    // A run with no samples (the program exited before the first tick) still gives files every
+    // tool opens: no threads, no samples, no error.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.json");
+    threadradar_profiler::runfile::write(&Run::new(Meta { interval_ms: 3.0, ..Meta::default() }), &path).unwrap();
+    let ff = dir.path().join("e.firefox.json");
+    export(&path, "firefox", &ff);
+    check_firefox(&json(&ff)).unwrap();
+    let tr = dir.path().join("e.trace.json");
+    export(&path, "perfetto", &tr);
+    assert!(check_trace(&json(&tr)).unwrap().is_empty());
+    let ss = dir.path().join("e.speedscope.json");
+    export(&path, "speedscope", &ss);
+    let v = validate_speedscope(&[&ss]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let pp = dir.path().join("e.pb.gz");
+    export(&path, "pprof", &pp);
+    assert_eq!(pprof_raw_total(&pp, &[]).unwrap(), 0);
+    let fo = dir.path().join("e.folded");
+    export(&path, "collapsed", &fo);
+    assert_eq!(std::fs::read_to_string(&fo).unwrap(), "");
+}
+
+#[test]
+fn bad_runs_and_formats_get_one_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let trunc = dir.path().join("cut.json");
+    std::fs::write(&trunc, br#"{"format":"threadradar-run","version":1,"meta":{"#).unwrap();
+    let o = threadradar(dir.path(), &["export", trunc.to_str().unwrap(), "--format", "pprof", "-o", "x.pb.gz"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("truncated") && e.lines().count() == 1, "{e}");
+    assert!(!dir.path().join("x.pb.gz").exists(), "nothing is written for a bad run");
+    let o = threadradar(dir.path(), &["export", trunc.to_str().unwrap(), "--format", "svg"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("firefox"), "the formats are listed: {}", stderr(&o));
+}

@@ -1,0 +1,218 @@
+//! `threadradar import`: fixtures produced here by the real tools (py-spy 0.4.3, austin 3.7.0,
+//! perf 6.1 on CPython 3.12 with `-X perf`; see tests/fixtures/formats/make_fixtures.sh) become
+//! runs with the threads and per-thread sample counts the files hold (counted here from the
+//! files' own text, independently of the importer), mapped to the fixture program's source, and
+//! bad input gets one sentence.
+
+mod common;
+
+use common::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use threadradar_profiler::run::{Run, TypeSource};
+
+fn fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures/formats").join(name)
+}
+
+/// Imports `file` with the fixture folder as the source root; returns the run.
+fn import(dir: &Path, file: &Path, extra: &[&str]) -> Run {
+    let out = dir.join(format!("{}.run.json", file.file_name().unwrap().to_string_lossy()));
+    let src = fixture("");
+    let mut args = vec!["import", file.to_str().unwrap(), "-o", out.to_str().unwrap(), "--source-root", src.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = threadradar(dir, &args);
+    assert!(o.status.success(), "import {}: {}", file.display(), stderr(&o));
+    read(&out)
+}
+
+fn counts_by_tid(run: &Run) -> HashMap<u32, u64> {
+    let mut m = HashMap::new();
+    for s in &run.samples {
+        for t in &s.threads {
+            *m.entry(run.threads[t.thread as usize].tid).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+fn thread(run: &Run, tid: u32) -> &threadradar_profiler::run::Thread {
+    run.threads.iter().find(|t| t.tid == tid).unwrap()
+}
+
+/// The fixture program's functions are mapped to its source: `Cruncher.run` is a method of
+/// class `Cruncher` at its `def` line, with the file's sha256.
+fn assert_mapped_to_source(run: &Run) {
+    let program = std::fs::canonicalize(fixture("fixture_program.py")).unwrap();
+    let f = run
+        .functions
+        .iter()
+        .find(|f| run.str(f.qualname) == "Cruncher.run")
+        .unwrap_or_else(|| panic!("no Cruncher.run in {:?}", run.functions.iter().map(|f| run.str(f.qualname)).collect::<Vec<_>>()));
+    assert_eq!(run.file_path(f.file), program.to_str().unwrap());
+    assert_eq!(f.class.map(|c| run.str(c)), Some("Cruncher"));
+    assert_eq!(f.line, 13, "the def line of Cruncher.run in fixture_program.py");
+    let sha = threadradar_profiler::source::sha256_hex(&std::fs::read(&program).unwrap());
+    assert_eq!(run.files[f.file as usize].sha256.as_deref(), Some(sha.as_str()));
+}
+
+#[test]
+fn py_spy_raw_keeps_threads_names_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = fixture("pyspy.raw");
+    let run = import(dir.path(), &file, &[]);
+    // Truth from the file: `thread (tid): name;…;frames count`.
+    let mut want: HashMap<u32, u64> = HashMap::new();
+    let mut names: HashMap<u32, String> = HashMap::new();
+    for line in std::fs::read_to_string(&file).unwrap().lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        let root = stack.split(';').next().unwrap();
+        // py-spy leaves the name out when it could not read it at that sample.
+        let (id, name) = root.trim_start_matches("thread (").split_once(')').unwrap();
+        *want.entry(id.parse().unwrap()).or_insert(0) += n.parse::<u64>().unwrap();
+        if let Some(name) = name.strip_prefix(": ") {
+            names.insert(id.parse().unwrap(), name.to_string());
+        }
+    }
+    assert_eq!(counts_by_tid(&run), want);
+    for (tid, name) in &names {
+        assert_eq!(&thread(&run, *tid).name, name);
+    }
+    let cruncher = run.threads.iter().find(|t| t.name == "cruncher").unwrap();
+    assert_eq!((cruncher.thread_type.as_str(), cruncher.type_source), ("Cruncher", TypeSource::EntryPoint));
+    assert_eq!(run.threads.iter().find(|t| t.name == "napper").unwrap().thread_type, "Thread");
+    assert_eq!(run.threads.iter().find(|t| t.name == "MainThread").unwrap().thread_type, "_MainThread");
+    assert_mapped_to_source(&run);
+    let note = &run.meta.imported.as_ref().unwrap().note;
+    assert!(note.contains("thread states") && note.contains("sample times"), "{note}");
+    // `info` says where it came from.
+    let o = threadradar(dir.path(), &["info", dir.path().join("pyspy.raw.run.json").to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("imported     from"), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn py_spy_speedscope_keeps_times_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = fixture("pyspy.speedscope.json");
+    let run = import(dir.path(), &file, &[]);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let mut want = HashMap::new();
+    for p in v["profiles"].as_array().unwrap() {
+        let tid: u32 = p["name"].as_str().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+        want.insert(tid, p["samples"].as_array().unwrap().len() as u64);
+    }
+    assert_eq!(counts_by_tid(&run), want);
+    assert!(run.threads.iter().any(|t| t.name == "cruncher"), "named threads keep their names");
+    assert_mapped_to_source(&run);
+    // Times come from the weights (py-spy: 0.01 s each): the last tick is near the profile's end.
+    let end = v["profiles"].as_array().unwrap().iter().map(|p| p["endValue"].as_f64().unwrap()).fold(0.0, f64::max);
+    let last = run.samples.last().unwrap().t as f64 / 1e9;
+    assert!((last - end).abs() < 0.05, "last sample at {last} s, profile ends at {end} s");
+}
+
+#[test]
+fn austin_text_keeps_threads_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = fixture("austin.txt");
+    let run = import(dir.path(), &file, &[]);
+    let mut want: HashMap<u32, u64> = HashMap::new();
+    for line in std::fs::read_to_string(&file).unwrap().lines().filter(|l| l.starts_with('P')) {
+        let t = line.split(';').nth(1).unwrap();
+        let tid: u32 = t.rsplit(':').next().unwrap().split(' ').next().unwrap().parse().unwrap();
+        *want.entry(tid).or_insert(0) += 1;
+    }
+    assert_eq!(counts_by_tid(&run), want);
+    assert_eq!(want.len(), 3);
+    assert!(run.threads.iter().any(|t| t.thread_type == "Cruncher"), "types from entry points");
+    assert_mapped_to_source(&run);
+    assert!(run.meta.imported.as_ref().unwrap().format.starts_with("austin 3.7"));
+}
+
+#[test]
+fn perf_script_of_python_312_keeps_python_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = fixture("perf-python312.txt");
+    let run = import(dir.path(), &file, &[]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut want: HashMap<u32, u64> = HashMap::new();
+    for line in text.lines().filter(|l| !l.is_empty() && !l.starts_with(char::is_whitespace)) {
+        *want.entry(line.split_whitespace().nth(1).unwrap().parse().unwrap()).or_insert(0) += 1;
+    }
+    assert_eq!(counts_by_tid(&run), want);
+    // `py::spin:/…/fixture_program.py` frames become the fixture's `spin`, found by name.
+    let spin = run.functions.iter().find(|f| run.str(f.qualname) == "spin").expect("spin was sampled");
+    assert_eq!(spin.line, 4, "found in the source by its qualified name");
+    assert!(run.meta.imported.as_ref().unwrap().note.contains("line numbers"));
+}
+
+#[test]
+fn cpython_and_flamegraph_collapsed_stacks() {
+    // CPython 3.15's `profiling.sampling --collapsed` writes `tid:N;file:func:line;… count`
+    // (written here by hand: no 3.15 interpreter is installed), and plain flamegraph input has
+    // neither threads nor files.
+    let dir = tempfile::tempdir().unwrap();
+    let cpy = dir.path().join("cpython.collapsed");
+    std::fs::write(&cpy, "tid:101;fixture_program.py:<module>:21;fixture_program.py:spin:9 5\ntid:102;threading.py:Thread._bootstrap:1002;threading.py:Thread._bootstrap_inner:1045;fixture_program.py:Cruncher.run:14;fixture_program.py:spin:9 7\n").unwrap();
+    let run = import(dir.path(), &cpy, &[]);
+    assert_eq!(counts_by_tid(&run), HashMap::from([(101, 5), (102, 7)]));
+    assert_eq!(thread(&run, 102).thread_type, "Cruncher");
+    assert!(run.meta.imported.as_ref().unwrap().format.contains("CPython"));
+    assert_mapped_to_source(&run);
+    let plain = dir.path().join("plain.folded");
+    std::fs::write(&plain, "main;work;inner 3\nmain;idle 2\n").unwrap();
+    let run = import(dir.path(), &plain, &[]);
+    assert_eq!(run.threads.len(), 1);
+    assert_eq!(run.threads[0].name, "all threads");
+    assert_eq!(run.samples.len(), 5);
+    assert!(run.meta.imported.as_ref().unwrap().note.contains("threads"));
+}
+
+#[test]
+fn imported_runs_get_radars_in_report() {
+    // An imported run is a run: `report` computes its metrics and clusters.
+    let dir = tempfile::tempdir().unwrap();
+    import(dir.path(), &fixture("austin.txt"), &[]);
+    let o = threadradar(dir.path(), &["report", dir.path().join("austin.txt.run.json").to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.to_string().contains("Cruncher.run"));
+}
+
+#[test]
+fn bad_input_gets_one_sentence_naming_the_format_and_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_import = |name: &str, content: &[u8], extra: &[&str]| -> String {
+        let f = dir.path().join(name);
+        std::fs::write(&f, content).unwrap();
+        let mut args = vec!["import", f.to_str().unwrap(), "-o", "out.json"];
+        args.extend_from_slice(extra);
+        let o = threadradar(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{name} must fail");
+        let e = stderr(&o);
+        assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+        assert!(!dir.path().join("out.json").exists());
+        e
+    };
+    // Truncated speedscope: format and position.
+    let ss = std::fs::read(fixture("pyspy.speedscope.json")).unwrap();
+    let e = run_import("cut.speedscope.json", &ss[..ss.len() / 2], &[]);
+    assert!(e.contains("truncated") && e.contains("speedscope") && e.contains("line 1 column"), "{e}");
+    // A foreign file.
+    let e = run_import("photo.png", b"\x89PNG\r\n\x1a\n\x00\x00binary", &[]);
+    assert!(e.contains("cannot tell which profiler") && e.contains("--format"), "{e}");
+    // A foreign file forced into a format: where parsing stopped.
+    let e = run_import("notes.txt", b"thread (1): a;f (a.py:1) 3\nthis is not a stack\n", &["--format", "collapsed"]);
+    assert!(e.contains("collapsed stacks") && e.contains("line 2"), "{e}");
+    let e = run_import("bad.austin", b"# austin: 3.7.0\nP1;T0:1;a.py:f:1 12\nP1;oops 5\n", &[]);
+    assert!(e.contains("austin") && e.contains("line 3"), "{e}");
+    let e = run_import("bad.perf", b"python3 12 100.5: 1 cpu-clock:\n\tffff py::f:/a.py+0x1 (/tmp/perf-1.map)\n\nnot a header\n", &[]);
+    assert!(e.contains("perf script") && e.contains("line 4"), "{e}");
+    // Empty files and files without samples.
+    let e = run_import("empty.txt", b"", &[]);
+    assert!(e.contains("is empty"), "{e}");
+    let e = run_import("nothing.speedscope.json", br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[]},"profiles":[]}"#, &[]);
+    assert!(e.contains("no samples"), "{e}");
+    // A ThreadRadar run is not a profile to import.
+    let e = run_import("run.json", br#"{"format":"threadradar-run","version":1}"#, &[]);
+    assert!(e.contains("cannot tell"), "{e}");
+}
