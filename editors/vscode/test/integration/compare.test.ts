@@ -103,6 +103,6 @@ describe("threadRadar/compare → the Comparison view's items", () => {
   });
 
   test("an unknown run is an error sentence", async () => {
-    await expect(compare({ base: "20990101T000000Z-none.json" })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/^no run "20990101T000000Z-none\.json"/) });
+    await expect(compare({ base: "20990101T000000Z-none.json" })).rejects.toMatchObject({ code: -32004, message: expect.stringMatching(/^no run "20990101T000000Z-none\.json"/) });
   });
 });

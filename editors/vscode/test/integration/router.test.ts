@@ -122,7 +122,7 @@ describe("the thread filter through the router", () => {
 
   test("an unknown thread id is refused by the server, as a sentence", async () => {
     const a = await routeMessage(host, { id: 9, method: "filter", params: { exclude_threads: [999] } });
-    expect(a).toEqual({ id: 9, error: "No thread with id 999 in this run." });
+    expect(a).toEqual({ id: 9, error: "No thread with id 999 in this run (it has 7)." });
     expect(await ask("filter", {})).toEqual({ exclude_threads: [] });
   });
 
