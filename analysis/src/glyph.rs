@@ -566,33 +566,3 @@ pub fn svg(spec: &RadarSpec, opts: &SvgOptions) -> String {
     s
 }
 
-/// Why an SVG could not be rasterised.
-#[cfg(feature = "raster")]
-#[derive(Debug, thiserror::Error)]
-pub enum RasterError {
-    #[error("the SVG could not be parsed: {0}")]
-    Parse(String),
-    #[error("a {0} px image is too large or empty")]
-    Size(u32),
-    #[error("the PNG could not be encoded: {0}")]
-    Encode(String),
-}
-
-/// Rasterises an SVG so that its height is `height_px` (the width keeps the aspect ratio), as a
-/// PNG. Text uses the system's fonts.
-#[cfg(feature = "raster")]
-pub fn png(svg: &str, height_px: u32) -> Result<Vec<u8>, RasterError> {
-    use resvg::{tiny_skia, usvg};
-    if height_px == 0 || height_px > 8192 {
-        return Err(RasterError::Size(height_px));
-    }
-    let mut opt = usvg::Options::default();
-    opt.fontdb_mut().load_system_fonts();
-    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| RasterError::Parse(e.to_string()))?;
-    let size = tree.size();
-    let scale = height_px as f32 / size.height();
-    let w = (size.width() * scale).round().max(1.0) as u32;
-    let mut pixmap = tiny_skia::Pixmap::new(w, height_px).ok_or(RasterError::Size(height_px))?;
-    resvg::render(&tree, tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
-    pixmap.encode_png().map_err(|e| RasterError::Encode(e.to_string()))
-}

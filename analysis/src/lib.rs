@@ -11,8 +11,8 @@
 //! - [`threads`]: counted thread states, the thread filter, thread types.
 //! - [`analysis`]: [`Analysis`], all of the above for one run and one set of [`Options`].
 //! - [`view`]: the serialisable report ([`ReportView`]) behind `report --json` and the panels.
-//! - [`glyph`]: the ThreadRadar's three-level scale, the one palette, the SVG glyph (PNG with the
-//!   `raster` feature) and the text glyph.
+//! - [`glyph`]: the ThreadRadar's three-level scale, the one palette, the SVG glyph and the text
+//!   glyph (PNG is rasterised outside this crate: `threadradar_lsp::raster`, which loads fonts).
 //! - [`histogram`]: the `crt(a, th)` histogram of the detail view (paper Fig. 11).
 //! - [`panel`]: the overview/detail panels' JSON API, shared by `threadradar serve` and the
 //!   language server.

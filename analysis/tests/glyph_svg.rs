@@ -100,42 +100,6 @@ fn titles_are_escaped() {
     assert_eq!(doc.descendants().find(|n| n.has_tag_name("title")).unwrap().text(), Some("\"><script>alert(1)</script>"));
 }
 
-#[cfg(feature = "raster")]
-#[test]
-fn png_has_the_cluster_colours_where_the_sectors_are() {
-    // Low cluster: right half, average low; high cluster: left half, average high.
-    let s = spec(&[(1, 0.1, 0.1), (1, 0.9, 0.9)], 2, 1);
-    for theme in [Theme::Light, Theme::Dark] {
-        let svg = glyph::svg(&s, &SvgOptions { size: 100, theme, ..Default::default() });
-        let bytes = glyph::png(&svg, 100).unwrap();
-        let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-        let mut reader = decoder.read_info().unwrap();
-        let mut buf = vec![0; reader.output_buffer_size()];
-        let info = reader.next_frame(&mut buf).unwrap();
-        assert_eq!((info.width, info.height), (glyph::glyph_width(100), 100));
-        let ch = info.color_type.samples();
-        let px = |x: u32, y: u32| {
-            let i = ((y * info.width + x) as usize) * ch;
-            (buf[i], buf[i + 1], buf[i + 2])
-        };
-        let hex = |h: &str| {
-            let v = u32::from_str_radix(&h[1..], 16).unwrap();
-            ((v >> 16) as u8, (v >> 8) as u8, v as u8)
-        };
-        let close = |a: (u8, u8, u8), b: (u8, u8, u8)| (a.0 as i32 - b.0 as i32).abs() + (a.1 as i32 - b.1 as i32).abs() + (a.2 as i32 - b.2 as i32).abs() < 12;
-        let pal = glyph::Palette::of(theme);
-        // Centre 50,50; r = 47. Right of centre inside level 1 (r < 15.7): low strong.
-        assert!(close(px(58, 50), hex(pal.strong[0])), "{:?} {theme:?}", px(58, 50));
-        // Left of centre, between the first and the third circle: high strong.
-        assert!(close(px(20, 50), hex(pal.strong[2])), "{:?}", px(20, 50));
-        // Right of centre beyond level 1: nothing (low sum is level 1), transparent.
-        let i = ((50 * info.width + 73) as usize) * ch;
-        assert_eq!(buf[i + 3], 0, "transparent outside the low sector");
-        // Some dark/light text pixels of the pedestal numbers exist on the right.
-        let text = hex(pal.text);
-        assert!((100..glyph::glyph_width(100)).any(|x| (0..100).any(|y| close(px(x, y), text))), "pedestal numbers rendered");
-    }
-}
 
 fn point(thread: u32, value: f64) -> HistogramPoint {
     HistogramPoint { thread, label: format!("t{thread}"), value, colour: ClusterColour::Low }

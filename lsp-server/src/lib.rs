@@ -17,6 +17,7 @@
 //! - [`recording`]: recording a run from the editor (`threadradar record` as a child process).
 //! - [`figures`]: one analysis of the active run arranged by file (cached per filter and states).
 //! - [`mapping`]: the run's declarations in the code as it is now (edits, stale declarations).
+//! - [`raster`]: glyph SVG → PNG (resvg, the system's fonts loaded once).
 //! - [`render`]: the text of hints, lenses and hovers.
 //! - [`text`]: open documents and LSP positions.
 //! - [`framing`]: a guard that keeps malformed input from ending the connection.
@@ -30,6 +31,7 @@ pub mod handlers;
 pub mod host;
 pub mod mapping;
 pub mod protocol;
+pub mod raster;
 pub mod recording;
 pub mod render;
 pub mod runs;

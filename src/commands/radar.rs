@@ -4,7 +4,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use threadradar_analysis::glyph::{self, Theme};
+use threadradar_analysis::glyph::Theme;
 use threadradar_analysis::panel::{self, GlyphRequest, Params};
 use threadradar_analysis::{Analysis, Options};
 use threadradar_profiler::runfile;
@@ -48,7 +48,7 @@ pub fn run(args: RadarArgs) -> anyhow::Result<ExitCode> {
     let key = panel::find(&run, &analysis, &args.artifact)?;
     let theme = args.theme;
     let svg = panel::glyph(&run, &GlyphRequest { artifact: key, params: Params::default(), theme, size: Some(args.size), interactive: false })?;
-    let bytes = if png { glyph::png(&svg, args.size)? } else { svg.into_bytes() };
+    let bytes = if png { threadradar_lsp::raster::png(&svg, args.size)? } else { svg.into_bytes() };
     write_atomic(&args.output, &bytes)?;
     println!("wrote {}", args.output.display());
     Ok(ExitCode::SUCCESS)

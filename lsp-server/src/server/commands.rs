@@ -428,7 +428,7 @@ impl Backend {
                 std::fs::create_dir_all(&dir).ok()?;
                 let path = dir.join(format!("{}.png", threadradar_profiler::source::sha256_hex(svg.as_bytes())));
                 if !path.exists() {
-                    let png = glyph::png(&svg, 64).ok()?;
+                    let png = crate::raster::png(&svg, 64).ok()?;
                     std::fs::write(&path, png).ok()?;
                 }
                 let uri = Uri::from_file_path(&path)?;
