@@ -371,6 +371,9 @@ impl View<'_> {
             return;
         }
         let mut i = row.partition_point(|b| self.x(span(b).1) <= 0.0);
+        // The right edge of what was emitted last: a column's block starts no earlier, so that
+        // nothing in a row overlaps.
+        let mut last_x1 = 0.0f64;
         while i < row.len() {
             let (s, e) = span(&row[i]);
             let x0 = self.x(s);
@@ -380,6 +383,7 @@ impl View<'_> {
             let x1 = self.x(e);
             if x1 - x0 >= MIN_BAR_PX {
                 bar(&row[i], x0.max(0.0) as f32, x1.min(self.width) as f32);
+                last_x1 = x1;
                 i += 1;
                 continue;
             }
@@ -391,7 +395,9 @@ impl View<'_> {
                 j -= 1; // the last one starting in this column is wide: drawn as itself next
             }
             let end = span(&row[j - 1]).1;
-            block(col as f32, (col + 1.0).min(self.width) as f32, (j - i) as u32, s, end);
+            let bx1 = (col + 1.0).min(self.width);
+            block(col.max(last_x1).min(bx1) as f32, bx1 as f32, (j - i) as u32, s, end);
+            last_x1 = bx1;
             i = j;
         }
     }

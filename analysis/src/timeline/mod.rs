@@ -17,6 +17,7 @@
 //! this for users.
 
 pub mod axis;
+pub mod export;
 pub mod index;
 pub mod layout;
 pub mod overview;
@@ -46,6 +47,27 @@ pub enum TimelineError {
     TooManyFrames(usize),
     #[error("the thread pattern {0:?} matches no thread of this run (threads: {1})")]
     NoThreadMatches(String, String),
+}
+
+/// The threads whose name, type or `#id` matches a regular expression, by id.
+pub fn select_threads(run: &threadradar_profiler::Run, pattern: &str) -> Result<Vec<threadradar_profiler::run::ThreadId>, TimelineError> {
+    let re = regex::Regex::new(pattern).map_err(|e| {
+        // regex's syntax errors draw a caret diagram over several lines; its last line says what.
+        let text = e.to_string();
+        let detail = text.lines().last().unwrap_or("").trim().trim_start_matches("error: ").to_string();
+        TimelineError::BadPattern { pattern: pattern.to_string(), detail }
+    })?;
+    let ids: Vec<_> = run
+        .threads
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| re.is_match(&t.name) || re.is_match(&t.thread_type) || re.is_match(&format!("#{i}")))
+        .map(|(i, _)| i as u32)
+        .collect();
+    if ids.is_empty() {
+        return Err(TimelineError::NoThreadMatches(pattern.to_string(), layout::known_threads(run)));
+    }
+    Ok(ids)
 }
 
 /// Seconds of a nanosecond count.

@@ -19,6 +19,11 @@ pub const MAX_ROWS: u16 = 48;
 /// blocks) and the time axis. Structure (tests rely on it): `svg.threadradar-timeline`, per lane a
 /// `g.lane` with `data-thread`, a `text.lane-name`, `rect.state`, `rect.bar` (with `data-frame`
 /// and a `title`) and `rect.block` (with `data-count`).
+/// The chart's height in px.
+pub fn height(layout: &Layout) -> f64 {
+    20.0 + layout.lanes.iter().map(|l| HEADER_PX + l.depth.clamp(1, MAX_ROWS) as f64 * ROW_PX + GAP_PX).sum::<f64>() + AXIS_PX
+}
+
 pub fn svg(layout: &Layout) -> String {
     let pal = &LIGHT;
     let label = LABEL_PX as f64;
