@@ -395,7 +395,9 @@ impl View<'_> {
                 j -= 1; // the last one starting in this column is wide: drawn as itself next
             }
             let end = span(&row[j - 1]).1;
-            let bx1 = (col + 1.0).min(self.width);
+            // …and ends where the next item starts, if that is inside the column.
+            let next = row.get(j).map_or(f64::INFINITY, |b| self.x(span(b).0));
+            let bx1 = (col + 1.0).min(self.width).min(next);
             block(col.max(last_x1).min(bx1) as f32, bx1 as f32, (j - i) as u32, s, end);
             last_x1 = bx1;
             i = j;
