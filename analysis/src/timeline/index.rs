@@ -403,7 +403,16 @@ fn build_lanes(run: &Run, fold_stdlib: bool) -> Vec<Lane> {
         state: Option<StateRun>,
     }
     impl Builder {
+        /// Notes an event of the lane at tick `k` (ticks arrive in ascending order).
+        fn boundary(&mut self, k: u32) {
+            if self.lane.boundaries.last() != Some(&k) {
+                self.lane.boundaries.push(k);
+            }
+        }
         fn close_from(&mut self, depth: usize, end: u32) {
+            if self.open.len() > depth {
+                self.boundary(end);
+            }
             while self.open.len() > depth {
                 let o = self.open.pop().unwrap();
                 let d = self.open.len();
@@ -450,6 +459,9 @@ fn build_lanes(run: &Run, fold_stdlib: bool) -> Vec<Lane> {
             }
             let same = b.open.iter().zip(path).take_while(|(o, p)| o.function == p.function && o.folded == p.folded).count();
             b.close_from(same, k);
+            if path.len() > same {
+                b.boundary(k);
+            }
             for p in &path[same..] {
                 b.open.push(Open { start: k, function: p.function, frame: p.frame, folded: p.folded, counts: [0; 27] });
             }
@@ -470,12 +482,8 @@ fn build_lanes(run: &Run, fold_stdlib: bool) -> Vec<Lane> {
             }
             let mut lane = b.lane;
             // Bars were pushed as they closed; within a row that is start order already, since a
-            // row's bars do not overlap.
-            let mut bounds: Vec<u32> = lane.rows.iter().flatten().flat_map(|b| [b.start, b.end]).collect();
-            bounds.sort_unstable();
-            bounds.dedup();
-            bounds.shrink_to_fit();
-            lane.boundaries = bounds;
+            // row's bars do not overlap. Boundaries were noted in tick order.
+            lane.boundaries.shrink_to_fit();
             for r in &mut lane.rows {
                 r.shrink_to_fit();
             }

@@ -17,7 +17,6 @@ use super::axis::Axis;
 use super::index::{Bar, BarState, BlockedKind, Lane, StateRun, TimelineIndex};
 use super::{secs, TimelineError};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use threadradar_profiler::run::{FileKind, FrameId, Run, ThreadId};
 
 /// The narrowest bar drawn as itself, px.
@@ -163,6 +162,8 @@ pub struct Layout {
     pub period_s: f64,
     /// How the figures were obtained.
     pub obtained: &'static str,
+    /// The underlay colour of each state (the one definition, shared with the SVG chart).
+    pub state_colours: StateColours,
     pub axis: Vec<AxisTick>,
     pub frames: Vec<FrameInfo>,
     pub lanes: Vec<LaneLayout>,
@@ -211,6 +212,7 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
             fold: req.fold,
             period_s: secs(index.period_ns),
             obtained: OBTAINED,
+            state_colours: StateColours::LIGHT,
             axis: Vec::new(),
             frames: Vec::new(),
             lanes: Vec::new(),
@@ -218,7 +220,12 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
     }
     let p0 = axis.position((from_s * 1e9).round() as u64);
     let p1 = axis.position((to_s * 1e9).round() as u64);
-    let view = View { axis: &axis, index, p0, scale: if p1 > p0 { width / (p1 - p0) } else { 0.0 }, width };
+    let scale = if p1 > p0 { width / (p1 - p0) } else { 0.0 };
+    // The first tick at or after each column's left edge, once per layout.
+    let cols: Vec<u32> = (0..=req.width_px as usize + 1)
+        .map(|c| if scale > 0.0 { axis.tick_at_position(p0 + c as f64 / scale).min(index.ticks() as u32) } else { 0 })
+        .collect();
+    let view = View { axis: &axis, index, p0, scale, width, cols };
     for lane in lanes {
         let t = &run.threads[lane.thread as usize];
         let fold_top = (req.fold.top as usize).min(lane.rows.len());
@@ -302,6 +309,7 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         fold: req.fold,
         period_s: secs(index.period_ns),
         obtained: OBTAINED,
+        state_colours: StateColours::LIGHT,
         axis: axis_ticks,
         frames: frames.into_frames(),
         lanes: out,
@@ -347,6 +355,7 @@ struct View<'a> {
     p0: f64,
     scale: f64,
     width: f64,
+    cols: Vec<u32>,
 }
 
 impl View<'_> {
@@ -358,6 +367,9 @@ impl View<'_> {
     fn tick_at_x(&self, x: f64) -> u32 {
         if self.scale <= 0.0 {
             return 0;
+        }
+        if x >= 0.0 && x.fract() == 0.0 && (x as usize) < self.cols.len() {
+            return self.cols[x as usize];
         }
         self.axis.tick_at_position(self.p0 + x / self.scale).min(self.index.ticks() as u32)
     }
@@ -389,7 +401,7 @@ impl View<'_> {
             }
             let col = x0.max(0.0).floor();
             let col_end = self.tick_at_x(col + 1.0);
-            let mut j = i + 1 + row[i + 1..].partition_point(|b| span(b).0 < col_end);
+            let mut j = i + 1 + gallop(&row[i + 1..], |b| span(b).0 < col_end);
             let (ls, le) = span(&row[j - 1]);
             if j - 1 > i && self.x(le) - self.x(ls) >= MIN_BAR_PX {
                 j -= 1; // the last one starting in this column is wide: drawn as itself next
@@ -405,16 +417,34 @@ impl View<'_> {
     }
 }
 
+/// `slice.partition_point(pred)` for an answer expected near the start: exponential then binary
+/// search, so a column of a few narrow bars costs a few comparisons.
+fn gallop<T>(slice: &[T], pred: impl Fn(&T) -> bool) -> usize {
+    let mut hi = 1;
+    while hi < slice.len() && pred(&slice[hi]) {
+        hi *= 2;
+    }
+    let lo = hi / 2;
+    let hi = hi.min(slice.len());
+    if hi == 0 {
+        return 0;
+    }
+    if lo == 0 && !pred(&slice[0]) {
+        return 0;
+    }
+    lo + slice[lo..hi].partition_point(&pred)
+}
+
 /// The frames a layout refers to, by index.
 struct FrameTable<'r> {
     run: &'r Run,
-    ids: HashMap<FrameId, u32>,
+    ids: crate::metrics::FxMap<FrameId, u32>,
     frames: Vec<FrameInfo>,
 }
 
 impl<'r> FrameTable<'r> {
     fn new(run: &'r Run) -> Self {
-        FrameTable { run, ids: HashMap::new(), frames: Vec::new() }
+        FrameTable { run, ids: Default::default(), frames: Vec::new() }
     }
     fn id(&mut self, frame: FrameId) -> u32 {
         if let Some(&i) = self.ids.get(&frame) {
@@ -469,12 +499,25 @@ fn hsl_hex(h: f64, s: f64, l: f64) -> String {
     format!("#{:02x}{:02x}{:02x}", to(r), to(g), to(b))
 }
 
+/// The underlay colours of the three states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct StateColours {
+    pub computing: &'static str,
+    pub gil: &'static str,
+    pub idle: &'static str,
+}
+
+impl StateColours {
+    pub const LIGHT: StateColours = StateColours { computing: "#cfe8cf", gil: "#f6d9a8", idle: "#e4e4e4" };
+}
+
 /// The underlay colour of a state (light and dark variants are the renderer's business; these are
 /// the light theme's, shared by the SVG chart and the canvas renderer through the layout's users).
 pub fn state_colour(state: BarState) -> &'static str {
+    let c = StateColours::LIGHT;
     match state {
-        BarState::Computing => "#cfe8cf",
-        BarState::Gil => "#f6d9a8",
-        BarState::Idle => "#e4e4e4",
+        BarState::Computing => c.computing,
+        BarState::Gil => c.gil,
+        BarState::Idle => c.idle,
     }
 }
