@@ -249,7 +249,9 @@ describe("timeline of 1 M thread-samples", () => {
       run = path.join(tmp, "synth-1m.json");
       execFileSync("cargo", ["run", "--release", "--locked", "-q", "-p", "threadradar-analysis", "--example", "synth_run", "--", run, "20000", "50"], { cwd: root, stdio: ["ignore", "inherit", "inherit"], timeout: 1800000 });
     }
-    ({ page, server } = await open(browser, run, problems));
+    // 600 px: the whole-run view then aggregates the ~20-sample bars (0.6 px). At 1200 px each of
+    // the run's 600 k bars is ≥ 1 px and the first layout is 65 MB of JSON (see docs/timeline.md).
+    ({ page, server } = await open(browser, run, problems, 600));
   });
   after(() => server && server.close());
 
@@ -269,10 +271,10 @@ describe("timeline of 1 M thread-samples", () => {
       window.rafId = requestAnimationFrame(loop);
     });
     const drawsBefore = (await page.evaluate(() => window.tl.frameTimes())).length;
-    await page.mouse.move(box.x + 900, box.y + 100);
+    await page.mouse.move(box.x + 500, box.y + 100);
     await page.mouse.down();
     for (let i = 1; i <= 90; i++) {
-      await page.mouse.move(box.x + 900 - i * 8, box.y + 100);
+      await page.mouse.move(box.x + 500 - i * 5, box.y + 100);
       await page.waitForTimeout(16);
     }
     await page.mouse.up();
