@@ -376,26 +376,61 @@ fn classify(run: &Run, ts: &ThreadSample, futex: Option<BlockedKind>) -> (BarSta
     (state, kind)
 }
 
-/// A bar being extended: its start, frame, function and the (state, kind) counts of its samples.
+/// A bar being extended: its start, frame, function and the counts of its samples' states and
+/// kinds. GIL samples have no kind and computing ones only I/O, so per state: samples, idle
+/// samples per kind (code 0 = none), and computing samples in I/O.
 struct Open {
     start: u32,
     function: FunctionId,
     frame: FrameId,
     folded: bool,
-    counts: [u32; 27],
+    states: [u32; 3],
+    idle_kinds: [u32; 9],
+    computing_io: u32,
 }
 
 impl Open {
+    fn new(start: u32, p: &PathElem) -> Open {
+        Open { start, function: p.function, frame: p.frame, folded: p.folded, states: [0; 3], idle_kinds: [0; 9], computing_io: 0 }
+    }
+
+    #[inline]
+    fn add(&mut self, state: BarState, kind: u32) {
+        self.states[state as usize] += 1;
+        match state {
+            BarState::Idle => self.idle_kinds[kind as usize] += 1,
+            BarState::Computing => self.computing_io += (kind != 0) as u32,
+            BarState::Gil => {}
+        }
+    }
+
     fn close(&self, end: u32) -> Bar {
         // Majority state (ties: computing, GIL, idle), then that state's most frequent kind.
-        let per_state = |s: usize| self.counts[s * 9..s * 9 + 9].iter().sum::<u32>();
-        let s = (0..3).max_by_key(|&s| (per_state(s), std::cmp::Reverse(s))).unwrap_or(0);
-        let k = (0..9).max_by_key(|&k| (self.counts[s * 9 + k], std::cmp::Reverse(k))).unwrap_or(0);
-        Bar::new(self.start, end, self.frame, BarState::ALL[s], BlockedKind::from_code(k as u32), self.folded)
+        let s = (0..3).max_by_key(|&s| (self.states[s], std::cmp::Reverse(s))).unwrap_or(0);
+        let kind = match BarState::ALL[s] {
+            BarState::Idle => (0..9).max_by_key(|&k| (self.idle_kinds[k], std::cmp::Reverse(k))).unwrap_or(0) as u32,
+            BarState::Computing if self.computing_io * 2 > self.states[0] => BlockedKind::code(Some(BlockedKind::Io)),
+            _ => 0,
+        };
+        Bar::new(self.start, end, self.frame, BarState::ALL[s], BlockedKind::from_code(kind), self.folded)
     }
 }
 
+/// Builds every thread's lane. Threads are independent, so they are split into one group per
+/// core, each group scanning the samples for its own threads.
 fn build_lanes(run: &Run, fold_stdlib: bool) -> Vec<Lane> {
+    use rayon::prelude::*;
+    let n = run.threads.len();
+    let groups = rayon::current_num_threads().clamp(1, n.max(1));
+    let mut lanes: Vec<Lane> = (0..groups)
+        .into_par_iter()
+        .flat_map_iter(|g| build_lanes_of(run, fold_stdlib, |th| th as usize % groups == g))
+        .collect();
+    lanes.sort_unstable_by_key(|l| l.thread);
+    lanes
+}
+
+fn build_lanes_of(run: &Run, fold_stdlib: bool, mine: impl Fn(ThreadId) -> bool) -> Vec<Lane> {
     struct Builder {
         lane: Lane,
         open: Vec<Open>,
@@ -430,6 +465,9 @@ fn build_lanes(run: &Run, fold_stdlib: bool) -> Vec<Lane> {
     for (k, sample) in run.samples.iter().enumerate() {
         let k = k as u32;
         for ts in &sample.threads {
+            if !mine(ts.thread) {
+                continue;
+            }
             let b = &mut builders[ts.thread as usize];
             b.lane.samples += 1;
             b.lane.computing += (ts.state == ThreadState::Computing) as u32;
@@ -463,16 +501,17 @@ fn build_lanes(run: &Run, fold_stdlib: bool) -> Vec<Lane> {
                 b.boundary(k);
             }
             for p in &path[same..] {
-                b.open.push(Open { start: k, function: p.function, frame: p.frame, folded: p.folded, counts: [0; 27] });
+                b.open.push(Open::new(k, p));
             }
-            let c = state as usize * 9 + BlockedKind::code(kind) as usize;
+            let code = BlockedKind::code(kind);
             for o in &mut b.open {
-                o.counts[c] += 1;
+                o.add(state, code);
             }
         }
     }
     builders
         .into_iter()
+        .filter(|b| mine(b.lane.thread))
         .map(|mut b| {
             if let Some(last) = b.last_tick {
                 b.close_from(0, last + 1);
