@@ -70,8 +70,8 @@ impl<'i> Axis<'i> {
                 }
                 let (a, b) = (ms(prev), ms(k));
                 let len = logscale(b - a, theta);
-                for j in prev + 1..=k {
-                    pos[j] = if b > a { p_prev + len * (ms(j) - a) / (b - a) } else { p_prev };
+                for (j, p) in pos.iter_mut().enumerate().take(k + 1).skip(prev + 1) {
+                    *p = if b > a { p_prev + len * (ms(j) - a) / (b - a) } else { p_prev };
                 }
                 p_prev += len;
                 pos[k] = p_prev;

@@ -251,7 +251,7 @@ impl TimelineIndex {
                         + l.boundaries.capacity() * 4
                 })
                 .sum::<usize>()
-                + lanes.len() * std::mem::size_of::<Lane>()
+                + std::mem::size_of_val(lanes)
         };
         self.times.capacity() * 8 + lanes(&self.lanes) + self.stdlib_folded.get().map_or(0, |l| lanes(l))
     }
