@@ -41,6 +41,8 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Write one ThreadRadar glyph as SVG or PNG.
     Radar(commands::radar::RadarArgs),
+    /// Every thread's icicle on one time axis: a chart (SVG/PNG), the bars as JSON, or an overview.
+    Timeline(commands::timeline::TimelineArgs),
     /// Export the panels of a run as a static HTML page for sharing.
     Html(commands::html::HtmlArgs),
     /// The language server (LSP over stdio): radars as inlay hints, code lenses and hovers.
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Completions(a) => commands::completions::run::<Cli>(a),
         Command::Serve(a) => commands::serve::run(a),
         Command::Radar(a) => commands::radar::run(a),
+        Command::Timeline(a) => commands::timeline::run(a),
         Command::Html(a) => commands::html::run(a),
         Command::Lsp(a) => commands::lsp::run(a),
         Command::Export(a) => commands::export::run(a),

@@ -19,6 +19,31 @@ pub struct Options {
     pub method: ClusterMethod,
 }
 
+/// A time range of the run, `[from_ns, to_ns)` from its start: an analysis in a window counts
+/// only the samples taken in it ("which threads ran this function between 1.2 s and 1.5 s"). Every
+/// figure — metrics, clusters, glyphs, hints — is then that of the window, exactly as if the
+/// program had only been sampled then; FRQ (Eq. 4) counts the window's samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+pub struct TimeWindow {
+    pub from_ns: u64,
+    pub to_ns: u64,
+}
+
+impl TimeWindow {
+    /// A window from seconds after the run's start (negative values are 0).
+    pub fn from_secs(from_s: f64, to_s: f64) -> TimeWindow {
+        let ns = |s: f64| (s.max(0.0) * 1e9).round() as u64;
+        TimeWindow { from_ns: ns(from_s), to_ns: ns(to_s) }
+    }
+
+    /// The samples taken in the window (samples are in time order).
+    pub fn samples<'r>(&self, run: &'r Run) -> &'r [threadradar_profiler::run::Sample] {
+        let a = run.samples.partition_point(|s| s.t < self.from_ns);
+        let b = run.samples.partition_point(|s| s.t < self.to_ns).max(a);
+        &run.samples[a..b]
+    }
+}
+
 /// A cluster of threads for one artifact (or the program): the unit of one glyph sector.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Cluster {
@@ -37,6 +62,7 @@ pub struct Cluster {
 #[derive(Clone, Debug)]
 pub struct Analysis {
     options: Options,
+    window: Option<TimeWindow>,
     artifacts: Artifacts,
     metrics: Metrics,
     clusters: [Vec<Vec<Cluster>>; 3],
@@ -47,9 +73,15 @@ impl Analysis {
     /// Computes everything. Fails only on an inconsistent run; a run without counted samples gives
     /// an analysis whose every figure is zero (see [`Analysis::counted_samples`]).
     pub fn new(run: &Run, options: &Options) -> Result<Analysis, AnalysisError> {
+        Analysis::in_window(run, options, None)
+    }
+
+    /// Computes everything over the samples of a time window of the run (the whole run for
+    /// `None`): every figure of the analysis, and so every view built from it, is the window's.
+    pub fn in_window(run: &Run, options: &Options, window: Option<TimeWindow>) -> Result<Analysis, AnalysisError> {
         run.validate()?;
         let artifacts = Artifacts::new(run);
-        let metrics = Metrics::compute(run, &artifacts, options.states, &options.threads);
+        let metrics = Metrics::compute(run, &artifacts, options.states, &options.threads, window);
         // Artifacts are clustered in parallel. Besides using both cores, this matters for the
         // linfa baseline: its k-means splits every step with rayon, which from outside a rayon
         // worker costs a thread hand-off per step (it took ~2 s here instead of ~0.2 s).
@@ -75,11 +107,16 @@ impl Analysis {
             }
         }
         let program = clusters_of(options.method, &ids, &values)?;
-        Ok(Analysis { options: options.clone(), artifacts, metrics, clusters, program })
+        Ok(Analysis { options: options.clone(), window, artifacts, metrics, clusters, program })
     }
 
     pub fn options(&self) -> &Options {
         &self.options
+    }
+
+    /// The time window the analysis covers; `None` for the whole run.
+    pub fn window(&self) -> Option<TimeWindow> {
+        self.window
     }
 
     pub fn artifacts(&self) -> &Artifacts {

@@ -388,7 +388,8 @@ pub fn escape_xml(s: &str) -> String {
     out
 }
 
-fn f(x: f64) -> String {
+/// A number for an SVG attribute: two decimals at most, no trailing zeros (shared with the timeline chart).
+pub(crate) fn f(x: f64) -> String {
     let s = format!("{:.2}", x);
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" { "0".to_string() } else { s.to_string() }

@@ -18,6 +18,8 @@
 //!   language server.
 //! - [`filter`]: which artifacts a view lists.
 //! - [`stability`]: adjusted Rand index between the clusterings of two runs.
+//! - [`timeline`]: per-thread icicles on one merged, log-scalable time axis, viewport layouts,
+//!   the per-thread overview and the static chart.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //!
 //! ```
@@ -42,9 +44,10 @@ pub mod metrics;
 pub mod panel;
 pub mod stability;
 pub mod threads;
+pub mod timeline;
 pub mod view;
 
-pub use analysis::{Analysis, Cluster, Options};
+pub use analysis::{Analysis, Cluster, Options, TimeWindow};
 pub use artifact::{Artifact, ArtifactId, ArtifactKind, Artifacts, Level};
 pub use cluster::{ClusterMethod, Clustering, CopKMeans};
 pub use compare::{ArtifactDelta, Change, CompareOptions, Comparison, DeltaStatus, SideFigures, SideSummary, Trend};

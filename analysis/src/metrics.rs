@@ -11,6 +11,7 @@
 //! its count to those artifacts' per-thread rows. The cost is one hash lookup per thread-sample plus
 //! work proportional to the distinct pairs, not to the samples.
 
+use crate::analysis::TimeWindow;
 use crate::artifact::{ArtifactId, ArtifactKind, Artifacts, NONE};
 use crate::threads::{CountedStates, ThreadFilter};
 use serde::Serialize;
@@ -91,8 +92,15 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Computes all frequencies. `run` must have passed [`Run::validate`].
-    pub(crate) fn compute(run: &Run, artifacts: &Artifacts, states: CountedStates, filter: &ThreadFilter) -> Metrics {
+    /// Computes all frequencies over the samples of `window` (every sample when `None`). `run`
+    /// must have passed [`Run::validate`].
+    pub(crate) fn compute(
+        run: &Run,
+        artifacts: &Artifacts,
+        states: CountedStates,
+        filter: &ThreadFilter,
+        window: Option<TimeWindow>,
+    ) -> Metrics {
         let n_threads = run.threads.len();
         let mask = filter.mask(n_threads);
         let mut threads = vec![ThreadMetrics::default(); n_threads];
@@ -102,7 +110,11 @@ impl Metrics {
         let mut index: FxMap<u64, u32> = FxMap::default();
         let mut entries: Vec<Entry> = Vec::new();
         let mut any_cpu = false;
-        for sample in &run.samples {
+        let samples = match window {
+            Some(w) => w.samples(run),
+            None => &run.samples[..],
+        };
+        for sample in samples {
             for ts in &sample.threads {
                 let th = ts.thread as usize;
                 if th >= n_threads || !mask[th] {

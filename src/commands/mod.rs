@@ -13,3 +13,4 @@ pub mod radar;
 pub mod record;
 pub mod report;
 pub mod serve;
+pub mod timeline;

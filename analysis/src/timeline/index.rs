@@ -1,0 +1,533 @@
+//! The timeline's index: per thread, the icicle's bars and the state runs, built once per run.
+//!
+//! # Bars
+//!
+//! A bar is a maximal run of one thread's consecutive samples whose stacks have the same function
+//! at the same depth (depth 0 = the outermost frame) under the same bars above it — an icicle:
+//! when a caller's bar ends, its callees' bars end too. Its `start` is the tick of its first
+//! sample and its `end` the tick after its last one, so a bar covers the sampling intervals of its
+//! samples. The line shown is the one executed at the bar's first sample.
+//!
+//! **Gap tolerance:** a thread that is missing from at most [`TOLERATED_MISSED_TICKS`] consecutive
+//! ticks (its observation was skipped because it could not be read) keeps its bars across the gap
+//! if the samples on both sides agree; a longer absence ends every bar at the tick after the last
+//! sample. Ticks the sampler itself skipped are not missing samples: they show as a longer interval
+//! between two ticks, which the bar covers as every view of the run does.
+//!
+//! A bar's **state** is the state of the majority of its samples (ties: computing, then GIL, then
+//! idle), with the blocking kind seen most often in those samples. The lanes' underlay shows the
+//! exact per-sample states as [`StateRun`]s.
+//!
+//! # Blocking kinds
+//!
+//! The run records the blocking system call of an idle thread (`futex`, `clock_nanosleep`, `read`,
+//! …). `futex` alone cannot tell a lock from a condition or a queue, so the innermost Python frames
+//! decide, where they say so: inside `queue.py` → queue; inside `threading.py`'s `Condition`,
+//! `Event`, `Semaphore` or `Barrier` → condition; `Thread.join` → join; otherwise → lock (a
+//! `Lock.acquire` is C code, invisible on the Python stack).
+
+use super::TimelineError;
+use serde::Serialize;
+use std::sync::OnceLock;
+use threadradar_profiler::run::{FileKind, FrameId, FunctionId, Run, StackId, ThreadId, ThreadSample, ThreadState};
+
+/// How many consecutive ticks a thread may be missing from without its bars being split.
+pub const TOLERATED_MISSED_TICKS: u32 = 1;
+
+/// What a thread was doing, as the timeline shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BarState {
+    Computing,
+    /// Waiting to take the GIL.
+    Gil,
+    /// Sleeping or blocked (see [`BlockedKind`]).
+    Idle,
+}
+
+impl BarState {
+    fn of(s: ThreadState) -> BarState {
+        match s {
+            ThreadState::Computing => BarState::Computing,
+            ThreadState::Gil => BarState::Gil,
+            ThreadState::Idle => BarState::Idle,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BarState::Computing => "computing",
+            BarState::Gil => "gil",
+            BarState::Idle => "idle",
+        }
+    }
+    const ALL: [BarState; 3] = [BarState::Computing, BarState::Gil, BarState::Idle];
+}
+
+/// What an idle thread was blocked in, or the I/O a computing thread was in (see the module docs
+/// for how it is inferred).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockedKind {
+    Lock,
+    Condition,
+    Queue,
+    Join,
+    Sleep,
+    Io,
+    /// Waiting for a child process.
+    Process,
+    /// Another system call.
+    Other,
+}
+
+impl BlockedKind {
+    const ALL: [BlockedKind; 8] = [
+        BlockedKind::Lock,
+        BlockedKind::Condition,
+        BlockedKind::Queue,
+        BlockedKind::Join,
+        BlockedKind::Sleep,
+        BlockedKind::Io,
+        BlockedKind::Process,
+        BlockedKind::Other,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlockedKind::Lock => "lock",
+            BlockedKind::Condition => "condition",
+            BlockedKind::Queue => "queue",
+            BlockedKind::Join => "join",
+            BlockedKind::Sleep => "sleep",
+            BlockedKind::Io => "io",
+            BlockedKind::Process => "process",
+            BlockedKind::Other => "other",
+        }
+    }
+    fn code(k: Option<BlockedKind>) -> u32 {
+        k.map_or(0, |k| k as u32 + 1)
+    }
+    fn from_code(c: u32) -> Option<BlockedKind> {
+        BlockedKind::ALL.get((c as usize).wrapping_sub(1)).copied()
+    }
+}
+
+const FRAME_BITS: u32 = 25;
+const FRAME_MASK: u32 = (1 << FRAME_BITS) - 1;
+
+/// One bar of a thread's icicle: 12 bytes, because a run of a million thread-samples can have
+/// several million of them. Times are tick indices into [`TimelineIndex::times`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bar {
+    /// Tick of the first sample.
+    pub start: u32,
+    /// Tick after the last sample (exclusive).
+    pub end: u32,
+    /// frame (25 bits) | state (2) | blocked kind (4) | folded (1).
+    packed: u32,
+}
+
+impl Bar {
+    fn new(start: u32, end: u32, frame: FrameId, state: BarState, blocked: Option<BlockedKind>, folded: bool) -> Bar {
+        let packed = frame | (state as u32) << FRAME_BITS | BlockedKind::code(blocked) << (FRAME_BITS + 2) | (folded as u32) << 31;
+        Bar { start, end, packed }
+    }
+    /// The frame (function and line) of the bar's first sample.
+    pub fn frame(&self) -> FrameId {
+        self.packed & FRAME_MASK
+    }
+    pub fn state(&self) -> BarState {
+        BarState::ALL[((self.packed >> FRAME_BITS) & 3) as usize]
+    }
+    pub fn blocked(&self) -> Option<BlockedKind> {
+        BlockedKind::from_code((self.packed >> (FRAME_BITS + 2)) & 15)
+    }
+    /// Whether the bar stands for a band of folded standard-library frames.
+    pub fn folded(&self) -> bool {
+        self.packed >> 31 != 0
+    }
+}
+
+/// A maximal run of one thread's samples in the same state and blocking kind (the lane underlay).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateRun {
+    pub start: u32,
+    pub end: u32,
+    pub state: BarState,
+    pub blocked: Option<BlockedKind>,
+}
+
+/// One thread's icicle.
+#[derive(Clone, Debug, Default)]
+pub struct Lane {
+    pub thread: ThreadId,
+    /// `rows[depth]`: the bars at that depth, ascending and non-overlapping.
+    pub rows: Vec<Vec<Bar>>,
+    pub states: Vec<StateRun>,
+    /// Every tick at which one of the lane's bars starts or ends, ascending: the lane's events for
+    /// the merged axis.
+    pub boundaries: Vec<u32>,
+    /// Samples of the thread.
+    pub samples: u32,
+    /// Samples of the thread in the computing state (`frq(th)` of Eq. 3 with the default states).
+    pub computing: u32,
+}
+
+impl Lane {
+    /// Number of bars at all depths.
+    pub fn bar_count(&self) -> usize {
+        self.rows.iter().map(Vec::len).sum()
+    }
+}
+
+/// The bars and state runs of every thread of one run.
+///
+/// Built once per run (`new`); the layout of any viewport reads it. With stack folding of
+/// standard-library frames the bars differ, so that second set of lanes is built on first use.
+#[derive(Debug)]
+pub struct TimelineIndex {
+    /// `times[k]` = nanoseconds from the run's start of tick `k`; one extra entry closes the last
+    /// tick's interval (the last tick + one sampling period).
+    pub times: Vec<u64>,
+    /// The sampling period used for the last tick, ns.
+    pub period_ns: u64,
+    /// One lane per thread of the run, indexed by thread id.
+    pub lanes: Vec<Lane>,
+    stdlib_folded: OnceLock<Vec<Lane>>,
+}
+
+impl TimelineIndex {
+    /// Indexes a run. `run` must have passed [`Run::validate`] (an [`crate::Analysis`] of it exists
+    /// or `runfile::read` returned it).
+    pub fn new(run: &Run) -> Result<TimelineIndex, TimelineError> {
+        if run.frames.len() > FRAME_MASK as usize {
+            return Err(TimelineError::TooManyFrames(run.frames.len()));
+        }
+        let period_ns = period_ns(run);
+        let mut times: Vec<u64> = run.samples.iter().map(|s| s.t).collect();
+        times.push(times.last().map_or(0, |&t| t + period_ns));
+        let lanes = build_lanes(run, false);
+        Ok(TimelineIndex { times, period_ns, lanes, stdlib_folded: OnceLock::new() })
+    }
+
+    /// Number of ticks (samples of the run).
+    pub fn ticks(&self) -> usize {
+        self.times.len() - 1
+    }
+
+    /// Seconds from the first tick to the end of the last one.
+    pub fn duration_s(&self) -> f64 {
+        super::secs(self.end_ns())
+    }
+
+    /// The end of the last tick's interval, ns from the run's start.
+    pub fn end_ns(&self) -> u64 {
+        if self.ticks() == 0 {
+            0
+        } else {
+            *self.times.last().unwrap()
+        }
+    }
+
+    /// The lanes with standard-library frames folded into one band per run of consecutive
+    /// standard-library frames (built on first call; `run` must be the indexed run).
+    pub fn stdlib_folded(&self, run: &Run) -> &[Lane] {
+        self.stdlib_folded.get_or_init(|| build_lanes(run, true))
+    }
+
+    /// The first tick whose time is ≥ `ns`.
+    pub fn tick_at(&self, ns: u64) -> u32 {
+        self.times[..self.ticks()].partition_point(|&t| t < ns) as u32
+    }
+
+    /// Heap bytes held by the index (for the memory budget in `docs/benchmarks.md`).
+    pub fn heap_bytes(&self) -> usize {
+        let lanes = |lanes: &[Lane]| -> usize {
+            lanes
+                .iter()
+                .map(|l| {
+                    l.rows.capacity() * std::mem::size_of::<Vec<Bar>>()
+                        + l.rows.iter().map(|r| r.capacity() * std::mem::size_of::<Bar>()).sum::<usize>()
+                        + l.states.capacity() * std::mem::size_of::<StateRun>()
+                        + l.boundaries.capacity() * 4
+                })
+                .sum::<usize>()
+                + std::mem::size_of_val(lanes)
+        };
+        self.times.capacity() * 8 + lanes(&self.lanes) + self.stdlib_folded.get().map_or(0, |l| lanes(l))
+    }
+}
+
+/// The achieved sampling period (as the metrics use it), else the requested one, else the mean
+/// tick distance, else 1 ms.
+fn period_ns(run: &Run) -> u64 {
+    let m = &run.meta;
+    let p = if m.achieved_rate_hz.is_finite() && m.achieved_rate_hz > 0.0 {
+        1e9 / m.achieved_rate_hz
+    } else if m.interval_ms.is_finite() && m.interval_ms > 0.0 {
+        m.interval_ms * 1e6
+    } else if run.samples.len() > 1 {
+        (run.samples.last().unwrap().t - run.samples[0].t) as f64 / (run.samples.len() - 1) as f64
+    } else {
+        1e6
+    };
+    (p.round() as u64).max(1)
+}
+
+/// One element of a sample's path (root first): the function that keys the bar, the frame shown.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct PathElem {
+    function: FunctionId,
+    frame: FrameId,
+    folded: bool,
+}
+
+/// Per distinct stack, computed once: its root-first path and what a `futex` wait in it is.
+struct Paths<'r> {
+    run: &'r Run,
+    fold_stdlib: bool,
+    slot_of: Vec<u32>,
+    spans: Vec<(u32, u32, Option<BlockedKind>)>,
+    elems: Vec<PathElem>,
+    scratch: Vec<FrameId>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl<'r> Paths<'r> {
+    fn new(run: &'r Run, fold_stdlib: bool) -> Self {
+        Paths { run, fold_stdlib, slot_of: vec![NONE; run.stacks.len()], spans: Vec::new(), elems: Vec::new(), scratch: Vec::new() }
+    }
+
+    fn get(&mut self, stack: StackId) -> (&[PathElem], Option<BlockedKind>) {
+        let mut slot = self.slot_of[stack as usize];
+        if slot == NONE {
+            slot = self.spans.len() as u32;
+            self.slot_of[stack as usize] = slot;
+            let run = self.run;
+            self.scratch.clear();
+            let mut s = Some(stack);
+            while let Some(id) = s {
+                let node = &run.stacks[id as usize];
+                self.scratch.push(node.frame);
+                s = node.parent;
+            }
+            let a = self.elems.len() as u32;
+            for &frame in self.scratch.iter().rev() {
+                let function = run.frames[frame as usize].function;
+                let stdlib = self.fold_stdlib && run.files[run.functions[function as usize].file as usize].kind == FileKind::Stdlib;
+                if stdlib && self.elems.len() as u32 > a && self.elems.last().unwrap().folded {
+                    continue; // part of the band the outermost standard-library frame opened
+                }
+                self.elems.push(PathElem { function, frame, folded: stdlib });
+            }
+            let wait = futex_kind(run, &self.scratch);
+            self.spans.push((a, self.elems.len() as u32, wait));
+        }
+        let (a, b, wait) = self.spans[slot as usize];
+        (&self.elems[a as usize..b as usize], wait)
+    }
+}
+
+/// What a `futex` wait is, from the innermost Python frames (innermost first).
+fn futex_kind(run: &Run, frames_innermost_first: &[FrameId]) -> Option<BlockedKind> {
+    for &frame in frames_innermost_first.iter().take(8) {
+        let f = &run.functions[run.frames[frame as usize].function as usize];
+        let path = run.file_path(f.file);
+        let qual = run.str(f.qualname);
+        if path.ends_with("/queue.py") {
+            return Some(BlockedKind::Queue);
+        }
+        if path.ends_with("/threading.py") {
+            if ["Condition.", "Event.", "Semaphore.", "BoundedSemaphore.", "Barrier."].iter().any(|p| qual.starts_with(p)) {
+                return Some(BlockedKind::Condition);
+            }
+            if qual == "Thread.join" || qual == "Thread._wait_for_tstate_lock" {
+                return Some(BlockedKind::Join);
+            }
+            continue;
+        }
+        if run.files[f.file as usize].kind != FileKind::Stdlib {
+            break;
+        }
+    }
+    Some(BlockedKind::Lock)
+}
+
+/// The state and blocking kind of one observation.
+fn classify(run: &Run, ts: &ThreadSample, futex: Option<BlockedKind>) -> (BarState, Option<BlockedKind>) {
+    let state = BarState::of(ts.state);
+    let name = ts.blocked.map(|b| run.str(b));
+    let kind = match (state, name) {
+        (BarState::Gil, _) | (_, None) => None,
+        (_, Some("futex")) => futex.or(Some(BlockedKind::Lock)),
+        (_, Some("nanosleep" | "clock_nanosleep" | "pause")) => Some(BlockedKind::Sleep),
+        (_, Some("wait4" | "waitid")) => Some(BlockedKind::Process),
+        (_, Some("kernel" | "GIL")) => None,
+        (
+            _,
+            Some(
+                "disk I/O" | "read" | "write" | "pread64" | "poll" | "ppoll" | "select" | "pselect6" | "epoll_wait" | "epoll_pwait"
+                | "epoll_pwait2" | "accept" | "accept4" | "connect" | "recvfrom" | "recvmsg" | "sendto" | "sendmsg",
+            ),
+        ) => Some(BlockedKind::Io),
+        (BarState::Computing, Some(_)) => None,
+        (_, Some(_)) => Some(BlockedKind::Other),
+    };
+    (state, kind)
+}
+
+/// A bar being extended: its start, frame, function and the counts of its samples' states and
+/// kinds. GIL samples have no kind and computing ones only I/O, so per state: samples, idle
+/// samples per kind (code 0 = none), and computing samples in I/O.
+struct Open {
+    start: u32,
+    function: FunctionId,
+    frame: FrameId,
+    folded: bool,
+    states: [u32; 3],
+    idle_kinds: [u32; 9],
+    computing_io: u32,
+}
+
+impl Open {
+    fn new(start: u32, p: &PathElem) -> Open {
+        Open { start, function: p.function, frame: p.frame, folded: p.folded, states: [0; 3], idle_kinds: [0; 9], computing_io: 0 }
+    }
+
+    #[inline]
+    fn add(&mut self, state: BarState, kind: u32) {
+        self.states[state as usize] += 1;
+        match state {
+            BarState::Idle => self.idle_kinds[kind as usize] += 1,
+            BarState::Computing => self.computing_io += (kind != 0) as u32,
+            BarState::Gil => {}
+        }
+    }
+
+    fn close(&self, end: u32) -> Bar {
+        // Majority state (ties: computing, GIL, idle), then that state's most frequent kind.
+        let s = (0..3).max_by_key(|&s| (self.states[s], std::cmp::Reverse(s))).unwrap_or(0);
+        let kind = match BarState::ALL[s] {
+            BarState::Idle => (0..9).max_by_key(|&k| (self.idle_kinds[k], std::cmp::Reverse(k))).unwrap_or(0) as u32,
+            BarState::Computing if self.computing_io * 2 > self.states[0] => BlockedKind::code(Some(BlockedKind::Io)),
+            _ => 0,
+        };
+        Bar::new(self.start, end, self.frame, BarState::ALL[s], BlockedKind::from_code(kind), self.folded)
+    }
+}
+
+/// Builds every thread's lane. Threads are independent, so they are split into one group per
+/// core, each group scanning the samples for its own threads.
+fn build_lanes(run: &Run, fold_stdlib: bool) -> Vec<Lane> {
+    use rayon::prelude::*;
+    let n = run.threads.len();
+    let groups = rayon::current_num_threads().clamp(1, n.max(1));
+    let mut lanes: Vec<Lane> = (0..groups)
+        .into_par_iter()
+        .flat_map_iter(|g| build_lanes_of(run, fold_stdlib, |th| th as usize % groups == g))
+        .collect();
+    lanes.sort_unstable_by_key(|l| l.thread);
+    lanes
+}
+
+fn build_lanes_of(run: &Run, fold_stdlib: bool, mine: impl Fn(ThreadId) -> bool) -> Vec<Lane> {
+    struct Builder {
+        lane: Lane,
+        open: Vec<Open>,
+        last_tick: Option<u32>,
+        state: Option<StateRun>,
+    }
+    impl Builder {
+        /// Notes an event of the lane at tick `k` (ticks arrive in ascending order).
+        fn boundary(&mut self, k: u32) {
+            if self.lane.boundaries.last() != Some(&k) {
+                self.lane.boundaries.push(k);
+            }
+        }
+        fn close_from(&mut self, depth: usize, end: u32) {
+            if self.open.len() > depth {
+                self.boundary(end);
+            }
+            while self.open.len() > depth {
+                let o = self.open.pop().unwrap();
+                let d = self.open.len();
+                if self.lane.rows.len() <= d {
+                    self.lane.rows.resize_with(d + 1, Vec::new);
+                }
+                self.lane.rows[d].push(o.close(end));
+            }
+        }
+    }
+    let mut paths = Paths::new(run, fold_stdlib);
+    let mut builders: Vec<Builder> = (0..run.threads.len())
+        .map(|i| Builder { lane: Lane { thread: i as ThreadId, ..Lane::default() }, open: Vec::new(), last_tick: None, state: None })
+        .collect();
+    for (k, sample) in run.samples.iter().enumerate() {
+        let k = k as u32;
+        for ts in &sample.threads {
+            if !mine(ts.thread) {
+                continue;
+            }
+            let b = &mut builders[ts.thread as usize];
+            b.lane.samples += 1;
+            b.lane.computing += (ts.state == ThreadState::Computing) as u32;
+            // A gap longer than the tolerance ends everything at the tick after the last sample.
+            if let Some(last) = b.last_tick {
+                if k - last - 1 > TOLERATED_MISSED_TICKS {
+                    b.close_from(0, last + 1);
+                    if let Some(r) = b.state.take() {
+                        b.lane.states.push(StateRun { end: last + 1, ..r });
+                    }
+                }
+            }
+            b.last_tick = Some(k);
+            let (path, futex) = match ts.stack {
+                Some(s) => paths.get(s),
+                None => (&[][..], None),
+            };
+            let (state, kind) = classify(run, ts, futex);
+            match &mut b.state {
+                Some(r) if r.state == state && r.blocked == kind => {}
+                slot => {
+                    if let Some(r) = slot.take() {
+                        b.lane.states.push(StateRun { end: k, ..r });
+                    }
+                    *slot = Some(StateRun { start: k, end: k, state, blocked: kind });
+                }
+            }
+            let same = b.open.iter().zip(path).take_while(|(o, p)| o.function == p.function && o.folded == p.folded).count();
+            b.close_from(same, k);
+            if path.len() > same {
+                b.boundary(k);
+            }
+            for p in &path[same..] {
+                b.open.push(Open::new(k, p));
+            }
+            let code = BlockedKind::code(kind);
+            for o in &mut b.open {
+                o.add(state, code);
+            }
+        }
+    }
+    builders
+        .into_iter()
+        .filter(|b| mine(b.lane.thread))
+        .map(|mut b| {
+            if let Some(last) = b.last_tick {
+                b.close_from(0, last + 1);
+                if let Some(r) = b.state.take() {
+                    b.lane.states.push(StateRun { end: last + 1, ..r });
+                }
+            }
+            let mut lane = b.lane;
+            // Bars were pushed as they closed; within a row that is start order already, since a
+            // row's bars do not overlap. Boundaries were noted in tick order.
+            lane.boundaries.shrink_to_fit();
+            for r in &mut lane.rows {
+                r.shrink_to_fit();
+            }
+            lane.states.shrink_to_fit();
+            lane
+        })
+        .collect()
+}

@@ -1,0 +1,523 @@
+//! One viewport of the timeline: only what can be drawn at a pixel width.
+//!
+//! - A bar at least [`MIN_BAR_PX`] wide is returned as it is.
+//! - Narrower bars are **aggregated** (SyncTrace §IV-B2): all bars of one depth that start in one
+//!   pixel column become one block that carries their count, and blocks in adjacent columns of the
+//!   same row merge (their counts add). A renderer draws blocks lighter than bars.
+//! - The state underlay is treated alike: runs ≥ 1 px as they are; in a column of narrower runs,
+//!   the state of the run at the column's middle (a sample of the column, flagged `sampled`).
+//! - **Stack folding** (SyncTrace Fig. 6): `fold.top = N` collapses the outermost N levels into one
+//!   band (drawn with the bars of level N, flagged with the number of folded levels), and
+//!   `fold.stdlib` folds every run of consecutive standard-library frames into one band named by
+//!   its outermost frame.
+//!
+//! Positions come from the merged axis ([`super::Axis`]), identical for every lane.
+
+use super::axis::Axis;
+use super::index::{Bar, BarState, BlockedKind, Lane, StateRun, TimelineIndex};
+use super::{secs, TimelineError};
+use serde::{Deserialize, Serialize};
+use threadradar_profiler::run::{FileKind, FrameId, Run, ThreadId};
+
+/// The narrowest bar drawn as itself, px.
+pub const MIN_BAR_PX: f64 = 1.0;
+/// The widest viewport a layout is made for, px.
+pub const MAX_WIDTH_PX: u32 = 100_000;
+
+/// Stack folding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Fold {
+    /// Collapse this many outermost levels into one band (0 or 1: none).
+    pub top: u16,
+    /// Fold runs of consecutive standard-library frames into one band each.
+    pub stdlib: bool,
+}
+
+/// Which threads get a lane, in which order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", untagged)]
+pub enum ThreadSelection {
+    /// Every thread with at least one sample, by id.
+    #[default]
+    All,
+    /// These threads, in this order.
+    Ids(Vec<ThreadId>),
+}
+
+/// A viewport request. Times are seconds from the run's start.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LayoutRequest {
+    /// Start of the viewport; the run's first sample when absent.
+    pub from_s: Option<f64>,
+    /// End of the viewport; the end of the run's last sample interval when absent.
+    pub to_s: Option<f64>,
+    pub width_px: u32,
+    pub threads: ThreadSelection,
+    /// θ of `logscale` per millisecond; 0 is linear.
+    pub theta: f64,
+    pub fold: Fold,
+}
+
+impl Default for LayoutRequest {
+    fn default() -> Self {
+        LayoutRequest { from_s: None, to_s: None, width_px: 1200, threads: ThreadSelection::All, theta: 0.0, fold: Fold::default() }
+    }
+}
+
+/// A frame shown in the layout; bars refer to it by index.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FrameInfo {
+    /// Qualified name.
+    pub function: String,
+    pub file: String,
+    /// The line executed at the first sample of the bar(s) that show this frame.
+    pub line: u32,
+    pub stdlib: bool,
+    /// The frame's colour (by function name, stable across runs and viewports).
+    pub colour: String,
+}
+
+/// A bar as drawn.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BarBox {
+    pub x0: f32,
+    pub x1: f32,
+    pub depth: u16,
+    /// Index into [`Layout::frames`].
+    pub frame: u32,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub state: BarState,
+    pub blocked: Option<BlockedKind>,
+    /// Levels folded into this band by `fold.top` (0: not a folded band).
+    pub folded_levels: u16,
+    /// The band stands for consecutive standard-library frames (`fold.stdlib`).
+    pub stdlib_band: bool,
+}
+
+/// Bars narrower than a pixel, aggregated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Block {
+    pub x0: f32,
+    pub x1: f32,
+    pub depth: u16,
+    /// Bars in the block.
+    pub count: u32,
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// A piece of the state underlay.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StateBox {
+    pub x0: f32,
+    pub x1: f32,
+    pub state: BarState,
+    pub blocked: Option<BlockedKind>,
+    /// `true` when the runs in this box were narrower than a pixel and this is the state at the
+    /// middle of each column, not every state of the box.
+    pub sampled: bool,
+}
+
+/// One thread's lane.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LaneLayout {
+    pub thread: ThreadId,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub thread_type: String,
+    /// `crt(th)` (Eq. 7) with computing samples counted: the thread's share of the program's
+    /// computing samples, over the whole run.
+    pub crt: f64,
+    /// Time of the thread's first sample, s.
+    pub first_s: f64,
+    /// Rows (depths) after folding.
+    pub depth: u16,
+    pub states: Vec<StateBox>,
+    pub bars: Vec<BarBox>,
+    pub blocks: Vec<Block>,
+}
+
+/// A labelled position on the time axis.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AxisTick {
+    pub x: f32,
+    pub t_s: f64,
+}
+
+/// Everything needed to draw one viewport.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Layout {
+    pub from_s: f64,
+    pub to_s: f64,
+    /// The run's first sample and the end of its last sample interval, s.
+    pub run_from_s: f64,
+    pub run_to_s: f64,
+    pub width_px: u32,
+    pub theta: f64,
+    pub fold: Fold,
+    /// The sampling period, s: every bar edge is uncertain by this much.
+    pub period_s: f64,
+    /// How the figures were obtained.
+    pub obtained: &'static str,
+    /// The underlay colour of each state (the one definition, shared with the SVG chart).
+    pub state_colours: StateColours,
+    pub axis: Vec<AxisTick>,
+    pub frames: Vec<FrameInfo>,
+    pub lanes: Vec<LaneLayout>,
+}
+
+/// What every layout says about its origin.
+pub const OBTAINED: &str = "sampled: bars are runs of samples with the same frame (edges uncertain by one sampling period); states are the sampler's per-sample classification; blocking kinds are inferred from the system call and the innermost Python frames";
+
+/// Lays out one viewport. `index` must have been built from `run`.
+pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<Layout, TimelineError> {
+    if !(req.theta.is_finite() && req.theta >= 0.0) {
+        return Err(TimelineError::BadTheta(req.theta));
+    }
+    if req.width_px == 0 || req.width_px > MAX_WIDTH_PX {
+        return Err(TimelineError::BadWidth(req.width_px));
+    }
+    let run_from = secs(index.times[0]);
+    let run_to = index.duration_s();
+    let (from_s, to_s) = check_range(req.from_s, req.to_s, run_from, run_to)?;
+    let ids: Vec<ThreadId> = match &req.threads {
+        ThreadSelection::All => index.lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect(),
+        ThreadSelection::Ids(ids) => {
+            for &id in ids {
+                if id as usize >= run.threads.len() {
+                    return Err(TimelineError::UnknownThread(format!("#{id}"), known_threads(run)));
+                }
+            }
+            ids.clone()
+        }
+    };
+    let all_lanes: &[Lane] = if req.fold.stdlib { index.stdlib_folded(run) } else { &index.lanes };
+    let lanes: Vec<&Lane> = ids.iter().map(|&id| &all_lanes[id as usize]).collect();
+    let axis = Axis::new(index, &lanes, req.theta);
+    let width = req.width_px as f64;
+    let mut frames = FrameTable::new(run);
+    let mut out = Vec::with_capacity(lanes.len());
+    let total_computing: u64 = index.lanes.iter().map(|l| l.computing as u64).sum();
+    if index.ticks() == 0 {
+        return Ok(Layout {
+            from_s,
+            to_s,
+            run_from_s: run_from,
+            run_to_s: run_to,
+            width_px: req.width_px,
+            theta: req.theta,
+            fold: req.fold,
+            period_s: secs(index.period_ns),
+            obtained: OBTAINED,
+            state_colours: StateColours::LIGHT,
+            axis: Vec::new(),
+            frames: Vec::new(),
+            lanes: Vec::new(),
+        });
+    }
+    let p0 = axis.position((from_s * 1e9).round() as u64);
+    let p1 = axis.position((to_s * 1e9).round() as u64);
+    let scale = if p1 > p0 { width / (p1 - p0) } else { 0.0 };
+    // The first tick at or after each column's left edge, once per layout.
+    let cols: Vec<u32> = (0..=req.width_px as usize + 1)
+        .map(|c| if scale > 0.0 { axis.tick_at_position(p0 + c as f64 / scale).min(index.ticks() as u32) } else { 0 })
+        .collect();
+    let view = View { axis: &axis, index, p0, scale, width, cols };
+    for lane in lanes {
+        let t = &run.threads[lane.thread as usize];
+        let fold_top = (req.fold.top as usize).min(lane.rows.len());
+        let skip = fold_top.saturating_sub(1);
+        let mut bars = Vec::new();
+        let mut blocks = Vec::new();
+        for (d, row) in lane.rows.iter().enumerate().skip(skip) {
+            let depth = (d - skip) as u16;
+            let folded_levels = if fold_top > 1 && d == skip { fold_top as u16 } else { 0 };
+            view.place(row, |b: &Bar| (b.start, b.end), |b, x0, x1| {
+                bars.push(BarBox {
+                    x0,
+                    x1,
+                    depth,
+                    frame: frames.id(b.frame()),
+                    start_s: secs(index.times[b.start as usize]),
+                    end_s: secs(index.times[b.end as usize]),
+                    state: b.state(),
+                    blocked: b.blocked(),
+                    folded_levels,
+                    stdlib_band: b.folded(),
+                })
+            }, |x0, x1, count, start, end| {
+                match blocks.last_mut() {
+                    Some(Block { x1: px1, depth: pd, count: c, end_s, .. }) if *pd == depth && *px1 == x0 => {
+                        *px1 = x1;
+                        *c += count;
+                        *end_s = secs(index.times[end as usize]);
+                    }
+                    _ => blocks.push(Block { x0, x1, depth, count, start_s: secs(index.times[start as usize]), end_s: secs(index.times[end as usize]) }),
+                }
+            });
+        }
+        // Both callbacks append to the underlay, merging adjacent boxes that look the same.
+        let states = std::cell::RefCell::new(Vec::<StateBox>::new());
+        let push_state = |b: StateBox| {
+            let mut states = states.borrow_mut();
+            match states.last_mut() {
+                Some(s) if s.x1 == b.x0 && s.state == b.state && s.blocked == b.blocked && s.sampled == b.sampled => s.x1 = b.x1,
+                _ => states.push(b),
+            }
+        };
+        view.place(&lane.states, |r: &StateRun| (r.start, r.end), |r, x0, x1| {
+            push_state(StateBox { x0, x1, state: r.state, blocked: r.blocked, sampled: false })
+        }, |x0, x1, _count, _start, _end| {
+            // The run at the column's middle.
+            let mid = view.tick_at_x((x0 as f64 + x1 as f64) / 2.0);
+            let i = lane.states.partition_point(|r| r.end <= mid);
+            if let Some(r) = lane.states.get(i).filter(|r| r.start <= mid) {
+                push_state(StateBox { x0, x1, state: r.state, blocked: r.blocked, sampled: true });
+            }
+        });
+        let first = lane.states.first().map_or(0, |r| r.start);
+        out.push(LaneLayout {
+            thread: lane.thread,
+            name: t.name.clone(),
+            thread_type: t.thread_type.clone(),
+            crt: if total_computing == 0 { 0.0 } else { lane.computing as f64 / total_computing as f64 },
+            first_s: secs(index.times[first as usize]),
+            depth: (lane.rows.len() - skip) as u16,
+            states: states.into_inner(),
+            bars,
+            blocks,
+        });
+    }
+    let n_ticks = ((req.width_px / 120).max(2)) as usize;
+    let axis_ticks = (0..=n_ticks)
+        .map(|i| {
+            let x = width * i as f64 / n_ticks as f64;
+            let p = if view.scale > 0.0 { p0 + x / view.scale } else { p0 };
+            AxisTick { x: x as f32, t_s: axis.time_at(p) / 1e9 }
+        })
+        .collect();
+    Ok(Layout {
+        from_s,
+        to_s,
+        run_from_s: run_from,
+        run_to_s: run_to,
+        width_px: req.width_px,
+        theta: req.theta,
+        fold: req.fold,
+        period_s: secs(index.period_ns),
+        obtained: OBTAINED,
+        state_colours: StateColours::LIGHT,
+        axis: axis_ticks,
+        frames: frames.into_frames(),
+        lanes: out,
+    })
+}
+
+/// The viewport range, checked against the run.
+pub(crate) fn check_range(from: Option<f64>, to: Option<f64>, run_from: f64, run_to: f64) -> Result<(f64, f64), TimelineError> {
+    let f = from.unwrap_or(run_from);
+    let t = to.unwrap_or(run_to);
+    let outside = TimelineError::RangeOutside { from: f, to: t, duration: run_to };
+    if from.is_none() && to.is_none() {
+        return Ok((f, t));
+    }
+    // A bound up to 1 ms past the end is the end (rounded figures a user copied).
+    if !f.is_finite() || !t.is_finite() || f < 0.0 || f >= run_to || t > run_to + 1e-3 {
+        return Err(outside);
+    }
+    if t <= f {
+        return Err(TimelineError::EmptyRange { from: f, to: t });
+    }
+    Ok((f, t.min(run_to)))
+}
+
+pub(crate) fn known_threads(run: &Run) -> String {
+    let mut names: Vec<String> = run.threads.iter().enumerate().map(|(i, t)| format!("#{i} {}", t.name)).collect();
+    if names.len() > 12 {
+        let more = names.len() - 12;
+        names.truncate(12);
+        names.push(format!("… {more} more"));
+    }
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The mapping of ticks to pixels in one viewport.
+struct View<'a> {
+    axis: &'a Axis<'a>,
+    index: &'a TimelineIndex,
+    p0: f64,
+    scale: f64,
+    width: f64,
+    cols: Vec<u32>,
+}
+
+impl View<'_> {
+    fn x(&self, tick: u32) -> f64 {
+        (self.axis.pos[tick as usize] - self.p0) * self.scale
+    }
+
+    /// The first tick at or after pixel `x`.
+    fn tick_at_x(&self, x: f64) -> u32 {
+        if self.scale <= 0.0 {
+            return 0;
+        }
+        if x >= 0.0 && x.fract() == 0.0 && (x as usize) < self.cols.len() {
+            return self.cols[x as usize];
+        }
+        self.axis.tick_at_position(self.p0 + x / self.scale).min(self.index.ticks() as u32)
+    }
+
+    /// Walks the visible items of one row (ascending, non-overlapping): `bar(item, x0, x1)` for
+    /// each at least [`MIN_BAR_PX`] wide, `block(x0, x1, count, start_tick, end_tick)` for each
+    /// pixel column's narrower ones. The cost is O(visible wide items + columns × log n), not
+    /// O(items): a column of narrow items is skipped with one binary search.
+    fn place<T>(&self, row: &[T], span: impl Fn(&T) -> (u32, u32), mut bar: impl FnMut(&T, f32, f32), mut block: impl FnMut(f32, f32, u32, u32, u32)) {
+        if self.scale <= 0.0 {
+            return;
+        }
+        let mut i = row.partition_point(|b| self.x(span(b).1) <= 0.0);
+        // The right edge of what was emitted last: a column's block starts no earlier, so that
+        // nothing in a row overlaps.
+        let mut last_x1 = 0.0f64;
+        while i < row.len() {
+            let (s, e) = span(&row[i]);
+            let x0 = self.x(s);
+            if x0 >= self.width {
+                break;
+            }
+            let x1 = self.x(e);
+            if x1 - x0 >= MIN_BAR_PX {
+                bar(&row[i], x0.max(0.0) as f32, x1.min(self.width) as f32);
+                last_x1 = x1;
+                i += 1;
+                continue;
+            }
+            let col = x0.max(0.0).floor();
+            let col_end = self.tick_at_x(col + 1.0);
+            let mut j = i + 1 + gallop(&row[i + 1..], |b| span(b).0 < col_end);
+            let (ls, le) = span(&row[j - 1]);
+            if j - 1 > i && self.x(le) - self.x(ls) >= MIN_BAR_PX {
+                j -= 1; // the last one starting in this column is wide: drawn as itself next
+            }
+            let end = span(&row[j - 1]).1;
+            // …and ends where the next item starts, if that is inside the column.
+            let next = row.get(j).map_or(f64::INFINITY, |b| self.x(span(b).0));
+            let bx1 = (col + 1.0).min(self.width).min(next);
+            block(col.max(last_x1).min(bx1) as f32, bx1 as f32, (j - i) as u32, s, end);
+            last_x1 = bx1;
+            i = j;
+        }
+    }
+}
+
+/// `slice.partition_point(pred)` for an answer expected near the start: exponential then binary
+/// search, so a column of a few narrow bars costs a few comparisons.
+fn gallop<T>(slice: &[T], pred: impl Fn(&T) -> bool) -> usize {
+    let mut hi = 1;
+    while hi < slice.len() && pred(&slice[hi]) {
+        hi *= 2;
+    }
+    let lo = hi / 2;
+    let hi = hi.min(slice.len());
+    if hi == 0 {
+        return 0;
+    }
+    if lo == 0 && !pred(&slice[0]) {
+        return 0;
+    }
+    lo + slice[lo..hi].partition_point(&pred)
+}
+
+/// The frames a layout refers to, by index.
+struct FrameTable<'r> {
+    run: &'r Run,
+    ids: crate::metrics::FxMap<FrameId, u32>,
+    frames: Vec<FrameInfo>,
+}
+
+impl<'r> FrameTable<'r> {
+    fn new(run: &'r Run) -> Self {
+        FrameTable { run, ids: Default::default(), frames: Vec::new() }
+    }
+    fn id(&mut self, frame: FrameId) -> u32 {
+        if let Some(&i) = self.ids.get(&frame) {
+            return i;
+        }
+        let run = self.run;
+        let fr = &run.frames[frame as usize];
+        let f = &run.functions[fr.function as usize];
+        let function = run.str(f.qualname).to_string();
+        let i = self.frames.len() as u32;
+        self.frames.push(FrameInfo {
+            colour: frame_colour(&function),
+            function,
+            file: run.file_path(f.file).to_string(),
+            line: if fr.line > 0 { fr.line } else { f.line },
+            stdlib: run.files[f.file as usize].kind == FileKind::Stdlib,
+        });
+        self.ids.insert(frame, i);
+        i
+    }
+    fn into_frames(self) -> Vec<FrameInfo> {
+        self.frames
+    }
+}
+
+/// A frame's colour: a hue from a hash of its function's name (FNV-1a), at a fixed saturation and
+/// lightness that keep black text readable; the same function has the same colour in every lane,
+/// viewport and run.
+pub fn frame_colour(function: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in function.bytes() {
+        h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+    }
+    let hue = (h % 360) as f64;
+    hsl_hex(hue, 0.55, 0.72)
+}
+
+fn hsl_hex(h: f64, s: f64, l: f64) -> String {
+    let c = (1.0 - (2.0 * l - 1.0).abs()) * s;
+    let hp = h / 60.0;
+    let x = c * (1.0 - (hp % 2.0 - 1.0).abs());
+    let (r, g, b) = match hp as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = l - c / 2.0;
+    let to = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    format!("#{:02x}{:02x}{:02x}", to(r), to(g), to(b))
+}
+
+/// The underlay colours of the three states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct StateColours {
+    pub computing: &'static str,
+    pub gil: &'static str,
+    pub idle: &'static str,
+}
+
+impl StateColours {
+    pub const LIGHT: StateColours = StateColours { computing: "#cfe8cf", gil: "#f6d9a8", idle: "#e4e4e4" };
+}
+
+/// The underlay colour of a state (light and dark variants are the renderer's business; these are
+/// the light theme's, shared by the SVG chart and the canvas renderer through the layout's users).
+pub fn state_colour(state: BarState) -> &'static str {
+    let c = StateColours::LIGHT;
+    match state {
+        BarState::Computing => c.computing,
+        BarState::Gil => c.gil,
+        BarState::Idle => c.idle,
+    }
+}

@@ -1,0 +1,455 @@
+// The timeline panel (spec §6 "Icicle panel"): every thread's icicle on one merged time axis,
+// drawn on a <canvas> from the layouts the analysis computes (`analysis::timeline::layout`). The
+// page computes no figure: it asks `fetchLayout(params)` for the viewport it shows and draws the
+// answer. Names from the profiled program reach the DOM through textContent only (lane labels,
+// tooltip); on the canvas they are pixels.
+//
+//   const tl = ThreadRadarTimeline.create(element, {
+//     fetchLayout: (params) => Promise<layout>,   // params: a LayoutRequest (docs/timeline.md)
+//     onNavigate: (file, line) => {},             // click on a bar
+//     onTimeWindow: (fromS, toS) => {},           // brush on the time axis; (null, null) = reset
+//   });
+//   tl.setThreads(ids | null); tl.setTheta(x); tl.setFold({top, stdlib}); tl.setSort(key);
+//   tl.zoomTo(fromS, toS); tl.destroy();
+"use strict";
+(function () {
+  const ROW = 12;      // px per stack level
+  const HEAD = 16;     // px of a lane's state strip above its rows
+  const GAP = 4;       // px between lanes
+  const AXIS = 28;     // px of the time axis (the brush lives here)
+  const LABEL = 180;   // px of the lane labels
+  const SORTS = { first: "first seen", name: "name", type: "type", crt: "crt" };
+
+  function el(tag, props, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else if (k.startsWith("data-") || k.startsWith("aria-")) e.setAttribute(k, v);
+      else e[k] = v;
+    }
+    for (const c of children) e.append(c);
+    return e;
+  }
+
+  const fmtS = (s) => (Math.abs(s) < 1 ? (s * 1000).toFixed(s < 0.01 ? 2 : 1) + " ms" : s.toFixed(3) + " s");
+
+  function create(root, opts) {
+    const fetchLayout = opts.fetchLayout;
+    const onNavigate = opts.onNavigate || (() => {});
+    const onTimeWindow = opts.onTimeWindow || (() => {});
+    const st = {
+      from: null, to: null,        // the requested viewport (s); null = the whole run
+      theta: 0, fold: { top: 0, stdlib: false }, sort: "first", threads: null,
+      layout: null,                // the last layout drawn
+      shift: 0,                    // px the drawn layout is shifted by while a new one is on its way
+      viewDx: 0,                   // px of the current pan contained in st.from/st.to
+      seq: 0, pending: false, again: false,
+      brush: null,                 // [fromS, toS] of the time window
+      drag: null, hover: null, index: null, frameTimes: [],
+    };
+
+    // ---- DOM ------------------------------------------------------------------------------------
+    root.classList.add("tr-timeline");
+    root.tabIndex = 0;
+    const theta = el("input", { type: "range", min: "0", max: "5", step: "0.05", value: "0", "aria-label": "θ (logarithmic time scaling)" });
+    const thetaOut = el("output", { text: "linear" });
+    const foldTop = el("select", { "aria-label": "Fold top levels" });
+    for (let n = 0; n <= 6; n++) foldTop.append(el("option", { value: String(n), text: n < 2 ? "no folding" : "fold top " + n }));
+    const foldStd = el("input", { type: "checkbox", "aria-label": "Fold standard library" });
+    const sort = el("select", { "aria-label": "Sort lanes" });
+    for (const [k, v] of Object.entries(SORTS)) sort.append(el("option", { value: k, text: v }));
+    const resetZoom = el("button", { type: "button", text: "whole run" });
+    const resetBrush = el("button", { type: "button", text: "reset time window", disabled: true });
+    const info = el("span", { class: "tr-info" });
+    const toolbar = el("div", { class: "tr-toolbar" },
+      el("label", {}, "θ ", theta, " ", thetaOut),
+      el("label", {}, foldTop),
+      el("label", {}, foldStd, " fold stdlib"),
+      el("label", {}, "sort ", sort),
+      resetZoom, resetBrush, info);
+    const labels = el("div", { class: "tr-labels" });
+    const canvas = el("canvas", { class: "tr-canvas", "aria-label": "Timeline lanes" });
+    const tip = el("div", { class: "tr-tip", role: "tooltip", hidden: true });
+    const note = el("div", { class: "tr-note" });
+    const body = el("div", { class: "tr-body" }, labels, canvas);
+    root.replaceChildren(toolbar, body, note, tip);
+    const ctx = canvas.getContext("2d");
+
+    // ---- data -----------------------------------------------------------------------------------
+    function params() {
+      return {
+        from_s: st.from, to_s: st.to, width_px: plotWidth(), theta: st.theta, fold: st.fold,
+        threads: st.threads == null ? undefined : st.threads,
+      };
+    }
+    function plotWidth() {
+      return Math.max(100, Math.floor(root.clientWidth - LABEL - 2));
+    }
+    // One request in flight; the newest wanted viewport is asked for when it returns.
+    function request() {
+      if (st.pending) { st.again = true; return; }
+      st.pending = true;
+      const seq = ++st.seq;
+      const dx = st.viewDx; // the drag offset this viewport already contains
+      Promise.resolve(fetchLayout(params())).then((layout) => {
+        st.pending = false;
+        if (layout && layout.error) throw new Error(layout.error);
+        st.layout = layout;
+        // While a pan goes on, keep drawing the part of the drag the new layout does not have.
+        st.shift = st.drag && st.drag.mode === "pan" ? (st.drag.x - st.drag.x0) - dx : 0;
+        if (st.drag && st.drag.mode === "pan") st.drag.applied = dx;
+        build();
+        paint();
+        draw();
+        root.setAttribute("data-rendered", String(seq));
+        if (st.again) { st.again = false; request(); }
+      }).catch((e) => {
+        st.pending = false;
+        note.textContent = String(e && e.message || e);
+        root.setAttribute("data-error", note.textContent);
+        if (st.again) { st.again = false; request(); }
+      });
+    }
+
+    // Lanes in the chosen order, with their y offset; per lane and depth the drawn items sorted by
+    // x for hit-testing.
+    function build() {
+      const l = st.layout;
+      const lanes = l.lanes.slice();
+      const by = {
+        first: (a, b) => a.first_s - b.first_s || a.thread - b.thread,
+        name: (a, b) => a.name.localeCompare(b.name) || a.thread - b.thread,
+        type: (a, b) => a.type.localeCompare(b.type) || a.name.localeCompare(b.name),
+        crt: (a, b) => b.crt - a.crt || a.thread - b.thread,
+      }[st.sort];
+      lanes.sort(by);
+      let y = 0;
+      const placed = lanes.map((lane) => {
+        const h = HEAD + Math.max(1, lane.depth) * ROW;
+        const rows = [];
+        for (const b of lane.bars) (rows[b.depth] ||= []).push({ kind: "bar", item: b });
+        for (const b of lane.blocks) (rows[b.depth] ||= []).push({ kind: "block", item: b });
+        for (const r of rows) if (r) r.sort((a, b) => a.item.x0 - b.item.x0);
+        const p = { lane, y, h, rows };
+        y += h + GAP;
+        return p;
+      });
+      st.index = { lanes: placed, height: y };
+      labels.replaceChildren(...placed.map((p) => {
+        const d = el("div", { class: "tr-lane-label", "data-thread": String(p.lane.thread) },
+          el("span", { class: "tr-name", text: p.lane.name }),
+          el("span", { class: "tr-type", text: p.lane.type }));
+        d.style.height = p.h + "px";
+        d.style.marginBottom = GAP + "px";
+        d.title = `${p.lane.name} (${p.lane.type}), crt ${(p.lane.crt * 100).toFixed(1)} %`;
+        return d;
+      }));
+      const scale = l.theta > 0 ? `log-scaled (θ = ${l.theta}/ms)` : "linear";
+      info.textContent = `${fmtS(l.from_s)} – ${fmtS(l.to_s)} of ${fmtS(l.run_to_s)}, ${scale}`;
+      note.textContent = `How this was obtained: ${l.obtained}. Sampling period ${fmtS(l.period_s)}; lighter blocks stand for bars narrower than a pixel (hover for their count).`;
+    }
+
+    // ---- drawing --------------------------------------------------------------------------------
+    // A layout is painted once into an offscreen canvas; a frame (pan, hover, brush) is one blit
+    // of it plus the overlays, so panning costs the same on a million samples as on ten.
+    const cache = document.createElement("canvas");
+    function paint() {
+      const l = st.layout;
+      const w = plotWidth();
+      const h = st.index.height + AXIS;
+      const dpr = window.devicePixelRatio || 1;
+      cache.width = Math.round(w * dpr);
+      cache.height = Math.round(h * dpr);
+      const c = cache.getContext("2d");
+      c.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const colours = l.state_colours;
+      for (const p of st.index.lanes) {
+        const lane = p.lane;
+        // State underlay: the strip above the rows, and faintly behind them.
+        for (const s of lane.states) {
+          c.fillStyle = colours[s.state];
+          c.fillRect(s.x0, p.y, Math.max(s.x1 - s.x0, 0.5), HEAD - 3);
+          c.globalAlpha = 0.45;
+          c.fillRect(s.x0, p.y + HEAD, Math.max(s.x1 - s.x0, 0.5), p.h - HEAD);
+          c.globalAlpha = 1;
+        }
+        c.fillStyle = "rgba(120,120,120,0.35)";
+        for (const b of lane.blocks) c.fillRect(b.x0, p.y + HEAD + b.depth * ROW, b.x1 - b.x0, ROW - 1);
+        c.font = "9px sans-serif";
+        c.textBaseline = "middle";
+        for (const b of lane.bars) {
+          const f = l.frames[b.frame];
+          const x = b.x0, y = p.y + HEAD + b.depth * ROW, bw = b.x1 - b.x0;
+          c.fillStyle = f.colour;
+          c.fillRect(x, y, bw, ROW - 1);
+          if (b.folded_levels > 0 || b.stdlib_band) {
+            c.fillStyle = "rgba(255,255,255,0.45)";
+            c.fillRect(x, y + ROW - 4, bw, 3);
+          }
+          if (bw > 40) {
+            c.save();
+            c.beginPath();
+            c.rect(x, y, bw, ROW);
+            c.clip();
+            c.fillStyle = "#222";
+            c.fillText(f.function, x + 2, y + ROW / 2);
+            c.restore();
+          }
+        }
+      }
+      const ay = st.index.height;
+      c.fillStyle = "#f4f4f4";
+      c.fillRect(0, ay, w, AXIS);
+      c.fillStyle = "#444";
+      c.font = "10px sans-serif";
+      c.textBaseline = "top";
+      for (const t of l.axis) {
+        c.fillRect(t.x, ay, 1, 4);
+        c.textAlign = t.x <= 0 ? "left" : t.x >= w - 1 ? "right" : "center";
+        c.fillText(fmtS(t.t_s), t.x, ay + 6);
+      }
+    }
+
+    function draw() {
+      const t0 = performance.now();
+      if (!st.layout || !st.index) return;
+      const w = plotWidth();
+      const h = st.index.height + AXIS;
+      const dpr = window.devicePixelRatio || 1;
+      if (canvas.width !== cache.width || canvas.height !== cache.height) {
+        canvas.width = cache.width;
+        canvas.height = cache.height;
+        canvas.style.width = w + "px";
+        canvas.style.height = h + "px";
+      }
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.clearRect(0, 0, canvas.width, canvas.height);
+      const sx = st.shift;
+      ctx.drawImage(cache, Math.round(sx * dpr), 0);
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const ay = st.index.height;
+      if (st.brush) {
+        const [a, b] = [xOfTime(st.brush[0]), xOfTime(st.brush[1])];
+        ctx.fillStyle = "rgba(47,111,208,0.18)";
+        ctx.fillRect(a + sx, 0, b - a, ay + AXIS);
+      }
+      const hv = st.hover;
+      if (hv && hv.kind === "bar") {
+        const p = st.index.lanes.find((q) => q.lane === hv.lane);
+        if (p) {
+          ctx.strokeStyle = "#ff7a00";
+          ctx.lineWidth = 2;
+          ctx.strokeRect(hv.item.x0 + sx + 1, p.y + HEAD + hv.item.depth * ROW + 1, hv.item.x1 - hv.item.x0 - 2, ROW - 3);
+        }
+      }
+      if (st.drag && st.drag.mode !== "pan" && st.drag.moved) {
+        const [a, b] = [Math.min(st.drag.x0, st.drag.x), Math.max(st.drag.x0, st.drag.x)];
+        ctx.fillStyle = st.drag.mode === "brush" ? "rgba(47,111,208,0.25)" : "rgba(255,122,0,0.2)";
+        ctx.fillRect(a, 0, b - a, ay + AXIS);
+      }
+      st.frameTimes.push(performance.now() - t0);
+      if (st.frameTimes.length > 2000) st.frameTimes.splice(0, 1000);
+    }
+
+    // Time ↔ x through the layout's axis ticks (the merged axis, sampled every ~120 px).
+    function timeOfX(x) {
+      const a = st.layout.axis;
+      if (!a.length) return 0;
+      if (x <= a[0].x) return a[0].t_s;
+      for (let i = 1; i < a.length; i++) {
+        if (x <= a[i].x) return a[i - 1].t_s + (a[i].t_s - a[i - 1].t_s) * (x - a[i - 1].x) / (a[i].x - a[i - 1].x || 1);
+      }
+      return a[a.length - 1].t_s;
+    }
+    function xOfTime(t) {
+      const a = st.layout.axis;
+      if (!a.length) return 0;
+      if (t <= a[0].t_s) return a[0].x;
+      for (let i = 1; i < a.length; i++) {
+        if (t <= a[i].t_s) return a[i - 1].x + (a[i].x - a[i - 1].x) * (t - a[i - 1].t_s) / (a[i].t_s - a[i - 1].t_s || 1);
+      }
+      return a[a.length - 1].x;
+    }
+
+    // ---- interaction ----------------------------------------------------------------------------
+    function viewport() {
+      const l = st.layout;
+      return [st.from ?? l.from_s, st.to ?? l.to_s, l.run_from_s, l.run_to_s];
+    }
+    function setViewport(from, to) {
+      const [, , r0, r1] = viewport();
+      const span = Math.max(to - from, st.layout.period_s || 1e-6);
+      from = Math.max(r0, Math.min(from, r1 - span));
+      to = Math.min(r1, from + span);
+      st.from = from; st.to = to;
+      request();
+    }
+    function zoom(factor, x) {
+      if (!st.layout) return;
+      const [f, t] = viewport();
+      const at = x == null ? (f + t) / 2 : timeOfX(x);
+      setViewport(at - (at - f) * factor, at + (t - at) * factor);
+    }
+    function pan(dx) {
+      if (!st.layout) return;
+      const [f, t] = viewport();
+      const dt = (t - f) * dx / plotWidth();
+      setViewport(f - dt, t - dt);
+    }
+
+    function panFromBase(d, dx) {
+      const [f, t] = d.base;
+      const dt = (t - f) * dx / plotWidth();
+      st.viewDx = dx;
+      setViewport(f - dt, t - dt);
+    }
+
+    function hit(x, y) {
+      if (!st.index) return null;
+      for (const p of st.index.lanes) {
+        if (y < p.y || y >= p.y + p.h) continue;
+        const depth = Math.floor((y - p.y - HEAD) / ROW);
+        const row = depth >= 0 ? p.rows[depth] : null;
+        if (row) {
+          let lo = 0, hi = row.length;
+          while (lo < hi) { const m = (lo + hi) >> 1; if (row[m].item.x1 <= x) lo = m + 1; else hi = m; }
+          const c = row[lo];
+          if (c && c.item.x0 <= x) return { lane: p.lane, ...c };
+        }
+        const s = p.lane.states.find((s) => s.x0 <= x && x < s.x1);
+        return s ? { lane: p.lane, kind: "state", item: s } : null;
+      }
+      return null;
+    }
+
+    function showTip(h, cx, cy) {
+      if (!h) { tip.hidden = true; return; }
+      const l = st.layout, i = h.item, lines = [];
+      const stateText = (s, k) => s + (k ? " (" + k + ")" : "");
+      if (h.kind === "bar") {
+        const f = l.frames[i.frame];
+        lines.push(f.function, `${f.file}:${f.line}`, `thread ${h.lane.name} (${h.lane.type})`,
+          `start ${fmtS(i.start_s)}, duration ${fmtS(i.end_s - i.start_s)}`, `state ${stateText(i.state, i.blocked)}`);
+        if (i.folded_levels) lines.push(`${i.folded_levels} outer levels folded`);
+        if (i.stdlib_band) lines.push("standard-library frames folded");
+      } else if (h.kind === "block") {
+        lines.push(`${i.count} bars narrower than a pixel`, `thread ${h.lane.name} (${h.lane.type})`,
+          `${fmtS(i.start_s)} – ${fmtS(i.end_s)}`, "zoom in to see them");
+      } else {
+        lines.push(`thread ${h.lane.name} (${h.lane.type})`, `state ${stateText(i.state, i.blocked)}${i.sampled ? " (sampled at this pixel)" : ""}`);
+      }
+      tip.replaceChildren(...lines.map((t) => el("div", { text: t })));
+      tip.hidden = false;
+      tip.style.left = cx + 12 + "px";
+      tip.style.top = cy + 12 + "px";
+    }
+
+    function local(e) {
+      const r = canvas.getBoundingClientRect();
+      return [e.clientX - r.left, e.clientY - r.top];
+    }
+    const onDown = (e) => {
+      if (!st.layout) return;
+      const [x, y] = local(e);
+      const mode = y >= st.index.height ? "brush" : e.shiftKey ? "box" : "pan";
+      const [f, t] = viewport();
+      st.drag = { mode, x0: x, x, moved: false, base: [f, t], applied: 0 };
+      st.viewDx = 0;
+      canvas.setPointerCapture && e.pointerId != null && canvas.setPointerCapture(e.pointerId);
+    };
+    const onMove = (e) => {
+      const [x, y] = local(e);
+      const d = st.drag;
+      if (d) {
+        if (Math.abs(x - d.x0) > 2) d.moved = true;
+        d.x = x;
+        if (d.mode === "pan") {
+          // Draw the layout at hand shifted at once (a frame costs only drawing); ask for the
+          // viewport under the pointer, which replaces it when it comes.
+          st.shift = (x - d.x0) - d.applied;
+          panFromBase(d, x - d.x0);
+        }
+        requestAnimationFrame(draw);
+        return;
+      }
+      st.hover = hit(x, y);
+      showTip(st.hover, e.clientX - root.getBoundingClientRect().left, e.clientY - root.getBoundingClientRect().top);
+      root.setAttribute("data-hover", st.hover ? st.hover.kind : "");
+      requestAnimationFrame(draw);
+    };
+    const onUp = (e) => {
+      const d = st.drag;
+      st.drag = null;
+      if (!d) return;
+      const [x, y] = local(e);
+      if (!d.moved) {
+        const h = hit(x, y);
+        if (h && h.kind === "bar") {
+          const f = st.layout.frames[h.item.frame];
+          onNavigate(f.file, f.line);
+        }
+        draw();
+        return;
+      }
+      const [a, b] = [Math.min(d.x0, x), Math.max(d.x0, x)];
+      if (d.mode === "pan") {
+        panFromBase(d, x - d.x0);
+      } else if (d.mode === "box") {
+        setViewport(timeOfX(a), timeOfX(b));
+      } else {
+        st.brush = [timeOfX(a), timeOfX(b)];
+        resetBrush.disabled = false;
+        onTimeWindow(st.brush[0], st.brush[1]);
+      }
+      draw();
+    };
+    canvas.addEventListener("pointerdown", onDown);
+    canvas.addEventListener("pointermove", onMove);
+    canvas.addEventListener("pointerup", onUp);
+    canvas.addEventListener("pointerleave", () => { if (!st.drag) { tip.hidden = true; st.hover = null; draw(); } });
+    canvas.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      if (e.shiftKey) pan(-e.deltaY);
+      else zoom(e.deltaY > 0 ? 1.25 : 0.8, local(e)[0]);
+    }, { passive: false });
+    root.addEventListener("keydown", (e) => {
+      const k = e.key;
+      if (k === "+" || k === "=") zoom(0.8);
+      else if (k === "-") zoom(1.25);
+      else if (k === "ArrowLeft") pan(plotWidth() / 10);
+      else if (k === "ArrowRight") pan(-plotWidth() / 10);
+      else if (k === "0") { st.from = st.to = null; request(); }
+      else return;
+      e.preventDefault();
+    });
+    theta.addEventListener("input", () => {
+      st.theta = Number(theta.value);
+      thetaOut.textContent = st.theta > 0 ? `θ ${st.theta}/ms` : "linear";
+      request();
+    });
+    foldTop.addEventListener("change", () => { st.fold = { ...st.fold, top: Number(foldTop.value) }; request(); });
+    foldStd.addEventListener("change", () => { st.fold = { ...st.fold, stdlib: foldStd.checked }; request(); });
+    sort.addEventListener("change", () => { st.sort = sort.value; if (st.layout) { build(); paint(); draw(); } });
+    resetZoom.addEventListener("click", () => { st.from = st.to = null; request(); });
+    resetBrush.addEventListener("click", () => { st.brush = null; resetBrush.disabled = true; onTimeWindow(null, null); draw(); });
+    const resize = () => request();
+    window.addEventListener("resize", resize);
+
+    request();
+    return {
+      setThreads(ids) { st.threads = ids; request(); },
+      setTheta(x) { theta.value = String(x); theta.dispatchEvent(new Event("input")); },
+      setFold(f) { st.fold = { top: f.top || 0, stdlib: !!f.stdlib }; request(); },
+      setSort(k) { sort.value = k; sort.dispatchEvent(new Event("change")); },
+      zoomTo(from, to) { st.from = from; st.to = to; request(); },
+      layout() { return st.layout; },
+      lanesInOrder() { return st.index ? st.index.lanes.map((p) => ({ thread: p.lane.thread, y: p.y, h: p.h })) : []; },
+      frameTimes() { return st.frameTimes.slice(); },
+      paintTime() { const t0 = performance.now(); paint(); return performance.now() - t0; },
+      destroy() { window.removeEventListener("resize", resize); root.replaceChildren(); },
+    };
+  }
+
+  window.ThreadRadarTimeline = { create };
+})();
