@@ -330,14 +330,26 @@
     nw.replaceChildren(...runs.map((x) => el("option", { value: x.path, text: x.name, title: x.path, selected: x.path === wantNew })));
   }
 
+  // ---- timeline (web/timeline.js draws the server's `timeline` layouts) ---------------------------
+  let timeline = null;
+  function showTimeline() {
+    if (timeline) { timeline.refresh(); return; }
+    timeline = window.ThreadRadarTimeline.create($("timeline"), {
+      fetchLayout: (params) => T.request("timeline", params),
+      onNavigate: (file, line) => navigate(file, line),
+    });
+  }
+
   async function showView(view) {
     compareState.view = view;
     for (const b of $("view-tabs").querySelectorAll("button")) b.classList.toggle("active", b.getAttribute("data-view") === view);
-    const cmp = view === "compare";
-    if (cmp) compareState.detailWasOpen = !$("detail").hidden;
-    $("overview").hidden = cmp;
-    $("detail").hidden = cmp || !compareState.detailWasOpen || !state.detailKey;
+    const cmp = view === "compare", tl = view === "timeline";
+    if ((cmp || tl) && $("overview").hidden === false) compareState.detailWasOpen = !$("detail").hidden;
+    $("overview").hidden = cmp || tl;
+    $("detail").hidden = cmp || tl || !compareState.detailWasOpen || !state.detailKey;
     $("compare").hidden = !cmp;
+    $("timeline").hidden = !tl;
+    if (tl) showTimeline();
     if (!cmp) return;
     try { fillCompareSelects(await T.request("runs", {})); } catch (e) { showError(e); return; }
     await loadCompare();
@@ -404,7 +416,9 @@
     try {
       const r = await T.request("runs", {});
       const sel = $("runs");
-      $("view-tabs").hidden = !canCompare(r.runs || []);
+      // The timeline needs a server (not the static export); comparing needs two runs.
+      $("view-tabs").hidden = T.mode === "static";
+      $("open-compare").hidden = !canCompare(r.runs || []);
       if (!r.runs || r.runs.length < 2) { sel.hidden = true; return; }
       sel.replaceChildren(...r.runs.map((x) => el("option", { value: x.path, text: x.name, selected: x.active })));
       sel.hidden = false;
@@ -429,7 +443,10 @@
     $("close-detail").addEventListener("click", () => { $("detail").hidden = true; state.detailKey = null; });
     $("theme").addEventListener("change", () => { state.theme = pickTheme(); loadOverview(); loadDetail(); });
     $("runs").addEventListener("change", async () => {
-      try { await T.request("runs", { select: $("runs").value }); state.global = []; await loadOverview(); if (state.detailKey) openDetail("program"); }
+      try {
+        await T.request("runs", { select: $("runs").value }); state.global = []; await loadOverview(); if (state.detailKey) openDetail("program");
+        if (timeline) { timeline.destroy(); timeline = null; if (!$("timeline").hidden) showTimeline(); }
+      }
       catch (e) { showError(e); }
     });
     for (const b of $("view-tabs").querySelectorAll("button")) b.addEventListener("click", () => showView(b.getAttribute("data-view")));
@@ -447,6 +464,6 @@
     const wanted = new URLSearchParams(location.search).get("artifact");
     if (wanted) openDetail(wanted);
   }
-  window.ThreadRadarPanels = { state, openDetail, loadOverview, showView };
+  window.ThreadRadarPanels = { state, openDetail, loadOverview, showView, timeline: () => timeline };
   init();
 })();

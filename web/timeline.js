@@ -443,6 +443,7 @@
       setFold(f) { st.fold = { top: f.top || 0, stdlib: !!f.stdlib }; request(); },
       setSort(k) { sort.value = k; sort.dispatchEvent(new Event("change")); },
       zoomTo(from, to) { st.from = from; st.to = to; request(); },
+      refresh() { request(); },
       layout() { return st.layout; },
       lanesInOrder() { return st.index ? st.index.lanes.map((p) => ({ thread: p.lane.thread, y: p.y, h: p.h })) : []; },
       frameTimes() { return st.frameTimes.slice(); },

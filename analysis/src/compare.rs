@@ -253,10 +253,26 @@ impl Comparison {
         let only_in_base = artifacts.iter().filter(|a| a.status == DeltaStatus::Removed).count();
         let only_in_new = artifacts.iter().filter(|a| a.status == DeltaStatus::Added).count();
         artifacts.truncate(opts.top.unwrap_or(usize::MAX));
-        let changes = artifacts
-            .iter()
-            .flat_map(|a| a.statements.iter().map(|s| Change { artifact: a.qualname.clone(), kind: a.kind, statement: s.clone(), significant: None }))
-            .collect();
+        // The program's own code first, then what says most: who runs it, whether it runs at all,
+        // how its threads group, how much it runs; the listing's order (largest |Δcrt|) within.
+        let mut ranked: Vec<(bool, u8, usize, Change)> = Vec::new();
+        for (i, a) in artifacts.iter().enumerate() {
+            for s in &a.statements {
+                let rank = if s.contains(": run by ") {
+                    0
+                } else if s.contains(": new, ") || s.contains(": no longer executed") {
+                    1
+                } else if s.contains(" thread clusters → ") {
+                    2
+                } else {
+                    3
+                };
+                let change = Change { artifact: a.qualname.clone(), kind: a.kind, statement: s.clone(), significant: None };
+                ranked.push((a.file_kind != FileKind::User, rank, i, change));
+            }
+        }
+        ranked.sort_by_key(|r| (r.0, r.1, r.2));
+        let changes = ranked.into_iter().map(|r| r.3).collect();
         Ok(Comparison { level: opts.level, base, new, artifacts, listed, only_in_base, only_in_new, changes })
     }
 }

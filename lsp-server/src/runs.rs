@@ -5,7 +5,9 @@
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use threadradar_analysis::timeline::index::TimelineIndex;
+use threadradar_analysis::timeline::TimelineError;
 use std::time::SystemTime;
 use threadradar_analysis::panel::Panels;
 use threadradar_analysis::{ArtifactKind, Artifacts};
@@ -92,6 +94,8 @@ pub struct LoadedRun {
     pub files: HashMap<String, RunFile>,
     /// Canonical path on disk → the run's path, for files whose run path is spelled differently.
     aliases: HashMap<PathBuf, String>,
+    /// The timeline's index, built on first use.
+    timeline: OnceLock<Result<Arc<TimelineIndex>, TimelineError>>,
 }
 
 impl LoadedRun {
@@ -129,11 +133,16 @@ impl LoadedRun {
                 }
             }
         }
-        LoadedRun { generation, path, panels: Arc::new(Panels::new(run)), files, aliases }
+        LoadedRun { generation, path, panels: Arc::new(Panels::new(run)), files, aliases, timeline: OnceLock::new() }
     }
 
     pub fn run(&self) -> &Run {
         self.panels.run()
+    }
+
+    /// The run's timeline index (built once, by the first request that needs it).
+    pub fn timeline(&self) -> Result<Arc<TimelineIndex>, TimelineError> {
+        self.timeline.get_or_init(|| TimelineIndex::new(self.run()).map(Arc::new)).clone()
     }
 
     /// The run's name for a file on disk, if the run has it.

@@ -41,7 +41,9 @@ pub struct ServeArgs {
 
 const INDEX: &str = include_str!("../../web/index.html");
 const STYLE: &str = include_str!("../../web/style.css");
+const TIMELINE_STYLE: &str = include_str!("../../web/timeline.css");
 const TRANSPORT: &str = include_str!("../../web/transport.js");
+const TIMELINE: &str = include_str!("../../web/timeline.js");
 const APP: &str = include_str!("../../web/app.js");
 
 /// The web app as one HTML document: styles and scripts inlined under `nonce`, and `data`
@@ -52,7 +54,8 @@ pub(crate) fn page(nonce: &str, data_json: &str) -> String {
     );
     // `<` inside the JSON would let a name like `</script>` end the data block.
     let data = data_json.replace('<', "\\u003c");
-    let script = format!("{TRANSPORT}\n{APP}");
+    let script = format!("{TRANSPORT}\n{TIMELINE}\n{APP}");
+    let style = format!("{STYLE}\n{TIMELINE_STYLE}");
     // One pass, so nothing substituted is ever substituted again.
     let mut out = String::with_capacity(INDEX.len() + STYLE.len() + script.len() + data.len());
     let mut rest = INDEX;
@@ -63,7 +66,7 @@ pub(crate) fn page(nonce: &str, data_json: &str) -> String {
         match &after[..end] {
             "CSP" => out.push_str(&csp),
             "NONCE" => out.push_str(nonce),
-            "STYLE" => out.push_str(STYLE),
+            "STYLE" => out.push_str(&style),
             "SCRIPT" => out.push_str(&script),
             "DATA" => out.push_str(&data),
             other => {

@@ -233,6 +233,40 @@ describe("panels on Bug 1 (worker manager)", () => {
     assert.equal(await page.$$eval("#tree li.thread.deselected", (els) => els.length), 0);
   });
 
+  test("the Timeline view draws the server's layout and a click on a bar navigates", async () => {
+    const layout = waitFor(page, "timeline");
+    await page.click("#open-timeline");
+    const answer = await (await layout).json();
+    assert.ok(answer.lanes.length >= 10, "a lane per thread: " + answer.lanes.length);
+    assert.match(answer.obtained, /^sampled/);
+    await page.waitForSelector("#timeline .tr-lane-label");
+    assert.ok(await page.isHidden("#overview"));
+    const labels = await page.$$eval("#timeline .tr-lane-label .tr-name", (els) => els.map((e) => e.textContent));
+    assert.ok(labels.some((l) => /^worker-\d+$/.test(l)), labels.join(","));
+    // The middle of the widest bar below the top level: clicking it opens its source.
+    const hit = await page.evaluate(() => {
+      const tl = window.ThreadRadarPanels.timeline();
+      const l = tl.layout();
+      const canvas = document.querySelector("#timeline canvas");
+      let best = null;
+      for (const p of tl.lanesInOrder()) {
+        const lane = l.lanes.find((x) => x.thread === p.thread);
+        for (const b of lane.bars) if (b.depth >= 1 && (!best || b.x1 - b.x0 > best.b.x1 - best.b.x0)) best = { p, b };
+      }
+      const y = best.p.y + 16 + best.b.depth * 12 + 6;
+      window.scrollTo(0, Math.max(0, canvas.getBoundingClientRect().top + window.scrollY + y - 300));
+      const r = canvas.getBoundingClientRect();
+      return { x: r.left + (best.b.x0 + best.b.x1) / 2, y: r.top + y, frame: l.frames[best.b.frame] };
+    });
+    const req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"));
+    await page.mouse.click(hit.x, hit.y);
+    const body = JSON.parse((await req).postData());
+    assert.equal(body.file, hit.frame.file);
+    await page.screenshot({ path: path.join(out, "timeline-view.png"), fullPage: true });
+    await page.click('#view-tabs button[data-view="panels"]');
+    assert.ok(await page.isVisible("#overview"));
+  });
+
   test("entries, threads and callers navigate to their source", async () => {
     let req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"));
     await page.click('#functions li.entry[data-key*=":Worker.run"] .name');
@@ -257,9 +291,10 @@ describe("panels on Bug 1 (worker manager)", () => {
     await page.screenshot({ path: path.join(out, "threads-tab.png"), fullPage: true });
   });
 
-  test("a single run file has no Compare tab", async () => {
+  test("a single run file has no Compare tab (the Timeline is there)", async () => {
     await page.waitForFunction(() => document.getElementById("runs").hidden);
-    assert.ok(await page.isHidden("#view-tabs"));
+    assert.ok(await page.isHidden("#open-compare"));
+    assert.ok(await page.isVisible("#open-timeline"));
     assert.ok(await page.isHidden("#compare"));
   });
 

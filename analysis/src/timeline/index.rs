@@ -35,7 +35,7 @@ use threadradar_profiler::run::{FileKind, FrameId, FunctionId, Run, StackId, Thr
 pub const TOLERATED_MISSED_TICKS: u32 = 1;
 
 /// What a thread was doing, as the timeline shows it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum BarState {
     Computing,
@@ -65,7 +65,7 @@ impl BarState {
 
 /// What an idle thread was blocked in, or the I/O a computing thread was in (see the module docs
 /// for how it is inferred).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockedKind {
     Lock,

@@ -25,7 +25,7 @@ pub const MIN_BAR_PX: f64 = 1.0;
 pub const MAX_WIDTH_PX: u32 = 100_000;
 
 /// Stack folding.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(default)]
 pub struct Fold {
     /// Collapse this many outermost levels into one band (0 or 1: none).
@@ -35,7 +35,7 @@ pub struct Fold {
 }
 
 /// Which threads get a lane, in which order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case", untagged)]
 pub enum ThreadSelection {
     /// Every thread with at least one sample, by id.
@@ -46,7 +46,7 @@ pub enum ThreadSelection {
 }
 
 /// A viewport request. Times are seconds from the run's start.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(default)]
 pub struct LayoutRequest {
     /// Start of the viewport; the run's first sample when absent.
@@ -67,7 +67,7 @@ impl Default for LayoutRequest {
 }
 
 /// A frame shown in the layout; bars refer to it by index.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct FrameInfo {
     /// Qualified name.
     pub function: String,
@@ -80,7 +80,7 @@ pub struct FrameInfo {
 }
 
 /// A bar as drawn.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct BarBox {
     pub x0: f32,
     pub x1: f32,
@@ -98,7 +98,7 @@ pub struct BarBox {
 }
 
 /// Bars narrower than a pixel, aggregated.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct Block {
     pub x0: f32,
     pub x1: f32,
@@ -110,7 +110,7 @@ pub struct Block {
 }
 
 /// A piece of the state underlay.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct StateBox {
     pub x0: f32,
     pub x1: f32,
@@ -122,7 +122,7 @@ pub struct StateBox {
 }
 
 /// One thread's lane.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct LaneLayout {
     pub thread: ThreadId,
     pub name: String,
@@ -141,14 +141,14 @@ pub struct LaneLayout {
 }
 
 /// A labelled position on the time axis.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct AxisTick {
     pub x: f32,
     pub t_s: f64,
 }
 
 /// Everything needed to draw one viewport.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct Layout {
     pub from_s: f64,
     pub to_s: f64,
@@ -500,7 +500,7 @@ fn hsl_hex(h: f64, s: f64, l: f64) -> String {
 }
 
 /// The underlay colours of the three states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct StateColours {
     pub computing: &'static str,
     pub gil: &'static str,

@@ -14,6 +14,7 @@ export const Requests = {
   documentArtifacts: "threadRadar/documentArtifacts",
   artifactAt: "threadRadar/artifactAt",
   compare: "threadRadar/compare",
+  timeline: "threadRadar/timeline",
   navigate: "threadRadar/navigate",
 } as const satisfies Record<keyof P.MethodTypes, `threadRadar/${keyof P.MethodTypes}`>;
 

@@ -6,6 +6,7 @@ mod compare;
 mod documents;
 mod panels;
 mod runs;
+mod timeline;
 
 pub use documents::{document_artifact, placed, Placed};
 
@@ -26,6 +27,7 @@ pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, P
         p::Compare::NAME => call::<p::Compare>(host, params, compare::compare),
         p::DocumentArtifacts::NAME => call::<p::DocumentArtifacts>(host, params, documents::document_artifacts),
         p::ArtifactAt::NAME => call::<p::ArtifactAt>(host, params, documents::artifact_at),
+        p::Timeline::NAME => call::<p::Timeline>(host, params, timeline::timeline),
         p::Navigate::NAME => call::<p::Navigate>(host, params, |h, req| h.navigate(&req.file, req.line)),
         other => Err(ProtocolError::new(
             p::ErrorCode::UnknownMethod,

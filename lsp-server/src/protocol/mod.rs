@@ -64,6 +64,7 @@ macro_rules! methods {
 }
 
 use threadradar_analysis::panel::{DetailRequest, DetailResponse, GlyphRequest, OverviewRequest, OverviewResponse, ThreadsRequest, ThreadsResponse};
+use threadradar_analysis::timeline::layout::{Layout, LayoutRequest};
 use threadradar_analysis::Comparison;
 
 methods! {
@@ -85,6 +86,8 @@ methods! {
         "The profiled declarations of one document at their current lines, with the text glyph and optionally the SVG.";
     ArtifactAt = "artifactAt", ArtifactAtParams => ArtifactAtResult,
         "The innermost profiled function and class at a position of a document, found with tree-sitter in the current text.";
+    Timeline = "timeline", LayoutRequest => Layout,
+        "One viewport of the timeline: every thread's icicle on one merged, log-scalable time axis, narrower bars aggregated.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
 }
@@ -197,6 +200,18 @@ impl From<threadradar_analysis::panel::PanelError> for ProtocolError {
     }
 }
 
+impl From<threadradar_analysis::timeline::TimelineError> for ProtocolError {
+    fn from(e: threadradar_analysis::timeline::TimelineError) -> ProtocolError {
+        use threadradar_analysis::timeline::TimelineError as T;
+        let code = match e {
+            T::UnknownThread(..) | T::NoThreadMatches(..) => ErrorCode::NotFound,
+            T::TooManyFrames(_) => ErrorCode::Unprocessable,
+            _ => ErrorCode::InvalidParams,
+        };
+        ProtocolError::new(code, e.to_string())
+    }
+}
+
 impl From<threadradar_analysis::AnalysisError> for ProtocolError {
     fn from(e: threadradar_analysis::AnalysisError) -> ProtocolError {
         threadradar_analysis::panel::PanelError::from(e).into()
@@ -296,6 +311,20 @@ pub fn typescript() -> String {
         DocumentArtifact,
         ArtifactAtParams,
         ArtifactAtResult,
+        // timeline
+        a::timeline::layout::LayoutRequest,
+        a::timeline::layout::Fold,
+        a::timeline::layout::ThreadSelection,
+        a::timeline::layout::Layout,
+        a::timeline::layout::StateColours,
+        a::timeline::layout::AxisTick,
+        a::timeline::layout::FrameInfo,
+        a::timeline::layout::LaneLayout,
+        a::timeline::layout::StateBox,
+        a::timeline::layout::BarBox,
+        a::timeline::layout::Block,
+        a::timeline::index::BarState,
+        a::timeline::index::BlockedKind,
         NavigateParams,
         NavigateResult,
     );

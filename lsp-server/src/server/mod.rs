@@ -396,6 +396,9 @@ impl Server {
     pub async fn filter(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Filter::NAME, p).await
     }
+    pub async fn timeline(&self, p: Value) -> Result<Value> {
+        self.0.request(protocol::Timeline::NAME, p).await
+    }
     pub async fn navigate(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Navigate::NAME, p).await
     }

@@ -14,6 +14,7 @@ export const Methods = {
   compare: "compare",
   documentArtifacts: "documentArtifacts",
   artifactAt: "artifactAt",
+  timeline: "timeline",
   navigate: "navigate",
 } as const;
 
@@ -28,6 +29,7 @@ export interface MethodTypes {
   compare: { params: CompareParams; result: Comparison };
   documentArtifacts: { params: DocumentArtifactsParams; result: DocumentArtifactsResult };
   artifactAt: { params: ArtifactAtParams; result: ArtifactAtResult };
+  timeline: { params: LayoutRequest; result: Layout };
   navigate: { params: NavigateParams; result: NavigateResult };
 }
 
@@ -734,6 +736,154 @@ export type ArtifactAtParams = { uri?: string, file?: string, line: number, char
  * (a method's class is the class); `null` where there is none.
  */
 export type ArtifactAtResult = { function: DocumentArtifact | null, class: DocumentArtifact | null, };
+
+/**
+ * A viewport request. Times are seconds from the run's start.
+ */
+export type LayoutRequest = { 
+/**
+ * Start of the viewport; the run's first sample when absent.
+ */
+from_s: number | null, 
+/**
+ * End of the viewport; the end of the run's last sample interval when absent.
+ */
+to_s: number | null, width_px: number, threads: ThreadSelection, 
+/**
+ * θ of `logscale` per millisecond; 0 is linear.
+ */
+theta: number, fold: Fold, };
+
+/**
+ * Stack folding.
+ */
+export type Fold = { 
+/**
+ * Collapse this many outermost levels into one band (0 or 1: none).
+ */
+top: number, 
+/**
+ * Fold runs of consecutive standard-library frames into one band each.
+ */
+stdlib: boolean, };
+
+/**
+ * Which threads get a lane, in which order.
+ */
+export type ThreadSelection = null | Array<number>;
+
+/**
+ * Everything needed to draw one viewport.
+ */
+export type Layout = { from_s: number, to_s: number, 
+/**
+ * The run's first sample and the end of its last sample interval, s.
+ */
+run_from_s: number, run_to_s: number, width_px: number, theta: number, fold: Fold, 
+/**
+ * The sampling period, s: every bar edge is uncertain by this much.
+ */
+period_s: number, 
+/**
+ * How the figures were obtained.
+ */
+obtained: string, 
+/**
+ * The underlay colour of each state (the one definition, shared with the SVG chart).
+ */
+state_colours: StateColours, axis: Array<AxisTick>, frames: Array<FrameInfo>, lanes: Array<LaneLayout>, };
+
+/**
+ * The underlay colours of the three states.
+ */
+export type StateColours = { computing: string, gil: string, idle: string, };
+
+/**
+ * A labelled position on the time axis.
+ */
+export type AxisTick = { x: number, t_s: number, };
+
+/**
+ * A frame shown in the layout; bars refer to it by index.
+ */
+export type FrameInfo = { 
+/**
+ * Qualified name.
+ */
+function: string, file: string, 
+/**
+ * The line executed at the first sample of the bar(s) that show this frame.
+ */
+line: number, stdlib: boolean, 
+/**
+ * The frame's colour (by function name, stable across runs and viewports).
+ */
+colour: string, };
+
+/**
+ * One thread's lane.
+ */
+export type LaneLayout = { thread: number, name: string, type: string, 
+/**
+ * `crt(th)` (Eq. 7) with computing samples counted: the thread's share of the program's
+ * computing samples, over the whole run.
+ */
+crt: number, 
+/**
+ * Time of the thread's first sample, s.
+ */
+first_s: number, 
+/**
+ * Rows (depths) after folding.
+ */
+depth: number, states: Array<StateBox>, bars: Array<BarBox>, blocks: Array<Block>, };
+
+/**
+ * A piece of the state underlay.
+ */
+export type StateBox = { x0: number, x1: number, state: BarState, blocked: BlockedKind | null, 
+/**
+ * `true` when the runs in this box were narrower than a pixel and this is the state at the
+ * middle of each column, not every state of the box.
+ */
+sampled: boolean, };
+
+/**
+ * A bar as drawn.
+ */
+export type BarBox = { x0: number, x1: number, depth: number, 
+/**
+ * Index into [`Layout::frames`].
+ */
+frame: number, start_s: number, end_s: number, state: BarState, blocked: BlockedKind | null, 
+/**
+ * Levels folded into this band by `fold.top` (0: not a folded band).
+ */
+folded_levels: number, 
+/**
+ * The band stands for consecutive standard-library frames (`fold.stdlib`).
+ */
+stdlib_band: boolean, };
+
+/**
+ * Bars narrower than a pixel, aggregated.
+ */
+export type Block = { x0: number, x1: number, depth: number, 
+/**
+ * Bars in the block.
+ */
+count: number, start_s: number, end_s: number, };
+
+/**
+ * What a thread was doing, as the timeline shows it.
+ */
+export type BarState = "computing" | "gil" | "idle";
+
+/**
+ * What an idle thread was blocked in, or the I/O a computing thread was in (see the module docs
+ * for how it is inferred).
+ */
+export type BlockedKind = "lock" | "condition" | "queue" | "join" | "sleep" | "io" | "process" | "other";
 
 /**
  * `navigate`: show `file` at `line` (1-based).
