@@ -42,7 +42,9 @@ pub fn classify_attach_error(pid: u32, err: &anyhow::Error) -> RecordError {
         return RecordError::NoSuchProcess(pid);
     }
     if text.contains("Unsupported version") {
-        return RecordError::Unsupported { pid, detail: chain.last().cloned().unwrap_or_default() };
+        let last = chain.last().cloned().unwrap_or_default();
+        let detail = last.strip_prefix("Unsupported version of Python: ").unwrap_or(&last).to_string();
+        return RecordError::Unsupported { pid, detail };
     }
     let name = crate::procfs::cmdline(pid).first().map(|s| s.rsplit('/').next().unwrap_or(s).to_string()).unwrap_or_else(|| "?".into());
     RecordError::NotPython { pid, name, detail: "no CPython interpreter found in its memory".into() }

@@ -29,7 +29,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use objects::Memory;
 use offsets::{DebugOffsets, LayoutError};
 use py_spy::stack_trace::{Frame, LocalVariable, StackTrace};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// At most this many interpreters, threads per interpreter and frames per thread are followed
 /// (a torn read must not send the walk around a cycle forever).
@@ -180,14 +180,16 @@ impl Interpreter {
     /// treats both readers alike. With `locals`, frames of functions carry their arguments (as
     /// `<Type at 0x…>`), which is how the sampler learns a thread's class.
     pub fn stack_traces(&mut self, locals: bool) -> Result<Vec<StackTrace>> {
+        let began = std::time::Instant::now();
         let interps = self.interpreters()?;
         let o = self.o().clone();
         let mut out = Vec::new();
+        let mut visited = HashSet::new();
         for (k, &interp) in interps.iter().enumerate() {
             let holder = if k == interps.len() - 1 { self.holder_tstate(interp).unwrap_or(0) } else { 0 };
             let mut ts = self.mem.ptr(interp + o.interp_threads_head as usize)?;
             let mut seen = 0;
-            while ts != 0 && seen < MAX_THREADS {
+            while ts != 0 && seen < MAX_THREADS && visited.insert(ts) {
                 seen += 1;
                 let next = self.mem.ptr(ts + o.tstate_next as usize)?;
                 let thread_id = self.mem.u64(ts + o.tstate_thread_id as usize)?;
@@ -213,13 +215,15 @@ impl Interpreter {
                 ts = next;
             }
         }
+        tracing::debug!(pid = self.pid, threads = out.len(), frames = out.iter().map(|t| t.frames.len()).sum::<usize>(), elapsed_us = began.elapsed().as_micros() as u64, "stacks read through the debug offsets");
         Ok(out)
     }
 
     fn frames(&mut self, mut frame: usize, locals: bool) -> Vec<Frame> {
         let o = self.o().clone();
         let mut frames = Vec::new();
-        while frame != 0 && frames.len() < MAX_FRAMES {
+        let mut visited = HashSet::new();
+        while frame != 0 && visited.len() < MAX_FRAMES && visited.insert(frame) {
             let Ok(head) = self.mem.bytes(frame, o.frame_localsplus as usize + 8) else { break };
             let field = |off: u64| usize::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
             let previous = field(o.frame_previous);
@@ -304,7 +308,9 @@ impl Interpreter {
         if let Some(n) = self.names.get(&thread_id) {
             return n.clone();
         }
+        let began = std::time::Instant::now();
         let names = self.read_thread_names(interp).unwrap_or_default();
+        tracing::debug!(pid = self.pid, names = names.len(), elapsed_us = began.elapsed().as_micros() as u64, "thread names read from threading._active");
         for (id, name) in &names {
             self.names.insert(*id, Some(name.clone()));
         }
