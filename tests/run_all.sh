@@ -51,3 +51,17 @@ if ! command -v nvim >/dev/null; then
   apt-get update -qq && apt-get install -y -qq neovim
 fi
 THREADRADAR_BIN="$BIN" bash editors/nvim/tests/run.sh
+
+# ---------------------------------------------------------------------------------------------
+# CPython versions (issue 14): 3.11, 3.13 and free-threaded 3.13t. tests/pythons.sh builds 3.13
+# and 3.13t once into ~/.cache/threadradar/pythons (minutes; later runs reuse it); then the
+# version test, the record tests and the paper's bug samples run on each interpreter.
+# ---------------------------------------------------------------------------------------------
+log "CPython 3.13 and 3.13t (tests/pythons.sh; cached in ${THREADRADAR_PYTHONS:-~/.cache/threadradar/pythons})"
+bash tests/pythons.sh
+PYDIR="${THREADRADAR_PYTHONS:-$HOME/.cache/threadradar/pythons}"
+THREADRADAR_REQUIRE_PYTHONS=1 cargo test --release --locked --test cpython_versions
+for py in "$PYDIR/3.13/bin/python3.13" "$PYDIR/3.13t/bin/python3.13t"; do
+  log "record tests and the paper's bug samples on $py"
+  PYTHON="$py" cargo test --release --locked --test record --test paper_outcomes
+done
