@@ -144,7 +144,14 @@ fn bug2_producer_share_is_far_from_half_only_when_buggy() {
         assert!((0.38..=0.62).contains(&fixed), "fixed: close to 50/50; {msg}");
     }
     assert!(fixed - buggy > 0.08, "{msg}");
-    assert!(buggy_separated >= 2, "buggy: the producer and the consumers form separate clusters (Fig. 8a); {msg}");
+    if free_threaded {
+        // Without a GIL the buggy producer's share is lower still (12 % by the program's own
+        // accounting on 3.13t, about what each of the 10 consumers has), too close for separate
+        // clusters; what must hold is that the recording agrees with the program.
+        assert!((buggy - buggy_truth).abs() <= 0.08, "buggy: the producer's share as the program measured it; {msg}");
+    } else {
+        assert!(buggy_separated >= 2, "buggy: the producer and the consumers form separate clusters (Fig. 8a); {msg}");
+    }
     assert!(buggy_sampled < fixed_sampled, "the sample counts agree in direction; {msg}");
 }
 

@@ -40,7 +40,13 @@ fn samples_every_thread_with_names_types_states_and_accounting() {
     let idle = count_by_name(&run, ThreadState::Idle);
     let heavy = computing.get("heavy").copied().unwrap_or(0);
     let light = computing.get("light").copied().unwrap_or(0);
-    assert!(heavy > 3 * light.max(1), "heavy {heavy} vs light {light}");
+    if run.meta.python_version.as_deref().is_some_and(|v| v.ends_with('t')) {
+        // Free-threaded (3.13t): no GIL to compete for, so light computes whenever it is not
+        // sleeping (about half the time at 3.13t's speed) while heavy computes all the time.
+        assert!(2 * heavy > 3 * light.max(1), "heavy {heavy} vs light {light}");
+    } else {
+        assert!(heavy > 3 * light.max(1), "heavy {heavy} vs light {light}");
+    }
     let total = run.samples.len() as u64;
     assert!(idle.get("sleepy").copied().unwrap_or(0) > total * 8 / 10, "{idle:?} of {total}");
     assert!(idle.get("locked").copied().unwrap_or(0) > total * 8 / 10, "{idle:?} of {total}");
