@@ -97,7 +97,14 @@ impl Interpreter {
             Err(LayoutError::Implausible(h, why)) => return Err(unsupported(&h.version(), &format!(": its layout table is not readable ({why})"))),
         };
         let mem = mem.with_layout(o);
-        Ok(Found::Interpreter(Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new() }))
+        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new() };
+        // `_PyRuntime` and its table are in the executable's static data from the moment it is
+        // mapped; wait (like py-spy does) until the interpreter runs a thread, so that the
+        // start-up is not counted as failed samples.
+        if interp.stack_traces(false)?.is_empty() {
+            bail!("the interpreter is not initialised yet");
+        }
+        Ok(Found::Interpreter(interp))
     }
 
     fn o(&self) -> &DebugOffsets {
