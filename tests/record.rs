@@ -178,7 +178,11 @@ fn sigint_stops_recording_and_keeps_a_complete_run() {
     assert_eq!(run.meta.end_reason, EndReason::Interrupted);
     assert!(run.samples.len() > 100, "{} samples", run.samples.len());
     // The program got the interrupt forwarded and ended with KeyboardInterrupt (exit 1) or SIGINT.
-    assert!(matches!(o.status.code(), Some(1) | Some(130)), "{:?} {}", o.status, stderr(&o));
+    // CPython 3.13.5t does not: with a thread spinning in Python, SIGINT never raises
+    // KeyboardInterrupt in the main thread (also without ThreadRadar), so `record` kills it.
+    let free_threaded = run.meta.python_version.as_deref().is_some_and(|v| v.ends_with('t'));
+    let expected: &[i32] = if free_threaded { &[1, 130, 137] } else { &[1, 130] };
+    assert!(o.status.code().is_some_and(|c| expected.contains(&c)), "{:?} {}", o.status, stderr(&o));
 }
 
 #[test]
