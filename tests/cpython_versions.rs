@@ -220,7 +220,7 @@ fn two_spinning_threads_are_seen_as_they_ran() {
             let th = run.threads.iter().position(|th| &th.name == name).unwrap_or_else(|| panic!("{}: {name} not recorded", py.label));
             let th_ = &run.threads[th];
             assert_eq!(th_.tid as u64, t["native_id"].as_u64().unwrap(), "{}: {name}'s native thread id", py.label);
-            assert_eq!(th_.thread_type, "Spinner");
+            assert_eq!((th_.thread_type.as_str(), th_.type_source), ("Spinner", threadradar_profiler::run::TypeSource::Object), "{}: {name}", py.label);
             let cpu_s = (th_.cpu_ns_last.unwrap_or(0) - th_.cpu_ns_first.unwrap_or(0)) as f64 / 1e9;
             let truth_s = t["cpu_s"].as_f64().unwrap();
             // The first sample comes a few ms after the thread starts; the last just before it ends.
