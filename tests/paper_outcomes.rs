@@ -20,10 +20,22 @@ fn sample(bug: &str, variant: &str) -> String {
 
 /// Records one run of a sample program.
 fn record_sample(dir: &Path, bug: &str, variant: &str, attempt: usize) -> PathBuf {
+    record_sample_with_output(dir, bug, variant, attempt).0
+}
+
+/// Records one run of a sample program; also returns what the program printed.
+fn record_sample_with_output(dir: &Path, bug: &str, variant: &str, attempt: usize) -> (PathBuf, String) {
     let out = dir.join(format!("{bug}-{variant}-{attempt}.json"));
     let o = record(&out, &[], &[&sample(bug, variant)]);
     assert!(o.status.success(), "recording {bug}/{variant}.py failed: {}", stderr(&o));
-    out
+    (out, String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// The producers' CPU share that Bug 2 measured itself (`CPU: producers 0.15 s (50 %)`).
+fn printed_producer_share(stdout: &str) -> f64 {
+    let after = stdout.split("CPU: producers ").nth(1).expect("Bug 2 prints its CPU accounting");
+    let pct = after.split('(').nth(1).and_then(|s| s.split(' ').next()).expect("a share in %");
+    pct.parse::<f64>().expect("a number") / 100.0
 }
 
 fn report_json(run: &Path, args: &[&str]) -> Value {
@@ -101,9 +113,11 @@ fn bug2_producer_share_is_far_from_half_only_when_buggy() {
     let cpu_args = ["--level", "program", "--states", "cpu", "--exclude-type", "_MainThread"];
     let sample_args = ["--level", "program", "--states", "computing+gil", "--exclude-type", "_MainThread"];
     let measure = |variant: &str| {
-        let (mut cpu, mut sampled, mut separated) = (Vec::new(), Vec::new(), 0);
+        let (mut cpu, mut sampled, mut separated, mut truth, mut free_threaded) = (Vec::new(), Vec::new(), 0, Vec::new(), false);
         for attempt in 0..3 {
-            let run = record_sample(dir.path(), "bug2_producer_consumer", variant, attempt);
+            let (run, printed) = record_sample_with_output(dir.path(), "bug2_producer_consumer", variant, attempt);
+            truth.push(printed_producer_share(&printed));
+            free_threaded = read(&run).meta.python_version.is_some_and(|v| v.ends_with('t'));
             let v = report_json(&run, &cpu_args);
             cpu.push(type_share(&v, "Producer"));
             let types = program_cluster_types(&v);
@@ -112,18 +126,32 @@ fn bug2_producer_share_is_far_from_half_only_when_buggy() {
             }
             sampled.push(type_share(&report_json(&run, &sample_args), "Producer"));
         }
-        (median(cpu), median(sampled), separated)
+        (median(cpu), median(sampled), separated, median(truth), free_threaded)
     };
-    let (buggy, buggy_sampled, buggy_separated) = measure("buggy");
-    let (fixed, fixed_sampled, fixed_separated) = measure("fixed");
+    let (buggy, buggy_sampled, buggy_separated, buggy_truth, _) = measure("buggy");
+    let (fixed, fixed_sampled, fixed_separated, fixed_truth, free_threaded) = measure("fixed");
     let msg = format!(
         "producer's CPU share: buggy {buggy:.2} (producer and consumers in separate clusters in {buggy_separated}/3), \
-         fixed {fixed:.2} (separate in {fixed_separated}/3); by samples: buggy {buggy_sampled:.2}, fixed {fixed_sampled:.2}"
+         fixed {fixed:.2} (separate in {fixed_separated}/3); by samples: buggy {buggy_sampled:.2}, fixed {fixed_sampled:.2}; \
+         as the program measured it: buggy {buggy_truth:.2}, fixed {fixed_truth:.2}"
     );
     assert!(buggy < 0.38, "buggy: the producer's share is far below 50 %; {msg}");
-    assert!((0.38..=0.62).contains(&fixed), "fixed: close to 50/50; {msg}");
+    if free_threaded {
+        // Without a GIL the fixed program itself does not split 50/50 (its own accounting gives
+        // the producer 35–41 % on 3.13t): the recording must agree with what it measured.
+        assert!((fixed - fixed_truth).abs() <= 0.08, "fixed: the producer's share as the program measured it; {msg}");
+    } else {
+        assert!((0.38..=0.62).contains(&fixed), "fixed: close to 50/50; {msg}");
+    }
     assert!(fixed - buggy > 0.08, "{msg}");
-    assert!(buggy_separated >= 2, "buggy: the producer and the consumers form separate clusters (Fig. 8a); {msg}");
+    if free_threaded {
+        // Without a GIL the buggy producer's share is lower still (12 % by the program's own
+        // accounting on 3.13t, about what each of the 10 consumers has), too close for separate
+        // clusters; what must hold is that the recording agrees with the program.
+        assert!((buggy - buggy_truth).abs() <= 0.08, "buggy: the producer's share as the program measured it; {msg}");
+    } else {
+        assert!(buggy_separated >= 2, "buggy: the producer and the consumers form separate clusters (Fig. 8a); {msg}");
+    }
     assert!(buggy_sampled < fixed_sampled, "the sample counts agree in direction; {msg}");
 }
 

@@ -40,10 +40,19 @@ fn samples_every_thread_with_names_types_states_and_accounting() {
     let idle = count_by_name(&run, ThreadState::Idle);
     let heavy = computing.get("heavy").copied().unwrap_or(0);
     let light = computing.get("light").copied().unwrap_or(0);
-    assert!(heavy > 3 * light.max(1), "heavy {heavy} vs light {light}");
-    let total = run.samples.len() as u64;
-    assert!(idle.get("sleepy").copied().unwrap_or(0) > total * 8 / 10, "{idle:?} of {total}");
-    assert!(idle.get("locked").copied().unwrap_or(0) > total * 8 / 10, "{idle:?} of {total}");
+    if run.meta.python_version.as_deref().is_some_and(|v| v.ends_with('t')) {
+        // Free-threaded (3.13t): no GIL to compete for, so light computes whenever it is not
+        // sleeping (about half the time at 3.13t's speed) while heavy computes all the time.
+        assert!(2 * heavy > 3 * light.max(1), "heavy {heavy} vs light {light}");
+    } else {
+        assert!(heavy > 3 * light.max(1), "heavy {heavy} vs light {light}");
+    }
+    // Of the samples in which each was seen: CPython 3.13t can take seconds to finish after the
+    // threads are gone (a daemon thread spinning at shutdown; also without ThreadRadar).
+    let seen = |n: &str| run.samples.iter().filter(|s| s.threads.iter().any(|t| run.threads[t.thread as usize].name == n)).count() as u64;
+    let (total_sleepy, total_locked) = (seen("sleepy"), seen("locked"));
+    assert!(idle.get("sleepy").copied().unwrap_or(0) > total_sleepy * 8 / 10, "{idle:?} of {total_sleepy}");
+    assert!(idle.get("locked").copied().unwrap_or(0) > total_locked * 8 / 10, "{idle:?} of {total_locked}");
     // Their blocking calls are named.
     let blocked: std::collections::HashSet<&str> = run
         .samples
@@ -172,7 +181,11 @@ fn sigint_stops_recording_and_keeps_a_complete_run() {
     assert_eq!(run.meta.end_reason, EndReason::Interrupted);
     assert!(run.samples.len() > 100, "{} samples", run.samples.len());
     // The program got the interrupt forwarded and ended with KeyboardInterrupt (exit 1) or SIGINT.
-    assert!(matches!(o.status.code(), Some(1) | Some(130)), "{:?} {}", o.status, stderr(&o));
+    // CPython 3.13.5t does not: with a thread spinning in Python, SIGINT never raises
+    // KeyboardInterrupt in the main thread (also without ThreadRadar), so `record` kills it.
+    let free_threaded = run.meta.python_version.as_deref().is_some_and(|v| v.ends_with('t'));
+    let expected: &[i32] = if free_threaded { &[1, 130, 137] } else { &[1, 130] };
+    assert!(o.status.code().is_some_and(|c| expected.contains(&c)), "{:?} {}", o.status, stderr(&o));
 }
 
 #[test]

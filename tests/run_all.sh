@@ -32,6 +32,9 @@ fi
 log "format validators (tests/formats: speedscope schema + ajv)"
 (cd tests/formats && npm ci --no-audit --no-fund --silent)
 
+log "analysis stays pure (clippy: no file, socket, process, environment or clock APIs in analysis/)"
+cargo clippy --release --locked -p threadradar-analysis -- -D clippy::disallowed_methods -D clippy::disallowed_types
+
 log "cargo test (workspace, release: the sampler's timing tests need optimised code)"
 cargo test --workspace --release --locked
 
@@ -88,3 +91,17 @@ THREADRADAR_BIN="$BIN" NVIM_BIN="$NVIM11/bin/nvim" bash editors/nvim/tests/run.s
 
 log "VS Code extension in a real VS Code (editors/vscode/scripts/e2e.sh)"
 THREADRADAR_BIN="$BIN" bash editors/vscode/scripts/e2e.sh
+
+# ---------------------------------------------------------------------------------------------
+# CPython versions (issue 14): 3.11, 3.13 and free-threaded 3.13t. tests/pythons.sh builds 3.13
+# and 3.13t once into ~/.cache/threadradar/pythons (minutes; later runs reuse it); then the
+# version test, the record tests and the paper's bug samples run on each interpreter.
+# ---------------------------------------------------------------------------------------------
+log "CPython 3.13 and 3.13t (tests/pythons.sh; cached in ${THREADRADAR_PYTHONS:-~/.cache/threadradar/pythons})"
+bash tests/pythons.sh
+PYDIR="${THREADRADAR_PYTHONS:-$HOME/.cache/threadradar/pythons}"
+THREADRADAR_REQUIRE_PYTHONS=1 cargo test --release --locked --test cpython_versions
+for py in "$PYDIR/3.13/bin/python3.13" "$PYDIR/3.13t/bin/python3.13t"; do
+  log "record tests and the paper's bug samples on $py"
+  PYTHON="$py" cargo test --release --locked --test record --test paper_outcomes
+done

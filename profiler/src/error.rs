@@ -10,7 +10,7 @@ pub enum RecordError {
     NotPython { pid: u32, name: String, detail: String },
     #[error("not allowed to read the memory of process {pid}: run threadradar as root or as the process's owner, launch the program under `threadradar record -- …` instead, or allow attaching with `sudo sysctl kernel.yama.ptrace_scope=0`")]
     PermissionDenied { pid: u32 },
-    #[error("the Python interpreter in process {pid} is not supported ({detail}): ThreadRadar reads CPython 2.7 and 3.3–3.15")]
+    #[error("the Python interpreter in process {pid} is not supported ({detail}): ThreadRadar reads CPython 2.7 and 3.3–3.15 with the GIL and free-threaded 3.13t, so record the program under one of those")]
     Unsupported { pid: u32, detail: String },
     #[error("the program exited before it could be sampled: check that it runs and is a Python program (a program that finishes within a few milliseconds leaves nothing to sample)")]
     ExitedBeforeSampling,
@@ -42,7 +42,9 @@ pub fn classify_attach_error(pid: u32, err: &anyhow::Error) -> RecordError {
         return RecordError::NoSuchProcess(pid);
     }
     if text.contains("Unsupported version") {
-        return RecordError::Unsupported { pid, detail: chain.last().cloned().unwrap_or_default() };
+        let last = chain.last().cloned().unwrap_or_default();
+        let detail = last.strip_prefix("Unsupported version of Python: ").unwrap_or(&last).to_string();
+        return RecordError::Unsupported { pid, detail };
     }
     let name = crate::procfs::cmdline(pid).first().map(|s| s.rsplit('/').next().unwrap_or(s).to_string()).unwrap_or_else(|| "?".into());
     RecordError::NotPython { pid, name, detail: "no CPython interpreter found in its memory".into() }

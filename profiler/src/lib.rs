@@ -15,6 +15,8 @@ pub mod synth;
 pub use run::Run;
 
 #[cfg(feature = "sampler")]
+pub mod cpython;
+#[cfg(feature = "sampler")]
 pub mod error;
 #[cfg(feature = "sampler")]
 pub mod gil;
@@ -24,5 +26,7 @@ pub mod procfs;
 pub mod sampler;
 #[cfg(feature = "source")]
 pub mod source;
+#[cfg(feature = "sampler")]
+pub mod stack_source;
 #[cfg(feature = "sampler")]
 pub mod state;

@@ -1,5 +1,6 @@
 //! The sampling loop: at a steady rate, reads every thread of every sampled Python process
-//! (stack through py-spy, state and CPU accounting through `/proc`) and keeps it in memory; at the
+//! (stack through a [`StackSource`]: CPython's debug offsets for 3.13/3.13t, py-spy otherwise;
+//! state and CPU accounting through `/proc`) and keeps it in memory; at the
 //! end resolves frames to functions and classes from the source and hands out a [`Run`].
 //!
 //! The loop never stops on a thread or a process that goes away mid-sample: the observation is
@@ -7,12 +8,11 @@
 
 use crate::builder::{new_thread, FunctionSpec, RunBuilder};
 use crate::error::{classify_attach_error, RecordError};
-use crate::gil::GilProbe;
 use crate::procfs::{self, SchedStat, ThreadProc};
 use crate::run::*;
 use crate::source::FileInfo;
+use crate::stack_source::StackSource;
 use crate::state::{classify, RuntimeRanges};
-use py_spy::{Config, PythonSpy};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -62,11 +62,10 @@ struct RawFrame {
 
 struct ProcSpy {
     pid: u32,
-    spy: PythonSpy,
+    spy: StackSource,
     runtime: RuntimeRanges,
     alive: bool,
     names_refreshed: Instant,
-    gil: Option<GilProbe>,
 }
 
 struct ThreadEntry {
@@ -133,15 +132,6 @@ struct Stats {
     skipped_threads: u64,
 }
 
-fn spy_config() -> Config {
-    Config {
-        blocking: py_spy::config::LockingStrategy::NonBlocking,
-        collect_thread_names: true,
-        include_idle: true,
-        ..Config::default()
-    }
-}
-
 impl Sampler {
     /// Connects to `root`, waiting up to `startup_timeout` for it to become a Python process
     /// (a launched program needs a moment; a shell wrapper like pyenv's needs to `exec`).
@@ -157,17 +147,16 @@ impl Sampler {
         // sampling its children; the child scan keeps trying the root too.
         let wait = if opts.subprocesses { opts.startup_timeout.min(Duration::from_millis(300)) } else { opts.startup_timeout };
         let deadline = began + wait;
-        let config = spy_config();
         let first = loop {
-            match PythonSpy::new(root as py_spy::Pid, &config) {
+            match StackSource::attach(root) {
                 Ok(mut spy) => {
-                    if spy.get_stack_traces().is_ok() {
+                    if spy.stack_traces().is_ok() {
                         break Some(spy);
                     }
                 }
                 Err(e) => {
                     let err = classify_attach_error(root, &e);
-                    if matches!(err, RecordError::PermissionDenied { .. }) {
+                    if matches!(err, RecordError::PermissionDenied { .. } | RecordError::Unsupported { .. }) {
                         return Err(err);
                     }
                     if !procfs::is_alive(root) {
@@ -249,8 +238,8 @@ impl Sampler {
         Ok(s)
     }
 
-    fn add_spy(&mut self, pid: u32, spy: PythonSpy) {
-        let version = spy.version.to_string();
+    fn add_spy(&mut self, pid: u32, spy: StackSource) {
+        let version = spy.version();
         if pid == self.root || self.builder.run().meta.python_version.is_none() {
             self.builder.run_mut().meta.python_version = Some(version.clone());
         }
@@ -261,8 +250,7 @@ impl Sampler {
             command: procfs::cmdline(pid),
             python_version: Some(version),
         });
-        let gil = GilProbe::new(spy.addresses.threadstate_address, spy.version.major, spy.version.minor);
-        self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, names_refreshed: Instant::now(), gil });
+        self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, names_refreshed: Instant::now() });
     }
 
     /// Samples until `stop` is set, the duration elapses or every process has exited; calls
@@ -350,7 +338,6 @@ impl Sampler {
             }
             self.candidates.entry(pid).or_insert(0);
         }
-        let config = spy_config();
         let candidates: Vec<u32> = self.candidates.keys().copied().collect();
         for pid in candidates {
             let attempts = self.candidates[&pid];
@@ -362,7 +349,7 @@ impl Sampler {
                 }
                 continue;
             }
-            match PythonSpy::new(pid as py_spy::Pid, &config) {
+            match StackSource::attach(pid) {
                 Ok(spy) => {
                     self.candidates.remove(&pid);
                     self.add_spy(pid, spy);
@@ -389,7 +376,9 @@ impl Sampler {
             let pid = self.spies[si].pid;
             let known: Vec<u64> = self.threads.keys().filter(|k| k.0 == pid).map(|k| k.2).collect();
             let spy = &mut self.spies[si];
-            self.tick_holder = spy.gil.as_mut().and_then(|g| g.holder(&spy.spy.process, &known).ok());
+            self.tick_holder = spy.spy.gil_holder(&known);
+            // Free-threaded builds run without a GIL unless an extension turned it on.
+            spy.runtime.set_gil(spy.spy.gil_enabled());
             for ((p, _, _), e) in self.threads.iter_mut() {
                 if *p != pid {
                     continue;
@@ -399,7 +388,7 @@ impl Sampler {
                     e.proc = None;
                 }
             }
-            let traces = match self.spies[si].spy.get_stack_traces() {
+            let traces = match self.spies[si].spy.stack_traces() {
                 Ok(t) => t,
                 Err(_) => {
                     if !procfs::is_alive(self.spies[si].pid) {
@@ -420,7 +409,7 @@ impl Sampler {
             // its cache now and then so the name is read once it exists.
             if unnamed && at - self.spies[si].names_refreshed >= Duration::from_millis(250) {
                 self.spies[si].names_refreshed = at;
-                self.spies[si].spy.python_thread_names.clear();
+                self.spies[si].spy.forget_thread_names();
             }
             if wants_type {
                 need_types.push(si);
@@ -551,9 +540,7 @@ impl Sampler {
     /// stack read with locals, only when new threads appeared.
     fn read_thread_types(&mut self, si: usize) {
         let spy = &mut self.spies[si];
-        spy.spy.config.dump_locals = 1;
-        let traces = spy.spy.get_stack_traces();
-        spy.spy.config.dump_locals = 0;
+        let traces = spy.spy.stack_traces_with_arguments();
         let pid = spy.pid;
         let Ok(traces) = traces else { return };
         for trace in traces {

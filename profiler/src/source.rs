@@ -278,9 +278,12 @@ pub fn file_kind(path: &str) -> FileKind {
 }
 
 fn is_stdlib_path(path: &str) -> bool {
-    // .../lib/python3.11/threading.py, .../lib64/python3.9/..., .../Lib/... on Windows builds.
+    // .../lib/python3.11/threading.py, .../lib64/python3.9/..., .../Lib/... on Windows builds;
+    // free-threaded builds keep theirs in .../lib/python3.13t/.
     path.split('/').collect::<Vec<_>>().windows(2).any(|w| {
-        (w[0] == "lib" || w[0] == "lib64" || w[0] == "Lib") && w[1].starts_with("python") && w[1][6..].chars().all(|c| c.is_ascii_digit() || c == '.')
+        (w[0] == "lib" || w[0] == "lib64" || w[0] == "Lib")
+            && w[1].starts_with("python")
+            && w[1][6..].trim_end_matches('t').chars().all(|c| c.is_ascii_digit() || c == '.')
     })
 }
 
@@ -439,6 +442,7 @@ main()
         assert_eq!(file_kind("/usr/lib/python3/dist-packages/x.py"), FileKind::ThirdParty);
         assert_eq!(file_kind("/v/lib/python3.11/site-packages/pytest/main.py"), FileKind::ThirdParty);
         assert_eq!(file_kind("<frozen importlib._bootstrap>"), FileKind::Stdlib);
+        assert_eq!(file_kind("/opt/py/3.13t/lib/python3.13t/threading.py"), FileKind::Stdlib, "free-threaded build");
         assert_eq!(file_kind("<string>"), FileKind::Unknown);
         assert_eq!(file_kind("/home/me/app/main.py"), FileKind::User);
         assert_eq!(file_kind("/home/me/python-tools/lib/pythonic/x.py"), FileKind::User);

@@ -17,6 +17,11 @@
 //!   sample → waiting for the GIL (the hand-off); GIL-free C work keeps a CPU busy and computes.
 //!
 //! A thread that holds the GIL and is not known to be blocked counts as computing.
+//!
+//! Without a GIL (a free-threaded build, 3.13t, while nothing has turned the GIL back on) no
+//! thread waits for it: the GIL rules above do not apply, a runnable thread computes whatever its
+//! recent CPU time, and a `futex` in the interpreter's static data (there is no GIL mutex to sleep
+//! on; other runtime locks live there) is idle like any other lock.
 
 use crate::procfs::{syscall_name, Syscall};
 use crate::run::ThreadState;
@@ -26,9 +31,18 @@ use crate::run::ThreadState;
 pub const GIL_FREE_WORK_MIN_CPU: f64 = 0.3;
 
 /// Address ranges of the interpreter's static data (the `.data`/`.bss` of the python executable
-/// or `libpython`), where the GIL lives.
-#[derive(Clone, Debug, Default)]
-pub struct RuntimeRanges(Vec<(u64, u64)>);
+/// or `libpython`), where the GIL lives, and whether the process has a GIL at all.
+#[derive(Clone, Debug)]
+pub struct RuntimeRanges {
+    ranges: Vec<(u64, u64)>,
+    gil: bool,
+}
+
+impl Default for RuntimeRanges {
+    fn default() -> Self {
+        RuntimeRanges { ranges: Vec::new(), gil: true }
+    }
+}
 
 impl RuntimeRanges {
     /// Reads the target's memory map. Writable mappings of a file whose name contains `python`
@@ -58,20 +72,29 @@ impl RuntimeRanges {
                 last_end = None;
             }
         }
-        RuntimeRanges(ranges)
+        RuntimeRanges { ranges, gil: true }
     }
 
     pub fn contains(&self, addr: u64) -> bool {
-        self.0.iter().any(|&(s, e)| addr >= s && addr < e)
+        self.ranges.iter().any(|&(s, e)| addr >= s && addr < e)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.ranges.is_empty()
+    }
+
+    /// Whether a GIL is in force (false for a free-threaded interpreter running without one).
+    pub fn has_gil(&self) -> bool {
+        self.gil
+    }
+
+    pub fn set_gil(&mut self, gil: bool) {
+        self.gil = gil;
     }
 
     #[cfg(test)]
     pub fn from_ranges(r: Vec<(u64, u64)>) -> Self {
-        RuntimeRanges(r)
+        RuntimeRanges { ranges: r, gil: true }
     }
 }
 
@@ -87,6 +110,9 @@ pub fn classify(
     runtime: &RuntimeRanges,
     recent_cpu: Option<f64>,
 ) -> (ThreadState, Option<&'static str>) {
+    if !runtime.has_gil() {
+        return classify_without_gil(os_state, syscall);
+    }
     match os_state {
         // Runnable but not holding the GIL and still inside the GIL's futex: woken to take the GIL
         // and waiting for a CPU or for the holder to let go. Not computing yet.
@@ -127,6 +153,31 @@ pub fn classify(
     }
 }
 
+/// The rules for an interpreter without a GIL: nothing waits for it.
+fn classify_without_gil(os_state: Option<u8>, syscall: Option<Syscall>) -> (ThreadState, Option<&'static str>) {
+    match os_state {
+        Some(b'R') => (ThreadState::Computing, None),
+        Some(b'D') => (ThreadState::Computing, syscall.and_then(blocked_name).or(Some("disk I/O"))),
+        // Without a view of the thread nothing says it computes.
+        None => (ThreadState::Idle, None),
+        Some(_) => match syscall {
+            Some(Syscall::Running) => (ThreadState::Computing, None),
+            Some(Syscall::InKernel) => (ThreadState::Computing, Some("kernel")),
+            Some(Syscall::Blocked { nr, .. }) => {
+                let name = syscall_name(nr);
+                match name {
+                    "read" | "write" | "pread64" | "poll" | "ppoll" | "select" | "pselect6" | "epoll_wait" | "epoll_pwait"
+                    | "epoll_pwait2" | "accept" | "accept4" | "connect" | "recvfrom" | "recvmsg" | "sendto" | "sendmsg" => {
+                        (ThreadState::Computing, Some(name))
+                    }
+                    _ => (ThreadState::Idle, Some(name)),
+                }
+            }
+            None => (ThreadState::Idle, None),
+        },
+    }
+}
+
 fn is_gil_futex(s: Option<Syscall>, runtime: &RuntimeRanges) -> bool {
     matches!(s, Some(Syscall::Blocked { nr, arg0 }) if syscall_name(nr) == "futex" && runtime.contains(arg0))
 }
@@ -160,5 +211,17 @@ mod tests {
         assert_eq!(classify(Some(b'R'), false, None, &rt, Some(0.05)).0, ThreadState::Gil);
         assert_eq!(classify(Some(b'R'), false, None, &rt, Some(0.9)).0, ThreadState::Computing);
         assert_eq!(classify(Some(b'R'), true, None, &rt, Some(0.0)).0, ThreadState::Computing);
+    }
+
+    #[test]
+    fn without_a_gil_nothing_waits_for_it() {
+        let mut rt = RuntimeRanges::from_ranges(vec![(0x1000, 0x2000)]);
+        rt.set_gil(false);
+        let futex = |a| Some(Syscall::Blocked { nr: 202, arg0: a });
+        assert_eq!(classify(Some(b'R'), false, futex(0x1800), &rt, None), (ThreadState::Computing, None));
+        assert_eq!(classify(Some(b'R'), false, None, &rt, Some(0.05)).0, ThreadState::Computing, "little CPU is no hand-off");
+        assert_eq!(classify(Some(b'S'), false, futex(0x1800), &rt, None), (ThreadState::Idle, Some("futex")));
+        assert_eq!(classify(Some(b'S'), false, Some(Syscall::Blocked { nr: 0, arg0: 3 }), &rt, None), (ThreadState::Computing, Some("read")));
+        assert_eq!(classify(Some(b'S'), false, Some(Syscall::Blocked { nr: 230, arg0: 0 }), &rt, None), (ThreadState::Idle, Some("clock_nanosleep")));
     }
 }

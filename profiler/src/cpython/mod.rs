@@ -1,0 +1,344 @@
+//! Reading CPython ≥ 3.13 — free-threaded builds included — through the layout the interpreter
+//! publishes about itself (`_Py_DebugOffsets`, see [`offsets`]), instead of a compiled-in copy of
+//! its private structs (what py-spy's bindings are, and why py-spy cannot read 3.13t, whose object
+//! header is 32 bytes instead of 16).
+//!
+//! What is read, all with plain non-blocking reads of the target's memory (it is never paused, so
+//! a read can see a structure mid-update: every pointer is checked before it is followed, and a
+//! thread whose stack cannot be read is left out of that sample):
+//!
+//! - `_PyRuntime` (an ELF symbol of the executable or `libpython`) → its interpreters → each
+//!   interpreter's thread states (`PyThreadState`: Python thread id, native thread id, current
+//!   frame);
+//! - each thread's `_PyInterpreterFrame` chain: the code object (`co_qualname`, `co_filename`,
+//!   `co_firstlineno`, `co_linetable`) and the instruction pointer, which the location table
+//!   ([`linetable`]) turns into a line;
+//! - the GIL (`_gil_runtime_state`: `locked`, `last_holder`; on a free-threaded build first
+//!   `enabled`, which is 0 unless an extension module turned the GIL back on);
+//! - thread names from `threading._active` (sys.modules → `threading` → `_active`: Python thread
+//!   id → `Thread` object → its `_name`), which needs dicts, ints and strings ([`objects`]).
+//!
+//! A thread state that is not bound to an OS thread yet (thread id 0: `threading` creates the
+//! state in the parent before the new thread starts) is not a thread and is not reported.
+
+pub mod linetable;
+mod objects;
+pub mod offsets;
+
+use anyhow::{anyhow, bail, Context, Result};
+use objects::Memory;
+use offsets::{DebugOffsets, LayoutError};
+use py_spy::stack_trace::{Frame, LocalVariable, StackTrace};
+use std::collections::{HashMap, HashSet};
+
+/// At most this many interpreters, threads per interpreter and frames per thread are followed
+/// (a torn read must not send the walk around a cycle forever).
+const MAX_INTERPRETERS: usize = 64;
+const MAX_THREADS: usize = 4096;
+const MAX_FRAMES: usize = 4096;
+
+/// `_PyInterpreterFrame.owner` of a shim frame that the C stack owns (no Python code in it).
+const FRAME_OWNED_BY_CSTACK: u8 = 3;
+
+/// What is known about one code object.
+#[derive(Clone, Debug)]
+struct Code {
+    qualname: String,
+    filename: String,
+    first_line: i32,
+    linetable: Vec<u8>,
+    argcount: usize,
+    localsplusnames: usize,
+}
+
+/// One CPython ≥ 3.13 process, read through its debug offsets.
+pub struct Interpreter {
+    pub pid: u32,
+    mem: Memory,
+    runtime: usize,
+    code_type: Option<usize>,
+    /// Code objects by address, with the fields the entry was read from, to notice an address
+    /// reused by another code object.
+    codes: HashMap<usize, ([u8; 32], Code)>,
+    names: HashMap<u64, Option<String>>,
+}
+
+/// The outcome of looking for the debug offsets in a process.
+pub enum Found {
+    /// CPython 3.13 or 3.13t: read it here.
+    Interpreter(Interpreter),
+    /// No `_PyRuntime` with the cookie (CPython before 3.13), or a later version with the GIL,
+    /// which py-spy's bindings read: leave it to them.
+    NotHere,
+}
+
+/// The error for an interpreter whose layout cannot be read; its text starts like py-spy's own
+/// ("Unsupported version"), so `error::classify_attach_error` gives one sentence for both.
+fn unsupported(version: &str, why: &str) -> anyhow::Error {
+    anyhow!("Unsupported version of Python: CPython {version}{why}")
+}
+
+impl Interpreter {
+    /// Looks for `_PyRuntime` and its debug offsets in process `pid`.
+    pub fn find(pid: u32) -> Result<Found> {
+        let process = remoteprocess::Process::new(pid as remoteprocess::Pid).context("opening the process")?;
+        let info = py_spy::python_process_info::PythonProcessInfo::new(&process)?;
+        let Some(&runtime) = info.get_symbol("_PyRuntime") else { return Ok(Found::NotHere) };
+        let code_type = info.get_symbol("PyCode_Type").map(|&a| a as usize);
+        let mem = Memory::new(process);
+        let table = mem.bytes(runtime as usize, offsets::SIZE_3_13)?;
+        let o = match DebugOffsets::parse(&table) {
+            Ok(Some(o)) => o,
+            Ok(None) => return Ok(Found::NotHere),
+            Err(LayoutError::UnknownVersion(h)) if !h.free_threaded => return Ok(Found::NotHere),
+            Err(LayoutError::UnknownVersion(h)) => {
+                return Err(unsupported(&h.version(), ", a free-threaded build whose layout this ThreadRadar cannot read"))
+            }
+            Err(LayoutError::Implausible(h, why)) => return Err(unsupported(&h.version(), &format!(": its layout table is not readable ({why})"))),
+        };
+        let mem = mem.with_layout(o);
+        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new() };
+        // `_PyRuntime` and its table are in the executable's static data from the moment it is
+        // mapped; wait (like py-spy does) until the interpreter runs a thread, so that the
+        // start-up is not counted as failed samples.
+        if interp.stack_traces(false)?.is_empty() {
+            bail!("the interpreter is not initialised yet");
+        }
+        Ok(Found::Interpreter(interp))
+    }
+
+    fn o(&self) -> &DebugOffsets {
+        self.mem.layout()
+    }
+
+    /// `3.13.5` or `3.13.5t`.
+    pub fn version(&self) -> String {
+        self.o().header.version()
+    }
+
+    pub fn major_minor(&self) -> (u64, u64) {
+        (self.o().header.major(), self.o().header.minor())
+    }
+
+    pub fn free_threaded(&self) -> bool {
+        self.o().header.free_threaded
+    }
+
+    /// The process's memory, for the kernel-side readers.
+    pub fn process(&self) -> &remoteprocess::Process {
+        self.mem.process()
+    }
+
+    fn interpreters(&self) -> Result<Vec<usize>> {
+        let mut out = Vec::new();
+        let mut interp = self.mem.ptr(self.runtime + self.o().runtime_interpreters_head as usize)?;
+        while interp != 0 && out.len() < MAX_INTERPRETERS {
+            out.push(interp);
+            interp = self.mem.ptr(interp + self.o().interp_next as usize)?;
+        }
+        if out.is_empty() {
+            bail!("the interpreter is not initialised yet");
+        }
+        Ok(out)
+    }
+
+    /// Whether the GIL is in force: always on a default build; on a free-threaded build only
+    /// while `_gil_runtime_state.enabled` is non-zero.
+    pub fn gil_enabled(&self) -> bool {
+        if !self.free_threaded() {
+            return true;
+        }
+        let Ok(interps) = self.interpreters() else { return false };
+        let o = self.o();
+        let at = interps[interps.len() - 1] + (o.interp_gil_runtime_state + o.gil_enabled) as usize;
+        self.mem.i32(at).map(|e| e != 0).unwrap_or(false)
+    }
+
+    /// The GIL holder's `PyThreadState *` in the main interpreter, 0 for nobody (or no GIL).
+    fn holder_tstate(&self, interp: usize) -> Result<usize> {
+        if !self.gil_enabled() {
+            return Ok(0);
+        }
+        let o = self.o();
+        if self.mem.i32(interp + o.interp_gil_locked as usize)? == 0 {
+            return Ok(0);
+        }
+        self.mem.ptr(interp + o.interp_gil_holder as usize)
+    }
+
+    /// The Python thread id of the GIL holder, read exactly from the interpreter: `Ok(None)` when
+    /// nobody holds it (or there is no GIL).
+    pub fn gil_holder(&self) -> Result<Option<u64>> {
+        let interps = self.interpreters()?;
+        // The main interpreter is the last in the list (newest first).
+        let ts = self.holder_tstate(interps[interps.len() - 1])?;
+        if ts == 0 {
+            return Ok(None);
+        }
+        Ok(Some(self.mem.u64(ts + self.o().tstate_thread_id as usize)?))
+    }
+
+    /// Forgets cached thread names, so that names set since are read.
+    pub fn forget_thread_names(&mut self) {
+        self.names.clear();
+    }
+
+    /// Every bound thread's stack, innermost frame first, in py-spy's form so that the sampler
+    /// treats both readers alike. With `locals`, frames of functions carry their arguments (as
+    /// `<Type at 0x…>`), which is how the sampler learns a thread's class.
+    pub fn stack_traces(&mut self, locals: bool) -> Result<Vec<StackTrace>> {
+        let began = std::time::Instant::now();
+        let interps = self.interpreters()?;
+        let o = self.o().clone();
+        let mut out = Vec::new();
+        let mut visited = HashSet::new();
+        for (k, &interp) in interps.iter().enumerate() {
+            let holder = if k == interps.len() - 1 { self.holder_tstate(interp).unwrap_or(0) } else { 0 };
+            let mut ts = self.mem.ptr(interp + o.interp_threads_head as usize)?;
+            let mut seen = 0;
+            while ts != 0 && seen < MAX_THREADS && visited.insert(ts) {
+                seen += 1;
+                let next = self.mem.ptr(ts + o.tstate_next as usize)?;
+                let thread_id = self.mem.u64(ts + o.tstate_thread_id as usize)?;
+                if thread_id == 0 {
+                    // Created, not yet bound to an OS thread: no thread to report.
+                    ts = next;
+                    continue;
+                }
+                let native = self.mem.u64(ts + o.tstate_native_thread_id as usize)?;
+                let frame = self.mem.ptr(ts + o.tstate_current_frame as usize)?;
+                let frames = self.frames(frame, locals);
+                let thread_name = self.thread_name(interp, thread_id);
+                out.push(StackTrace {
+                    pid: self.pid as py_spy::Pid,
+                    thread_id,
+                    thread_name,
+                    os_thread_id: (native != 0).then_some(native),
+                    active: true,
+                    owns_gil: ts == holder,
+                    frames,
+                    process_info: None,
+                });
+                ts = next;
+            }
+        }
+        tracing::debug!(pid = self.pid, threads = out.len(), frames = out.iter().map(|t| t.frames.len()).sum::<usize>(), elapsed_us = began.elapsed().as_micros() as u64, "stacks read through the debug offsets");
+        Ok(out)
+    }
+
+    fn frames(&mut self, mut frame: usize, locals: bool) -> Vec<Frame> {
+        let o = self.o().clone();
+        let mut frames = Vec::new();
+        let mut visited = HashSet::new();
+        while frame != 0 && visited.len() < MAX_FRAMES && visited.insert(frame) {
+            let Ok(head) = self.mem.bytes(frame, o.frame_localsplus as usize + 8) else { break };
+            let field = |off: u64| usize::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
+            let previous = field(o.frame_previous);
+            let owner = head[o.frame_owner as usize];
+            let executable = field(o.frame_executable);
+            if owner != FRAME_OWNED_BY_CSTACK && executable != 0 {
+                if let Some(code) = self.code(executable) {
+                    let instr = field(o.frame_instr_ptr);
+                    let first = executable + o.code_adaptive as usize;
+                    let line = instr
+                        .checked_sub(first)
+                        .and_then(|lasti| linetable::line_at(&code.linetable, code.first_line, lasti / 2))
+                        .unwrap_or(code.first_line);
+                    let locals = if locals { Some(self.arguments(&code, frame)) } else { None };
+                    frames.push(Frame {
+                        name: code.qualname,
+                        filename: code.filename,
+                        module: None,
+                        short_filename: None,
+                        line,
+                        locals,
+                        is_entry: false,
+                        is_shim_entry: false,
+                    });
+                }
+            }
+            frame = previous;
+        }
+        frames
+    }
+
+    /// The code object at `addr`, from the cache when the same object is still there.
+    fn code(&mut self, addr: usize) -> Option<Code> {
+        let o = self.o().clone();
+        if let Some(ct) = self.code_type {
+            if self.mem.ptr(addr + o.object_type as usize).ok()? != ct {
+                return None;
+            }
+        }
+        let head = self.mem.bytes(addr, o.code_adaptive as usize).ok()?;
+        let ptr = |off: u64| usize::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
+        let int = |off: u64| i32::from_ne_bytes(head[off as usize..off as usize + 4].try_into().unwrap());
+        let mut key = [0u8; 32];
+        key[..8].copy_from_slice(&ptr(o.code_filename).to_ne_bytes());
+        key[8..16].copy_from_slice(&ptr(o.code_qualname).to_ne_bytes());
+        key[16..24].copy_from_slice(&ptr(o.code_linetable).to_ne_bytes());
+        key[24..28].copy_from_slice(&int(o.code_firstlineno).to_ne_bytes());
+        if let Some((k, c)) = self.codes.get(&addr) {
+            if *k == key {
+                return Some(c.clone());
+            }
+        }
+        let code = Code {
+            qualname: self.mem.string(ptr(o.code_qualname)).ok()?,
+            filename: self.mem.string(ptr(o.code_filename)).ok()?,
+            first_line: int(o.code_firstlineno),
+            linetable: self.mem.bytes_object(ptr(o.code_linetable)).ok()?,
+            argcount: int(o.code_argcount).clamp(0, 256) as usize,
+            localsplusnames: ptr(o.code_localsplusnames),
+        };
+        self.codes.insert(addr, (key, code.clone()));
+        Some(code)
+    }
+
+    /// A frame's positional arguments, each as `<Type at 0x…>`.
+    fn arguments(&self, code: &Code, frame: usize) -> Vec<LocalVariable> {
+        let o = self.o();
+        let names = self.mem.tuple_items(code.localsplusnames).unwrap_or_default();
+        let mut out = Vec::new();
+        for (i, &name) in names.iter().enumerate().take(code.argcount) {
+            let Ok(name) = self.mem.string(name) else { continue };
+            let Ok(value) = self.mem.ptr(frame + o.frame_localsplus as usize + 8 * i) else { continue };
+            let repr = (value != 0).then(|| self.mem.type_name(value).ok()).flatten().map(|t| format!("<{t} at 0x{value:x}>"));
+            out.push(LocalVariable { name, addr: value, arg: true, repr });
+        }
+        out
+    }
+
+    /// The thread's name from `threading._active`, cached by Python thread id (also when absent:
+    /// [`Interpreter::forget_thread_names`] clears it).
+    fn thread_name(&mut self, interp: usize, thread_id: u64) -> Option<String> {
+        if let Some(n) = self.names.get(&thread_id) {
+            return n.clone();
+        }
+        let began = std::time::Instant::now();
+        let names = self.read_thread_names(interp).unwrap_or_default();
+        tracing::debug!(pid = self.pid, names = names.len(), elapsed_us = began.elapsed().as_micros() as u64, "thread names read from threading._active");
+        for (id, name) in &names {
+            self.names.insert(*id, Some(name.clone()));
+        }
+        let name = names.get(&thread_id).cloned();
+        self.names.entry(thread_id).or_insert(name).clone()
+    }
+
+    fn read_thread_names(&self, interp: usize) -> Result<HashMap<u64, String>> {
+        let modules = self.mem.ptr(interp + self.o().interp_imports_modules as usize)?;
+        let Some(threading) = self.mem.dict_get(modules, "threading")? else { return Ok(HashMap::new()) };
+        let globals = self.mem.module_dict(threading)?;
+        let Some(active) = self.mem.dict_get(globals, "_active")? else { return Ok(HashMap::new()) };
+        let mut out = HashMap::new();
+        for (key, thread) in self.mem.dict_items(active)? {
+            let Ok(id) = self.mem.long(key) else { continue };
+            if let Ok(Some(name)) = self.mem.attribute(thread, "_name") {
+                if let Ok(name) = self.mem.string(name) {
+                    out.insert(id, name);
+                }
+            }
+        }
+        Ok(out)
+    }
+}

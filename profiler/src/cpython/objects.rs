@@ -1,0 +1,243 @@
+//! Python objects in another process's memory: strings, bytes, ints, tuples, dicts, module
+//! globals and instance attributes, laid out as the interpreter's debug offsets say, plus the few
+//! CPython 3.13 facts the offsets leave out (noted where used).
+
+use super::offsets::DebugOffsets;
+use anyhow::{bail, Result};
+use remoteprocess::ProcessMemory;
+
+/// Longest string read (names and paths).
+const MAX_STRING: usize = 4096;
+/// Most entries read from one dict, items from one tuple.
+const MAX_ENTRIES: usize = 1 << 16;
+
+/// `Py_TPFLAGS_INLINE_VALUES`, `Py_TPFLAGS_MANAGED_DICT` (Include/object.h, 3.13).
+const TPFLAGS_INLINE_VALUES: u64 = 1 << 2;
+const TPFLAGS_MANAGED_DICT: u64 = 1 << 4;
+
+/// Bytes between the end of `PyTypeObject` and `PyHeapTypeObject.ht_cached_keys`: the slot
+/// tables of the stable ABI (`as_async` 4, `as_number` 36, `as_mapping` 3, `as_sequence` 10,
+/// `as_buffer` 2 pointers) and `ht_name`, `ht_slots`, `ht_qualname`.
+const HEAP_TYPE_CACHED_KEYS_AFTER_TYPE: usize = (4 + 36 + 3 + 10 + 2 + 3) * 8;
+
+pub struct Memory {
+    process: remoteprocess::Process,
+    layout: Option<DebugOffsets>,
+}
+
+impl Memory {
+    pub fn new(process: remoteprocess::Process) -> Memory {
+        Memory { process, layout: None }
+    }
+
+    pub fn with_layout(self, layout: DebugOffsets) -> Memory {
+        Memory { layout: Some(layout), ..self }
+    }
+
+    pub fn layout(&self) -> &DebugOffsets {
+        self.layout.as_ref().expect("Memory::with_layout is called before any object is read")
+    }
+
+    pub fn process(&self) -> &remoteprocess::Process {
+        &self.process
+    }
+
+    pub fn bytes(&self, addr: usize, len: usize) -> Result<Vec<u8>> {
+        if addr == 0 {
+            bail!("NULL pointer");
+        }
+        let mut buf = vec![0u8; len];
+        self.process.read(addr, &mut buf)?;
+        Ok(buf)
+    }
+
+    pub fn u64(&self, addr: usize) -> Result<u64> {
+        Ok(u64::from_ne_bytes(self.bytes(addr, 8)?.try_into().unwrap()))
+    }
+
+    pub fn ptr(&self, addr: usize) -> Result<usize> {
+        Ok(self.u64(addr)? as usize)
+    }
+
+    pub fn i32(&self, addr: usize) -> Result<i32> {
+        Ok(i32::from_ne_bytes(self.bytes(addr, 4)?.try_into().unwrap()))
+    }
+
+    /// A `str` object's text.
+    pub fn string(&self, obj: usize) -> Result<String> {
+        let o = self.layout();
+        let state = self.i32(obj + o.unicode_state as usize)? as u32;
+        let length = self.u64(obj + o.unicode_length as usize)? as usize;
+        if length > MAX_STRING {
+            bail!("string of {length} characters");
+        }
+        // state: interned:2, kind:3, compact:1, ascii:1 (PyASCIIObject, 3.13).
+        let kind = ((state >> 2) & 7) as usize;
+        let compact = state & (1 << 5) != 0;
+        let ascii = state & (1 << 6) != 0;
+        if !matches!(kind, 1 | 2 | 4) {
+            bail!("not a string (kind {kind})");
+        }
+        let ascii_size = o.unicode_ascii_size as usize;
+        let data = match (compact, ascii) {
+            (true, true) => obj + ascii_size,
+            // PyCompactUnicodeObject: PyASCIIObject, utf8_length, utf8.
+            (true, false) => obj + ascii_size + 16,
+            // PyUnicodeObject: its last field points at the data.
+            (false, _) => self.ptr(obj + o.unicode_size as usize - 8)?,
+        };
+        let raw = self.bytes(data, length * kind)?;
+        let text = match kind {
+            1 => raw.iter().map(|&b| b as char).collect(),
+            2 => {
+                let units: Vec<u16> = raw.chunks_exact(2).map(|c| u16::from_ne_bytes([c[0], c[1]])).collect();
+                String::from_utf16_lossy(&units)
+            }
+            _ => raw
+                .chunks_exact(4)
+                .map(|c| char::from_u32(u32::from_ne_bytes(c.try_into().unwrap())).unwrap_or(char::REPLACEMENT_CHARACTER))
+                .collect(),
+        };
+        Ok(text)
+    }
+
+    /// A `bytes` object's contents.
+    pub fn bytes_object(&self, obj: usize) -> Result<Vec<u8>> {
+        let o = self.layout();
+        let size = self.u64(obj + o.bytes_size as usize)? as usize;
+        if size > 1 << 24 {
+            bail!("bytes of {size} bytes");
+        }
+        self.bytes(obj + o.bytes_data as usize, size)
+    }
+
+    /// A non-negative `int` that fits 64 bits (thread ids).
+    pub fn long(&self, obj: usize) -> Result<u64> {
+        let o = self.layout();
+        let tag = self.u64(obj + o.long_tag as usize)?;
+        // lv_tag: number of digits << 3 | sign (0 positive, 1 zero, 2 negative).
+        let (digits, sign) = ((tag >> 3) as usize, tag & 3);
+        if sign == 1 {
+            return Ok(0);
+        }
+        if sign != 0 || digits > 3 {
+            bail!("not a thread id");
+        }
+        let raw = self.bytes(obj + o.long_digits as usize, digits * 4)?;
+        let mut value: u64 = 0;
+        for (i, c) in raw.chunks_exact(4).enumerate() {
+            value |= u64::from(u32::from_ne_bytes(c.try_into().unwrap()) & 0x3fff_ffff) << (30 * i);
+        }
+        Ok(value)
+    }
+
+    pub fn tuple_items(&self, obj: usize) -> Result<Vec<usize>> {
+        let o = self.layout();
+        let n = self.u64(obj + o.tuple_size as usize)? as usize;
+        if n > MAX_ENTRIES {
+            bail!("tuple of {n} items");
+        }
+        let raw = self.bytes(obj + o.tuple_items as usize, n * 8)?;
+        Ok(raw.chunks_exact(8).map(|c| usize::from_ne_bytes(c.try_into().unwrap())).collect())
+    }
+
+    /// The `tp_name` of an object's type (for a class defined in Python, its `__name__`).
+    pub fn type_name(&self, obj: usize) -> Result<String> {
+        let o = self.layout();
+        let ty = self.ptr(obj + o.object_type as usize)?;
+        let name = self.ptr(ty + o.type_name as usize)?;
+        let raw = self.bytes(name, 256)?;
+        let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+        Ok(String::from_utf8_lossy(&raw[..end]).into_owned())
+    }
+
+    /// `(key, value)` pointers of a dict keys object's live entries, in insertion order;
+    /// `values` (a split dict's values array) supplies the values when given.
+    fn keys_entries(&self, keys: usize, values: Option<usize>) -> Result<Vec<(usize, usize)>> {
+        // PyDictKeysObject (3.13): dk_refcnt; dk_log2_size, dk_log2_index_bytes, dk_kind
+        // (+ dk_mutex on free-threaded builds), dk_version; dk_usable; dk_nentries; indices.
+        let head = self.bytes(keys, 32)?;
+        let log2_index_bytes = head[9] as u32;
+        let kind = head[10];
+        let nentries = i64::from_ne_bytes(head[24..32].try_into().unwrap());
+        if log2_index_bytes > 24 || !(0..=MAX_ENTRIES as i64).contains(&nentries) || kind > 2 {
+            bail!("not a dict keys object");
+        }
+        let n = nentries as usize;
+        let entries = keys + 32 + (1usize << log2_index_bytes);
+        // DICT_KEYS_GENERAL: (hash, key, value); unicode and split keys: (key, value).
+        let (size, key_at) = if kind == 0 { (24, 8) } else { (16, 0) };
+        let raw = self.bytes(entries, n * size)?;
+        let vals = match values {
+            // PyDictValues: capacity, size, embedded, valid (4 bytes, padded to 8), values[].
+            Some(v) => {
+                let capacity = self.bytes(v, 1)?[0] as usize;
+                Some(self.bytes(v + 8, n.min(capacity) * 8)?)
+            }
+            None => None,
+        };
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let e = &raw[i * size..(i + 1) * size];
+            let key = usize::from_ne_bytes(e[key_at..key_at + 8].try_into().unwrap());
+            let value = match &vals {
+                Some(v) => v.get(i * 8..i * 8 + 8).map_or(0, |b| usize::from_ne_bytes(b.try_into().unwrap())),
+                None => usize::from_ne_bytes(e[key_at + 8..key_at + 16].try_into().unwrap()),
+            };
+            if key != 0 && value != 0 {
+                out.push((key, value));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn dict_items(&self, dict: usize) -> Result<Vec<(usize, usize)>> {
+        let o = self.layout();
+        let keys = self.ptr(dict + o.dict_keys as usize)?;
+        let values = self.ptr(dict + o.dict_values as usize)?;
+        self.keys_entries(keys, (values != 0).then_some(values))
+    }
+
+    fn find_str(&self, entries: &[(usize, usize)], name: &str) -> Option<usize> {
+        entries.iter().find(|(k, _)| self.string(*k).is_ok_and(|s| s == name)).map(|&(_, v)| v)
+    }
+
+    /// `dict[name]` for a string key.
+    pub fn dict_get(&self, dict: usize, name: &str) -> Result<Option<usize>> {
+        Ok(self.find_str(&self.dict_items(dict)?, name))
+    }
+
+    /// A module's `__dict__` (`PyModuleObject.md_dict`, right after the object header).
+    pub fn module_dict(&self, module: usize) -> Result<usize> {
+        self.ptr(module + self.layout().object_size as usize)
+    }
+
+    /// An instance attribute of an object of a Python class: from its inline values (keys shared
+    /// through the class's `ht_cached_keys`) while they are valid, else from its managed dict.
+    pub fn attribute(&self, obj: usize, name: &str) -> Result<Option<usize>> {
+        let o = self.layout();
+        let ty = self.ptr(obj + o.object_type as usize)?;
+        let flags = self.u64(ty + o.type_flags as usize)?;
+        if flags & TPFLAGS_INLINE_VALUES != 0 {
+            let values = obj + o.object_size as usize;
+            let valid = self.bytes(values, 4)?[3] != 0;
+            if valid {
+                let keys = self.ptr(ty + o.type_size as usize + HEAP_TYPE_CACHED_KEYS_AFTER_TYPE)?;
+                let entries = self.keys_entries(keys, Some(values))?;
+                if let Some(v) = self.find_str(&entries, name) {
+                    return Ok(Some(v));
+                }
+            }
+        }
+        if flags & TPFLAGS_MANAGED_DICT != 0 {
+            // MANAGED_DICT_OFFSET (Include/internal/pycore_object.h): the pre-header word before
+            // the object, -1 pointer on free-threaded builds and -3 otherwise.
+            let back = if o.header.free_threaded { 8 } else { 24 };
+            let dict = self.ptr(obj - back)?;
+            if dict != 0 {
+                return self.dict_get(dict, name);
+            }
+        }
+        Ok(None)
+    }
+}

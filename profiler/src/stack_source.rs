@@ -1,0 +1,97 @@
+//! Where a process's Python threads and stacks come from: the interpreter's own debug offsets
+//! for CPython 3.13 and 3.13t ([`crate::cpython`]), py-spy's compiled-in bindings for every other
+//! version. The sampler asks this, never one of the two directly.
+
+use crate::cpython::{Found, Interpreter};
+use crate::gil::GilProbe;
+use py_spy::stack_trace::StackTrace;
+use py_spy::{Config, PythonSpy};
+
+pub enum StackSource {
+    /// CPython ≥ 3.13, read through `_Py_DebugOffsets`.
+    DebugOffsets(Interpreter),
+    /// py-spy's bindings (2.7, 3.3–3.12, later versions with the GIL).
+    PySpy { spy: PythonSpy, gil: Option<GilProbe> },
+}
+
+fn spy_config() -> Config {
+    Config {
+        blocking: py_spy::config::LockingStrategy::NonBlocking,
+        collect_thread_names: true,
+        include_idle: true,
+        ..Config::default()
+    }
+}
+
+impl StackSource {
+    /// Connects to process `pid`. Errors are py-spy's (or worded like them), for
+    /// `error::classify_attach_error`.
+    pub fn attach(pid: u32) -> anyhow::Result<StackSource> {
+        if let Found::Interpreter(i) = Interpreter::find(pid)? {
+            return Ok(StackSource::DebugOffsets(i));
+        }
+        let spy = PythonSpy::new(pid as py_spy::Pid, &spy_config())?;
+        let gil = GilProbe::new(spy.addresses.threadstate_address, spy.version.major, spy.version.minor);
+        Ok(StackSource::PySpy { spy, gil })
+    }
+
+    /// `3.11.7`, `3.13.5t` (free-threaded).
+    pub fn version(&self) -> String {
+        match self {
+            StackSource::DebugOffsets(i) => i.version(),
+            StackSource::PySpy { spy, .. } => spy.version.to_string(),
+        }
+    }
+
+    /// Whether a GIL is in force now (false on a free-threaded build unless something enabled it).
+    pub fn gil_enabled(&self) -> bool {
+        match self {
+            StackSource::DebugOffsets(i) => i.gil_enabled(),
+            StackSource::PySpy { .. } => true,
+        }
+    }
+
+    /// Every thread's stack, innermost frame first. Threads not yet bound to an OS thread are
+    /// left out.
+    pub fn stack_traces(&mut self) -> anyhow::Result<Vec<StackTrace>> {
+        match self {
+            StackSource::DebugOffsets(i) => i.stack_traces(false),
+            StackSource::PySpy { spy, .. } => {
+                let mut traces = spy.get_stack_traces()?;
+                traces.retain(|t| t.thread_id != 0);
+                Ok(traces)
+            }
+        }
+    }
+
+    /// Like [`StackSource::stack_traces`], with each frame's arguments (`self` as
+    /// `<Worker at 0x…>`): dearer, for learning thread types.
+    pub fn stack_traces_with_arguments(&mut self) -> anyhow::Result<Vec<StackTrace>> {
+        match self {
+            StackSource::DebugOffsets(i) => i.stack_traces(true),
+            StackSource::PySpy { spy, .. } => {
+                spy.config.dump_locals = 1;
+                let traces = spy.get_stack_traces();
+                spy.config.dump_locals = 0;
+                traces
+            }
+        }
+    }
+
+    /// The GIL holder's Python thread id read right now (`Some(None)`: nobody), or `None` when it
+    /// cannot be told. `known` are the process's Python thread ids.
+    pub fn gil_holder(&mut self, known: &[u64]) -> Option<Option<u64>> {
+        match self {
+            StackSource::DebugOffsets(i) => i.gil_holder().ok(),
+            StackSource::PySpy { spy, gil } => gil.as_mut().and_then(|g| g.holder(&spy.process, known).ok()),
+        }
+    }
+
+    /// Forgets cached "no name yet" answers, so names set since are read.
+    pub fn forget_thread_names(&mut self) {
+        match self {
+            StackSource::DebugOffsets(i) => i.forget_thread_names(),
+            StackSource::PySpy { spy, .. } => spy.python_thread_names.clear(),
+        }
+    }
+}
