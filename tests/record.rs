@@ -328,3 +328,86 @@ fn corrupt_and_truncated_run_files_are_reported_not_panicked() {
     let o = threadradar(dir.path(), &["info", "missing.json"]);
     assert!(stderr(&o).contains("no run file at missing.json"), "{}", stderr(&o));
 }
+
+/// The facts `churn.py` logged about one of its threads.
+struct Truth {
+    name: String,
+    ty: String,
+    tid: u32,
+    start: f64,
+    end: f64,
+}
+
+fn churn_truth(log: &std::path::Path) -> Vec<Truth> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(log).unwrap()).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| Truth {
+            name: t["name"].as_str().unwrap().to_string(),
+            ty: t["type"].as_str().unwrap().to_string(),
+            tid: t["tid"].as_u64().unwrap() as u32,
+            start: t["start"].as_f64().unwrap(),
+            end: t["end"].as_f64().unwrap(),
+        })
+        .collect()
+}
+
+#[test]
+fn thread_churn_keeps_one_entry_per_real_thread_with_its_own_name_and_type() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let log = dir.path().join("truth.json");
+    let o = record(&out, &["--interval-ms", "1"], &[&script("churn.py"), log.to_str().unwrap(), "600", "6"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    let truth = churn_truth(&log);
+    assert_eq!(truth.len(), 600);
+    let by_name: std::collections::HashMap<&str, &Truth> = truth.iter().map(|t| (t.name.as_str(), t)).collect();
+    let started_at = run.meta.started_at.expect("the run says when it started");
+
+    // One thread once per sample: no thread entry and no OS thread twice in one sample.
+    for (i, s) in run.samples.iter().enumerate() {
+        let mut ids: Vec<u32> = s.threads.iter().map(|t| t.thread).collect();
+        let mut tids: Vec<u32> = s.threads.iter().map(|t| run.threads[t.thread as usize].tid).collect();
+        ids.sort();
+        tids.sort();
+        let n = ids.len();
+        ids.dedup();
+        tids.dedup();
+        assert_eq!(ids.len(), n, "sample {i} lists a thread twice");
+        assert_eq!(tids.len(), n, "sample {i} lists an OS thread twice");
+    }
+
+    // Every recorded worker is one real thread: its name, native id, type and sample times
+    // agree with what that thread logged about itself.
+    let mut named = 0;
+    let mut workers = 0;
+    let mut seen_names = std::collections::HashSet::new();
+    for (id, th) in run.threads.iter().enumerate() {
+        if th.is_main {
+            continue;
+        }
+        workers += 1;
+        let Some(t) = by_name.get(th.name.as_str()) else { continue };
+        named += 1;
+        assert!(seen_names.insert(th.name.clone()), "{} has two entries", th.name);
+        assert_eq!(th.tid, t.tid, "{} recorded with tid {}, but it ran as {}", th.name, th.tid, t.tid);
+        if th.type_source != TypeSource::Unknown {
+            assert_eq!(th.thread_type, t.ty, "{} has the type of another thread", th.name);
+        }
+        for (i, s) in run.samples.iter().enumerate() {
+            if s.threads.iter().any(|ts| ts.thread == id as u32) {
+                let at = started_at + s.t as f64 / 1e9;
+                // `start`/`end` were taken before `start()` and after `join()`: the thread lived
+                // within them. A sample's time is when its tick began; the walk that saw the
+                // thread ended before the next tick began.
+                let next = run.samples.get(i + 1).map_or(f64::INFINITY, |n| started_at + n.t as f64 / 1e9);
+                assert!(next > t.start && at < t.end, "{} sampled at {at:.4}, but it ran {:.4}..{:.4}", th.name, t.start, t.end);
+            }
+        }
+    }
+    assert!(workers > 300, "only {workers} of 600 threads were recorded");
+    assert!(named as f64 >= 0.9 * workers as f64, "only {named} of {workers} recorded threads have their own name");
+}

@@ -68,6 +68,11 @@ pub struct Meta {
     pub interval_ms: f64,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub start_unix_ms: u64,
+    /// Wall-clock time of `t = 0` (the first sample's schedule), in Unix seconds with sub-second
+    /// precision: adding a sample's `t` gives the time of that sample, comparable with a
+    /// program's own `time.time()`. `None` in runs written before it was recorded.
+    #[serde(default)]
+    pub started_at: Option<f64>,
     /// Seconds from the first to the last sample attempt.
     pub duration_s: f64,
     /// Why recording ended.
@@ -211,6 +216,11 @@ pub struct Thread {
     pub type_source: TypeSource,
     /// Whether this is the process's main thread.
     pub is_main: bool,
+    /// The kernel's start time of the thread (`/proc/<pid>/task/<tid>/stat` field 22, clock ticks
+    /// since boot): with `pid` and `tid` it identifies one real thread even when the kernel reuses
+    /// the tid and CPython the ident. `None` when it could not be read (or in older runs).
+    #[serde(default)]
+    pub start_time: Option<u64>,
     /// Index of the first and last sample that contains this thread.
     pub first_sample: u32,
     pub last_sample: u32,

@@ -13,7 +13,7 @@ use crate::run::*;
 use crate::source::FileInfo;
 use crate::state::{classify, RuntimeRanges};
 use py_spy::{Config, PythonSpy};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
@@ -69,8 +69,25 @@ struct ProcSpy {
     gil: Option<GilProbe>,
 }
 
+/// Which thread of a process a trace belongs to: its OS thread id, or Python's ident when the
+/// interpreter does not report the tid (high bit set so the two never collide). The kernel's start
+/// time and the ident stored in the entry tell one real thread from a later one with the same key.
+type ThreadKey = (u32, u64);
+
+fn thread_key(pid: u32, tid: Option<u32>, ident: u64) -> ThreadKey {
+    match tid {
+        Some(t) => (pid, t as u64),
+        None => (pid, ident | 1 << 63),
+    }
+}
+
 struct ThreadEntry {
     id: ThreadId,
+    /// Python's ident of the thread (`threading.get_ident()`).
+    python_id: u64,
+    /// The name could not be trusted when the entry was made (py-spy caches names by ident, and
+    /// the ident was used by an earlier thread): take it from the next fresh lookup.
+    name_pending: bool,
     proc: Option<ThreadProc>,
     start_time: Option<u64>,
     last_sched: Option<SchedStat>,
@@ -109,7 +126,10 @@ pub struct Sampler {
     spies: Vec<ProcSpy>,
     /// Descendant pids that are not (yet) Python, with the number of failed attempts.
     candidates: HashMap<u32, u32>,
-    threads: HashMap<(u32, u32, u64), ThreadEntry>,
+    /// The current thread behind each key; a thread that ended is replaced by the next one.
+    threads: HashMap<ThreadKey, ThreadEntry>,
+    /// Every `(pid, ident)` seen: a new thread with one of these idents may carry a stale name.
+    seen_idents: HashSet<(u32, u64)>,
     builder: RunBuilder,
     files: HashMap<String, u32>,
     file_names: Vec<String>,
@@ -227,6 +247,7 @@ impl Sampler {
             spies: Vec::new(),
             candidates: HashMap::new(),
             threads: HashMap::new(),
+            seen_idents: HashSet::new(),
             builder: RunBuilder::new(meta),
             files: HashMap::new(),
             file_names: Vec::new(),
@@ -271,6 +292,8 @@ impl Sampler {
         set_timer_slack();
         let interval = self.opts.interval;
         self.start = Instant::now();
+        self.builder.run_mut().meta.started_at =
+            SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_secs_f64());
         let mut tick: u64 = 0;
         let mut last_progress = self.start;
         loop {
@@ -387,10 +410,10 @@ impl Sampler {
             // GIL holder at the start of its walk, so state and GIL are observed microseconds
             // apart instead of a whole stack walk apart (which mislabels short bursts).
             let pid = self.spies[si].pid;
-            let known: Vec<u64> = self.threads.keys().filter(|k| k.0 == pid).map(|k| k.2).collect();
+            let known: Vec<u64> = self.threads.iter().filter(|(k, _)| k.0 == pid).map(|(_, e)| e.python_id).collect();
             let spy = &mut self.spies[si];
             self.tick_holder = spy.gil.as_mut().and_then(|g| g.holder(&spy.spy.process, &known).ok());
-            for ((p, _, _), e) in self.threads.iter_mut() {
+            for ((p, _), e) in self.threads.iter_mut() {
                 if *p != pid {
                     continue;
                 }
@@ -400,7 +423,7 @@ impl Sampler {
                 }
             }
             let traces = match self.spies[si].spy.get_stack_traces() {
-                Ok(t) => t,
+                Ok(t) => one_trace_per_thread(t),
                 Err(_) => {
                     if !procfs::is_alive(self.spies[si].pid) {
                         self.spies[si].alive = false;
@@ -442,31 +465,47 @@ impl Sampler {
 
     fn observe(&mut self, si: usize, pid: u32, trace: py_spy::StackTrace, wants_type: &mut bool, unnamed: &mut bool) -> Option<ThreadSample> {
         let tid = trace.os_thread_id.map(|t| t as u32);
-        let key = (pid, tid.unwrap_or(0), trace.thread_id);
+        let key = thread_key(pid, tid, trace.thread_id);
         let mut entry = self.threads.remove(&key);
         // The kernel's view: read before the stack walk, or now for a thread new in this tick.
         let mut reading = entry.as_mut().and_then(|e| e.pre.take());
+        // A different Python thread behind the same tid (the tid was reused; or no tid and the
+        // ident was reused, which start times cannot tell): a new thread.
+        if entry.as_ref().is_some_and(|e| e.python_id != trace.thread_id) {
+            let old = entry.take().unwrap();
+            reading = None;
+            entry = Some(self.new_thread_entry(si, pid, tid, &trace, None));
+            drop(old);
+        }
         if let Some(tid) = tid {
             let e = match entry.as_mut() {
                 Some(e) => e,
-                None => entry.insert(self.new_thread_entry(pid, tid, &trace, None)),
+                None => entry.insert(self.new_thread_entry(si, pid, Some(tid), &trace, None)),
             };
-            if reading.is_none() || (matches!(reading, Some(KernelReading::Vanished)) && e.start_time.is_none()) {
+            if !matches!(reading, Some(KernelReading::Read { .. })) {
+                // No reading yet, or the files opened for this tid belong to a thread that has
+                // ended: open them again, which reaches whichever thread has the tid now.
+                if matches!(reading, Some(KernelReading::Vanished)) {
+                    e.proc = None;
+                }
                 if e.proc.is_none() {
                     e.proc = ThreadProc::open(pid, tid).ok();
                 }
-                reading = e.proc.as_mut().map(KernelReading::take);
+                reading = e.proc.as_mut().map(KernelReading::take).or(Some(KernelReading::Vanished));
             }
             if let Some(KernelReading::Read { stat, .. }) = reading {
                 if e.start_time.is_some_and(|st| st != stat.start_time) {
                     // The tid was reused by a new thread: start a new entry.
                     let proc_ = e.proc.take();
-                    *e = self.new_thread_entry(pid, tid, &trace, proc_);
+                    *e = self.new_thread_entry(si, pid, Some(tid), &trace, proc_);
                 }
-                e.start_time = Some(stat.start_time);
+                if e.start_time.is_none() {
+                    e.start_time = Some(stat.start_time);
+                    self.builder.run_mut().threads[e.id as usize].start_time = Some(stat.start_time);
+                }
             }
         } else if entry.is_none() {
-            entry = Some(self.new_thread_entry(pid, 0, &trace, None));
+            entry = Some(self.new_thread_entry(si, pid, None, &trace, None));
         }
         let (stat, sched, syscall) = match reading {
             Some(KernelReading::Read { stat, sched, syscall }) => (Some(stat), sched, syscall),
@@ -506,6 +545,8 @@ impl Sampler {
             (Some(prev), true) if now_ns > prev => Some(cpu_ns as f64 / (now_ns - prev) as f64),
             _ => None,
         };
+        // The trace that made a pending entry carries the possibly stale cached name.
+        let first_observation = e.last_seen_ns.is_none();
         e.last_seen_ns = Some(now_ns);
         e.last_sched_was_fresh = sched.is_some();
         // A thread that held the GIL at its previous sample and is runnable without it now has
@@ -515,13 +556,21 @@ impl Sampler {
         let (state, blocked) = classify(os_state, owns_gil, syscall, &self.spies[si].runtime, recent_cpu);
 
         match trace.thread_name.as_deref() {
+            Some(_) if e.name_pending && first_observation => {}
+            // A pending name's cache entry was dropped when the entry was made, so this name
+            // comes from a lookup made after this thread existed.
             Some(name) => {
+                e.name_pending = false;
                 let th = &mut self.builder.run_mut().threads[id as usize];
                 if th.name != name {
                     th.name = name.to_string();
                 }
             }
             None => *unnamed = true,
+        }
+        if e.name_pending {
+            // Not registered in `threading` yet: ask again at the next tick.
+            self.spies[si].spy.python_thread_names.remove(&trace.thread_id);
         }
         if e.type_attempts > 0 {
             *wants_type = true;
@@ -532,9 +581,20 @@ impl Sampler {
         Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked })
     }
 
-    fn new_thread_entry(&mut self, pid: u32, tid: u32, trace: &py_spy::StackTrace, proc_: Option<ThreadProc>) -> ThreadEntry {
-        let os_name = if tid != 0 { procfs::thread_comm(pid, tid) } else { None };
-        let name = trace.thread_name.clone().or(os_name).unwrap_or_else(|| format!("thread-{}", trace.thread_id));
+    /// A new entry for the thread behind `trace`. Its name is trusted only when no earlier thread
+    /// of the process had the same ident: py-spy caches names by ident, and CPython gives a new
+    /// thread the ident of one that ended, so the cached name may be the earlier thread's. Such a
+    /// name is dropped from the cache and read afresh at the next tick.
+    fn new_thread_entry(&mut self, si: usize, pid: u32, tid: Option<u32>, trace: &py_spy::StackTrace, proc_: Option<ThreadProc>) -> ThreadEntry {
+        let reused_ident = !self.seen_idents.insert((pid, trace.thread_id));
+        let python_name = if reused_ident { None } else { trace.thread_name.clone() };
+        let name_pending = python_name.is_none();
+        if name_pending {
+            self.spies[si].spy.python_thread_names.remove(&trace.thread_id);
+        }
+        let os_name = tid.and_then(|tid| procfs::thread_comm(pid, tid));
+        let name = python_name.or(os_name).unwrap_or_else(|| format!("thread-{}", trace.thread_id));
+        let tid = tid.unwrap_or(0);
         let is_main = tid != 0 && tid == pid;
         let mut th = new_thread(pid, tid, trace.thread_id, &name, "");
         th.is_main = is_main;
@@ -543,7 +603,19 @@ impl Sampler {
             th.type_source = TypeSource::Main;
         }
         let id = self.builder.thread(th);
-        ThreadEntry { id, proc: proc_, start_time: None, last_sched: None, last_seen_ns: None, last_sched_was_fresh: false, held_gil: false, pre: None, type_attempts: if is_main { 0 } else { 3 } }
+        ThreadEntry {
+            id,
+            python_id: trace.thread_id,
+            name_pending,
+            proc: proc_,
+            start_time: None,
+            last_sched: None,
+            last_seen_ns: None,
+            last_sched_was_fresh: false,
+            held_gil: false,
+            pre: None,
+            type_attempts: if is_main { 0 } else { 3 },
+        }
     }
 
     /// Reads the class of each new thread's `threading.Thread` object: the `self` local of
@@ -557,9 +629,9 @@ impl Sampler {
         let pid = spy.pid;
         let Ok(traces) = traces else { return };
         for trace in traces {
-            let tid = trace.os_thread_id.map(|t| t as u32).unwrap_or(0);
-            let Some(e) = self.threads.get_mut(&(pid, tid, trace.thread_id)) else { continue };
-            if e.type_attempts == 0 {
+            let key = thread_key(pid, trace.os_thread_id.map(|t| t as u32), trace.thread_id);
+            let Some(e) = self.threads.get_mut(&key) else { continue };
+            if e.type_attempts == 0 || e.python_id != trace.thread_id {
                 continue;
             }
             e.type_attempts -= 1;
@@ -731,6 +803,11 @@ fn derive_entry_point_types(run: &mut Run) {
             };
             if let Some(f) = entry {
                 let file = run.file_path(f.file);
+                // A thread caught while `threading` starts it (`Event.set`, `_set_tstate_lock`)
+                // or ends it: its entry point is not on the stack yet; look at another sample.
+                if file.ends_with("threading.py") && run.str(f.qualname) != "Thread.run" {
+                    continue;
+                }
                 let ty = if run.str(f.qualname) == "Thread.run" && file.ends_with("threading.py") {
                     "Thread".to_string()
                 } else if let Some(c) = f.class {
@@ -760,6 +837,37 @@ fn derive_entry_point_types(run: &mut Run) {
             }
         }
     }
+}
+
+/// One trace per OS thread. While CPython starts a thread, the new thread's state is made by the
+/// thread that starts it and carries that thread's ids until the new thread runs (3.11: native id
+/// and ident of the parent), so the parent appears twice, once without frames. Keeps the trace with
+/// Python frames (the first one on a tie); traces without a tid are kept as they are.
+fn one_trace_per_thread(mut traces: Vec<py_spy::StackTrace>) -> Vec<py_spy::StackTrace> {
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let mut keep = vec![true; traces.len()];
+    for (i, t) in traces.iter().enumerate() {
+        let Some(tid) = t.os_thread_id else { continue };
+        match seen.get(&tid) {
+            None => {
+                seen.insert(tid, i);
+            }
+            Some(&j) => {
+                if traces[j].frames.is_empty() && !t.frames.is_empty() {
+                    keep[j] = false;
+                    seen.insert(tid, i);
+                } else {
+                    keep[i] = false;
+                }
+            }
+        }
+    }
+    let mut i = 0;
+    traces.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    traces
 }
 
 fn process_name(pid: u32) -> String {
