@@ -119,8 +119,201 @@ fn duration_ends_a_launched_program() {
     let run = read(&out);
     assert_eq!(run.meta.end_reason, EndReason::Duration);
     assert!(run.meta.duration_s < 1.5);
-    // Terminated by SIGTERM: 128 + 15.
-    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    // Asked to stop with SIGINT first: Python ends on KeyboardInterrupt by SIGINT, 128 + 2.
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(run.meta.stopped_with.as_deref(), Some("SIGINT"));
+    assert_eq!(run.meta.exit_status.and_then(|s| s.signal), Some(2));
+    assert!(stderr(&o).contains("the program was ended by SIGINT"), "{}", stderr(&o));
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+fn logged(log: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+fn logged_child(log: &std::path::Path) -> i32 {
+    logged(log).iter().find_map(|l| l.strip_prefix("child ").map(|p| p.parse().unwrap())).expect("the program logged its child")
+}
+
+#[test]
+fn duration_ends_the_whole_process_group_step_by_step() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let log = dir.path().join("signals.log");
+    // Ignores SIGINT and SIGTERM for 60 s, and has a child of its own.
+    let t0 = Instant::now();
+    let o = record(&out, &["--duration", "1"], &[&script("stubborn.py"), log.to_str().unwrap(), "60", "ignore-term"]);
+    let took = t0.elapsed();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(128 + 9), "{e}");
+    let signals = logged(&log);
+    assert_eq!(signals.iter().filter(|l| *l == "SIGINT").count(), 1, "{signals:?}");
+    assert_eq!(signals.iter().filter(|l| *l == "SIGTERM").count(), 1, "{signals:?}");
+    // SIGINT, 2 s, SIGTERM, 2 s, SIGKILL.
+    assert!(took >= Duration::from_secs(5) && took < Duration::from_secs(12), "{took:?}");
+    let child = logged_child(&log);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!alive(child), "the program's own child {child} was left running");
+    let run = read(&out);
+    assert_eq!(run.meta.end_reason, EndReason::Duration);
+    assert_eq!(run.meta.stopped_with.as_deref(), Some("SIGKILL"));
+    assert_eq!(run.meta.exit_status.and_then(|s| s.signal), Some(9));
+    assert!(e.contains("the program was ended by SIGKILL (threadradar sent SIGKILL to its process group)"), "{e}");
+}
+
+/// `threadradar ARGS…` with a pseudo-terminal as its controlling terminal, as in a shell.
+struct OnPty {
+    child: std::process::Child,
+    master: std::fs::File,
+    output: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl OnPty {
+    fn spawn(cwd: &std::path::Path, args: &[&str]) -> OnPty {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::process::CommandExt;
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty with valid out-pointers; no name, termios or size.
+        let r = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+        assert_eq!(r, 0, "openpty");
+        let mut cmd = Command::new(bin());
+        cmd.args(args).current_dir(cwd);
+        // SAFETY: the slave fd is valid; each Stdio takes its own duplicate.
+        unsafe {
+            cmd.stdin(Stdio::from_raw_fd(libc::dup(slave)))
+                .stdout(Stdio::from_raw_fd(libc::dup(slave)))
+                .stderr(Stdio::from_raw_fd(libc::dup(slave)));
+            // A new session whose controlling terminal is the pty: the terminal's Ctrl-C goes to
+            // the foreground process group, threadradar's.
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        // SAFETY: closing our copy of the slave, which we own.
+        unsafe { libc::close(slave) };
+        // SAFETY: the master fd is ours; the File owns it from here.
+        let master = unsafe { std::fs::File::from_raw_fd(master) };
+        let output = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (mut reader, sink) = (master.try_clone().unwrap(), output.clone());
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        OnPty { child, master, output }
+    }
+
+    fn ctrl_c(&mut self) {
+        use std::io::Write;
+        self.master.write_all(&[3]).unwrap();
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
+    }
+
+    fn wait_for_text(&self, needle: &str, limit: Duration) {
+        let until = Instant::now() + limit;
+        while !self.text().contains(needle) {
+            assert!(Instant::now() < until, "no {needle:?} in {}", self.text());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn one_ctrl_c_in_a_terminal_waits_for_the_program_and_a_second_kills_it() {
+    let _g = serial();
+    let dir = tmp();
+    let py = python();
+    let log = dir.path().join("signals.log");
+    let args = |out: &'static str, linger: &'static str| -> Vec<String> {
+        ["record", "-o", out, "--", &py, &script("stubborn.py"), log.to_str().unwrap(), linger].iter().map(|s| s.to_string()).collect()
+    };
+
+    // One Ctrl-C: the program gets exactly one SIGINT, takes 3 s to finish, and is not killed.
+    let a = args("one.json", "3");
+    let mut t = OnPty::spawn(dir.path(), &a.iter().map(String::as_str).collect::<Vec<_>>());
+    t.wait_for_text("ready", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    t.ctrl_c();
+    let status = t.child.wait().unwrap();
+    let took = t0.elapsed();
+    let child = logged_child(&log);
+    // SAFETY: killing the program's leftover child, which this test started.
+    unsafe { libc::kill(child, libc::SIGKILL) };
+    assert_eq!(status.code(), Some(5), "{}", t.text());
+    assert!(took >= Duration::from_millis(2900), "ended after {took:?}: {}", t.text());
+    assert_eq!(logged(&log).iter().filter(|l| *l == "SIGINT").count(), 1, "{:?}", logged(&log));
+    let run = read(&dir.path().join("one.json"));
+    assert_eq!(run.meta.end_reason, EndReason::Interrupted);
+    assert_eq!(run.meta.exit_status.and_then(|s| s.code), Some(5));
+    assert!(t.text().contains("press Ctrl-C again to kill it"), "{}", t.text());
+
+    // Two Ctrl-Cs: the program (and its child) are killed at once.
+    std::fs::remove_file(&log).unwrap();
+    let a = args("two.json", "60");
+    let mut t = OnPty::spawn(dir.path(), &a.iter().map(String::as_str).collect::<Vec<_>>());
+    t.wait_for_text("ready", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(500));
+    t.ctrl_c();
+    t.wait_for_text("press Ctrl-C again", Duration::from_secs(10));
+    let t0 = Instant::now();
+    t.ctrl_c();
+    let status = t.child.wait().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert_eq!(status.code(), Some(128 + 9), "{}", t.text());
+    let child = logged_child(&log);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!alive(child), "the program's child {child} survived the kill");
+    assert_eq!(read(&dir.path().join("two.json")).meta.stopped_with.as_deref(), Some("SIGKILL"));
+}
+
+#[test]
+fn messages_say_what_happened() {
+    let dir = tmp();
+    // A shell that never starts Python.
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--subprocesses", "--", "bash", "-c", "sleep 1"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("no Python process appeared") && !e.contains("nothing was sampled"), "{e}");
+
+    // The cause of a failed start, once.
+    let o = threadradar(dir.path(), &["record", "--", "/no/such/program"]);
+    let e = stderr(&o);
+    assert_eq!(e.matches("No such file or directory").count(), 1, "{e}");
+
+    // As root, advice about ptrace_scope does not apply.
+    if unsafe { libc::geteuid() } == 0 {
+        let o = threadradar(dir.path(), &["record", "--pid", "1", "-o", "x.json"]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(!e.contains("ptrace_scope") && !e.contains("run threadradar as root"), "{e}");
+    }
+
+    // A reader that goes away: exit quietly, like other Unix tools.
+    let out = dir.path().join("run.json");
+    let o = record(&out, &[], &[&script("threads.py"), "0.3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut info = Command::new(bin()).args(["info", out.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(info.stdout.take());
+    let o = info.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
 }
 
 #[test]

@@ -79,6 +79,10 @@ pub struct Meta {
     pub end_reason: EndReason,
     /// How the launched program ended, when it was launched and has ended.
     pub exit_status: Option<ExitStatus>,
+    /// The last signal threadradar sent the launched program's process group to end it
+    /// (`"SIGINT"`, `"SIGTERM"`, `"SIGKILL"`), when recording stopped before the program did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_with: Option<String>,
     /// Number of entries in `samples`.
     pub sample_count: u64,
     /// Ticks that were skipped because the sampler fell more than one interval behind.

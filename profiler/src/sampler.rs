@@ -187,7 +187,7 @@ impl Sampler {
                 }
                 Err(e) => {
                     let err = classify_attach_error(root, &e);
-                    if matches!(err, RecordError::PermissionDenied { .. }) {
+                    if matches!(err, RecordError::PermissionDenied { .. } | RecordError::PermissionDeniedAsRoot { .. }) {
                         return Err(err);
                     }
                     if !procfs::is_alive(root) {
