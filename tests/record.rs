@@ -604,3 +604,36 @@ fn thread_churn_keeps_one_entry_per_real_thread_with_its_own_name_and_type() {
     assert!(workers > 300, "only {workers} of 600 threads were recorded");
     assert!(named as f64 >= 0.9 * workers as f64, "only {named} of {workers} recorded threads have their own name");
 }
+
+#[test]
+fn the_users_code_is_user_code_whatever_its_path_looks_like() {
+    let _g = serial();
+    let dir = tmp();
+    let kind_of = |run: &threadradar_profiler::Run, suffix: &str| {
+        run.files.iter().find(|f| run.str(f.path).ends_with(suffix)).map(|f| f.kind).unwrap_or_else(|| {
+            panic!("no file *{suffix} in {:?}", run.files.iter().map(|f| run.str(f.path)).collect::<Vec<_>>())
+        })
+    };
+    // CPython's own test suite, run as a user runs it: the tests are the user's code.
+    let out = dir.path().join("suite.json");
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--interval-ms", "1", "-o", out.to_str().unwrap(), "--", &python(), "-m", "test.test_threading_local"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    assert_eq!(kind_of(&run, "/test/test_threading_local.py"), FileKind::User);
+    assert_eq!(kind_of(&run, "/threading.py"), FileKind::Stdlib);
+
+    // A project laid out like an interpreter (`lib/python3.11/…`), run from its directory.
+    let lib = dir.path().join("proj/lib/python3.11");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::copy(script("threads.py"), lib.join("app.py")).unwrap();
+    let out = dir.path().join("proj.json");
+    let o = Command::new(bin())
+        .args(["record", "--no-progress", "-o", out.to_str().unwrap(), "--", &python(), "lib/python3.11/app.py", "0.5"])
+        .current_dir(dir.path().join("proj"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    assert_eq!(kind_of(&run, "/proj/lib/python3.11/app.py"), FileKind::User);
+    assert_eq!(kind_of(&run, "/threading.py"), FileKind::Stdlib);
+}

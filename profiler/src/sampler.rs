@@ -10,7 +10,7 @@ use crate::error::{classify_attach_error, RecordError};
 use crate::gil::GilProbe;
 use crate::procfs::{self, SchedStat, ThreadProc};
 use crate::run::*;
-use crate::source::FileInfo;
+use crate::source::{file_kind_in, pytest_rootdir, FileInfo, UserRoots};
 use crate::state::{classify, RuntimeRanges};
 use py_spy::{Config, PythonSpy};
 use std::collections::{HashMap, HashSet};
@@ -141,6 +141,8 @@ pub struct Sampler {
     start: Instant,
     last_scan: Instant,
     stats: Stats,
+    /// Where the user's code is, for each file's kind.
+    user_roots: UserRoots,
     /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
     tick_holder: Option<Option<u64>>,
 }
@@ -259,6 +261,7 @@ impl Sampler {
             start: now,
             last_scan: now,
             stats: Stats::default(),
+            user_roots: UserRoots::default(),
             tick_holder: None,
         };
         match first {
@@ -282,8 +285,29 @@ impl Sampler {
             command: procfs::cmdline(pid),
             python_version: Some(version),
         });
+        self.add_user_roots(pid);
         let gil = GilProbe::new(spy.addresses.threadstate_address, spy.version.major, spy.version.minor);
         self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, names_refreshed: Instant::now(), gil });
+    }
+
+    /// The working directory's tree, the script and the pytest rootdir of a sampled process.
+    fn add_user_roots(&mut self, pid: u32) {
+        let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd")) else { return };
+        self.user_roots.add_dir(&cwd);
+        let command = procfs::cmdline(pid);
+        // The script: the first `.py` argument before any `-c`/`-m` ends the interpreter's own.
+        for a in command.iter().skip(1) {
+            if a == "-c" || a == "-m" {
+                break;
+            }
+            if a.ends_with(".py") {
+                self.user_roots.add_file(&cwd.join(a));
+                break;
+            }
+        }
+        if let Some(root) = pytest_rootdir(&command, &cwd) {
+            self.user_roots.add_dir(&root);
+        }
     }
 
     /// Samples until `stop` is set, the duration elapses or every process has exited; calls
@@ -702,8 +726,8 @@ impl Sampler {
         // Files and functions.
         let mut file_map = Vec::with_capacity(self.file_names.len());
         for (i, path) in self.file_names.iter().enumerate() {
-            let info = infos.get(&(i as u32)).cloned().unwrap_or_else(|| FileInfo { kind: crate::source::file_kind(path), ..Default::default() });
-            file_map.push(b.file(path, info.kind, info.sha256.clone()));
+            let info = infos.get(&(i as u32)).cloned().unwrap_or_default();
+            file_map.push(b.file(path, file_kind_in(path, &self.user_roots), info.sha256.clone()));
         }
         let mut frame_map = Vec::with_capacity(self.raw_frame_list.len());
         for raw in &self.raw_frame_list {
