@@ -505,7 +505,7 @@ fn corrupt_and_truncated_run_files_are_reported_not_panicked() {
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("truncated.json", bytes[..bytes.len() * 2 / 3].to_vec(), "is truncated"),
         ("corrupt.json", String::from_utf8_lossy(&bytes).replacen("\"samples\":[", "\"samples\":[[1],", 1).into_bytes(), "is corrupt"),
-        ("newer.json", String::from_utf8_lossy(&bytes).replacen("\"version\":1", "\"version\":7", 1).into_bytes(), "upgrade threadradar"),
+        ("newer.json", String::from_utf8_lossy(&bytes).replacen("\"version\":2", "\"version\":7", 1).into_bytes(), "upgrade threadradar"),
         ("empty.json", Vec::new(), "is empty"),
         ("text.json", b"hello".to_vec(), "not a ThreadRadar run file"),
     ];
@@ -636,4 +636,59 @@ fn the_users_code_is_user_code_whatever_its_path_looks_like() {
     let run = read(&out);
     assert_eq!(kind_of(&run, "/proj/lib/python3.11/app.py"), FileKind::User);
     assert_eq!(kind_of(&run, "/threading.py"), FileKind::Stdlib);
+}
+
+#[test]
+fn a_recorder_killed_with_sigkill_leaves_a_readable_run() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let rec = record_forever_in_background(&out);
+    std::thread::sleep(Duration::from_millis(3000));
+    let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", rec.id())).unwrap();
+    let py: i32 = kids.split_whitespace().next().expect("a child process").parse().unwrap();
+    let killed_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    unsafe {
+        libc::kill(rec.id() as i32, libc::SIGKILL);
+    }
+    // The program runs in its own process group and outlives the recorder: end it (before
+    // waiting, as it holds the recorder's stderr open).
+    unsafe {
+        libc::kill(-py, libc::SIGKILL);
+    }
+    let _ = rec.wait_with_output();
+    let run = read(&out);
+    assert!(run.meta.partial, "the reader says the run was cut off");
+    let last = run.meta.started_at.unwrap() + run.samples.last().unwrap().t as f64 / 1e9;
+    // Appended every half second: at most about a second is lost.
+    assert!(killed_at - last < 1.0, "the run ends {:.2} s before the kill", killed_at - last);
+    assert!(run.threads.iter().any(|t| t.name == "busy"));
+    assert!(count_by_name(&run, ThreadState::Computing).get("busy").copied().unwrap_or(0) > 50);
+    let o = threadradar(dir.path(), &["info", out.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("partial"), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn the_rate_is_counted_over_each_threads_own_lifetime() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    // Python starts 1.5 s into the recording, behind a shell wrapper.
+    let cmd = format!("sleep 1.5; {} {} 1.5", python(), script("threads.py"));
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--subprocesses", "-o", out.to_str().unwrap(), "--", "bash", "-c", &cmd]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    let from_recording_start = run.samples.len() as f64 / run.meta.duration_s;
+    // The threads lived about half of the recording: their rate is about twice the naive one.
+    assert!(
+        run.meta.achieved_rate_hz > 1.5 * from_recording_start,
+        "{:.0} Hz over the threads' lives against {from_recording_start:.0} Hz over the recording",
+        run.meta.achieved_rate_hz
+    );
+    // And it is what the samples say: each thread's samples over its own first-to-last span.
+    let heavy = run.threads.iter().position(|t| t.name == "heavy").unwrap() as u32;
+    let th = &run.threads[heavy as usize];
+    let n = run.samples.iter().filter(|s| s.threads.iter().any(|t| t.thread == heavy)).count() as f64;
+    let life = (run.samples[th.last_sample as usize].t - run.samples[th.first_sample as usize].t) as f64 / 1e9 + run.meta.interval_ms / 1e3;
+    assert!((n / life - run.meta.achieved_rate_hz).abs() < 0.1 * run.meta.achieved_rate_hz, "heavy: {:.0} Hz", n / life);
 }

@@ -16,8 +16,10 @@ use std::fmt;
 
 /// The value of the `format` field of every run file.
 pub const FORMAT: &str = "threadradar-run";
-/// The run-file version this build writes and the newest it reads.
-pub const VERSION: u32 = 1;
+/// The run-file version this build writes and the newest it reads. Version 2 is a stream of
+/// JSON lines (a header, then chunks that add to the tables), written while recording so that a
+/// recorder that is killed leaves a readable run; version 1 (one JSON document) is still read.
+pub const VERSION: u32 = 2;
 
 /// Index into [`Run::strings`].
 pub type StrId = u32;
@@ -99,6 +101,11 @@ pub struct Meta {
     pub threadradar_version: String,
     /// Whether child processes were followed.
     pub subprocesses: bool,
+    /// Set by the reader when the file ends without its final chunk: the recorder was killed (or
+    /// crashed) and the run holds what it had flushed, at most about a second less than it saw.
+    /// Functions are then the interpreter's names (frames were not yet mapped to the source).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 /// How the profiled program came to be sampled.

@@ -48,8 +48,13 @@ pub struct Progress {
     pub samples: u64,
     pub threads: usize,
     pub processes: usize,
+    /// Samples per second since the first sample.
     pub achieved_rate_hz: f64,
     pub target_rate_hz: f64,
+    /// The mean time one tick (reading every thread) took in the last progress period.
+    pub tick: Duration,
+    /// Whether sampling fell behind in the last progress period (ticks skipped or late).
+    pub behind: bool,
 }
 
 /// A raw frame as py-spy reports it, before source resolution.
@@ -143,12 +148,37 @@ pub struct Sampler {
     stats: Stats,
     /// Where the user's code is, for each file's kind.
     user_roots: UserRoots,
+    /// The run file being written while recording, when asked for.
+    stream: Option<Stream>,
     /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
     tick_holder: Option<Option<u64>>,
 }
 
+/// How much of the run has been appended to the run file so far.
+struct Stream {
+    path: std::path::PathBuf,
+    writer: Option<crate::runfile::StreamWriter>,
+    last: Instant,
+    strings: usize,
+    files: usize,
+    frames: usize,
+    stacks: usize,
+    processes: usize,
+    samples: usize,
+    /// The threads as last written, to write only the ones that changed.
+    threads: Vec<Thread>,
+}
+
+/// How often the run file is appended to while recording: at most this much is lost when the
+/// recorder is killed.
+const STREAM_EVERY: Duration = Duration::from_millis(500);
+
 #[derive(Default)]
 struct Stats {
+    /// Ticks, their total time, and ticks skipped or late, since the last progress report.
+    window_ticks: u64,
+    window_busy: Duration,
+    window_behind: u64,
     missed: u64,
     late: u64,
     failed: u64,
@@ -262,6 +292,7 @@ impl Sampler {
             last_scan: now,
             stats: Stats::default(),
             user_roots: UserRoots::default(),
+            stream: None,
             tick_holder: None,
         };
         match first {
@@ -310,6 +341,98 @@ impl Sampler {
         }
     }
 
+    /// Writes the run to `path` while recording, every half second (the file is created at the
+    /// first write that has samples). Frames are written with the interpreter's names, as they
+    /// are before the source is read; the caller replaces the file with the finished run.
+    pub fn stream_to(&mut self, path: &std::path::Path) {
+        self.stream = Some(Stream {
+            path: path.to_path_buf(),
+            writer: None,
+            last: Instant::now(),
+            strings: 0,
+            files: 0,
+            frames: 0,
+            stacks: 0,
+            processes: 0,
+            samples: 0,
+            threads: Vec::new(),
+        });
+    }
+
+    /// Appends what is new since the last append to the run file.
+    fn flush_stream(&mut self) {
+        let Some(mut st) = self.stream.take() else { return };
+        st.last = Instant::now();
+        if self.builder.run().samples.is_empty() {
+            self.stream = Some(st);
+            return;
+        }
+        if st.writer.is_none() {
+            match crate::runfile::StreamWriter::create(&st.path) {
+                Ok(w) => st.writer = Some(w),
+                Err(e) => {
+                    tracing::warn!("not writing the run while recording: {e}");
+                    return;
+                }
+            }
+        }
+        // Provisional tables: one function per raw frame, named as the interpreter names it.
+        let files: Vec<SourceFile> = self.file_names[st.files..]
+            .iter()
+            .map(|path| SourceFile { path: self.builder.string(path), sha256: None, kind: file_kind_in(path, &self.user_roots) })
+            .collect();
+        let mut functions = Vec::new();
+        let mut frames = Vec::new();
+        for (i, raw) in self.raw_frame_list[st.frames..].iter().enumerate() {
+            let (qualname, class, ..) = resolve_function(None, &raw.name, raw.line);
+            let short = qualname.rsplit('.').next().unwrap_or(&qualname).to_string();
+            functions.push(Function {
+                file: raw.file,
+                qualname: self.builder.string(&qualname),
+                name: self.builder.string(&short),
+                class: class.map(|c| self.builder.string(&c)),
+                line: 0,
+                end_line: 0,
+                class_line: 0,
+            });
+            frames.push(Frame { function: (st.frames + i) as FunctionId, line: raw.line });
+        }
+        let stacks: Vec<StackNode> = self.raw_stack_list[st.stacks..].iter().map(|&(parent, frame)| StackNode { frame, parent }).collect();
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let run = self.builder.run_mut();
+        run.meta.sample_count = run.samples.len() as u64;
+        run.meta.duration_s = elapsed;
+        let run = self.builder.run();
+        let known = st.threads.len().min(run.threads.len());
+        let updates: Vec<(ThreadId, &Thread)> =
+            (0..known).filter(|&i| run.threads[i] != st.threads[i]).map(|i| (i as ThreadId, &run.threads[i])).collect();
+        let chunk = crate::runfile::ChunkRef {
+            meta: Some(&run.meta),
+            strings: &run.strings[st.strings..],
+            files: &files,
+            functions: &functions,
+            frames: &frames,
+            stacks: &stacks,
+            processes: &run.processes[st.processes..],
+            threads: &run.threads[known..],
+            thread_updates: &updates,
+            samples: &run.samples[st.samples..],
+            end: false,
+        };
+        if let Err(e) = st.writer.as_mut().unwrap().append(&chunk) {
+            tracing::warn!("stopped writing the run while recording: {e}");
+            return;
+        }
+        st.strings = run.strings.len();
+        st.files = self.file_names.len();
+        st.frames = self.raw_frame_list.len();
+        st.stacks = self.raw_stack_list.len();
+        st.processes = run.processes.len();
+        st.samples = run.samples.len();
+        st.threads = run.threads.clone();
+        self.stream = Some(st);
+    }
+
     /// Samples until `stop` is set, the duration elapses or every process has exited; calls
     /// `progress` about ten times a second. Returns why it ended.
     pub fn run_until(&mut self, stop: &AtomicBool, mut progress: impl FnMut(&Progress)) -> EndReason {
@@ -332,6 +455,7 @@ impl Sampler {
                 // Fell behind by whole intervals: skip those ticks instead of bursting.
                 let behind = ((now - deadline).as_nanos() / interval.as_nanos().max(1)) as u64;
                 self.stats.missed += behind;
+                self.stats.window_behind += behind;
                 tick += behind;
             }
             if stop.load(Ordering::Relaxed) {
@@ -346,8 +470,11 @@ impl Sampler {
             let scheduled = self.start + interval.mul_f64(tick as f64);
             if at.saturating_duration_since(scheduled) > interval / 2 {
                 self.stats.late += 1;
+                self.stats.window_behind += 1;
             }
             self.sample_once(at);
+            self.stats.window_ticks += 1;
+            self.stats.window_busy += at.elapsed();
             tick += 1;
 
             if self.opts.subprocesses && at - self.last_scan >= Duration::from_millis(100) {
@@ -357,9 +484,15 @@ impl Sampler {
             if !self.any_alive() {
                 return EndReason::Exited;
             }
+            if self.stream.as_ref().is_some_and(|s| at.saturating_duration_since(s.last) >= STREAM_EVERY) {
+                self.flush_stream();
+            }
             if at - last_progress >= Duration::from_millis(100) {
                 last_progress = at;
                 progress(&self.progress());
+                self.stats.window_ticks = 0;
+                self.stats.window_busy = Duration::ZERO;
+                self.stats.window_behind = 0;
             }
         }
     }
@@ -376,14 +509,22 @@ impl Sampler {
     /// Current figures.
     pub fn progress(&self) -> Progress {
         let elapsed = self.start.elapsed();
-        let samples = self.builder.run().samples.len() as u64;
+        let run = self.builder.run();
+        let samples = run.samples.len() as u64;
+        // From the first sample: a wrapper that starts Python late does not count as falling behind.
+        let since_first = match run.samples.first() {
+            Some(s) => elapsed.saturating_sub(Duration::from_nanos(s.t)),
+            None => Duration::ZERO,
+        };
         Progress {
             elapsed,
             samples,
             threads: self.threads.len(),
             processes: self.spies.iter().filter(|s| s.alive).count(),
-            achieved_rate_hz: if elapsed.as_secs_f64() > 0.0 { samples as f64 / elapsed.as_secs_f64() } else { 0.0 },
+            achieved_rate_hz: if since_first.as_secs_f64() > 0.0 { samples as f64 / since_first.as_secs_f64() } else { 0.0 },
             target_rate_hz: 1.0 / self.opts.interval.as_secs_f64(),
+            tick: self.stats.window_busy / (self.stats.window_ticks.max(1) as u32),
+            behind: self.stats.window_behind > self.stats.window_ticks / 20,
         }
     }
 
@@ -403,10 +544,18 @@ impl Sampler {
             let attempts = self.candidates[&pid];
             // A child that is still not Python after about a second (a shell, a compiler) is
             // left alone.
-            if attempts >= 10 || !procfs::is_alive(pid) {
-                if attempts >= 10 || pid != self.root {
+            // The root stays a candidate while it lives: a wrapper (`sleep 2; python3 app.py`)
+            // may exec Python at any time; it is tried once python is mapped into it.
+            if pid == self.root {
+                if !procfs::is_alive(pid) {
                     self.candidates.remove(&pid);
+                    continue;
                 }
+                if attempts >= 10 && !procfs::maps_python(pid) {
+                    continue;
+                }
+            } else if attempts >= 10 || !procfs::is_alive(pid) {
+                self.candidates.remove(&pid);
                 continue;
             }
             match PythonSpy::new(pid as py_spy::Pid, &config) {
@@ -757,7 +906,9 @@ impl Sampler {
             }
         }
         derive_entry_point_types(run);
+        let rate = rate_over_lifetimes(run, self.opts.interval);
         let m = &mut run.meta;
+        m.achieved_rate_hz = rate;
         m.duration_s = elapsed.as_secs_f64();
         m.end_reason = end_reason;
         m.exit_status = exit_status;
@@ -765,8 +916,35 @@ impl Sampler {
         m.late_samples = self.stats.late;
         m.failed_samples = self.stats.failed;
         m.skipped_threads = self.stats.skipped_threads;
-        m.achieved_rate_hz = if m.duration_s > 0.0 { run.samples.len() as f64 / m.duration_s } else { 0.0 };
+
         self.builder.finish()
+    }
+}
+
+/// Samples per second of each thread's own life, over all threads: thread-samples divided by the
+/// sum of the threads' lifetimes (first to last sample, plus one interval). A program that starts
+/// Python late (behind a wrapper) or threads that live briefly do not make the rate look low, and a
+/// thread's samples times `1 / rate` estimates its lifetime.
+fn rate_over_lifetimes(run: &Run, interval: Duration) -> f64 {
+    let mut count = vec![0u64; run.threads.len()];
+    for s in &run.samples {
+        for ts in &s.threads {
+            count[ts.thread as usize] += 1;
+        }
+    }
+    let (mut samples, mut life_ns) = (0u64, 0f64);
+    for (t, &n) in run.threads.iter().zip(&count) {
+        if n == 0 {
+            continue;
+        }
+        let (Some(a), Some(b)) = (run.samples.get(t.first_sample as usize), run.samples.get(t.last_sample as usize)) else { continue };
+        samples += n;
+        life_ns += (b.t - a.t) as f64 + interval.as_nanos() as f64;
+    }
+    if life_ns > 0.0 {
+        samples as f64 / (life_ns / 1e9)
+    } else {
+        0.0
     }
 }
 

@@ -113,16 +113,23 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         }
     };
 
+    let path = match &args.output {
+        Some(p) => p.clone(),
+        None => default_output(&program)?,
+    };
+    // Written while recording, so that a recorder that is killed leaves a readable run.
+    sampler.stream_to(&path);
     let pb = progress_bar(args.no_progress);
     let end = sampler.run_until(&STOP, |p| {
         pb.set_message(format!(
-            "{:>6.1}s  {} samples  {} threads  {:.0} Hz ({:.0}% of {:.0})",
+            "{:>6.1}s  {} samples  {} threads  {:.0} Hz ({:.0}% of {:.0}){}",
             p.elapsed.as_secs_f64(),
             p.samples,
             p.threads,
             p.achieved_rate_hz,
             100.0 * p.achieved_rate_hz / p.target_rate_hz,
-            p.target_rate_hz
+            p.target_rate_hz,
+            behind_reason(p)
         ));
         pb.tick();
     });
@@ -137,6 +144,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
     }
     let mut run = sampler.finish(end, status);
     if run.samples.is_empty() {
+        // Nothing was appended to the run file (it is created at the first write with samples).
         let stopped = stop_child(child.as_mut(), end);
         if run.meta.pids.is_empty() {
             return Err(RecordError::NoPythonProcess { command: command_line, seconds: run.meta.duration_s }.into());
@@ -144,10 +152,6 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         let _ = stopped;
         return Err(RecordError::NoSamples.into());
     }
-    let path = match &args.output {
-        Some(p) => p.clone(),
-        None => default_output(&program)?,
-    };
     // Write before dealing with the program, so nothing recorded is lost whatever it does next.
     runfile::write(&run, &path).with_context(|| "the recording is lost".to_string())?;
 
@@ -187,6 +191,21 @@ fn install_signal_handler() {
             }
         }
     });
+}
+
+/// Why sampling falls behind, for the progress line: ticks that take longer than the interval
+/// (many threads, deep stacks), or ticks that are quick but start late (the machine is busy).
+fn behind_reason(p: &threadradar_profiler::sampler::Progress) -> String {
+    if !p.behind {
+        return String::new();
+    }
+    let interval = 1.0 / p.target_rate_hz;
+    let tick = p.tick.as_secs_f64();
+    if tick > 0.8 * interval {
+        format!("  behind: reading {} threads takes {:.2} ms a tick, the interval is {:.2} ms", p.threads, tick * 1e3, interval * 1e3)
+    } else {
+        format!("  behind: ticks take {:.2} ms but start late (the CPU is busy with other work)", tick * 1e3)
+    }
 }
 
 /// Sends `signal` to the launched program's process group (the program and what it started).
