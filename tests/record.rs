@@ -485,6 +485,7 @@ fn default_output_goes_to_the_project_runs_directory() {
     assert!(o.status.success(), "{}", stderr(&o));
     let runs = threadradar_profiler::runfile::list_runs(&dir.path().join(".threadradar/runs")).unwrap();
     assert_eq!(runs.len(), 1);
+    assert_eq!(std::fs::read_dir(dir.path().join(".threadradar/runs")).unwrap().count(), 1, "the file written while recording is gone");
     let name = runs[0].file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.ends_with("-threads.json") && name.starts_with("20"), "{name}");
     assert!(stderr(&o).contains(&name), "the summary names the file");
@@ -657,14 +658,18 @@ fn a_recorder_killed_with_sigkill_leaves_a_readable_run() {
         libc::kill(-py, libc::SIGKILL);
     }
     let _ = rec.wait_with_output();
-    let run = read(&out);
+    // Only finished runs go by the run's name; the one being recorded is hidden beside it.
+    assert!(!out.exists());
+    let live = threadradar_profiler::runfile::live_path(&out);
+    assert_eq!(live, dir.path().join(".run.json.recording"));
+    let run = read(&live);
     assert!(run.meta.partial, "the reader says the run was cut off");
     let last = run.meta.started_at.unwrap() + run.samples.last().unwrap().t as f64 / 1e9;
     // Appended every half second: at most about a second is lost.
     assert!(killed_at - last < 1.0, "the run ends {:.2} s before the kill", killed_at - last);
     assert!(run.threads.iter().any(|t| t.name == "busy"));
     assert!(count_by_name(&run, ThreadState::Computing).get("busy").copied().unwrap_or(0) > 50);
-    let o = threadradar(dir.path(), &["info", out.to_str().unwrap()]);
+    let o = threadradar(dir.path(), &["info", live.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("partial"), "{}", String::from_utf8_lossy(&o.stdout));
 }
 

@@ -175,6 +175,14 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
     Ok(run)
 }
 
+/// Where a run is written while it is recorded: `.<name>.recording` beside `path`. Hidden, so that
+/// run lists (and the editors watching them) only ever see finished runs; a recorder that is killed
+/// leaves it behind, readable like any run file.
+pub fn live_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
+    path.with_file_name(format!(".{name}.recording"))
+}
+
 /// Appends a run to a version 2 file while it is recorded: each [`StreamWriter::append`] writes
 /// one chunk and hands it to the kernel, so a recorder killed with SIGKILL leaves everything up to
 /// its last append readable. The final, complete run then replaces the file with [`write`].

@@ -118,7 +118,8 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         None => default_output(&program)?,
     };
     // Written while recording, so that a recorder that is killed leaves a readable run.
-    sampler.stream_to(&path);
+    let live = runfile::live_path(&path);
+    sampler.stream_to(&live);
     let pb = progress_bar(args.no_progress);
     let end = sampler.run_until(&STOP, |p| {
         pb.set_message(format!(
@@ -153,7 +154,8 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         return Err(RecordError::NoSamples.into());
     }
     // Write before dealing with the program, so nothing recorded is lost whatever it does next.
-    runfile::write(&run, &path).with_context(|| "the recording is lost".to_string())?;
+    runfile::write(&run, &path).with_context(|| format!("the run as recorded so far is in {}", live.display()))?;
+    let _ = std::fs::remove_file(&live);
 
     let exit = match child.as_mut() {
         Some(c) => {
