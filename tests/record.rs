@@ -493,6 +493,15 @@ fn default_output_goes_to_the_project_runs_directory() {
     let o = threadradar(dir.path(), &["info"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("heavy"));
+    // `info --json`: the same facts for scripts, checked against the run itself.
+    let o = threadradar(dir.path(), &["info", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let run = read(&runs[0]);
+    assert_eq!(v["version"], 2);
+    assert_eq!(v["meta"]["sample_count"], run.meta.sample_count);
+    let heavy = v["threads"].as_array().unwrap().iter().find(|t| t["name"] == "heavy").unwrap();
+    assert_eq!(heavy["samples"]["computing"], count_by_name(&run, ThreadState::Computing)["heavy"]);
 }
 
 #[test]
