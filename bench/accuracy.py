@@ -15,9 +15,33 @@ import re
 import sys
 
 
+def load_run(path):
+    """A ThreadRadar run file of either version: one JSON document (v1), or JSON lines (v2): a
+    header line, then chunks whose tables are appended and whose thread_updates replace threads."""
+    with open(path) as f:
+        first = f.readline()
+        head = json.loads(first) if first.strip() else {}
+        if set(head) != {"format", "version"}:
+            return json.loads(first + f.read())
+        run = {"threads": [], "samples": [], "meta": {}}
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                c = json.loads(line)
+            except json.JSONDecodeError:
+                break  # a last line cut off by a killed recorder
+            run["meta"] = c.get("meta", run["meta"])
+            run["threads"] += c.get("threads", [])
+            for i, t in c.get("thread_updates", []):
+                run["threads"][i] = t
+            run["samples"] += c.get("samples", [])
+        return run
+
+
 def threadradar_counts(path):
     """Computing samples per OS thread id."""
-    run = json.load(open(path))
+    run = load_run(path)
     tids = [t["tid"] for t in run["threads"]]
     counts = {}
     for s in run["samples"]:

@@ -58,10 +58,11 @@ def sample_count(name, out):
     """Sampler ticks. py-spy's own "Samples:" figure counts thread traces, so its ticks are read
     from the speedscope file: with --idle every thread is in every tick, so the longest
     per-thread profile has one entry per tick (with --gil, one trace per tick at most)."""
+    if name == "threadradar":
+        from accuracy import load_run
+        return load_run(out)["meta"]["sample_count"]
     with open(out) as f:
         doc = json.load(f)
-    if name == "threadradar":
-        return doc["meta"]["sample_count"]
     lengths = [len(p["samples"]) for p in doc["profiles"]]
     return sum(lengths) if "--gil" in CONFIGS[name] else max(lengths, default=0)
 

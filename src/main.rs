@@ -76,6 +76,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // A reader that went away (`threadradar info | head`): stop quietly, like other Unix tools.
+        Err(err) if err.chain().any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) => {
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             // One clear sentence (the error and its context), never a backtrace.
             eprintln!("threadradar: {err:#}");

@@ -406,7 +406,8 @@ fn editor_clients_get_document_artifacts_changes_hottest_and_run_deletion() {
     assert_eq!(err["data"]["code"], "invalid_params", "{err}");
 
     // The active run's summary, for a status bar.
-    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&ws.run).unwrap()).unwrap();
+    // Read as a run (version 2 files are JSON lines), then looked at as JSON.
+    let recorded: Value = serde_json::to_value(threadradar_profiler::runfile::read(&ws.run).unwrap()).unwrap();
     let runs = c.call("threadRadar/runs", json!({}));
     assert_eq!(runs["summary"]["samples"], recorded["meta"]["sample_count"]);
     assert_eq!(runs["summary"]["threads"].as_u64().unwrap() as usize, recorded["threads"].as_array().unwrap().len());
@@ -556,7 +557,7 @@ fn recording_from_the_editor_shows_the_new_run_and_keeps_it_when_stopped() {
     let ended = |n: &Value| n["method"] == "threadRadar/changed" && n["params"]["reason"] == "recording" && n["params"]["recording"].is_null();
     let seen_end = |c: &LspClient| c.notifications.iter().filter(|n| n["method"] == "threadRadar/changed").skip(seen).any(ended);
     assert!(seen_end(&c) || c.wait_for(Duration::from_secs(10), ended).is_some(), "{:?}", changes(&c));
-    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&second).unwrap()).unwrap();
+    let recorded: Value = serde_json::to_value(threadradar_profiler::runfile::read(&second).unwrap()).unwrap();
     assert_eq!(recorded["meta"]["end_reason"], "interrupted");
     assert!(recorded["meta"]["sample_count"].as_u64().unwrap() > 50, "{}", recorded["meta"]);
     assert_eq!(c.call("threadRadar/runs", json!({}))["active"], json!(second));
@@ -575,7 +576,7 @@ fn recording_from_the_editor_shows_the_new_run_and_keeps_it_when_stopped() {
     let third = PathBuf::from(started["output"].as_str().unwrap());
     c.drain(Duration::from_millis(1000));
     assert!(c.shutdown().success());
-    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&third).unwrap()).unwrap();
+    let recorded: Value = serde_json::to_value(threadradar_profiler::runfile::read(&third).unwrap()).unwrap();
     assert_eq!(recorded["meta"]["end_reason"], "interrupted");
 }
 

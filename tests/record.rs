@@ -128,8 +128,201 @@ fn duration_ends_a_launched_program() {
     let run = read(&out);
     assert_eq!(run.meta.end_reason, EndReason::Duration);
     assert!(run.meta.duration_s < 1.5);
-    // Terminated by SIGTERM: 128 + 15.
-    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    // Asked to stop with SIGINT first: Python ends on KeyboardInterrupt by SIGINT, 128 + 2.
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(run.meta.stopped_with.as_deref(), Some("SIGINT"));
+    assert_eq!(run.meta.exit_status.and_then(|s| s.signal), Some(2));
+    assert!(stderr(&o).contains("the program was ended by SIGINT"), "{}", stderr(&o));
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+fn logged(log: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(log).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+fn logged_child(log: &std::path::Path) -> i32 {
+    logged(log).iter().find_map(|l| l.strip_prefix("child ").map(|p| p.parse().unwrap())).expect("the program logged its child")
+}
+
+#[test]
+fn duration_ends_the_whole_process_group_step_by_step() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let log = dir.path().join("signals.log");
+    // Ignores SIGINT and SIGTERM for 60 s, and has a child of its own.
+    let t0 = Instant::now();
+    let o = record(&out, &["--duration", "1"], &[&script("stubborn.py"), log.to_str().unwrap(), "60", "ignore-term"]);
+    let took = t0.elapsed();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(128 + 9), "{e}");
+    let signals = logged(&log);
+    assert_eq!(signals.iter().filter(|l| *l == "SIGINT").count(), 1, "{signals:?}");
+    assert_eq!(signals.iter().filter(|l| *l == "SIGTERM").count(), 1, "{signals:?}");
+    // SIGINT, 2 s, SIGTERM, 2 s, SIGKILL.
+    assert!(took >= Duration::from_secs(5) && took < Duration::from_secs(12), "{took:?}");
+    let child = logged_child(&log);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!alive(child), "the program's own child {child} was left running");
+    let run = read(&out);
+    assert_eq!(run.meta.end_reason, EndReason::Duration);
+    assert_eq!(run.meta.stopped_with.as_deref(), Some("SIGKILL"));
+    assert_eq!(run.meta.exit_status.and_then(|s| s.signal), Some(9));
+    assert!(e.contains("the program was ended by SIGKILL (threadradar sent SIGKILL to its process group)"), "{e}");
+}
+
+/// `threadradar ARGS…` with a pseudo-terminal as its controlling terminal, as in a shell.
+struct OnPty {
+    child: std::process::Child,
+    master: std::fs::File,
+    output: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl OnPty {
+    fn spawn(cwd: &std::path::Path, args: &[&str]) -> OnPty {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::process::CommandExt;
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty with valid out-pointers; no name, termios or size.
+        let r = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+        assert_eq!(r, 0, "openpty");
+        let mut cmd = Command::new(bin());
+        cmd.args(args).current_dir(cwd);
+        // SAFETY: the slave fd is valid; each Stdio takes its own duplicate.
+        unsafe {
+            cmd.stdin(Stdio::from_raw_fd(libc::dup(slave)))
+                .stdout(Stdio::from_raw_fd(libc::dup(slave)))
+                .stderr(Stdio::from_raw_fd(libc::dup(slave)));
+            // A new session whose controlling terminal is the pty: the terminal's Ctrl-C goes to
+            // the foreground process group, threadradar's.
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        // SAFETY: closing our copy of the slave, which we own.
+        unsafe { libc::close(slave) };
+        // SAFETY: the master fd is ours; the File owns it from here.
+        let master = unsafe { std::fs::File::from_raw_fd(master) };
+        let output = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (mut reader, sink) = (master.try_clone().unwrap(), output.clone());
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        OnPty { child, master, output }
+    }
+
+    fn ctrl_c(&mut self) {
+        use std::io::Write;
+        self.master.write_all(&[3]).unwrap();
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
+    }
+
+    fn wait_for_text(&self, needle: &str, limit: Duration) {
+        let until = Instant::now() + limit;
+        while !self.text().contains(needle) {
+            assert!(Instant::now() < until, "no {needle:?} in {}", self.text());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn one_ctrl_c_in_a_terminal_waits_for_the_program_and_a_second_kills_it() {
+    let _g = serial();
+    let dir = tmp();
+    let py = python();
+    let log = dir.path().join("signals.log");
+    let args = |out: &'static str, linger: &'static str| -> Vec<String> {
+        ["record", "-o", out, "--", &py, &script("stubborn.py"), log.to_str().unwrap(), linger].iter().map(|s| s.to_string()).collect()
+    };
+
+    // One Ctrl-C: the program gets exactly one SIGINT, takes 3 s to finish, and is not killed.
+    let a = args("one.json", "3");
+    let mut t = OnPty::spawn(dir.path(), &a.iter().map(String::as_str).collect::<Vec<_>>());
+    t.wait_for_text("ready", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    t.ctrl_c();
+    let status = t.child.wait().unwrap();
+    let took = t0.elapsed();
+    let child = logged_child(&log);
+    // SAFETY: killing the program's leftover child, which this test started.
+    unsafe { libc::kill(child, libc::SIGKILL) };
+    assert_eq!(status.code(), Some(5), "{}", t.text());
+    assert!(took >= Duration::from_millis(2900), "ended after {took:?}: {}", t.text());
+    assert_eq!(logged(&log).iter().filter(|l| *l == "SIGINT").count(), 1, "{:?}", logged(&log));
+    let run = read(&dir.path().join("one.json"));
+    assert_eq!(run.meta.end_reason, EndReason::Interrupted);
+    assert_eq!(run.meta.exit_status.and_then(|s| s.code), Some(5));
+    assert!(t.text().contains("press Ctrl-C again to kill it"), "{}", t.text());
+
+    // Two Ctrl-Cs: the program (and its child) are killed at once.
+    std::fs::remove_file(&log).unwrap();
+    let a = args("two.json", "60");
+    let mut t = OnPty::spawn(dir.path(), &a.iter().map(String::as_str).collect::<Vec<_>>());
+    t.wait_for_text("ready", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(500));
+    t.ctrl_c();
+    t.wait_for_text("press Ctrl-C again", Duration::from_secs(10));
+    let t0 = Instant::now();
+    t.ctrl_c();
+    let status = t.child.wait().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert_eq!(status.code(), Some(128 + 9), "{}", t.text());
+    let child = logged_child(&log);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!alive(child), "the program's child {child} survived the kill");
+    assert_eq!(read(&dir.path().join("two.json")).meta.stopped_with.as_deref(), Some("SIGKILL"));
+}
+
+#[test]
+fn messages_say_what_happened() {
+    let dir = tmp();
+    // A shell that never starts Python.
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--subprocesses", "--", "bash", "-c", "sleep 1"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("no Python process appeared") && !e.contains("nothing was sampled"), "{e}");
+
+    // The cause of a failed start, once.
+    let o = threadradar(dir.path(), &["record", "--", "/no/such/program"]);
+    let e = stderr(&o);
+    assert_eq!(e.matches("No such file or directory").count(), 1, "{e}");
+
+    // As root, advice about ptrace_scope does not apply.
+    if unsafe { libc::geteuid() } == 0 {
+        let o = threadradar(dir.path(), &["record", "--pid", "1", "-o", "x.json"]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(!e.contains("ptrace_scope") && !e.contains("run threadradar as root"), "{e}");
+    }
+
+    // A reader that goes away: exit quietly, like other Unix tools.
+    let out = dir.path().join("run.json");
+    let o = record(&out, &[], &[&script("threads.py"), "0.3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut info = Command::new(bin()).args(["info", out.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(info.stdout.take());
+    let o = info.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
 }
 
 #[test]
@@ -305,6 +498,7 @@ fn default_output_goes_to_the_project_runs_directory() {
     assert!(o.status.success(), "{}", stderr(&o));
     let runs = threadradar_profiler::runfile::list_runs(&dir.path().join(".threadradar/runs")).unwrap();
     assert_eq!(runs.len(), 1);
+    assert_eq!(std::fs::read_dir(dir.path().join(".threadradar/runs")).unwrap().count(), 1, "the file written while recording is gone");
     let name = runs[0].file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.ends_with("-threads.json") && name.starts_with("20"), "{name}");
     assert!(stderr(&o).contains(&name), "the summary names the file");
@@ -312,6 +506,15 @@ fn default_output_goes_to_the_project_runs_directory() {
     let o = threadradar(dir.path(), &["info"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("heavy"));
+    // `info --json`: the same facts for scripts, checked against the run itself.
+    let o = threadradar(dir.path(), &["info", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let run = read(&runs[0]);
+    assert_eq!(v["version"], 2);
+    assert_eq!(v["meta"]["sample_count"], run.meta.sample_count);
+    let heavy = v["threads"].as_array().unwrap().iter().find(|t| t["name"] == "heavy").unwrap();
+    assert_eq!(heavy["samples"]["computing"], count_by_name(&run, ThreadState::Computing)["heavy"]);
 }
 
 #[test]
@@ -325,7 +528,7 @@ fn corrupt_and_truncated_run_files_are_reported_not_panicked() {
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("truncated.json", bytes[..bytes.len() * 2 / 3].to_vec(), "is truncated"),
         ("corrupt.json", String::from_utf8_lossy(&bytes).replacen("\"samples\":[", "\"samples\":[[1],", 1).into_bytes(), "is corrupt"),
-        ("newer.json", String::from_utf8_lossy(&bytes).replacen("\"version\":1", "\"version\":7", 1).into_bytes(), "upgrade threadradar"),
+        ("newer.json", String::from_utf8_lossy(&bytes).replacen("\"version\":2", "\"version\":7", 1).into_bytes(), "upgrade threadradar"),
         ("empty.json", Vec::new(), "is empty"),
         ("text.json", b"hello".to_vec(), "not a ThreadRadar run file"),
     ];
@@ -340,4 +543,179 @@ fn corrupt_and_truncated_run_files_are_reported_not_panicked() {
     }
     let o = threadradar(dir.path(), &["info", "missing.json"]);
     assert!(stderr(&o).contains("no run file at missing.json"), "{}", stderr(&o));
+}
+
+/// The facts `churn.py` logged about one of its threads.
+struct Truth {
+    name: String,
+    ty: String,
+    tid: u32,
+    start: f64,
+    end: f64,
+}
+
+fn churn_truth(log: &std::path::Path) -> Vec<Truth> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(log).unwrap()).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| Truth {
+            name: t["name"].as_str().unwrap().to_string(),
+            ty: t["type"].as_str().unwrap().to_string(),
+            tid: t["tid"].as_u64().unwrap() as u32,
+            start: t["start"].as_f64().unwrap(),
+            end: t["end"].as_f64().unwrap(),
+        })
+        .collect()
+}
+
+#[test]
+fn thread_churn_keeps_one_entry_per_real_thread_with_its_own_name_and_type() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let log = dir.path().join("truth.json");
+    let o = record(&out, &["--interval-ms", "1"], &[&script("churn.py"), log.to_str().unwrap(), "600", "6"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    let truth = churn_truth(&log);
+    assert_eq!(truth.len(), 600);
+    let by_name: std::collections::HashMap<&str, &Truth> = truth.iter().map(|t| (t.name.as_str(), t)).collect();
+    let started_at = run.meta.started_at.expect("the run says when it started");
+
+    // One thread once per sample: no thread entry and no OS thread twice in one sample.
+    for (i, s) in run.samples.iter().enumerate() {
+        let mut ids: Vec<u32> = s.threads.iter().map(|t| t.thread).collect();
+        let mut tids: Vec<u32> = s.threads.iter().map(|t| run.threads[t.thread as usize].tid).collect();
+        ids.sort();
+        tids.sort();
+        let n = ids.len();
+        ids.dedup();
+        tids.dedup();
+        assert_eq!(ids.len(), n, "sample {i} lists a thread twice");
+        assert_eq!(tids.len(), n, "sample {i} lists an OS thread twice");
+    }
+
+    // Every recorded worker is one real thread: its name, native id, type and sample times
+    // agree with what that thread logged about itself.
+    let mut named = 0;
+    let mut workers = 0;
+    let mut seen_names = std::collections::HashSet::new();
+    for (id, th) in run.threads.iter().enumerate() {
+        if th.is_main {
+            continue;
+        }
+        workers += 1;
+        let Some(t) = by_name.get(th.name.as_str()) else { continue };
+        named += 1;
+        assert!(seen_names.insert(th.name.clone()), "{} has two entries", th.name);
+        assert_eq!(th.tid, t.tid, "{} recorded with tid {}, but it ran as {}", th.name, th.tid, t.tid);
+        if th.type_source != TypeSource::Unknown {
+            assert_eq!(th.thread_type, t.ty, "{} has the type of another thread", th.name);
+        }
+        for (i, s) in run.samples.iter().enumerate() {
+            if s.threads.iter().any(|ts| ts.thread == id as u32) {
+                let at = started_at + s.t as f64 / 1e9;
+                // `start`/`end` were taken before `start()` and after `join()`: the thread lived
+                // within them. A sample's time is when its tick began; the walk that saw the
+                // thread ended before the next tick began.
+                let next = run.samples.get(i + 1).map_or(f64::INFINITY, |n| started_at + n.t as f64 / 1e9);
+                assert!(next > t.start && at < t.end, "{} sampled at {at:.4}, but it ran {:.4}..{:.4}", th.name, t.start, t.end);
+            }
+        }
+    }
+    assert!(workers > 300, "only {workers} of 600 threads were recorded");
+    assert!(named as f64 >= 0.9 * workers as f64, "only {named} of {workers} recorded threads have their own name");
+}
+
+#[test]
+fn the_users_code_is_user_code_whatever_its_path_looks_like() {
+    let _g = serial();
+    let dir = tmp();
+    let kind_of = |run: &threadradar_profiler::Run, suffix: &str| {
+        run.files.iter().find(|f| run.str(f.path).ends_with(suffix)).map(|f| f.kind).unwrap_or_else(|| {
+            panic!("no file *{suffix} in {:?}", run.files.iter().map(|f| run.str(f.path)).collect::<Vec<_>>())
+        })
+    };
+    // CPython's own test suite, run as a user runs it: the tests are the user's code.
+    let out = dir.path().join("suite.json");
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--interval-ms", "1", "-o", out.to_str().unwrap(), "--", &python(), "-m", "test.test_threading_local"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    assert_eq!(kind_of(&run, "/test/test_threading_local.py"), FileKind::User);
+    assert_eq!(kind_of(&run, "/threading.py"), FileKind::Stdlib);
+
+    // A project laid out like an interpreter (`lib/python3.11/…`), run from its directory.
+    let lib = dir.path().join("proj/lib/python3.11");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::copy(script("threads.py"), lib.join("app.py")).unwrap();
+    let out = dir.path().join("proj.json");
+    let o = Command::new(bin())
+        .args(["record", "--no-progress", "-o", out.to_str().unwrap(), "--", &python(), "lib/python3.11/app.py", "0.5"])
+        .current_dir(dir.path().join("proj"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    assert_eq!(kind_of(&run, "/proj/lib/python3.11/app.py"), FileKind::User);
+    assert_eq!(kind_of(&run, "/threading.py"), FileKind::Stdlib);
+}
+
+#[test]
+fn a_recorder_killed_with_sigkill_leaves_a_readable_run() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let rec = record_forever_in_background(&out);
+    std::thread::sleep(Duration::from_millis(3000));
+    let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", rec.id())).unwrap();
+    let py: i32 = kids.split_whitespace().next().expect("a child process").parse().unwrap();
+    let killed_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    unsafe {
+        libc::kill(rec.id() as i32, libc::SIGKILL);
+    }
+    // The program runs in its own process group and outlives the recorder: end it (before
+    // waiting, as it holds the recorder's stderr open).
+    unsafe {
+        libc::kill(-py, libc::SIGKILL);
+    }
+    let _ = rec.wait_with_output();
+    // Only finished runs go by the run's name; the one being recorded is hidden beside it.
+    assert!(!out.exists());
+    let live = threadradar_profiler::runfile::live_path(&out);
+    assert_eq!(live, dir.path().join(".run.json.recording"));
+    let run = read(&live);
+    assert!(run.meta.partial, "the reader says the run was cut off");
+    let last = run.meta.started_at.unwrap() + run.samples.last().unwrap().t as f64 / 1e9;
+    // Appended every half second: at most about a second is lost.
+    assert!(killed_at - last < 1.0, "the run ends {:.2} s before the kill", killed_at - last);
+    assert!(run.threads.iter().any(|t| t.name == "busy"));
+    assert!(count_by_name(&run, ThreadState::Computing).get("busy").copied().unwrap_or(0) > 50);
+    let o = threadradar(dir.path(), &["info", live.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("partial"), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn the_rate_is_counted_over_each_threads_own_lifetime() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    // Python starts 1.5 s into the recording, behind a shell wrapper.
+    let cmd = format!("sleep 1.5; {} {} 1.5", python(), script("threads.py"));
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--subprocesses", "-o", out.to_str().unwrap(), "--", "bash", "-c", &cmd]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    let from_recording_start = run.samples.len() as f64 / run.meta.duration_s;
+    // The threads lived about half of the recording: their rate is about twice the naive one.
+    assert!(
+        run.meta.achieved_rate_hz > 1.5 * from_recording_start,
+        "{:.0} Hz over the threads' lives against {from_recording_start:.0} Hz over the recording",
+        run.meta.achieved_rate_hz
+    );
+    // And it is what the samples say: each thread's samples over its own first-to-last span.
+    let heavy = run.threads.iter().position(|t| t.name == "heavy").unwrap() as u32;
+    let th = &run.threads[heavy as usize];
+    let n = run.samples.iter().filter(|s| s.threads.iter().any(|t| t.thread == heavy)).count() as f64;
+    let life = (run.samples[th.last_sample as usize].t - run.samples[th.first_sample as usize].t) as f64 / 1e9 + run.meta.interval_ms / 1e3;
+    assert!((n / life - run.meta.achieved_rate_hz).abs() < 0.1 * run.meta.achieved_rate_hz, "heavy: {:.0} Hz", n / life);
 }

@@ -159,6 +159,7 @@ pub fn new_thread(pid: u32, tid: u32, python_id: u64, name: &str, thread_type: &
         thread_type: thread_type.to_string(),
         type_source: TypeSource::Unknown,
         is_main: pid == tid,
+        start_time: None,
         first_sample: u32::MAX,
         last_sample: u32::MAX,
         cpu_ns_first: None,

@@ -10,14 +10,22 @@ pub enum RecordError {
     NotPython { pid: u32, name: String, detail: String },
     #[error("not allowed to read the memory of process {pid}: run threadradar as root or as the process's owner, launch the program under `threadradar record -- …` instead, or allow attaching with `sudo sysctl kernel.yama.ptrace_scope=0`")]
     PermissionDenied { pid: u32 },
+    /// As root, `ptrace_scope` and ownership do not stop attaching: the kernel protects the
+    /// process itself (a container's init, another container, no CAP_SYS_PTRACE).
+    #[error("not allowed to read the memory of process {pid}, even as root: the kernel protects it (as it does a container's pid 1, processes of other containers, or all processes in a container without CAP_SYS_PTRACE); check that it is the Python process you meant, or launch the program under `threadradar record -- …` instead")]
+    PermissionDeniedAsRoot { pid: u32 },
     #[error("the Python interpreter in process {pid} is not supported ({detail}): ThreadRadar reads CPython 2.7 and 3.3–3.15 with the GIL and free-threaded 3.13t, so record the program under one of those")]
     Unsupported { pid: u32, detail: String },
     #[error("the program exited before it could be sampled: check that it runs and is a Python program (a program that finishes within a few milliseconds leaves nothing to sample)")]
     ExitedBeforeSampling,
-    #[error("could not start `{command}`: {source}; check the command and that it is on PATH")]
-    Launch { command: String, source: std::io::Error },
+    // `cause`, not `source`: the cause is part of this sentence and must not be printed again as
+    // the error's source.
+    #[error("could not start `{command}`: {cause}; check the command and that it is on PATH")]
+    Launch { command: String, cause: std::io::Error },
     #[error("nothing was sampled: the program ended or was interrupted before the first sample")]
     NoSamples,
+    #[error("no Python process appeared: `{command}` ran for {seconds:.1} s without starting Python; check that the command runs a Python program")]
+    NoPythonProcess { command: String, seconds: f64 },
     #[error(transparent)]
     RunFile(#[from] crate::runfile::RunFileError),
     #[error("cannot create the run directory {path}: {source}")]
@@ -36,6 +44,10 @@ pub fn classify_attach_error(pid: u32, err: &anyhow::Error) -> RecordError {
     }) || text.contains("Operation not permitted")
         || text.contains("Permission denied");
     if denied {
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            return RecordError::PermissionDeniedAsRoot { pid };
+        }
         return RecordError::PermissionDenied { pid };
     }
     if !std::path::Path::new(&format!("/proc/{pid}")).exists() {

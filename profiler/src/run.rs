@@ -16,8 +16,10 @@ use std::fmt;
 
 /// The value of the `format` field of every run file.
 pub const FORMAT: &str = "threadradar-run";
-/// The run-file version this build writes and the newest it reads.
-pub const VERSION: u32 = 1;
+/// The run-file version this build writes and the newest it reads. Version 2 is a stream of
+/// JSON lines (a header, then chunks that add to the tables), written while recording so that a
+/// recorder that is killed leaves a readable run; version 1 (one JSON document) is still read.
+pub const VERSION: u32 = 2;
 
 /// Index into [`Run::strings`].
 pub type StrId = u32;
@@ -68,12 +70,21 @@ pub struct Meta {
     pub interval_ms: f64,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub start_unix_ms: u64,
+    /// Wall-clock time of `t = 0` (the first sample's schedule), in Unix seconds with sub-second
+    /// precision: adding a sample's `t` gives the time of that sample, comparable with a
+    /// program's own `time.time()`. `None` in runs written before it was recorded.
+    #[serde(default)]
+    pub started_at: Option<f64>,
     /// Seconds from the first to the last sample attempt.
     pub duration_s: f64,
     /// Why recording ended.
     pub end_reason: EndReason,
     /// How the launched program ended, when it was launched and has ended.
     pub exit_status: Option<ExitStatus>,
+    /// The last signal threadradar sent the launched program's process group to end it
+    /// (`"SIGINT"`, `"SIGTERM"`, `"SIGKILL"`), when recording stopped before the program did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_with: Option<String>,
     /// Number of entries in `samples`.
     pub sample_count: u64,
     /// Ticks that were skipped because the sampler fell more than one interval behind.
@@ -90,6 +101,11 @@ pub struct Meta {
     pub threadradar_version: String,
     /// Whether child processes were followed.
     pub subprocesses: bool,
+    /// Set by the reader when the file ends without its final chunk: the recorder was killed (or
+    /// crashed) and the run holds what it had flushed, at most about a second less than it saw.
+    /// Functions are then the interpreter's names (frames were not yet mapped to the source).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     /// For a run made by `threadradar import` from another profiler's file: where it came from
     /// and what that format could not say. Absent in recorded runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -227,6 +243,11 @@ pub struct Thread {
     pub type_source: TypeSource,
     /// Whether this is the process's main thread.
     pub is_main: bool,
+    /// The kernel's start time of the thread (`/proc/<pid>/task/<tid>/stat` field 22, clock ticks
+    /// since boot): with `pid` and `tid` it identifies one real thread even when the kernel reuses
+    /// the tid and CPython the ident. `None` when it could not be read (or in older runs).
+    #[serde(default)]
+    pub start_time: Option<u64>,
     /// Index of the first and last sample that contains this thread.
     pub first_sample: u32,
     pub last_sample: u32,

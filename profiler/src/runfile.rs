@@ -4,7 +4,7 @@
 //! sees half a run. Reading checks the format, the version and every id before handing the run out,
 //! and turns each way a file can be bad into one sentence that says what to do.
 
-use crate::run::{Run, FORMAT, VERSION};
+use crate::run::{Function, Frame, Meta, Process, Run, Sample, SourceFile, StackNode, Thread, ThreadId, FORMAT, VERSION};
 use serde::Deserialize;
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -47,6 +47,11 @@ pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Run, RunFileError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(RunFileError::Empty(p()));
     }
+    let first_line = bytes.split(|&b| b == b'\n').next().unwrap_or(bytes);
+    if let Ok(h) = serde_json::from_slice::<StreamHeader>(first_line) {
+        check_header(&h.format, Some(h.version), path)?;
+        return from_stream(&bytes[first_line.len()..], path);
+    }
     match serde_json::from_slice::<Run>(bytes) {
         Ok(run) => {
             check_header(run.format.as_str(), Some(run.version), path)?;
@@ -54,6 +59,162 @@ pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Run, RunFileError> {
             Ok(run)
         }
         Err(e) => Err(diagnose(bytes, e, path)),
+    }
+}
+
+/// The first line of a version 2 file: only these two fields (a version 1 document, which has
+/// more, is not mistaken for it).
+#[derive(serde::Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StreamHeader {
+    format: String,
+    version: u32,
+}
+
+/// One line of a version 2 file after the header: additions to the run's tables, in order.
+/// `threads` are new threads; `thread_updates` replace earlier ones (a name read later, the last
+/// sample, the kernel's accounting); `meta` replaces the meta so far; `end` marks the final chunk.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Chunk {
+    meta: Option<Meta>,
+    strings: Vec<String>,
+    files: Vec<SourceFile>,
+    functions: Vec<Function>,
+    frames: Vec<Frame>,
+    stacks: Vec<StackNode>,
+    processes: Vec<Process>,
+    threads: Vec<Thread>,
+    thread_updates: Vec<(ThreadId, Thread)>,
+    samples: Vec<Sample>,
+    end: bool,
+}
+
+/// What a writer appends: a [`Chunk`] that borrows the run's tables.
+#[derive(Default, serde::Serialize)]
+pub struct ChunkRef<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meta: Option<&'a Meta>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub strings: &'a [String],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub files: &'a [SourceFile],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub functions: &'a [Function],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub frames: &'a [Frame],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub stacks: &'a [StackNode],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub processes: &'a [Process],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub threads: &'a [Thread],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub thread_updates: &'a [(ThreadId, &'a Thread)],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub samples: &'a [Sample],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub end: bool,
+}
+
+/// Folds the chunks of a version 2 file into a run. A last line cut off mid-way (the recorder was
+/// killed while writing) is dropped, as long as a whole chunk came before it.
+fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
+    let p = || path.to_path_buf();
+    let mut run = Run::new(Meta::default());
+    let mut chunks = 0usize;
+    let mut ended = false;
+    let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)).collect();
+    let complete_last = body.trim_ascii_end().len() < body.len();
+    for (i, line) in lines.iter().enumerate() {
+        let c: Chunk = match serde_json::from_slice(line) {
+            Ok(c) => c,
+            Err(e) if e.is_eof() && i + 1 == lines.len() && !complete_last && chunks > 0 => break,
+            Err(e) if e.is_eof() && i + 1 == lines.len() => {
+                return Err(RunFileError::Truncated { path: p(), detail: format!("in chunk {}", i + 1) })
+            }
+            Err(e) => return Err(RunFileError::Corrupt { path: p(), detail: format!("chunk {}: {e}", i + 1) }),
+        };
+        chunks += 1;
+        if let Some(m) = c.meta {
+            run.meta = m;
+        }
+        run.strings.extend(c.strings);
+        run.files.extend(c.files);
+        run.functions.extend(c.functions);
+        run.frames.extend(c.frames);
+        run.stacks.extend(c.stacks);
+        run.processes.extend(c.processes);
+        run.threads.extend(c.threads);
+        for (id, t) in c.thread_updates {
+            match run.threads.get_mut(id as usize) {
+                Some(slot) => *slot = t,
+                None => return Err(RunFileError::Corrupt { path: p(), detail: format!("chunk {} updates thread {id}, which it does not have", i + 1) }),
+            }
+        }
+        run.samples.extend(c.samples);
+        if c.end {
+            ended = true;
+            break;
+        }
+    }
+    if chunks == 0 {
+        return Err(RunFileError::Truncated { path: p(), detail: "after its header".into() });
+    }
+    if !ended {
+        run.meta.partial = true;
+        run.meta.sample_count = run.samples.len() as u64;
+        if let (Some(first), Some(last)) = (run.samples.first(), run.samples.last()) {
+            run.meta.duration_s = run.meta.duration_s.max((last.t - first.t) as f64 / 1e9);
+        }
+        if run.meta.duration_s > 0.0 {
+            run.meta.achieved_rate_hz = run.samples.len() as f64 / run.meta.duration_s;
+        }
+    }
+    run.validate().map_err(|e| RunFileError::Corrupt { path: p(), detail: e.to_string() })?;
+    Ok(run)
+}
+
+/// Where a run is written while it is recorded: `.<name>.recording` beside `path`. Hidden, so that
+/// run lists (and the editors watching them) only ever see finished runs; a recorder that is killed
+/// leaves it behind, readable like any run file.
+pub fn live_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into());
+    path.with_file_name(format!(".{name}.recording"))
+}
+
+/// Appends a run to a version 2 file while it is recorded: each [`StreamWriter::append`] writes
+/// one chunk and hands it to the kernel, so a recorder killed with SIGKILL leaves everything up to
+/// its last append readable. The final, complete run then replaces the file with [`write`].
+pub struct StreamWriter {
+    path: PathBuf,
+    file: fs::File,
+}
+
+impl StreamWriter {
+    /// Creates (or truncates) `path` and writes the header.
+    pub fn create(path: &Path) -> Result<StreamWriter, RunFileError> {
+        let werr = |e| RunFileError::Write { path: path.to_path_buf(), source: e };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(werr)?;
+        }
+        let mut file = fs::File::create(path).map_err(werr)?;
+        let mut line = serde_json::to_vec(&StreamHeader { format: FORMAT.into(), version: VERSION }).map_err(|e| werr(e.into()))?;
+        line.push(b'\n');
+        file.write_all(&line).map_err(werr)?;
+        Ok(StreamWriter { path: path.to_path_buf(), file })
+    }
+
+    /// Appends one chunk with a single write.
+    pub fn append(&mut self, chunk: &ChunkRef) -> Result<(), RunFileError> {
+        let werr = |e| RunFileError::Write { path: self.path.clone(), source: e };
+        let mut line = serde_json::to_vec(chunk).map_err(|e| werr(e.into()))?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(werr)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
@@ -110,7 +271,22 @@ pub fn write(run: &Run, path: &Path) -> Result<(), RunFileError> {
     let result = (|| {
         let file = fs::File::create(&tmp)?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
-        serde_json::to_writer(&mut w, run).map_err(std::io::Error::other)?;
+        serde_json::to_writer(&mut w, &StreamHeader { format: FORMAT.into(), version: VERSION }).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")?;
+        let all = ChunkRef {
+            meta: Some(&run.meta),
+            strings: &run.strings,
+            files: &run.files,
+            functions: &run.functions,
+            frames: &run.frames,
+            stacks: &run.stacks,
+            processes: &run.processes,
+            threads: &run.threads,
+            thread_updates: &[],
+            samples: &run.samples,
+            end: true,
+        };
+        serde_json::to_writer(&mut w, &all).map_err(std::io::Error::other)?;
         w.write_all(b"\n")?;
         let file = w.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
@@ -271,6 +447,63 @@ mod tests {
         let text = String::from_utf8(good.clone()).unwrap().replace("\"samples\":[]", "\"samples\":[{\"t\":1}]");
         fs::write(&path, text).unwrap();
         assert!(matches!(read(&path), Err(RunFileError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn version_1_files_still_load() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/run-v1.json");
+        let run = read(&path).unwrap();
+        assert_eq!(run.version, 1);
+        assert!(!run.meta.partial);
+        assert_eq!(run.meta.started_at, None);
+        let mut names: Vec<&str> = run.threads.iter().map(|t| t.name.as_str()).collect();
+        names.sort();
+        assert_eq!(names, ["MainThread", "heavy", "light", "locked", "sleepy"]);
+        assert_eq!(run.samples.len() as u64, run.meta.sample_count);
+        assert!(run.threads.iter().all(|t| t.start_time.is_none()));
+        // Written again, it is a version 2 file with the same content.
+        let dir = tempfile::tempdir().unwrap();
+        let again = dir.path().join("v2.json");
+        write(&run, &again).unwrap();
+        let text = fs::read_to_string(&again).unwrap();
+        assert!(text.starts_with("{\"format\":\"threadradar-run\",\"version\":2}\n"), "{}", &text[..80]);
+        let back = read(&again).unwrap();
+        assert_eq!(Run { version: 1, ..back }, run);
+    }
+
+    #[test]
+    fn a_stream_cut_off_mid_chunk_reads_up_to_its_last_whole_chunk() {
+        use crate::builder::{new_thread, RunBuilder};
+        use crate::run::{Sample, ThreadSample};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.json");
+        let mut b = RunBuilder::new(Meta { interval_ms: 3.0, ..Meta::default() });
+        let t = b.thread(new_thread(1, 1, 7, "MainThread", "_MainThread"));
+        b.push_sample(Sample { t: 0, threads: vec![ThreadSample { thread: t, ..Default::default() }] });
+        let mut w = StreamWriter::create(&path).unwrap();
+        let run = b.run();
+        w.append(&ChunkRef { meta: Some(&run.meta), threads: &run.threads, samples: &run.samples, ..Default::default() }).unwrap();
+        // The thread gets its real name later; a second thread and sample arrive.
+        b.run_mut().threads[0].name = "Main".into();
+        let u = b.thread(new_thread(1, 2, 8, "w", "Thread"));
+        b.push_sample(Sample { t: 3_000_000, threads: vec![ThreadSample { thread: u, ..Default::default() }] });
+        let run = b.run();
+        w.append(&ChunkRef { threads: &run.threads[1..], thread_updates: &[(0, &run.threads[0])], samples: &run.samples[1..], ..Default::default() })
+            .unwrap();
+        let whole = fs::read(&path).unwrap();
+        // Killed in the middle of writing a third chunk.
+        fs::write(&path, [&whole[..], b"{\"samples\":[{\"t\":6000000,\"threads\":[[0,nu"].concat()).unwrap();
+        let got = read(&path).unwrap();
+        assert!(got.meta.partial);
+        assert_eq!(got.samples.len(), 2);
+        assert_eq!(got.meta.sample_count, 2);
+        assert_eq!(got.threads.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["Main", "w"]);
+        // A cut inside an earlier chunk is corruption, not a cut-off end.
+        fs::write(&path, [&whole[..whole.len() - 10], b"\n", &whole[..]].concat()).unwrap();
+        assert!(matches!(read(&path), Err(RunFileError::Corrupt { .. })), "{:?}", read(&path));
+        // Only a header: nothing to read.
+        fs::write(&path, &whole[..whole.iter().position(|&c| c == b'\n').unwrap() + 1]).unwrap();
+        assert!(matches!(read(&path), Err(RunFileError::Truncated { .. })));
     }
 
     #[test]

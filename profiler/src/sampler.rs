@@ -10,10 +10,10 @@ use crate::builder::{new_thread, FunctionSpec, RunBuilder};
 use crate::error::{classify_attach_error, RecordError};
 use crate::procfs::{self, SchedStat, ThreadProc};
 use crate::run::*;
-use crate::source::FileInfo;
+use crate::source::{file_kind_in, pytest_rootdir, FileInfo, UserRoots};
 use crate::stack_source::StackSource;
 use crate::state::{classify, RuntimeRanges};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
@@ -48,8 +48,13 @@ pub struct Progress {
     pub samples: u64,
     pub threads: usize,
     pub processes: usize,
+    /// Samples per second since the first sample.
     pub achieved_rate_hz: f64,
     pub target_rate_hz: f64,
+    /// The mean time one tick (reading every thread) took in the last progress period.
+    pub tick: Duration,
+    /// Whether sampling fell behind in the last progress period (ticks skipped or late).
+    pub behind: bool,
 }
 
 /// A raw frame as py-spy reports it, before source resolution.
@@ -68,8 +73,25 @@ struct ProcSpy {
     names_refreshed: Instant,
 }
 
+/// Which thread of a process a trace belongs to: its OS thread id, or Python's ident when the
+/// interpreter does not report the tid (high bit set so the two never collide). The kernel's start
+/// time and the ident stored in the entry tell one real thread from a later one with the same key.
+type ThreadKey = (u32, u64);
+
+fn thread_key(pid: u32, tid: Option<u32>, ident: u64) -> ThreadKey {
+    match tid {
+        Some(t) => (pid, t as u64),
+        None => (pid, ident | 1 << 63),
+    }
+}
+
 struct ThreadEntry {
     id: ThreadId,
+    /// Python's ident of the thread (`threading.get_ident()`).
+    python_id: u64,
+    /// The name could not be trusted when the entry was made (py-spy caches names by ident, and
+    /// the ident was used by an earlier thread): take it from the next fresh lookup.
+    name_pending: bool,
     proc: Option<ThreadProc>,
     start_time: Option<u64>,
     last_sched: Option<SchedStat>,
@@ -108,7 +130,10 @@ pub struct Sampler {
     spies: Vec<ProcSpy>,
     /// Descendant pids that are not (yet) Python, with the number of failed attempts.
     candidates: HashMap<u32, u32>,
-    threads: HashMap<(u32, u32, u64), ThreadEntry>,
+    /// The current thread behind each key; a thread that ended is replaced by the next one.
+    threads: HashMap<ThreadKey, ThreadEntry>,
+    /// Every `(pid, ident)` seen: a new thread with one of these idents may carry a stale name.
+    seen_idents: HashSet<(u32, u64)>,
     builder: RunBuilder,
     files: HashMap<String, u32>,
     file_names: Vec<String>,
@@ -120,12 +145,39 @@ pub struct Sampler {
     start: Instant,
     last_scan: Instant,
     stats: Stats,
+    /// Where the user's code is, for each file's kind.
+    user_roots: UserRoots,
+    /// The run file being written while recording, when asked for.
+    stream: Option<Stream>,
     /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
     tick_holder: Option<Option<u64>>,
 }
 
+/// How much of the run has been appended to the run file so far.
+struct Stream {
+    path: std::path::PathBuf,
+    writer: Option<crate::runfile::StreamWriter>,
+    last: Instant,
+    strings: usize,
+    files: usize,
+    frames: usize,
+    stacks: usize,
+    processes: usize,
+    samples: usize,
+    /// The threads as last written, to write only the ones that changed.
+    threads: Vec<Thread>,
+}
+
+/// How often the run file is appended to while recording: at most this much is lost when the
+/// recorder is killed.
+const STREAM_EVERY: Duration = Duration::from_millis(500);
+
 #[derive(Default)]
 struct Stats {
+    /// Ticks, their total time, and ticks skipped or late, since the last progress report.
+    window_ticks: u64,
+    window_busy: Duration,
+    window_behind: u64,
     missed: u64,
     late: u64,
     failed: u64,
@@ -156,7 +208,7 @@ impl Sampler {
                 }
                 Err(e) => {
                     let err = classify_attach_error(root, &e);
-                    if matches!(err, RecordError::PermissionDenied { .. } | RecordError::Unsupported { .. }) {
+                    if matches!(err, RecordError::PermissionDenied { .. } | RecordError::PermissionDeniedAsRoot { .. } | RecordError::Unsupported { .. }) {
                         return Err(err);
                     }
                     if !procfs::is_alive(root) {
@@ -216,6 +268,7 @@ impl Sampler {
             spies: Vec::new(),
             candidates: HashMap::new(),
             threads: HashMap::new(),
+            seen_idents: HashSet::new(),
             builder: RunBuilder::new(meta),
             files: HashMap::new(),
             file_names: Vec::new(),
@@ -227,6 +280,8 @@ impl Sampler {
             start: now,
             last_scan: now,
             stats: Stats::default(),
+            user_roots: UserRoots::default(),
+            stream: None,
             tick_holder: None,
         };
         match first {
@@ -250,7 +305,120 @@ impl Sampler {
             command: procfs::cmdline(pid),
             python_version: Some(version),
         });
+        self.add_user_roots(pid);
         self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, names_refreshed: Instant::now() });
+    }
+
+    /// The working directory's tree, the script and the pytest rootdir of a sampled process.
+    fn add_user_roots(&mut self, pid: u32) {
+        let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd")) else { return };
+        self.user_roots.add_dir(&cwd);
+        let command = procfs::cmdline(pid);
+        // The script: the first `.py` argument before any `-c`/`-m` ends the interpreter's own.
+        for a in command.iter().skip(1) {
+            if a == "-c" || a == "-m" {
+                break;
+            }
+            if a.ends_with(".py") {
+                self.user_roots.add_file(&cwd.join(a));
+                break;
+            }
+        }
+        if let Some(root) = pytest_rootdir(&command, &cwd) {
+            self.user_roots.add_dir(&root);
+        }
+    }
+
+    /// Writes the run to `path` while recording, every half second (the file is created at the
+    /// first write that has samples). Frames are written with the interpreter's names, as they
+    /// are before the source is read; the caller replaces the file with the finished run.
+    pub fn stream_to(&mut self, path: &std::path::Path) {
+        self.stream = Some(Stream {
+            path: path.to_path_buf(),
+            writer: None,
+            last: Instant::now(),
+            strings: 0,
+            files: 0,
+            frames: 0,
+            stacks: 0,
+            processes: 0,
+            samples: 0,
+            threads: Vec::new(),
+        });
+    }
+
+    /// Appends what is new since the last append to the run file.
+    fn flush_stream(&mut self) {
+        let Some(mut st) = self.stream.take() else { return };
+        st.last = Instant::now();
+        if self.builder.run().samples.is_empty() {
+            self.stream = Some(st);
+            return;
+        }
+        if st.writer.is_none() {
+            match crate::runfile::StreamWriter::create(&st.path) {
+                Ok(w) => st.writer = Some(w),
+                Err(e) => {
+                    tracing::warn!("not writing the run while recording: {e}");
+                    return;
+                }
+            }
+        }
+        // Provisional tables: one function per raw frame, named as the interpreter names it.
+        let files: Vec<SourceFile> = self.file_names[st.files..]
+            .iter()
+            .map(|path| SourceFile { path: self.builder.string(path), sha256: None, kind: file_kind_in(path, &self.user_roots) })
+            .collect();
+        let mut functions = Vec::new();
+        let mut frames = Vec::new();
+        for (i, raw) in self.raw_frame_list[st.frames..].iter().enumerate() {
+            let (qualname, class, ..) = resolve_function(None, &raw.name, raw.line);
+            let short = qualname.rsplit('.').next().unwrap_or(&qualname).to_string();
+            functions.push(Function {
+                file: raw.file,
+                qualname: self.builder.string(&qualname),
+                name: self.builder.string(&short),
+                class: class.map(|c| self.builder.string(&c)),
+                line: 0,
+                end_line: 0,
+                class_line: 0,
+            });
+            frames.push(Frame { function: (st.frames + i) as FunctionId, line: raw.line });
+        }
+        let stacks: Vec<StackNode> = self.raw_stack_list[st.stacks..].iter().map(|&(parent, frame)| StackNode { frame, parent }).collect();
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let run = self.builder.run_mut();
+        run.meta.sample_count = run.samples.len() as u64;
+        run.meta.duration_s = elapsed;
+        let run = self.builder.run();
+        let known = st.threads.len().min(run.threads.len());
+        let updates: Vec<(ThreadId, &Thread)> =
+            (0..known).filter(|&i| run.threads[i] != st.threads[i]).map(|i| (i as ThreadId, &run.threads[i])).collect();
+        let chunk = crate::runfile::ChunkRef {
+            meta: Some(&run.meta),
+            strings: &run.strings[st.strings..],
+            files: &files,
+            functions: &functions,
+            frames: &frames,
+            stacks: &stacks,
+            processes: &run.processes[st.processes..],
+            threads: &run.threads[known..],
+            thread_updates: &updates,
+            samples: &run.samples[st.samples..],
+            end: false,
+        };
+        if let Err(e) = st.writer.as_mut().unwrap().append(&chunk) {
+            tracing::warn!("stopped writing the run while recording: {e}");
+            return;
+        }
+        st.strings = run.strings.len();
+        st.files = self.file_names.len();
+        st.frames = self.raw_frame_list.len();
+        st.stacks = self.raw_stack_list.len();
+        st.processes = run.processes.len();
+        st.samples = run.samples.len();
+        st.threads = run.threads.clone();
+        self.stream = Some(st);
     }
 
     /// Samples until `stop` is set, the duration elapses or every process has exited; calls
@@ -259,6 +427,8 @@ impl Sampler {
         set_timer_slack();
         let interval = self.opts.interval;
         self.start = Instant::now();
+        self.builder.run_mut().meta.started_at =
+            SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_secs_f64());
         let mut tick: u64 = 0;
         let mut last_progress = self.start;
         loop {
@@ -273,6 +443,7 @@ impl Sampler {
                 // Fell behind by whole intervals: skip those ticks instead of bursting.
                 let behind = ((now - deadline).as_nanos() / interval.as_nanos().max(1)) as u64;
                 self.stats.missed += behind;
+                self.stats.window_behind += behind;
                 tick += behind;
             }
             if stop.load(Ordering::Relaxed) {
@@ -287,8 +458,11 @@ impl Sampler {
             let scheduled = self.start + interval.mul_f64(tick as f64);
             if at.saturating_duration_since(scheduled) > interval / 2 {
                 self.stats.late += 1;
+                self.stats.window_behind += 1;
             }
             self.sample_once(at);
+            self.stats.window_ticks += 1;
+            self.stats.window_busy += at.elapsed();
             tick += 1;
 
             if self.opts.subprocesses && at - self.last_scan >= Duration::from_millis(100) {
@@ -298,9 +472,15 @@ impl Sampler {
             if !self.any_alive() {
                 return EndReason::Exited;
             }
+            if self.stream.as_ref().is_some_and(|s| at.saturating_duration_since(s.last) >= STREAM_EVERY) {
+                self.flush_stream();
+            }
             if at - last_progress >= Duration::from_millis(100) {
                 last_progress = at;
                 progress(&self.progress());
+                self.stats.window_ticks = 0;
+                self.stats.window_busy = Duration::ZERO;
+                self.stats.window_behind = 0;
             }
         }
     }
@@ -317,14 +497,22 @@ impl Sampler {
     /// Current figures.
     pub fn progress(&self) -> Progress {
         let elapsed = self.start.elapsed();
-        let samples = self.builder.run().samples.len() as u64;
+        let run = self.builder.run();
+        let samples = run.samples.len() as u64;
+        // From the first sample: a wrapper that starts Python late does not count as falling behind.
+        let since_first = match run.samples.first() {
+            Some(s) => elapsed.saturating_sub(Duration::from_nanos(s.t)),
+            None => Duration::ZERO,
+        };
         Progress {
             elapsed,
             samples,
             threads: self.threads.len(),
             processes: self.spies.iter().filter(|s| s.alive).count(),
-            achieved_rate_hz: if elapsed.as_secs_f64() > 0.0 { samples as f64 / elapsed.as_secs_f64() } else { 0.0 },
+            achieved_rate_hz: if since_first.as_secs_f64() > 0.0 { samples as f64 / since_first.as_secs_f64() } else { 0.0 },
             target_rate_hz: 1.0 / self.opts.interval.as_secs_f64(),
+            tick: self.stats.window_busy / (self.stats.window_ticks.max(1) as u32),
+            behind: self.stats.window_behind > self.stats.window_ticks / 20,
         }
     }
 
@@ -343,10 +531,18 @@ impl Sampler {
             let attempts = self.candidates[&pid];
             // A child that is still not Python after about a second (a shell, a compiler) is
             // left alone.
-            if attempts >= 10 || !procfs::is_alive(pid) {
-                if attempts >= 10 || pid != self.root {
+            // The root stays a candidate while it lives: a wrapper (`sleep 2; python3 app.py`)
+            // may exec Python at any time; it is tried once python is mapped into it.
+            if pid == self.root {
+                if !procfs::is_alive(pid) {
                     self.candidates.remove(&pid);
+                    continue;
                 }
+                if attempts >= 10 && !procfs::maps_python(pid) {
+                    continue;
+                }
+            } else if attempts >= 10 || !procfs::is_alive(pid) {
+                self.candidates.remove(&pid);
                 continue;
             }
             match StackSource::attach(pid) {
@@ -374,12 +570,12 @@ impl Sampler {
             // GIL holder at the start of its walk, so state and GIL are observed microseconds
             // apart instead of a whole stack walk apart (which mislabels short bursts).
             let pid = self.spies[si].pid;
-            let known: Vec<u64> = self.threads.keys().filter(|k| k.0 == pid).map(|k| k.2).collect();
+            let known: Vec<u64> = self.threads.iter().filter(|(k, _)| k.0 == pid).map(|(_, e)| e.python_id).collect();
             let spy = &mut self.spies[si];
             self.tick_holder = spy.spy.gil_holder(&known);
             // Free-threaded builds run without a GIL unless an extension turned it on.
             spy.runtime.set_gil(spy.spy.gil_enabled());
-            for ((p, _, _), e) in self.threads.iter_mut() {
+            for ((p, _), e) in self.threads.iter_mut() {
                 if *p != pid {
                     continue;
                 }
@@ -389,7 +585,7 @@ impl Sampler {
                 }
             }
             let traces = match self.spies[si].spy.stack_traces() {
-                Ok(t) => t,
+                Ok(t) => one_trace_per_thread(t),
                 Err(_) => {
                     if !procfs::is_alive(self.spies[si].pid) {
                         self.spies[si].alive = false;
@@ -431,31 +627,47 @@ impl Sampler {
 
     fn observe(&mut self, si: usize, pid: u32, trace: py_spy::StackTrace, wants_type: &mut bool, unnamed: &mut bool) -> Option<ThreadSample> {
         let tid = trace.os_thread_id.map(|t| t as u32);
-        let key = (pid, tid.unwrap_or(0), trace.thread_id);
+        let key = thread_key(pid, tid, trace.thread_id);
         let mut entry = self.threads.remove(&key);
         // The kernel's view: read before the stack walk, or now for a thread new in this tick.
         let mut reading = entry.as_mut().and_then(|e| e.pre.take());
+        // A different Python thread behind the same tid (the tid was reused; or no tid and the
+        // ident was reused, which start times cannot tell): a new thread.
+        if entry.as_ref().is_some_and(|e| e.python_id != trace.thread_id) {
+            let old = entry.take().unwrap();
+            reading = None;
+            entry = Some(self.new_thread_entry(si, pid, tid, &trace, None));
+            drop(old);
+        }
         if let Some(tid) = tid {
             let e = match entry.as_mut() {
                 Some(e) => e,
-                None => entry.insert(self.new_thread_entry(pid, tid, &trace, None)),
+                None => entry.insert(self.new_thread_entry(si, pid, Some(tid), &trace, None)),
             };
-            if reading.is_none() || (matches!(reading, Some(KernelReading::Vanished)) && e.start_time.is_none()) {
+            if !matches!(reading, Some(KernelReading::Read { .. })) {
+                // No reading yet, or the files opened for this tid belong to a thread that has
+                // ended: open them again, which reaches whichever thread has the tid now.
+                if matches!(reading, Some(KernelReading::Vanished)) {
+                    e.proc = None;
+                }
                 if e.proc.is_none() {
                     e.proc = ThreadProc::open(pid, tid).ok();
                 }
-                reading = e.proc.as_mut().map(KernelReading::take);
+                reading = e.proc.as_mut().map(KernelReading::take).or(Some(KernelReading::Vanished));
             }
             if let Some(KernelReading::Read { stat, .. }) = reading {
                 if e.start_time.is_some_and(|st| st != stat.start_time) {
                     // The tid was reused by a new thread: start a new entry.
                     let proc_ = e.proc.take();
-                    *e = self.new_thread_entry(pid, tid, &trace, proc_);
+                    *e = self.new_thread_entry(si, pid, Some(tid), &trace, proc_);
                 }
-                e.start_time = Some(stat.start_time);
+                if e.start_time.is_none() {
+                    e.start_time = Some(stat.start_time);
+                    self.builder.run_mut().threads[e.id as usize].start_time = Some(stat.start_time);
+                }
             }
         } else if entry.is_none() {
-            entry = Some(self.new_thread_entry(pid, 0, &trace, None));
+            entry = Some(self.new_thread_entry(si, pid, None, &trace, None));
         }
         let (stat, sched, syscall) = match reading {
             Some(KernelReading::Read { stat, sched, syscall }) => (Some(stat), sched, syscall),
@@ -495,6 +707,8 @@ impl Sampler {
             (Some(prev), true) if now_ns > prev => Some(cpu_ns as f64 / (now_ns - prev) as f64),
             _ => None,
         };
+        // The trace that made a pending entry carries the possibly stale cached name.
+        let first_observation = e.last_seen_ns.is_none();
         e.last_seen_ns = Some(now_ns);
         e.last_sched_was_fresh = sched.is_some();
         // A thread that held the GIL at its previous sample and is runnable without it now has
@@ -504,13 +718,21 @@ impl Sampler {
         let (state, blocked) = classify(os_state, owns_gil, syscall, &self.spies[si].runtime, recent_cpu);
 
         match trace.thread_name.as_deref() {
+            Some(_) if e.name_pending && first_observation => {}
+            // A pending name's cache entry was dropped when the entry was made, so this name
+            // comes from a lookup made after this thread existed.
             Some(name) => {
+                e.name_pending = false;
                 let th = &mut self.builder.run_mut().threads[id as usize];
                 if th.name != name {
                     th.name = name.to_string();
                 }
             }
             None => *unnamed = true,
+        }
+        if e.name_pending {
+            // Not registered in `threading` yet: ask again at the next tick.
+            self.spies[si].spy.forget_thread_name(trace.thread_id);
         }
         if e.type_attempts > 0 {
             *wants_type = true;
@@ -521,9 +743,20 @@ impl Sampler {
         Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked })
     }
 
-    fn new_thread_entry(&mut self, pid: u32, tid: u32, trace: &py_spy::StackTrace, proc_: Option<ThreadProc>) -> ThreadEntry {
-        let os_name = if tid != 0 { procfs::thread_comm(pid, tid) } else { None };
-        let name = trace.thread_name.clone().or(os_name).unwrap_or_else(|| format!("thread-{}", trace.thread_id));
+    /// A new entry for the thread behind `trace`. Its name is trusted only when no earlier thread
+    /// of the process had the same ident: py-spy caches names by ident, and CPython gives a new
+    /// thread the ident of one that ended, so the cached name may be the earlier thread's. Such a
+    /// name is dropped from the cache and read afresh at the next tick.
+    fn new_thread_entry(&mut self, si: usize, pid: u32, tid: Option<u32>, trace: &py_spy::StackTrace, proc_: Option<ThreadProc>) -> ThreadEntry {
+        let reused_ident = !self.seen_idents.insert((pid, trace.thread_id));
+        let python_name = if reused_ident { None } else { trace.thread_name.clone() };
+        let name_pending = python_name.is_none();
+        if name_pending {
+            self.spies[si].spy.forget_thread_name(trace.thread_id);
+        }
+        let os_name = tid.and_then(|tid| procfs::thread_comm(pid, tid));
+        let name = python_name.or(os_name).unwrap_or_else(|| format!("thread-{}", trace.thread_id));
+        let tid = tid.unwrap_or(0);
         let is_main = tid != 0 && tid == pid;
         let mut th = new_thread(pid, tid, trace.thread_id, &name, "");
         th.is_main = is_main;
@@ -532,7 +765,19 @@ impl Sampler {
             th.type_source = TypeSource::Main;
         }
         let id = self.builder.thread(th);
-        ThreadEntry { id, proc: proc_, start_time: None, last_sched: None, last_seen_ns: None, last_sched_was_fresh: false, held_gil: false, pre: None, type_attempts: if is_main { 0 } else { 3 } }
+        ThreadEntry {
+            id,
+            python_id: trace.thread_id,
+            name_pending,
+            proc: proc_,
+            start_time: None,
+            last_sched: None,
+            last_seen_ns: None,
+            last_sched_was_fresh: false,
+            held_gil: false,
+            pre: None,
+            type_attempts: if is_main { 0 } else { 3 },
+        }
     }
 
     /// Reads the class of each new thread's `threading.Thread` object: the `self` local of
@@ -544,9 +789,9 @@ impl Sampler {
         let pid = spy.pid;
         let Ok(traces) = traces else { return };
         for trace in traces {
-            let tid = trace.os_thread_id.map(|t| t as u32).unwrap_or(0);
-            let Some(e) = self.threads.get_mut(&(pid, tid, trace.thread_id)) else { continue };
-            if e.type_attempts == 0 {
+            let key = thread_key(pid, trace.os_thread_id.map(|t| t as u32), trace.thread_id);
+            let Some(e) = self.threads.get_mut(&key) else { continue };
+            if e.type_attempts == 0 || e.python_id != trace.thread_id {
                 continue;
             }
             e.type_attempts -= 1;
@@ -617,8 +862,8 @@ impl Sampler {
         // Files and functions.
         let mut file_map = Vec::with_capacity(self.file_names.len());
         for (i, path) in self.file_names.iter().enumerate() {
-            let info = infos.get(&(i as u32)).cloned().unwrap_or_else(|| FileInfo { kind: crate::source::file_kind(path), ..Default::default() });
-            file_map.push(b.file(path, info.kind, info.sha256.clone()));
+            let info = infos.get(&(i as u32)).cloned().unwrap_or_default();
+            file_map.push(b.file(path, file_kind_in(path, &self.user_roots), info.sha256.clone()));
         }
         let mut frame_map = Vec::with_capacity(self.raw_frame_list.len());
         for raw in &self.raw_frame_list {
@@ -648,7 +893,9 @@ impl Sampler {
             }
         }
         derive_entry_point_types(run);
+        let rate = rate_over_lifetimes(run, self.opts.interval);
         let m = &mut run.meta;
+        m.achieved_rate_hz = rate;
         m.duration_s = elapsed.as_secs_f64();
         m.end_reason = end_reason;
         m.exit_status = exit_status;
@@ -656,8 +903,35 @@ impl Sampler {
         m.late_samples = self.stats.late;
         m.failed_samples = self.stats.failed;
         m.skipped_threads = self.stats.skipped_threads;
-        m.achieved_rate_hz = if m.duration_s > 0.0 { run.samples.len() as f64 / m.duration_s } else { 0.0 };
+
         self.builder.finish()
+    }
+}
+
+/// Samples per second of each thread's own life, over all threads: thread-samples divided by the
+/// sum of the threads' lifetimes (first to last sample, plus one interval). A program that starts
+/// Python late (behind a wrapper) or threads that live briefly do not make the rate look low, and a
+/// thread's samples times `1 / rate` estimates its lifetime.
+fn rate_over_lifetimes(run: &Run, interval: Duration) -> f64 {
+    let mut count = vec![0u64; run.threads.len()];
+    for s in &run.samples {
+        for ts in &s.threads {
+            count[ts.thread as usize] += 1;
+        }
+    }
+    let (mut samples, mut life_ns) = (0u64, 0f64);
+    for (t, &n) in run.threads.iter().zip(&count) {
+        if n == 0 {
+            continue;
+        }
+        let (Some(a), Some(b)) = (run.samples.get(t.first_sample as usize), run.samples.get(t.last_sample as usize)) else { continue };
+        samples += n;
+        life_ns += (b.t - a.t) as f64 + interval.as_nanos() as f64;
+    }
+    if life_ns > 0.0 {
+        samples as f64 / (life_ns / 1e9)
+    } else {
+        0.0
     }
 }
 
@@ -718,6 +992,11 @@ fn derive_entry_point_types(run: &mut Run) {
             };
             if let Some(f) = entry {
                 let file = run.file_path(f.file);
+                // A thread caught while `threading` starts it (`Event.set`, `_set_tstate_lock`)
+                // or ends it: its entry point is not on the stack yet; look at another sample.
+                if file.ends_with("threading.py") && run.str(f.qualname) != "Thread.run" {
+                    continue;
+                }
                 let ty = if run.str(f.qualname) == "Thread.run" && file.ends_with("threading.py") {
                     "Thread".to_string()
                 } else if let Some(c) = f.class {
@@ -747,6 +1026,37 @@ fn derive_entry_point_types(run: &mut Run) {
             }
         }
     }
+}
+
+/// One trace per OS thread. While CPython starts a thread, the new thread's state is made by the
+/// thread that starts it and carries that thread's ids until the new thread runs (3.11: native id
+/// and ident of the parent), so the parent appears twice, once without frames. Keeps the trace with
+/// Python frames (the first one on a tie); traces without a tid are kept as they are.
+fn one_trace_per_thread(mut traces: Vec<py_spy::StackTrace>) -> Vec<py_spy::StackTrace> {
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let mut keep = vec![true; traces.len()];
+    for (i, t) in traces.iter().enumerate() {
+        let Some(tid) = t.os_thread_id else { continue };
+        match seen.get(&tid) {
+            None => {
+                seen.insert(tid, i);
+            }
+            Some(&j) => {
+                if traces[j].frames.is_empty() && !t.frames.is_empty() {
+                    keep[j] = false;
+                    seen.insert(tid, i);
+                } else {
+                    keep[i] = false;
+                }
+            }
+        }
+    }
+    let mut i = 0;
+    traces.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    traces
 }
 
 fn process_name(pid: u32) -> String {

@@ -287,6 +287,83 @@ fn is_stdlib_path(path: &str) -> bool {
     })
 }
 
+/// Where the user's own code is, whatever `sys.path` or the path's shape says: the working
+/// directory's tree of each sampled process, the script being run, and the pytest rootdir. The
+/// standard library's look (`…/lib/python3.11/…`) does not make a file there the standard library.
+#[derive(Clone, Debug, Default)]
+pub struct UserRoots {
+    /// Directories, each ending in `/`.
+    dirs: Vec<String>,
+    files: Vec<String>,
+}
+
+impl UserRoots {
+    /// Adds a directory tree. `/` is not added: it would make every file the user's.
+    pub fn add_dir(&mut self, dir: &std::path::Path) {
+        let mut d = dir.display().to_string();
+        if !d.ends_with('/') {
+            d.push('/');
+        }
+        if d != "/" && !self.dirs.contains(&d) {
+            self.dirs.push(d);
+        }
+    }
+
+    pub fn add_file(&mut self, file: &std::path::Path) {
+        let f = file.display().to_string();
+        if !self.files.contains(&f) {
+            self.files.push(f);
+        }
+    }
+
+    pub fn contains(&self, path: &str) -> bool {
+        self.files.iter().any(|f| f == path) || self.dirs.iter().any(|d| path.starts_with(d.as_str()))
+    }
+}
+
+/// Where a file comes from, given where the user's code is: [`file_kind`], except that the user's
+/// roots and CPython's own test suite (`…/lib/python3.X/test/`, which is what a user runs with
+/// `python3 -m test …`, not library code) are the user's code. Installed packages stay third-party
+/// even inside a root (a virtual environment in the project).
+pub fn file_kind_in(path: &str, roots: &UserRoots) -> FileKind {
+    match file_kind(path) {
+        FileKind::Stdlib if !path.starts_with('<') && (roots.contains(path) || is_cpython_test_suite(path)) => FileKind::User,
+        k => k,
+    }
+}
+
+fn is_cpython_test_suite(path: &str) -> bool {
+    path.split('/').collect::<Vec<_>>().windows(3).any(|w| {
+        (w[0] == "lib" || w[0] == "lib64" || w[0] == "Lib")
+            && w[1].starts_with("python")
+            && w[1][6..].chars().all(|c| c.is_ascii_digit() || c == '.')
+            && w[2] == "test"
+    })
+}
+
+/// The pytest rootdir of a command line run in `cwd`, when it runs pytest: `--rootdir`, else the
+/// nearest ancestor of `cwd` with a `pytest.ini`, `pyproject.toml`, `tox.ini` or `setup.cfg`
+/// (pytest's own rule, without its finer points), else `cwd`.
+pub fn pytest_rootdir(command: &[String], cwd: &std::path::Path) -> Option<std::path::PathBuf> {
+    let runs_pytest = command.iter().any(|a| {
+        let base = a.rsplit('/').next().unwrap_or(a);
+        base == "pytest" || base == "py.test"
+    });
+    if !runs_pytest {
+        return None;
+    }
+    for (i, a) in command.iter().enumerate() {
+        if let Some(d) = a.strip_prefix("--rootdir=") {
+            return Some(cwd.join(d));
+        }
+        if a == "--rootdir" {
+            return command.get(i + 1).map(|d| cwd.join(d));
+        }
+    }
+    let found = cwd.ancestors().find(|d| ["pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"].iter().any(|f| d.join(f).is_file()));
+    Some(found.unwrap_or(cwd).to_path_buf())
+}
+
 /// What was learnt about a source file when it was first seen.
 #[derive(Clone, Debug, Default)]
 pub struct FileInfo {
@@ -446,6 +523,17 @@ main()
         assert_eq!(file_kind("<string>"), FileKind::Unknown);
         assert_eq!(file_kind("/home/me/app/main.py"), FileKind::User);
         assert_eq!(file_kind("/home/me/python-tools/lib/pythonic/x.py"), FileKind::User);
+        let mut roots = UserRoots::default();
+        roots.add_dir(std::path::Path::new("/src/cpython"));
+        roots.add_dir(std::path::Path::new("/"));
+        assert_eq!(file_kind_in("/src/cpython/lib/python3.13/threading.py", &roots), FileKind::User);
+        assert_eq!(file_kind_in("/src/cpython/venv/lib/python3.13/site-packages/x.py", &roots), FileKind::ThirdParty);
+        assert_eq!(file_kind_in("/usr/lib/python3.11/test/test_queue.py", &roots), FileKind::User);
+        assert_eq!(file_kind_in("/usr/lib/python3.11/threading.py", &roots), FileKind::Stdlib);
+        assert_eq!(file_kind_in("<frozen runpy>", &roots), FileKind::Stdlib);
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(pytest_rootdir(&v(&["python3", "app.py"]), std::path::Path::new("/p")), None);
+        assert_eq!(pytest_rootdir(&v(&["python3", "-m", "pytest", "--rootdir=r"]), std::path::Path::new("/p")), Some("/p/r".into()));
         assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 

@@ -87,6 +87,17 @@ impl StackSource {
         }
     }
 
+    /// Forgets the cached name of one Python thread ident (reused by a new thread, or not yet
+    /// registered in `threading`), so it is read afresh at the next sample.
+    pub fn forget_thread_name(&mut self, ident: u64) {
+        match self {
+            StackSource::DebugOffsets(i) => i.forget_thread_name(ident),
+            StackSource::PySpy { spy, .. } => {
+                spy.python_thread_names.remove(&ident);
+            }
+        }
+    }
+
     /// Forgets cached "no name yet" answers, so names set since are read.
     pub fn forget_thread_names(&mut self) {
         match self {

@@ -11,11 +11,22 @@ use threadradar_profiler::runfile;
 pub struct InfoArgs {
     /// A run file, or a directory of runs (the newest is used) [default: .threadradar/runs]
     pub run: Option<PathBuf>,
+
+    /// Print the run's meta, processes and threads (with their samples per state) as one JSON
+    /// object instead of the table, for scripts and `jq`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
     let path = resolve_run_path(args.run.as_deref())?;
     let run = runfile::read(&path)?;
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &info_json(&run, &path)).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     print_info(&run, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -34,6 +45,46 @@ pub fn resolve_run_path(arg: Option<&std::path::Path>) -> anyhow::Result<PathBuf
             dir.display()
         ),
     }
+}
+
+/// What `info --json` prints: the file's version, meta and processes, and each thread with its
+/// samples per state.
+fn info_json(run: &Run, path: &std::path::Path) -> serde_json::Value {
+    let counts = state_counts(run);
+    let threads: Vec<serde_json::Value> = run
+        .threads
+        .iter()
+        .zip(&counts)
+        .map(|(t, [c, g, i])| {
+            let mut v = serde_json::to_value(t).unwrap_or_default();
+            v["samples"] = serde_json::json!({ "computing": c, "gil": g, "idle": i });
+            v
+        })
+        .collect();
+    serde_json::json!({
+        "path": path,
+        "version": run.version,
+        "meta": run.meta,
+        "processes": run.processes,
+        "tables": { "strings": run.strings.len(), "files": run.files.len(), "functions": run.functions.len(), "frames": run.frames.len(), "stacks": run.stacks.len() },
+        "threads": threads,
+    })
+}
+
+/// Samples per thread in each state: computing, GIL, idle.
+fn state_counts(run: &Run) -> Vec<[u64; 3]> {
+    let mut counts = vec![[0u64; 3]; run.threads.len()];
+    for s in &run.samples {
+        for t in &s.threads {
+            let i = match t.state {
+                ThreadState::Computing => 0,
+                ThreadState::Gil => 1,
+                ThreadState::Idle => 2,
+            };
+            counts[t.thread as usize][i] += 1;
+        }
+    }
+    counts
 }
 
 /// Prints the run's metadata and a table of its threads.
@@ -69,23 +120,16 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
         Some(imp) => writeln!(out, "imported     from {} ({}): {}", imp.file, imp.format, imp.note)?,
         None => writeln!(out, "ended        {:?}{}", m.end_reason, status)?,
     }
+    if m.partial {
+        writeln!(out, "partial      the recorder stopped before finishing the file (killed?): this is the run up to its last write, with the interpreter's function names")?;
+    }
     let mut types: Vec<&str> = run.threads.iter().map(|t| t.thread_type.as_str()).collect();
     types.sort();
     types.dedup();
     writeln!(out, "threads      {} of {} types ({})", run.threads.len(), types.len(), types.join(", "))?;
     writeln!(out)?;
     // Per-thread counts by state.
-    let mut counts = vec![[0u64; 3]; run.threads.len()];
-    for s in &run.samples {
-        for t in &s.threads {
-            let i = match t.state {
-                ThreadState::Computing => 0,
-                ThreadState::Gil => 1,
-                ThreadState::Idle => 2,
-            };
-            counts[t.thread as usize][i] += 1;
-        }
-    }
+    let counts = state_counts(run);
     writeln!(out, "{:<22} {:<16} {:>7} {:>7} {:>10} {:>7} {:>7} {:>9}", "thread", "type", "pid", "tid", "computing", "gil", "idle", "cpu s")?;
     for (i, t) in run.threads.iter().enumerate() {
         let cpu = match (t.cpu_ns_first, t.cpu_ns_last) {

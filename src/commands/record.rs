@@ -83,10 +83,15 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
     let (mut child, pid, mode, command) = match args.pid {
         Some(pid) => (None, pid, RecordMode::Attach, threadradar_profiler::procfs::cmdline(pid)),
         None => {
+            // Its own process group, so that ending it (after --duration, or a second Ctrl-C)
+            // reaches every process it started, and so that a terminal's Ctrl-C reaches only
+            // threadradar, which passes it on exactly once.
+            use std::os::unix::process::CommandExt;
             let child = std::process::Command::new(&args.command[0])
                 .args(&args.command[1..])
+                .process_group(0)
                 .spawn()
-                .map_err(|e| RecordError::Launch { command: args.command.join(" "), source: e })?;
+                .map_err(|e| RecordError::Launch { command: args.command.join(" "), cause: e })?;
             CHILD.store(child.id(), Ordering::SeqCst);
             let pid = child.id();
             (Some(child), pid, RecordMode::Launch, args.command.clone())
@@ -94,12 +99,13 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
     };
     let program = runfile::program_name(&command);
 
+    let command_line = command.join(" ");
     let mut sampler = match Sampler::attach(pid, mode, command, opts) {
         Ok(s) => s,
         Err(e) => {
             if let Some(c) = child.as_mut() {
                 if !matches!(e, RecordError::ExitedBeforeSampling) {
-                    let _ = c.kill();
+                    kill_group(c.id(), libc::SIGKILL);
                 }
                 let _ = c.wait();
             }
@@ -107,16 +113,24 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         }
     };
 
+    let path = match &args.output {
+        Some(p) => p.clone(),
+        None => default_output(&program)?,
+    };
+    // Written while recording, so that a recorder that is killed leaves a readable run.
+    let live = runfile::live_path(&path);
+    sampler.stream_to(&live);
     let pb = progress_bar(args.no_progress);
     let end = sampler.run_until(&STOP, |p| {
         pb.set_message(format!(
-            "{:>6.1}s  {} samples  {} threads  {:.0} Hz ({:.0}% of {:.0})",
+            "{:>6.1}s  {} samples  {} threads  {:.0} Hz ({:.0}% of {:.0}){}",
             p.elapsed.as_secs_f64(),
             p.samples,
             p.threads,
             p.achieved_rate_hz,
             100.0 * p.achieved_rate_hz / p.target_rate_hz,
-            p.target_rate_hz
+            p.target_rate_hz,
+            behind_reason(p)
         ));
         pb.tick();
     });
@@ -129,23 +143,35 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
             status = c.wait().ok().map(to_exit_status);
         }
     }
-    let run = sampler.finish(end, status);
+    let mut run = sampler.finish(end, status);
     if run.samples.is_empty() {
-        stop_child(child.as_mut(), end);
+        // Nothing was appended to the run file (it is created at the first write with samples).
+        let stopped = stop_child(child.as_mut(), end);
+        if run.meta.pids.is_empty() {
+            return Err(RecordError::NoPythonProcess { command: command_line, seconds: run.meta.duration_s }.into());
+        }
+        let _ = stopped;
         return Err(RecordError::NoSamples.into());
     }
-    let path = match &args.output {
-        Some(p) => p.clone(),
-        None => default_output(&program)?,
-    };
     // Write before dealing with the program, so nothing recorded is lost whatever it does next.
-    runfile::write(&run, &path).with_context(|| "the recording is lost".to_string())?;
+    runfile::write(&run, &path).with_context(|| format!("the run as recorded so far is in {}", live.display()))?;
+    let _ = std::fs::remove_file(&live);
 
     let exit = match child.as_mut() {
         Some(c) => {
             let st = match status {
                 Some(s) => Some(s),
-                None => stop_child(Some(c), end),
+                None => {
+                    let stopped = stop_child(Some(c), end);
+                    if let Some((st, signal)) = stopped {
+                        eprintln!("threadradar: {}", how_it_ended(st, signal));
+                        // The run was written before the program was stopped; add how it ended.
+                        run.meta.exit_status = Some(st);
+                        run.meta.stopped_with = signal.map(|s| signal_name(s).to_string());
+                        runfile::write(&run, &path).with_context(|| "the recording is lost".to_string())?;
+                    }
+                    stopped.map(|(st, _)| st)
+                }
             };
             exit_code(st)
         }
@@ -155,56 +181,135 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
 }
 
 fn install_signal_handler() {
-    // The first Ctrl-C (or SIGTERM) stops sampling and the run is written; a second one also
-    // kills a launched program that does not stop by itself.
+    // The first Ctrl-C (or SIGTERM) stops sampling; the run is written and the Ctrl-C is passed on
+    // to a launched program, which may take its time to finish. A second one kills the program
+    // and everything it started.
     let _ = ctrlc::set_handler(|| {
         STOP.store(true, Ordering::SeqCst);
         if INTERRUPTS.fetch_add(1, Ordering::SeqCst) >= 1 {
             let pid = CHILD.load(Ordering::SeqCst);
             if pid != 0 {
-                unsafe {
-                    libc::kill(pid as i32, libc::SIGKILL);
-                }
+                kill_group(pid, libc::SIGKILL);
             }
         }
     });
 }
 
-/// Ends a launched program after recording stopped early, politely first.
-fn stop_child(child: Option<&mut Child>, end: EndReason) -> Option<ExitStatus> {
+/// Why sampling falls behind, for the progress line: ticks that take longer than the interval
+/// (many threads, deep stacks), or ticks that are quick but start late (the machine is busy).
+fn behind_reason(p: &threadradar_profiler::sampler::Progress) -> String {
+    if !p.behind {
+        return String::new();
+    }
+    let interval = 1.0 / p.target_rate_hz;
+    let tick = p.tick.as_secs_f64();
+    if tick > 0.8 * interval {
+        format!("  behind: reading {} threads takes {:.2} ms a tick, the interval is {:.2} ms", p.threads, tick * 1e3, interval * 1e3)
+    } else {
+        format!("  behind: ticks take {:.2} ms but start late (the CPU is busy with other work)", tick * 1e3)
+    }
+}
+
+/// Sends `signal` to the launched program's process group (the program and what it started).
+fn kill_group(pgid: u32, signal: i32) {
+    // SAFETY: kill(2) on the process group of a child we started in its own group.
+    unsafe {
+        libc::kill(-(pgid as i32), signal);
+    }
+}
+
+/// Whether any process of the group is still alive (zombies not yet reaped count).
+fn group_alive(pgid: u32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(-(pgid as i32), 0) == 0 }
+}
+
+/// How long a launched program gets after SIGINT, and again after SIGTERM, when `--duration` ends
+/// the recording.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// Ends a launched program after recording stopped early; returns its status and the last signal
+/// threadradar sent it.
+///
+/// - Ctrl-C (or SIGTERM to threadradar): SIGINT to the program's process group, once, then wait
+///   for as long as it takes; a second Ctrl-C kills the group (see `install_signal_handler`).
+/// - `--duration`: SIGINT, then SIGTERM after a grace period, then SIGKILL after another, each to
+///   the whole group, until every process of the group has ended.
+fn stop_child(child: Option<&mut Child>, end: EndReason) -> Option<(ExitStatus, Option<i32>)> {
     let c = child?;
-    let pid = c.id() as i32;
-    let wait_for = |c: &mut Child, d: Duration| {
-        let until = Instant::now() + d;
+    let pgid = c.id();
+    let wait_for = |c: &mut Child, st: &mut Option<std::process::ExitStatus>, d: Option<Duration>| -> bool {
+        let until = d.map(|d| Instant::now() + d);
         loop {
-            if let Ok(Some(s)) = c.try_wait() {
-                return Some(s);
+            if st.is_none() {
+                if let Ok(Some(s)) = c.try_wait() {
+                    *st = Some(s);
+                }
             }
-            if Instant::now() >= until {
-                return None;
+            // Done when the program has ended and no process of its group is left.
+            if st.is_some() && !group_alive(pgid) {
+                return true;
+            }
+            if until.is_some_and(|u| Instant::now() >= u) {
+                return false;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
     };
-    // On Ctrl-C in a terminal the program got the SIGINT too: give it a moment to finish.
-    let first_signal = match end {
+    let mut status = None;
+    let last = match end {
+        EndReason::Exited => return c.wait().ok().map(|s| (to_exit_status(s), None)),
         EndReason::Interrupted => {
-            if let Some(s) = wait_for(c, Duration::from_millis(1000)) {
-                return Some(to_exit_status(s));
+            kill_group(pgid, libc::SIGINT);
+            eprintln!("threadradar: passed the interrupt on; waiting for the program to end (press Ctrl-C again to kill it)");
+            // A second Ctrl-C kills the group from the signal handler; this wait then ends.
+            while status.is_none() {
+                if let Ok(s) = c.wait() {
+                    status = Some(s);
+                }
             }
-            libc::SIGINT
+            let killed = INTERRUPTS.load(Ordering::SeqCst) >= 2;
+            Some(if killed { libc::SIGKILL } else { libc::SIGINT })
         }
-        EndReason::Duration => libc::SIGTERM,
-        EndReason::Exited => return c.wait().ok().map(to_exit_status),
+        EndReason::Duration => {
+            let mut last = None;
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
+                kill_group(pgid, signal);
+                last = Some(signal);
+                let grace = if signal == libc::SIGKILL { None } else { Some(GRACE) };
+                if wait_for(c, &mut status, grace) {
+                    break;
+                }
+            }
+            last
+        }
     };
-    unsafe {
-        libc::kill(pid, first_signal);
+    let st = match status {
+        Some(s) => s,
+        None => c.wait().ok()?,
+    };
+    Some((to_exit_status(st), last))
+}
+
+/// `SIGINT` for 2.
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
     }
-    if let Some(s) = wait_for(c, Duration::from_secs(3)) {
-        return Some(to_exit_status(s));
+}
+
+/// One sentence on how a program that threadradar stopped ended.
+fn how_it_ended(st: ExitStatus, sent: Option<i32>) -> String {
+    let sent = sent.map(|s| format!(" (threadradar sent {} to its process group)", signal_name(s))).unwrap_or_default();
+    match (st.code, st.signal) {
+        (Some(c), _) => format!("the program ended with exit code {c}{sent}"),
+        (_, Some(sig)) => format!("the program was ended by {}{sent}", signal_name(sig)),
+        _ => format!("the program ended{sent}"),
     }
-    let _ = c.kill();
-    c.wait().ok().map(to_exit_status)
 }
 
 fn to_exit_status(s: std::process::ExitStatus) -> ExitStatus {

@@ -178,6 +178,11 @@ impl Interpreter {
         Ok(Some(self.mem.u64(ts + self.o().tstate_thread_id as usize)?))
     }
 
+    /// Forgets one thread ident's cached name.
+    pub fn forget_thread_name(&mut self, ident: u64) {
+        self.names.remove(&ident);
+    }
+
     /// Forgets cached thread names, so that names set since are read.
     pub fn forget_thread_names(&mut self) {
         self.names.clear();
