@@ -147,8 +147,28 @@ pub fn interrupt(pid: u32) -> bool {
         return false;
     }
     // SAFETY: kill(2) with a pid we started and a valid signal number.
-    unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) == 0 }
+    let sent = unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) == 0 };
+    if sent {
+        // The recorder passes one Ctrl-C to the program and waits for it; a program that does
+        // not end on SIGINT (non-daemon threads, a handler) would keep an editor's "stop"
+        // waiting. After a grace period the recorder gets its second Ctrl-C, which ends the
+        // program's process group; the run written at the first is kept either way.
+        std::thread::spawn(move || {
+            std::thread::sleep(STOP_GRACE);
+            // SAFETY: as above; signal 0 only checks that the recorder is still there.
+            unsafe {
+                if libc::kill(pid as libc::pid_t, 0) == 0 {
+                    libc::kill(pid as libc::pid_t, libc::SIGINT);
+                }
+            }
+        });
+    }
+    sent
 }
+
+/// How long an editor's stop waits for the program to end on its own before the recorder's
+/// second Ctrl-C ends it.
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The recorder's own lines (`threadradar: …`) are its summary or its error; the rest is the
 /// program's output.

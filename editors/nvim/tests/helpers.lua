@@ -56,6 +56,12 @@ function H.read_json(path)
   return vim.fn.json_decode(table.concat(vim.fn.readfile(path), "\n"))
 end
 
+--- A run file's meta, processes and threads, as `threadradar info --json` reads them (run files
+--- of format 2 are JSON lines, read by the binary, not by the test).
+function H.run_info(path)
+  return vim.fn.json_decode(vim.fn.system({ H.env("TR_BIN"), "info", "--json", path }))
+end
+
 --- An expected-figures file written by run.sh (`threadradar report --json …`).
 function H.expect(name)
   return H.read_json(H.env("TR_EXPECT") .. "/" .. name .. ".json")

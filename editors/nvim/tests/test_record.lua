@@ -198,7 +198,7 @@ H.run("record", function()
   local runs2 = runs_in(rec)
   H.eq(#runs2, 4, "the stopped recording's run is kept")
   local run2 = new_file(runs1, runs2)
-  local meta = run2 and H.read_json(run2).meta or {}
+  local meta = run2 and H.run_info(run2).meta or {}
   H.eq(meta.end_reason, "interrupted", "the run ends where it was stopped")
   H.check((meta.duration_s or 99) < 3, ("a run of about a second, not the program's 5 s (%.1fs)"):format(meta.duration_s or -1))
   H.wait(10000, function()
