@@ -461,7 +461,7 @@ fn bad_targets_get_one_clear_sentence() {
     assert!(e.contains("exited before it could be sampled"), "{e}");
     assert!(!dir.path().join(".threadradar/runs").exists() || std::fs::read_dir(dir.path().join(".threadradar/runs")).unwrap().next().is_none());
     // A Python program that only lives ~100 ms is still recorded.
-    let o = threadradar(dir.path(), &["record", "--no-progress", "-o", "short.json", "--", &python(), "-c", "pass"]);
+    let o = threadradar(dir.path(), &["record", "--no-progress", "-o", "short.json", "--", &python(), "-c", "import time; time.sleep(0.1)"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!read(&dir.path().join("short.json")).samples.is_empty());
 
