@@ -336,7 +336,8 @@ fn is_cpython_test_suite(path: &str) -> bool {
     path.split('/').collect::<Vec<_>>().windows(3).any(|w| {
         (w[0] == "lib" || w[0] == "lib64" || w[0] == "Lib")
             && w[1].starts_with("python")
-            && w[1][6..].chars().all(|c| c.is_ascii_digit() || c == '.')
+            // `python3.11`, and a free-threaded build's `python3.13t`.
+            && w[1][6..].trim_end_matches('t').chars().all(|c| c.is_ascii_digit() || c == '.')
             && w[2] == "test"
     })
 }
@@ -529,6 +530,7 @@ main()
         assert_eq!(file_kind_in("/src/cpython/lib/python3.13/threading.py", &roots), FileKind::User);
         assert_eq!(file_kind_in("/src/cpython/venv/lib/python3.13/site-packages/x.py", &roots), FileKind::ThirdParty);
         assert_eq!(file_kind_in("/usr/lib/python3.11/test/test_queue.py", &roots), FileKind::User);
+        assert_eq!(file_kind_in("/opt/py/3.13t/lib/python3.13t/test/test_queue.py", &roots), FileKind::User, "free-threaded build");
         assert_eq!(file_kind_in("/usr/lib/python3.11/threading.py", &roots), FileKind::Stdlib);
         assert_eq!(file_kind_in("<frozen runpy>", &roots), FileKind::Stdlib);
         let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
