@@ -14,6 +14,7 @@ pub struct RunBuilder {
     functions: HashMap<(FileId, StrId, u32), FunctionId>,
     frames: HashMap<Frame, FrameId>,
     stacks: HashMap<StackNode, StackId>,
+    waits: HashMap<WaitTarget, WaitId>,
 }
 
 /// A function to add with [`RunBuilder::function`].
@@ -35,6 +36,7 @@ impl RunBuilder {
             functions: HashMap::new(),
             frames: HashMap::new(),
             stacks: HashMap::new(),
+            waits: HashMap::new(),
         }
     }
 
@@ -107,6 +109,17 @@ impl RunBuilder {
             self.run.frames.push(f);
             next
         })
+    }
+
+    /// The id of a wait target, adding it when no equal one was added before.
+    pub fn wait(&mut self, target: WaitTarget) -> WaitId {
+        if let Some(&id) = self.waits.get(&target) {
+            return id;
+        }
+        let id = self.run.waits.len() as WaitId;
+        self.run.waits.push(target.clone());
+        self.waits.insert(target, id);
+        id
     }
 
     /// The node for `frame` called from `parent`.

@@ -33,6 +33,8 @@ pub type FrameId = u32;
 pub type StackId = u32;
 /// Index into [`Run::threads`].
 pub type ThreadId = u32;
+/// Index into [`Run::waits`].
+pub type WaitId = u32;
 
 /// A whole recorded run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,6 +53,119 @@ pub struct Run {
     pub processes: Vec<Process>,
     pub threads: Vec<Thread>,
     pub samples: Vec<Sample>,
+    /// What idle and GIL-waiting threads waited on: one entry per distinct target, referenced by
+    /// [`ThreadSample::wait`]. Empty in runs written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<WaitTarget>,
+    /// How the scheduler's events were recorded (`record --sched`); `None` when they were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched: Option<SchedInfo>,
+    /// Context switches that involve a thread of the sampled processes, in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<SchedSwitch>,
+    /// Wake-ups of a thread of the sampled processes, in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wakeups: Vec<SchedWakeup>,
+}
+
+/// What a thread was waiting on at a sample: the system call, its futex address or file
+/// descriptor, and the Python object behind it when the waiting frame could be read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct WaitTarget {
+    /// The system call the thread was in (string id): `futex`, `read`, `poll`, `GIL`, …
+    pub syscall: StrId,
+    /// The futex address (the call's first argument) for `futex`; for the GIL, the address of
+    /// the GIL's mutex when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub futex: Option<u64>,
+    /// The file descriptor for calls on one (`read`, `recvfrom`, `poll` of a single fd, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd: Option<i32>,
+    /// What the descriptor was open on (string id): `pipe:[456]`, `socket:[123]`, a path. `None`
+    /// when it could not be read (closed meanwhile): never guessed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd_target: Option<StrId>,
+    /// The Python object waited on, read from the waiting frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<WaitObject>,
+}
+
+/// A Python object a thread waited on (a lock, condition, queue, event, thread, future, the GIL).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct WaitObject {
+    /// The object's address in the target process (0 for the GIL when its address is unknown).
+    pub addr: u64,
+    /// Its type (string id): `threading.Condition`, `_thread.lock`, `queue.Queue`, `GIL`, …
+    pub type_name: StrId,
+    /// The name the program's code uses for it (string id), from the first caller in the user's
+    /// code: `self.not_empty`, `buffer.cond`, `q`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<StrId>,
+    /// The caller frame whose source line gave the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<FrameId>,
+}
+
+/// How the scheduler's events were recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedInfo {
+    /// `perf_event_open` (per-CPU ring buffers on the sched tracepoints) or `tracefs`.
+    pub source: String,
+    /// Events the kernel dropped because the recorder did not drain its buffers in time.
+    pub lost_events: u64,
+    /// Anything a reader should know (e.g. `sched_wakeup` stood in for `sched_waking`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A context switch on some CPU: `prev_tid` left it (in state `prev_state`), `next_tid` got it.
+///
+/// Stored as `[t_ns, prev_tid, prev_state, next_tid]`; `t_ns` is in the run's clock (nanoseconds
+/// since the run's start, like [`Sample::t`]); `prev_state` is the kernel's state letter as a byte
+/// (`R` = 82 preempted, `S` = 83 sleeping, `D` = 68 uninterruptible, …). Tid 0 is the idle task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "(u64, u32, u8, u32)", into = "(u64, u32, u8, u32)")]
+pub struct SchedSwitch {
+    pub t: u64,
+    pub prev_tid: u32,
+    pub prev_state: u8,
+    pub next_tid: u32,
+}
+
+impl From<(u64, u32, u8, u32)> for SchedSwitch {
+    fn from((t, prev_tid, prev_state, next_tid): (u64, u32, u8, u32)) -> Self {
+        SchedSwitch { t, prev_tid, prev_state, next_tid }
+    }
+}
+
+impl From<SchedSwitch> for (u64, u32, u8, u32) {
+    fn from(s: SchedSwitch) -> Self {
+        (s.t, s.prev_tid, s.prev_state, s.next_tid)
+    }
+}
+
+/// `waker_tid` made `wakee_tid` runnable (`sched_waking`, else `sched_wakeup`).
+///
+/// Stored as `[t_ns, waker_tid, wakee_tid]` in the run's clock; `waker_tid` is the task that was
+/// on the CPU that issued the wake-up, 0 when it came from an interrupt or the idle task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "(u64, u32, u32)", into = "(u64, u32, u32)")]
+pub struct SchedWakeup {
+    pub t: u64,
+    pub waker_tid: u32,
+    pub wakee_tid: u32,
+}
+
+impl From<(u64, u32, u32)> for SchedWakeup {
+    fn from((t, waker_tid, wakee_tid): (u64, u32, u32)) -> Self {
+        SchedWakeup { t, waker_tid, wakee_tid }
+    }
+}
+
+impl From<SchedWakeup> for (u64, u32, u32) {
+    fn from(w: SchedWakeup) -> Self {
+        (w.t, w.waker_tid, w.wakee_tid)
+    }
 }
 
 /// What was run, how, and how the sampling went.
@@ -318,7 +433,8 @@ impl ThreadState {
 /// One thread at one tick.
 ///
 /// Stored compactly as a JSON array `[thread, stack, flags, cpu_ns, runq_ns]` with an optional
-/// sixth element `blocked` (a string id): `flags` is the state code (0 computing, 1 waiting for
+/// sixth element `blocked` (a string id, `null` when absent but a seventh follows) and an optional
+/// seventh `wait` (a [`WaitId`]): `flags` is the state code (0 computing, 1 waiting for
 /// the GIL, 2 idle) plus 4 when the thread held the GIL; `stack` is `null` when the thread had no
 /// Python frames. `cpu_ns` / `runq_ns` are the kernel-accounted nanoseconds on CPU and in the run
 /// queue since this thread's previous sample (0 at its first sample or when unreadable).
@@ -334,21 +450,32 @@ pub struct ThreadSample {
     /// What the thread was blocked in, when known (string id): a system call such as `futex`,
     /// `clock_nanosleep`, `read`, `poll`, `wait4`.
     pub blocked: Option<StrId>,
+    /// What the thread waited on (idle and GIL-waiting samples only), when it was read.
+    pub wait: Option<WaitId>,
 }
 
 const GIL_FLAG: u8 = 4;
 
 impl Serialize for ThreadSample {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = if self.blocked.is_some() { 6 } else { 5 };
+        let len = if self.wait.is_some() {
+            7
+        } else if self.blocked.is_some() {
+            6
+        } else {
+            5
+        };
         let mut seq = serializer.serialize_seq(Some(len))?;
         seq.serialize_element(&self.thread)?;
         seq.serialize_element(&self.stack)?;
         seq.serialize_element(&(self.state.code() | if self.gil { GIL_FLAG } else { 0 }))?;
         seq.serialize_element(&self.cpu_ns)?;
         seq.serialize_element(&self.runq_ns)?;
-        if let Some(b) = self.blocked {
-            seq.serialize_element(&b)?;
+        if len > 5 {
+            seq.serialize_element(&self.blocked)?;
+        }
+        if let Some(w) = self.wait {
+            seq.serialize_element(&w)?;
         }
         seq.end()
     }
@@ -360,7 +487,7 @@ impl<'de> Deserialize<'de> for ThreadSample {
         impl<'de> Visitor<'de> for V {
             type Value = ThreadSample;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a thread sample [thread, stack, flags, cpu_ns, runq_ns, blocked?]")
+                f.write_str("a thread sample [thread, stack, flags, cpu_ns, runq_ns, blocked?, wait?]")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ThreadSample, A::Error> {
                 let missing = |i| de::Error::invalid_length(i, &self);
@@ -369,9 +496,10 @@ impl<'de> Deserialize<'de> for ThreadSample {
                 let flags: u8 = seq.next_element()?.ok_or_else(|| missing(2))?;
                 let cpu_ns: u64 = seq.next_element()?.ok_or_else(|| missing(3))?;
                 let runq_ns: u64 = seq.next_element()?.ok_or_else(|| missing(4))?;
-                let blocked: Option<u32> = seq.next_element()?;
+                let blocked: Option<u32> = seq.next_element::<Option<u32>>()?.flatten();
+                let wait: Option<u32> = seq.next_element::<Option<u32>>()?.flatten();
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
-                    return Err(de::Error::invalid_length(7, &self));
+                    return Err(de::Error::invalid_length(8, &self));
                 }
                 let state = ThreadState::from_code(flags & !GIL_FLAG).ok_or_else(|| {
                     de::Error::invalid_value(de::Unexpected::Unsigned(flags as u64), &"flags 0-2, +4 for GIL")
@@ -384,6 +512,7 @@ impl<'de> Deserialize<'de> for ThreadSample {
                     cpu_ns,
                     runq_ns,
                     blocked,
+                    wait,
                 })
             }
         }
@@ -417,6 +546,10 @@ impl Run {
             processes: Vec::new(),
             threads: Vec::new(),
             samples: Vec::new(),
+            waits: Vec::new(),
+            sched: None,
+            switches: Vec::new(),
+            wakeups: Vec::new(),
         }
     }
 
@@ -471,6 +604,21 @@ impl Run {
                 check("stack", i, "parent stack", p as u64, i)?;
             }
         }
+        for (i, w) in self.waits.iter().enumerate() {
+            check("wait", i, "string", w.syscall as u64, ns)?;
+            if let Some(f) = w.fd_target {
+                check("wait", i, "string", f as u64, ns)?;
+            }
+            if let Some(o) = &w.object {
+                check("wait", i, "string", o.type_name as u64, ns)?;
+                if let Some(n) = o.name {
+                    check("wait", i, "string", n as u64, ns)?;
+                }
+                if let Some(f) = o.frame {
+                    check("wait", i, "frame", f as u64, self.frames.len())?;
+                }
+            }
+        }
         for (si, s) in self.samples.iter().enumerate() {
             for t in &s.threads {
                 check("sample", si, "thread", t.thread as u64, self.threads.len())?;
@@ -479,6 +627,9 @@ impl Run {
                 }
                 if let Some(b) = t.blocked {
                     check("sample", si, "string", b as u64, ns)?;
+                }
+                if let Some(w) = t.wait {
+                    check("sample", si, "wait", w as u64, self.waits.len())?;
                 }
             }
         }
@@ -515,6 +666,7 @@ mod tests {
             cpu_ns: 2_900_000,
             runq_ns: 12,
             blocked: None,
+            wait: None,
         };
         let s = serde_json::to_string(&t).unwrap();
         assert_eq!(s, "[3,17,4,2900000,12]");
@@ -523,13 +675,32 @@ mod tests {
         let s = serde_json::to_string(&idle).unwrap();
         assert_eq!(s, "[3,null,2,2900000,12,5]");
         assert_eq!(serde_json::from_str::<ThreadSample>(&s).unwrap(), idle);
+        let waiting = ThreadSample { wait: Some(2), ..idle };
+        let s = serde_json::to_string(&waiting).unwrap();
+        assert_eq!(s, "[3,null,2,2900000,12,5,2]");
+        assert_eq!(serde_json::from_str::<ThreadSample>(&s).unwrap(), waiting);
+        let no_call = ThreadSample { blocked: None, ..waiting };
+        let s = serde_json::to_string(&no_call).unwrap();
+        assert_eq!(s, "[3,null,2,2900000,12,null,2]");
+        assert_eq!(serde_json::from_str::<ThreadSample>(&s).unwrap(), no_call);
+    }
+
+    #[test]
+    fn sched_events_are_compact_arrays() {
+        let s = SchedSwitch { t: 1_500, prev_tid: 10, prev_state: b'S', next_tid: 0 };
+        assert_eq!(serde_json::to_string(&s).unwrap(), "[1500,10,83,0]");
+        assert_eq!(serde_json::from_str::<SchedSwitch>("[1500,10,83,0]").unwrap(), s);
+        let w = SchedWakeup { t: 7, waker_tid: 11, wakee_tid: 10 };
+        assert_eq!(serde_json::to_string(&w).unwrap(), "[7,11,10]");
+        assert_eq!(serde_json::from_str::<SchedWakeup>("[7,11,10]").unwrap(), w);
+        assert!(serde_json::from_str::<SchedWakeup>("[7,11]").is_err());
     }
 
     #[test]
     fn bad_thread_samples_are_rejected() {
         assert!(serde_json::from_str::<ThreadSample>("[3,17,3,0,0]").is_err());
         assert!(serde_json::from_str::<ThreadSample>("[3,17]").is_err());
-        assert!(serde_json::from_str::<ThreadSample>("[3,17,0,0,0,1,2]").is_err());
+        assert!(serde_json::from_str::<ThreadSample>("[3,17,0,0,0,1,2,3]").is_err());
     }
 
     #[test]
@@ -547,5 +718,14 @@ mod tests {
         run.stacks.pop();
         run.frames.push(Frame { function: 9, line: 1 });
         assert!(run.validate().is_err());
+        run.frames.pop();
+        run.waits.push(WaitTarget { syscall: 0, object: Some(WaitObject { addr: 1, type_name: 0, name: None, frame: Some(0) }), ..Default::default() });
+        assert!(run.validate().is_ok());
+        run.waits[0].object.as_mut().unwrap().frame = Some(1);
+        assert_eq!(run.validate().unwrap_err().what, "wait");
+        run.waits[0].object.as_mut().unwrap().frame = Some(0);
+        run.samples.push(Sample { t: 0, threads: vec![ThreadSample { wait: Some(1), ..Default::default() }] });
+        run.threads.push(crate::builder::new_thread(1, 1, 1, "t", "Thread"));
+        assert_eq!(run.validate().unwrap_err().target, "wait");
     }
 }

@@ -4,7 +4,10 @@
 //! sees half a run. Reading checks the format, the version and every id before handing the run out,
 //! and turns each way a file can be bad into one sentence that says what to do.
 
-use crate::run::{Function, Frame, Meta, Process, Run, Sample, SourceFile, StackNode, Thread, ThreadId, FORMAT, VERSION};
+use crate::run::{
+    Frame, Function, Meta, Process, Run, Sample, SchedInfo, SchedSwitch, SchedWakeup, SourceFile, StackNode, Thread, ThreadId, WaitTarget, FORMAT,
+    VERSION,
+};
 use serde::Deserialize;
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -73,7 +76,8 @@ struct StreamHeader {
 
 /// One line of a version 2 file after the header: additions to the run's tables, in order.
 /// `threads` are new threads; `thread_updates` replace earlier ones (a name read later, the last
-/// sample, the kernel's accounting); `meta` replaces the meta so far; `end` marks the final chunk.
+/// sample, the kernel's accounting); `meta` and `sched` replace what came before; `end` marks the
+/// final chunk. `waits`, `switches` and `wakeups` are appended like the other tables.
 #[derive(Default, Deserialize)]
 #[serde(default)]
 struct Chunk {
@@ -87,6 +91,10 @@ struct Chunk {
     threads: Vec<Thread>,
     thread_updates: Vec<(ThreadId, Thread)>,
     samples: Vec<Sample>,
+    waits: Vec<WaitTarget>,
+    sched: Option<SchedInfo>,
+    switches: Vec<SchedSwitch>,
+    wakeups: Vec<SchedWakeup>,
     end: bool,
 }
 
@@ -113,6 +121,14 @@ pub struct ChunkRef<'a> {
     pub thread_updates: &'a [(ThreadId, &'a Thread)],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub samples: &'a [Sample],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub waits: &'a [WaitTarget],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sched: Option<&'a SchedInfo>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub switches: &'a [SchedSwitch],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub wakeups: &'a [SchedWakeup],
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub end: bool,
 }
@@ -153,6 +169,12 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
             }
         }
         run.samples.extend(c.samples);
+        run.waits.extend(c.waits);
+        if c.sched.is_some() {
+            run.sched = c.sched;
+        }
+        run.switches.extend(c.switches);
+        run.wakeups.extend(c.wakeups);
         if c.end {
             ended = true;
             break;
@@ -284,6 +306,10 @@ pub fn write(run: &Run, path: &Path) -> Result<(), RunFileError> {
             threads: &run.threads,
             thread_updates: &[],
             samples: &run.samples,
+            waits: &run.waits,
+            sched: run.sched.as_ref(),
+            switches: &run.switches,
+            wakeups: &run.wakeups,
             end: true,
         };
         serde_json::to_writer(&mut w, &all).map_err(std::io::Error::other)?;
@@ -504,6 +530,101 @@ mod tests {
         // Only a header: nothing to read.
         fs::write(&path, &whole[..whole.iter().position(|&c| c == b'\n').unwrap() + 1]).unwrap();
         assert!(matches!(read(&path), Err(RunFileError::Truncated { .. })));
+    }
+
+    /// A run with every wait and scheduler table filled, appended in two chunks and cut off
+    /// mid-way through a third (the recorder killed): what was flushed stays.
+    #[test]
+    fn waits_and_sched_events_round_trip_through_chunks() {
+        use crate::builder::{new_thread, RunBuilder};
+        use crate::run::{SchedInfo, SchedSwitch, SchedWakeup, ThreadSample, ThreadState, WaitObject, WaitTarget};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.json");
+        let mut b = RunBuilder::new(Meta { interval_ms: 3.0, ..Meta::default() });
+        let t = b.thread(new_thread(1, 1, 7, "MainThread", "_MainThread"));
+        let futex = b.string("futex");
+        let cond = b.string("threading.Condition");
+        let w0 = b.wait(WaitTarget { syscall: futex, futex: Some(0x7f00_1000), object: Some(WaitObject { addr: 0x7f00_2000, type_name: cond, name: None, frame: None }), ..Default::default() });
+        assert_eq!(b.wait(b.run().waits[0].clone()), w0, "one entry per distinct target");
+        b.push_sample(Sample { t: 0, threads: vec![ThreadSample { thread: t, state: ThreadState::Idle, blocked: Some(futex), wait: Some(w0), ..Default::default() }] });
+        let run = b.run_mut();
+        run.sched = Some(SchedInfo { source: "perf_event_open".into(), lost_events: 0, note: None });
+        run.switches.push(SchedSwitch { t: 10, prev_tid: 1, prev_state: b'S', next_tid: 0 });
+        run.wakeups.push(SchedWakeup { t: 20, waker_tid: 0, wakee_tid: 1 });
+        let mut w = StreamWriter::create(&path).unwrap();
+        let run = b.run();
+        w.append(&ChunkRef {
+            meta: Some(&run.meta),
+            strings: &run.strings,
+            threads: &run.threads,
+            samples: &run.samples,
+            waits: &run.waits,
+            sched: run.sched.as_ref(),
+            switches: &run.switches,
+            wakeups: &run.wakeups,
+            ..Default::default()
+        })
+        .unwrap();
+        let read_ = b.string("read");
+        let pipe = b.string("pipe:[456]");
+        let w1 = b.wait(WaitTarget { syscall: read_, fd: Some(3), fd_target: Some(pipe), ..Default::default() });
+        b.push_sample(Sample { t: 3_000_000, threads: vec![ThreadSample { thread: t, state: ThreadState::Computing, blocked: Some(read_), wait: Some(w1), ..Default::default() }] });
+        let run = b.run_mut();
+        run.sched.as_mut().unwrap().lost_events = 4;
+        run.switches.push(SchedSwitch { t: 2_000_000, prev_tid: 0, prev_state: b'R', next_tid: 1 });
+        run.wakeups.push(SchedWakeup { t: 2_500_000, waker_tid: 9, wakee_tid: 1 });
+        let run = b.run();
+        w.append(&ChunkRef {
+            strings: &run.strings[2..],
+            samples: &run.samples[1..],
+            waits: &run.waits[1..],
+            sched: run.sched.as_ref(),
+            switches: &run.switches[1..],
+            wakeups: &run.wakeups[1..],
+            ..Default::default()
+        })
+        .unwrap();
+        let whole = fs::read(&path).unwrap();
+        fs::write(&path, [&whole[..], b"{\"switches\":[[3000000,1,8"].concat()).unwrap();
+        let got = read(&path).unwrap();
+        assert!(got.meta.partial);
+        assert_eq!(got.waits, run.waits);
+        assert_eq!(got.sched, run.sched);
+        assert_eq!(got.switches, run.switches);
+        assert_eq!(got.wakeups, run.wakeups);
+        assert_eq!(got.samples, run.samples);
+        // The finished run, written in one piece, reads back the same.
+        let done = dir.path().join("done.json");
+        write(&got, &done).unwrap();
+        assert_eq!(read(&done).unwrap(), got);
+    }
+
+    /// Version 2 runs written before waits and scheduler events existed load with empty tables.
+    #[test]
+    fn v2_runs_without_waits_load() {
+        // A version 2 file as an older writer made it: the header, then the tables of a recorded
+        // run (the version 1 fixture's) in one final chunk, with none of the new fields.
+        let v1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/run-v1.json");
+        let mut doc: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&fs::read(&v1).unwrap()).unwrap();
+        doc.remove("format");
+        doc.remove("version");
+        doc.insert("end".into(), true.into());
+        let text = format!("{{\"format\":\"threadradar-run\",\"version\":2}}\n{}\n", serde_json::Value::Object(doc));
+        assert!(!text.contains("\"waits\"") && !text.contains("\"switches\"") && !text.contains("\"sched\""));
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old-v2.json");
+        fs::write(&old, text).unwrap();
+        let run = read(&old).unwrap();
+        assert_eq!(run.version, 2);
+        assert!(!run.samples.is_empty());
+        assert!(run.waits.is_empty() && run.sched.is_none() && run.switches.is_empty() && run.wakeups.is_empty());
+        assert!(run.samples.iter().flat_map(|s| &s.threads).all(|t| t.wait.is_none()));
+        // And such a run is written again without the new fields.
+        let again = dir.path().join("again.json");
+        write(&run, &again).unwrap();
+        let text = fs::read_to_string(&again).unwrap();
+        assert!(!text.contains("\"waits\"") && !text.contains("\"sched\"") && !text.contains("\"wakeups\""));
+        assert_eq!(read(&again).unwrap(), run);
     }
 
     #[test]

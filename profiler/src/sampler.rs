@@ -164,6 +164,9 @@ struct Stream {
     stacks: usize,
     processes: usize,
     samples: usize,
+    waits: usize,
+    switches: usize,
+    wakeups: usize,
     /// The threads as last written, to write only the ones that changed.
     threads: Vec<Thread>,
 }
@@ -343,6 +346,9 @@ impl Sampler {
             stacks: 0,
             processes: 0,
             samples: 0,
+            waits: 0,
+            switches: 0,
+            wakeups: 0,
             threads: Vec::new(),
         });
     }
@@ -405,6 +411,11 @@ impl Sampler {
             threads: &run.threads[known..],
             thread_updates: &updates,
             samples: &run.samples[st.samples..],
+            // Wait objects name raw frames, which are the provisional frames written above.
+            waits: &run.waits[st.waits..],
+            sched: run.sched.as_ref(),
+            switches: &run.switches[st.switches..],
+            wakeups: &run.wakeups[st.wakeups..],
             end: false,
         };
         if let Err(e) = st.writer.as_mut().unwrap().append(&chunk) {
@@ -417,6 +428,9 @@ impl Sampler {
         st.stacks = self.raw_stack_list.len();
         st.processes = run.processes.len();
         st.samples = run.samples.len();
+        st.waits = run.waits.len();
+        st.switches = run.switches.len();
+        st.wakeups = run.wakeups.len();
         st.threads = run.threads.clone();
         self.stream = Some(st);
     }
@@ -740,7 +754,7 @@ impl Sampler {
         let stack = self.intern_stack(&trace.frames);
         let blocked = blocked.map(|b| self.builder.string(b));
         self.threads.insert(key, e);
-        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked })
+        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait: None })
     }
 
     /// A new entry for the thread behind `trace`. Its name is trusted only when no earlier thread
@@ -890,6 +904,12 @@ impl Sampler {
         for s in &mut run.samples {
             for ts in &mut s.threads {
                 ts.stack = ts.stack.map(|st| stack_map[st as usize]);
+            }
+        }
+        // Wait objects were recorded with raw frame ids, like the stacks.
+        for w in &mut run.waits {
+            if let Some(o) = &mut w.object {
+                o.frame = o.frame.map(|f| frame_map[f as usize]);
             }
         }
         derive_entry_point_types(run);

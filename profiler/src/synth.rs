@@ -97,6 +97,7 @@ pub fn synthetic_run(spec: SynthSpec) -> Run {
                 cpu_ns: if busy { 2_900_000 } else { 0 },
                 runq_ns: 1_000,
                 blocked: None,
+                wait: None,
             });
         }
         b.push_sample(Sample { t: tick as u64 * 3_000_000, threads });
