@@ -21,6 +21,7 @@
 //! - [`timeline`]: per-thread icicles on one merged, log-scalable time axis, viewport layouts,
 //!   the per-thread overview and the static chart.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
+//! - [`waits`]: who waits for whom: wait intervals, wake edges with their evidence, objects.
 //!
 //! ```
 //! use threadradar_analysis::{Analysis, Options, ReportView, ViewOptions};
@@ -46,6 +47,7 @@ pub mod stability;
 pub mod threads;
 pub mod timeline;
 pub mod view;
+pub mod waits;
 
 pub use analysis::{Analysis, Cluster, Options, TimeWindow};
 pub use artifact::{Artifact, ArtifactId, ArtifactKind, Artifacts, Level};

@@ -1,0 +1,794 @@
+//! Who waits for whom (paper 000's correspondences, spec §6): wait intervals per thread, the
+//! wake edges that end them, and per waited-on object its waits, waiters, wakers and futile
+//! wake-ups. Pure: a run goes in, a [`WaitsView`] comes out. `docs/waits.md` is the user's guide.
+//!
+//! # Wait intervals
+//!
+//! A thread *waits* in a sample that is idle (blocked in a system call other than a sleep) or
+//! waiting for the GIL. A wait interval is a maximal run of one thread's consecutive waiting
+//! samples on the same object from the same waiting frame (the innermost frame of the program's
+//! own code). It starts at its first sample and ends at the thread's next sample (when the thread
+//! was seen doing something else); a wait the run ends in is `open`.
+//!
+//! The *object* is the recorded wait target when the run has one (`Run::waits`, its object's
+//! address, else the futex address, else the descriptor's target). Without one it is inferred from
+//! the stack: the kind (`threading.Condition`, `queue.Queue`, `threading.Event`, `lock`, I/O, …,
+//! from the innermost standard-library frames and the system call) *in* the class (or, outside a
+//! class, the function) of the waiting frame — a "wait site", which is what the program's source
+//! can say about the object. Sleeps wait for no one and are left out.
+//!
+//! # Wake edges, and their evidence
+//!
+//! An edge goes from the thread that released a wait (the *waker*) to the end of the wait it
+//! ended. No edge is drawn without evidence:
+//! - `kernel`: the scheduler's own wake-up of the waiting thread, recorded by `record --sched`:
+//!   the last wake-up of the wakee at most [`END_TOLERANCE_PERIODS`] sampling periods before its
+//!   last waiting sample, up to its next sample. The waker is the thread that ran the wake-up.
+//! - `gil-holder` (sampled): for a wait for the GIL, the thread that held the GIL at the waiter's
+//!   last waiting sample.
+//! - `same-object` (inferred): a thread seen, at the last waiting sample or the next one, inside
+//!   a releasing function of the object's type (`Condition.notify`, `Queue.put`, `Event.set`, …)
+//!   or in the code of the object's wait site (e.g. another method of the same class).
+//! - `running-thread` (inferred): nothing touched the object, but exactly one other thread was
+//!   computing at those two samples.
+//!
+//! Each edge has a confidence in [0, 1]: 1 for kernel events; otherwise the share of the evidence
+//! the chosen waker has among all candidates, scaled by how direct the evidence is.
+//!
+//! # Futile wake-ups (the Bug 2 signature)
+//!
+//! A wake-up is futile when the woken thread waits again on the same object without leaving the
+//! wait loop:
+//! - sampled: a wait ends, and the thread's next wait on the same object starts at the same
+//!   waiting frame and line, while every sample between the two still has the waiting function
+//!   at the same depth (the thread never returned from it);
+//! - kernel: a wake-up of the thread falls between two samples that both see it waiting on the
+//!   same object at the same frame (several wake-ups between the same two samples count once).
+
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use threadradar_profiler::run::{FileKind, FrameId, Run, StackId, StrId, ThreadId, ThreadSample, ThreadState};
+use ts_rs::TS;
+
+/// How many sampling periods before its last waiting sample a kernel wake-up may be and still
+/// count as the one that ended the wait (a woken thread may not run, and be seen running, at once).
+pub const END_TOLERANCE_PERIODS: f64 = 1.0;
+
+/// What to compute and show.
+#[derive(Clone, Debug, Default)]
+pub struct WaitsOptions {
+    /// Only objects whose label, type or name contains this (case-insensitive).
+    pub object: Option<String>,
+    /// Only intervals and edges that overlap this range (seconds since the run's start).
+    pub from_s: Option<f64>,
+    pub to_s: Option<f64>,
+    /// Ignore the run's kernel scheduler events (inference only).
+    pub no_kernel: bool,
+}
+
+/// Which evidence the run holds, in words.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, TS)]
+pub struct EvidenceAvailable {
+    /// The run recorded the scheduler's wake-ups (`record --sched`) and they were used.
+    pub kernel: bool,
+    /// The run recorded what each waiting sample waited on (`Run::waits`).
+    pub targets: bool,
+    /// One sentence per missing kind of evidence, and what was used instead.
+    pub notes: Vec<String>,
+}
+
+/// A source location, for navigation.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct Location {
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+}
+
+/// A thread as the waits view names it.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct WaitThread {
+    pub id: ThreadId,
+    /// The name the program gave it.
+    pub name: String,
+    #[serde(rename = "type")]
+    pub thread_type: String,
+}
+
+/// One wait of one thread.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct WaitInterval {
+    pub thread: ThreadId,
+    /// Index into [`WaitsView::objects`].
+    pub object: u32,
+    /// Seconds since the run's start: the first waiting sample, and the thread's next sample.
+    pub start_s: f64,
+    pub end_s: f64,
+    pub samples: u32,
+    /// The blocking system call seen most (`futex`, `read`, …); `None` for the GIL.
+    pub syscall: Option<String>,
+    /// The waiting frame: the innermost frame of the program's own code.
+    pub frame: Option<Location>,
+    /// The run ended (or the thread vanished) while it waited: no end was seen.
+    pub open: bool,
+    /// The wait ended in a futile wake-up (the thread waited again in the same loop).
+    pub futile: bool,
+}
+
+/// How an edge was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Evidence {
+    Kernel,
+    GilHolder,
+    SameObject,
+    RunningThread,
+}
+
+impl Evidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Evidence::Kernel => "kernel",
+            Evidence::GilHolder => "gil-holder",
+            Evidence::SameObject => "same-object",
+            Evidence::RunningThread => "running-thread",
+        }
+    }
+}
+
+/// A waker → wakee edge.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct WakeEdge {
+    /// Seconds since the run's start: the kernel's wake-up, or the end of the wait it ended.
+    pub time_s: f64,
+    pub waker_thread: ThreadId,
+    pub wakee_thread: ThreadId,
+    /// The names the program gave the two threads.
+    pub waker: String,
+    pub wakee: String,
+    /// The object's label, and its index into [`WaitsView::objects`].
+    pub object: String,
+    pub object_index: u32,
+    /// Index into [`WaitsView::intervals`] of the wait this edge ended (or woke futilely).
+    pub interval: u32,
+    pub evidence: Evidence,
+    pub confidence: f64,
+    /// The wake-up did not end the wait: the thread went on waiting on the same object.
+    pub futile: bool,
+    /// Where the waker was at the sample nearest the edge.
+    pub waker_frame: Option<Location>,
+}
+
+/// Per waited-on object.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct ObjectSummary {
+    /// What the view calls it: `threading.Condition self._monitor`, `lock in Storage`, `GIL`.
+    pub object: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// The name in the waiting code, when recorded (`self.not_empty`).
+    pub name: Option<String>,
+    /// The object's address, when recorded.
+    pub addr: Option<u64>,
+    /// Whether the object was recorded (`recorded`) or inferred from the stack (`wait-site`).
+    pub identity: String,
+    pub waits: u64,
+    pub wait_s: f64,
+    pub p50_s: f64,
+    pub p95_s: f64,
+    /// Waiting threads by name, with their number of waits.
+    pub waiters: BTreeMap<String, u64>,
+    /// Wakers by name, with the number of edges (futile ones included).
+    pub wakers: BTreeMap<String, u64>,
+    pub futile_wakeups: u64,
+    /// Where it was waited on first.
+    pub frame: Option<Location>,
+}
+
+/// The waits view of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, TS)]
+pub struct WaitsView {
+    /// Unix seconds of the run's t = 0 (`None` in runs recorded before it was stored).
+    pub started_at: Option<f64>,
+    /// The achieved sampling period, seconds.
+    pub period_s: f64,
+    pub evidence: EvidenceAvailable,
+    pub threads: Vec<WaitThread>,
+    pub objects: Vec<ObjectSummary>,
+    pub intervals: Vec<WaitInterval>,
+    pub edges: Vec<WakeEdge>,
+}
+
+/// What one waiting sample waited on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Gil,
+    Addr(u64),
+    Target(String),
+    Site(String, Scope),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Scope {
+    Class(StrId),
+    Function(u32),
+    None,
+}
+
+struct ObjInfo {
+    key: Key,
+    type_name: String,
+    name: Option<String>,
+    addr: Option<u64>,
+    scope: Scope,
+    frame: Option<FrameId>,
+}
+
+/// One observation of a thread classified.
+#[derive(Clone, Copy)]
+struct Obs<'r> {
+    tick: u32,
+    ts: &'r ThreadSample,
+    /// The object waited on, or `None` when not waiting (or sleeping).
+    obj: Option<u32>,
+    frame: Option<FrameId>,
+}
+
+/// The kernel's wake-ups per wakee thread, `(t_ns, waker thread)` in time order.
+pub struct KernelWakeups(pub Vec<Vec<(u64, Option<ThreadId>)>>);
+
+/// Computes the waits view. `run` must have passed [`Run::validate`].
+pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
+    let period_ns = period_ns(run);
+    let mut b = Builder { run, objects: Vec::new(), index: HashMap::new(), stdlib_cache: HashMap::new() };
+    let n = run.threads.len();
+
+    // 1. Every thread's observations, classified.
+    let mut per_thread: Vec<Vec<Obs>> = vec![Vec::new(); n];
+    let mut waiting_at: Vec<HashMap<ThreadId, Option<u32>>> = Vec::with_capacity(run.samples.len());
+    for (tick, s) in run.samples.iter().enumerate() {
+        let mut m = HashMap::with_capacity(s.threads.len());
+        for ts in &s.threads {
+            let (obj, frame) = b.classify(ts);
+            m.insert(ts.thread, obj);
+            if let Some(v) = per_thread.get_mut(ts.thread as usize) {
+                v.push(Obs { tick: tick as u32, ts, obj, frame });
+            }
+        }
+        waiting_at.push(m);
+    }
+
+    // 2. Intervals.
+    struct Raw {
+        thread: ThreadId,
+        obj: u32,
+        first: usize,
+        last: usize,
+        next: Option<usize>,
+    }
+    let mut raws: Vec<Raw> = Vec::new();
+    for (th, obs) in per_thread.iter().enumerate() {
+        let mut i = 0;
+        while i < obs.len() {
+            let Some(obj) = obs[i].obj else {
+                i += 1;
+                continue;
+            };
+            let mut j = i;
+            while j + 1 < obs.len()
+                && obs[j + 1].obj == Some(obj)
+                && obs[j + 1].frame == obs[i].frame
+                && obs[j + 1].tick <= obs[j].tick + 2
+            {
+                j += 1;
+            }
+            let next = (j + 1 < obs.len() && obs[j + 1].tick <= obs[j].tick + 2).then_some(j + 1);
+            raws.push(Raw { thread: th as ThreadId, obj, first: i, last: j, next });
+            i = j + 1;
+        }
+    }
+
+    let t = |tick: u32| run.samples[tick as usize].t;
+    let mut intervals: Vec<WaitInterval> = raws
+        .iter()
+        .map(|r| {
+            let obs = &per_thread[r.thread as usize];
+            let start = t(obs[r.first].tick);
+            let end = match r.next {
+                Some(k) => t(obs[k].tick),
+                None => t(obs[r.last].tick) + period_ns,
+            };
+            let mut calls: HashMap<StrId, u32> = HashMap::new();
+            for o in &obs[r.first..=r.last] {
+                if let (Some(c), ThreadState::Idle) = (o.ts.blocked, o.ts.state) {
+                    *calls.entry(c).or_default() += 1;
+                }
+            }
+            let syscall = calls.into_iter().max_by_key(|&(c, k)| (k, std::cmp::Reverse(c))).map(|(c, _)| run.str(c).to_string());
+            WaitInterval {
+                thread: r.thread,
+                object: r.obj,
+                start_s: secs(start),
+                end_s: secs(end),
+                samples: (r.last - r.first + 1) as u32,
+                syscall,
+                frame: obs[r.first].frame.map(|f| location(run, f)),
+                open: r.next.is_none(),
+                futile: false,
+            }
+        })
+        .collect();
+
+    // 3. Futile wake-ups seen by sampling: the next wait of the same thread on the same object at
+    //    the same frame, with the waiting function on the stack at the same depth all along.
+    let mut futile_sampled = vec![false; raws.len()];
+    for k in 0..raws.len().saturating_sub(1) {
+        let (a, c) = (&raws[k], &raws[k + 1]);
+        if a.thread != c.thread || a.obj != c.obj || a.next.is_none() {
+            continue;
+        }
+        let obs = &per_thread[a.thread as usize];
+        let (Some(frame), Some(ts0)) = (obs[a.first].frame, obs[a.first].ts.stack) else { continue };
+        if obs[c.first].frame != Some(frame) || b.objects[a.obj as usize].key == Key::Gil {
+            continue;
+        }
+        let Some(depth) = depth_of(run, ts0, frame) else { continue };
+        let function = run.frames[frame as usize].function;
+        let stayed = obs[a.last + 1..c.first].iter().enumerate().all(|(i, o)| {
+            let prev = if i == 0 { obs[a.last].tick } else { obs[a.last + i].tick };
+            o.tick <= prev + 2 && o.ts.stack.is_some_and(|s| function_at_depth(run, s, depth) == Some(function))
+        });
+        if stayed {
+            futile_sampled[k] = true;
+            intervals[k].futile = true;
+        }
+    }
+
+    // 4. Edges.
+    let kernel = if opts.no_kernel { None } else { kernel_wakeups(run) };
+    let mut edges: Vec<WakeEdge> = Vec::new();
+    let mut futile_kernel = vec![0u64; raws.len()];
+    for (k, r) in raws.iter().enumerate() {
+        let obs = &per_thread[r.thread as usize];
+        let info = &b.objects[r.obj as usize];
+        let mut push = |b: &Builder, waker: ThreadId, time_ns: u64, evidence: Evidence, confidence: f64, futile: bool| {
+            edges.push(WakeEdge {
+                time_s: secs(time_ns),
+                waker_thread: waker,
+                wakee_thread: r.thread,
+                waker: run.threads[waker as usize].name.clone(),
+                wakee: run.threads[r.thread as usize].name.clone(),
+                object: b.label(r.obj),
+                object_index: r.obj,
+                interval: k as u32,
+                evidence,
+                confidence,
+                futile,
+                waker_frame: nearest_frame(b, &per_thread[waker as usize], time_ns),
+            });
+        };
+        if let Some(kw) = &kernel {
+            let wakes = &kw.0[r.thread as usize];
+            let last_wait = t(obs[r.last].tick);
+            let tol = (END_TOLERANCE_PERIODS * period_ns as f64) as u64;
+            // Futile: wake-ups between two waiting samples of this interval, once per gap.
+            for w in r.first..r.last {
+                let (a, z) = (t(obs[w].tick), t(obs[w + 1].tick));
+                if z + tol > last_wait {
+                    break; // the tolerance before the end belongs to the wake-up that ends it
+                }
+                let lo = wakes.partition_point(|&(x, _)| x <= a);
+                let hi = wakes.partition_point(|&(x, _)| x <= z);
+                if hi > lo {
+                    futile_kernel[k] += 1;
+                    if let Some(waker) = wakes[hi - 1].1 {
+                        push(&b, waker, wakes[hi - 1].0, Evidence::Kernel, 1.0, true);
+                    }
+                }
+            }
+            if let Some(next) = r.next {
+                let hi = wakes.partition_point(|&(x, _)| x <= t(obs[next].tick));
+                if hi > 0 {
+                    let (x, waker) = wakes[hi - 1];
+                    if x + tol >= last_wait && x >= t(obs[r.first].tick).saturating_sub(tol) {
+                        if let Some(waker) = waker {
+                            push(&b, waker, x, Evidence::Kernel, 1.0, false);
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        let Some(next) = r.next else { continue };
+        let (tb, te) = (obs[r.last].tick, obs[next].tick);
+        let end_ns = t(te);
+        if info.key == Key::Gil {
+            // The GIL holder at the last waiting sample released it.
+            let holder = run.samples[tb as usize].threads.iter().find(|o| o.gil && o.thread != r.thread);
+            if let Some(h) = holder {
+                let handed = obs[next].ts.gil || obs[next].ts.state == ThreadState::Computing;
+                push(&b, h.thread, end_ns, Evidence::GilHolder, if handed { 0.9 } else { 0.6 }, false);
+            }
+            continue;
+        }
+        // Same object: candidates touching the object at either sample.
+        let mut weights: BTreeMap<ThreadId, u32> = BTreeMap::new();
+        for tick in [tb, te] {
+            for o in &run.samples[tick as usize].threads {
+                if o.thread == r.thread || waiting_at[tick as usize].get(&o.thread).copied().flatten() == Some(r.obj) {
+                    continue;
+                }
+                let w = b.touches(o, info);
+                if w > 0 {
+                    *weights.entry(o.thread).or_default() += w;
+                }
+            }
+        }
+        if let Some((&best, &wb)) = weights.iter().max_by_key(|&(th, w)| (*w, std::cmp::Reverse(*th))) {
+            let total: u32 = weights.values().sum();
+            let direct = if wb >= 2 { 0.9 } else { 0.7 };
+            push(&b, best, end_ns, Evidence::SameObject, direct * wb as f64 / total as f64, false);
+            continue;
+        }
+        // Running thread: the only other thread computing at those two samples.
+        let mut running: Vec<ThreadId> = Vec::new();
+        for tick in [tb, te] {
+            for o in &run.samples[tick as usize].threads {
+                if o.thread != r.thread
+                    && o.state == ThreadState::Computing
+                    && waiting_at[tick as usize].get(&o.thread).copied().flatten().is_none()
+                    && !running.contains(&o.thread)
+                {
+                    running.push(o.thread);
+                }
+            }
+        }
+        if let [only] = running[..] {
+            push(&b, only, end_ns, Evidence::RunningThread, 0.5, false);
+        }
+    }
+
+    // 5. Objects.
+    let mut per_obj: Vec<Vec<f64>> = vec![Vec::new(); b.objects.len()];
+    let mut waiters: Vec<BTreeMap<String, u64>> = vec![BTreeMap::new(); b.objects.len()];
+    let mut futile = vec![0u64; b.objects.len()];
+    for (k, iv) in intervals.iter().enumerate() {
+        per_obj[iv.object as usize].push(iv.end_s - iv.start_s);
+        *waiters[iv.object as usize].entry(run.threads[iv.thread as usize].name.clone()).or_default() += 1;
+        futile[iv.object as usize] += futile_sampled[k] as u64 + futile_kernel[k];
+    }
+    let mut wakers: Vec<BTreeMap<String, u64>> = vec![BTreeMap::new(); b.objects.len()];
+    for e in &edges {
+        *wakers[e.object_index as usize].entry(e.waker.clone()).or_default() += 1;
+    }
+    let objects: Vec<ObjectSummary> = (0..b.objects.len())
+        .map(|o| {
+            let info = &b.objects[o];
+            let mut d = std::mem::take(&mut per_obj[o]);
+            d.sort_by(f64::total_cmp);
+            ObjectSummary {
+                object: b.label(o as u32),
+                type_name: info.type_name.clone(),
+                name: info.name.clone(),
+                addr: info.addr,
+                identity: if matches!(info.key, Key::Site(..)) { "wait-site" } else { "recorded" }.to_string(),
+                waits: d.len() as u64,
+                wait_s: d.iter().sum(),
+                p50_s: quantile(&d, 0.5),
+                p95_s: quantile(&d, 0.95),
+                waiters: std::mem::take(&mut waiters[o]),
+                wakers: std::mem::take(&mut wakers[o]),
+                futile_wakeups: futile[o],
+                frame: info.frame.map(|f| location(run, f)),
+            }
+        })
+        .collect();
+
+    let mut view = WaitsView {
+        started_at: run.meta.started_at,
+        period_s: period_ns as f64 / 1e9,
+        evidence: evidence_notes(run, kernel.is_some(), opts.no_kernel),
+        threads: run
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, th)| WaitThread { id: i as ThreadId, name: th.name.clone(), thread_type: th.thread_type.clone() })
+            .collect(),
+        objects,
+        intervals,
+        edges,
+    };
+    view.edges.sort_by(|a, b| a.time_s.total_cmp(&b.time_s).then(a.wakee_thread.cmp(&b.wakee_thread)));
+    restrict(&mut view, opts);
+    view
+}
+
+/// Keeps what `opts` selects; object indices are kept stable (unselected objects stay listed
+/// only when they are selected, so indices are remapped).
+fn restrict(view: &mut WaitsView, opts: &WaitsOptions) {
+    let needle = opts.object.as_deref().map(str::to_lowercase);
+    let keep_obj: Vec<bool> = view
+        .objects
+        .iter()
+        .map(|o| {
+            needle.as_deref().is_none_or(|n| {
+                o.object.to_lowercase().contains(n) || o.type_name.to_lowercase().contains(n) || o.name.as_deref().is_some_and(|x| x.to_lowercase().contains(n))
+            }) && o.waits > 0
+        })
+        .collect();
+    let (from, to) = (opts.from_s.unwrap_or(f64::NEG_INFINITY), opts.to_s.unwrap_or(f64::INFINITY));
+    let mut remap = vec![u32::MAX; view.objects.len()];
+    let mut objects = Vec::new();
+    for (i, o) in std::mem::take(&mut view.objects).into_iter().enumerate() {
+        if keep_obj[i] {
+            remap[i] = objects.len() as u32;
+            objects.push(o);
+        }
+    }
+    view.objects = objects;
+    let mut iremap = vec![u32::MAX; view.intervals.len()];
+    let mut intervals = Vec::new();
+    for (i, mut iv) in std::mem::take(&mut view.intervals).into_iter().enumerate() {
+        if remap[iv.object as usize] != u32::MAX && iv.end_s >= from && iv.start_s <= to {
+            iv.object = remap[iv.object as usize];
+            iremap[i] = intervals.len() as u32;
+            intervals.push(iv);
+        }
+    }
+    view.intervals = intervals;
+    view.edges.retain_mut(|e| {
+        let keep = iremap[e.interval as usize] != u32::MAX && e.time_s >= from && e.time_s <= to;
+        e.interval = iremap[e.interval as usize];
+        e.object_index = remap[e.object_index as usize];
+        keep
+    });
+}
+
+fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool) -> EvidenceAvailable {
+    let mut notes = Vec::new();
+    let targets = has_targets(run);
+    if !kernel {
+        notes.push(if no_kernel {
+            "kernel scheduler events were not used (--no-kernel): every edge is inferred from the samples".to_string()
+        } else {
+            "no kernel scheduler events in this run (record with --sched): every edge is inferred from the samples".to_string()
+        });
+    }
+    if !targets {
+        notes.push(format!(
+            "no wait targets in this run (recorded {}): objects are wait sites inferred from the stacks, so two objects waited on at the same site are one",
+            run.meta.threadradar_version.as_str().trim().is_empty().then_some("before they were recorded").unwrap_or("without them")
+        ));
+    }
+    if run.meta.started_at.is_none() {
+        notes.push("no exact start time in this run: times cannot be lined up with the program's own log".to_string());
+    }
+    EvidenceAvailable { kernel, targets, notes }
+}
+
+fn has_targets(_run: &Run) -> bool {
+    false
+}
+
+/// The kernel's wake-ups, when the run recorded them.
+fn kernel_wakeups(_run: &Run) -> Option<KernelWakeups> {
+    None
+}
+
+struct Builder<'r> {
+    run: &'r Run,
+    objects: Vec<ObjInfo>,
+    index: HashMap<Key, u32>,
+    stdlib_cache: HashMap<StackId, (Option<FrameId>, &'static str)>,
+}
+
+impl<'r> Builder<'r> {
+    fn object(&mut self, key: Key, make: impl FnOnce() -> ObjInfo) -> u32 {
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = self.objects.len() as u32;
+        self.objects.push(make());
+        self.index.insert(key, i);
+        i
+    }
+
+    /// The object a sample waits on and its waiting frame; `(None, _)` when it does not wait.
+    fn classify(&mut self, ts: &ThreadSample) -> (Option<u32>, Option<FrameId>) {
+        let (frame, kind) = match ts.stack {
+            Some(s) => self.stack_info(s),
+            None => (None, "lock"),
+        };
+        let run = self.run;
+        let scope = frame.map_or(Scope::None, |f| {
+            let func = &run.functions[run.frames[f as usize].function as usize];
+            func.class.map_or(Scope::Function(run.frames[f as usize].function), Scope::Class)
+        });
+        let io = |c: &str| {
+            matches!(
+                c,
+                "read" | "write" | "pread64" | "poll" | "ppoll" | "select" | "pselect6" | "epoll_wait" | "epoll_pwait" | "epoll_pwait2" | "accept"
+                    | "accept4" | "connect" | "recvfrom" | "recvmsg" | "sendto" | "sendmsg"
+            )
+        };
+        match ts.state {
+            // Blocking I/O counts as computing for the metrics (the paper's `Runnable`), but it
+            // is a wait for whoever writes the other end.
+            ThreadState::Computing => match ts.blocked.map(|c| run.str(c)) {
+                Some(c) if io(c) => {
+                    let type_name = format!("I/O ({c})");
+                    let key = Key::Site(type_name.clone(), scope);
+                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame });
+                    (Some(o), frame)
+                }
+                _ => (None, frame),
+            },
+            ThreadState::Gil => {
+                let o = self.object(Key::Gil, || ObjInfo { key: Key::Gil, type_name: "GIL".into(), name: None, addr: None, scope: Scope::None, frame: None });
+                (Some(o), frame)
+            }
+            ThreadState::Idle => {
+                let call = ts.blocked.map(|c| run.str(c));
+                let type_name = match call {
+                    Some("nanosleep" | "clock_nanosleep" | "pause") => return (None, frame),
+                    Some("futex") | None => kind.to_string(),
+                    Some("wait4" | "waitid") => "child process".to_string(),
+                    Some(c) if io(c) => format!("I/O ({c})"),
+                    Some(c) => c.to_string(),
+                };
+                let key = Key::Site(type_name.clone(), scope);
+                let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame });
+                (Some(o), frame)
+            }
+        }
+    }
+
+    /// The waiting frame (innermost frame of the program's code) and the futex kind of a stack.
+    fn stack_info(&mut self, stack: StackId) -> (Option<FrameId>, &'static str) {
+        if let Some(&v) = self.stdlib_cache.get(&stack) {
+            return v;
+        }
+        let run = self.run;
+        let mut frame = None;
+        let mut kind = None;
+        for (i, f) in frame_ids(run, stack).enumerate() {
+            let func = &run.functions[run.frames[f as usize].function as usize];
+            let file = &run.files[func.file as usize];
+            if file.kind == FileKind::User {
+                frame = Some(f);
+                break;
+            }
+            // The standard-library frame nearest the program's code names the type: `Queue.get`
+            // calls `Condition.wait`, and the object is the queue.
+            if i < 8 {
+                let path = run.str(file.path);
+                let q = run.str(func.qualname);
+                let k = if path.ends_with("/queue.py") {
+                    Some("queue.Queue")
+                } else if path.ends_with("/threading.py") {
+                    type_in_threading(q)
+                } else {
+                    None
+                };
+                kind = k.or(kind);
+            }
+        }
+        let frame = frame.or_else(|| run.stacks.get(stack as usize).map(|n| n.frame));
+        let v = (frame, kind.unwrap_or("lock"));
+        self.stdlib_cache.insert(stack, v);
+        v
+    }
+
+    /// How strongly a thread's sample touches an object: 2 inside a releasing function of its
+    /// type, 1 in the code of its wait site, 0 not at all.
+    fn touches(&self, o: &ThreadSample, info: &ObjInfo) -> u32 {
+        let Some(stack) = o.stack else { return 0 };
+        let run = self.run;
+        let mut w = 0;
+        for f in frame_ids(run, stack) {
+            let func = &run.functions[run.frames[f as usize].function as usize];
+            let q = run.str(func.qualname);
+            let path = run.file_path(func.file);
+            if releases(&info.type_name, path, q) {
+                return 2;
+            }
+            let scope = func.class.map_or(Scope::Function(run.frames[f as usize].function), Scope::Class);
+            if info.scope != Scope::None && scope == info.scope {
+                w = 1;
+            }
+        }
+        w
+    }
+
+    fn label(&self, o: u32) -> String {
+        let info = &self.objects[o as usize];
+        let run = self.run;
+        match &info.key {
+            Key::Gil => "GIL".to_string(),
+            Key::Site(t, scope) => match scope {
+                Scope::Class(c) => format!("{t} in {}", run.str(*c)),
+                Scope::Function(f) => format!("{t} in {}", run.qualname(*f)),
+                Scope::None => t.clone(),
+            },
+            Key::Addr(a) => match &info.name {
+                Some(n) => format!("{} {n}", info.type_name),
+                None => format!("{} at {a:#x}", info.type_name),
+            },
+            Key::Target(s) => format!("{} {s}", info.type_name),
+        }
+    }
+}
+
+fn type_in_threading(q: &str) -> Option<&'static str> {
+    let pre = q.split('.').next().unwrap_or("");
+    Some(match pre {
+        "Condition" => "threading.Condition",
+        "Event" => "threading.Event",
+        "Semaphore" | "BoundedSemaphore" => "threading.Semaphore",
+        "Barrier" => "threading.Barrier",
+        "Thread" if q == "Thread.join" || q == "Thread._wait_for_tstate_lock" => "thread join",
+        _ => return None,
+    })
+}
+
+/// Whether `qualname` in `path` is a function that releases waiters of `type_name`.
+fn releases(type_name: &str, path: &str, q: &str) -> bool {
+    match type_name {
+        "threading.Condition" => path.ends_with("/threading.py") && matches!(q, "Condition.notify" | "Condition.notify_all" | "Condition.__exit__" | "Condition._release_save"),
+        "threading.Event" => path.ends_with("/threading.py") && matches!(q, "Event.set" | "Condition.notify_all"),
+        "threading.Semaphore" => path.ends_with("/threading.py") && matches!(q, "Semaphore.release" | "BoundedSemaphore.release"),
+        "queue.Queue" => path.ends_with("/queue.py") && matches!(q, "Queue.put" | "Queue.put_nowait" | "Queue.get" | "Queue.get_nowait" | "Queue.task_done" | "Queue._put"),
+        _ => false,
+    }
+}
+
+/// A stack's frame ids, innermost first.
+fn frame_ids(run: &Run, stack: StackId) -> impl Iterator<Item = FrameId> + '_ {
+    std::iter::successors(Some(stack), move |&s| run.stacks[s as usize].parent).map(move |s| run.stacks[s as usize].frame)
+}
+
+fn depth_of(run: &Run, stack: StackId, frame: FrameId) -> Option<usize> {
+    let frames: Vec<FrameId> = frame_ids(run, stack).collect();
+    let i = frames.iter().position(|&f| f == frame)?;
+    Some(frames.len() - 1 - i)
+}
+
+fn function_at_depth(run: &Run, stack: StackId, depth: usize) -> Option<u32> {
+    let frames: Vec<FrameId> = frame_ids(run, stack).collect();
+    let i = frames.len().checked_sub(1 + depth)?;
+    Some(run.frames[frames[i] as usize].function)
+}
+
+fn nearest_frame(b: &Builder, obs: &[Obs], t_ns: u64) -> Option<Location> {
+    let run = b.run;
+    let i = obs.partition_point(|o| run.samples[o.tick as usize].t < t_ns);
+    let cand = [i.checked_sub(1), (i < obs.len()).then_some(i)];
+    let best = cand.into_iter().flatten().min_by_key(|&k| run.samples[obs[k].tick as usize].t.abs_diff(t_ns))?;
+    obs[best].frame.map(|f| location(run, f))
+}
+
+fn location(run: &Run, f: FrameId) -> Location {
+    let fr = &run.frames[f as usize];
+    let func = &run.functions[fr.function as usize];
+    Location { file: run.file_path(func.file).to_string(), line: fr.line, function: run.str(func.qualname).to_string() }
+}
+
+fn period_ns(run: &Run) -> u64 {
+    if run.meta.achieved_rate_hz > 0.0 {
+        (1e9 / run.meta.achieved_rate_hz) as u64
+    } else {
+        (run.meta.interval_ms.max(0.001) * 1e6) as u64
+    }
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[i]
+}
