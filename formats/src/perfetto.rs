@@ -142,11 +142,10 @@ const SEQUENCE: u32 = 1;
 /// Interned category ids.
 const CATEGORY_STATE: u64 = 1;
 const CATEGORY_PYTHON: u64 = 2;
-/// Track uuids: the note's track, processes (`PROCESS_BASE + pid`), threads (`THREAD_BASE +
-/// thread id`); disjoint for any pid (u32).
+/// Track uuids: the note's track, then threads (`THREAD_BASE + thread id`), then processes; small
+/// numbers, because every slice event carries its track's uuid as a varint.
 const NOTE_TRACK: u64 = 1;
-const PROCESS_BASE: u64 = 1 << 32;
-const THREAD_BASE: u64 = 1 << 33;
+const THREAD_BASE: u64 = 2;
 
 /// Writes `packet` as one `Trace.packet` (field 1) entry.
 fn write_packet(w: &mut impl Write, packet: &TracePacket) -> std::io::Result<()> {
@@ -230,6 +229,8 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
     let mut pids: Vec<u32> = run.threads.iter().map(|t| t.pid).collect();
     pids.sort_unstable();
     pids.dedup();
+    let process_base = THREAD_BASE + run.threads.len() as u64;
+    let process_track = |pid: u32| process_base + pids.binary_search(&pid).unwrap_or(0) as u64;
     for &pid in &pids {
         let command = run.processes.iter().find(|p| p.pid == pid).map(|p| p.command.clone()).unwrap_or_else(|| run.meta.command.clone());
         let name = command.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(" ");
@@ -237,7 +238,7 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             &mut w,
             &sequenced(TracePacket {
                 track_descriptor: Some(TrackDescriptor {
-                    uuid: Some(PROCESS_BASE + pid as u64),
+                    uuid: Some(process_track(pid)),
                     process: Some(ProcessDescriptor { pid: Some(pid as i32), cmdline: command, process_name: Some(name) }),
                     ..Default::default()
                 }),
@@ -251,7 +252,7 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             &sequenced(TracePacket {
                 track_descriptor: Some(TrackDescriptor {
                     uuid: Some(THREAD_BASE + i as u64),
-                    parent_uuid: Some(PROCESS_BASE + t.pid as u64),
+                    parent_uuid: Some(process_track(t.pid)),
                     thread: Some(ThreadDescriptor { pid: Some(t.pid as i32), tid: Some(t.tid as i64), thread_name: Some(t.name.clone()) }),
                     ..Default::default()
                 }),
@@ -259,8 +260,11 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             }),
         )?;
     }
-    // Slices. A name is interned in a packet of its own just before its first use.
-    let mut iids: HashMap<Level, u64> = HashMap::new();
+    // Slices. A name is interned in a packet of its own just before its first use; frames' ids
+    // are looked up by index (a hash per slice would cost as much as encoding it).
+    let mut frame_iids: Vec<u64> = vec![0; run.frames.len()];
+    let mut state_iids: HashMap<Level, u64> = HashMap::new();
+    let mut next_iid = 1u64;
     let mut buf = Vec::with_capacity(64);
     let mut track = 0u64;
     slices(run, |ev| match ev {
@@ -269,9 +273,13 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             Ok(())
         }
         SliceEvent::Begin { level, t_ns } => {
-            let next = iids.len() as u64 + 1;
-            let iid = *iids.entry(level).or_insert(next);
-            if iid == next {
+            let slot = match level {
+                Level::Frame(f) => &mut frame_iids[f as usize],
+                Level::State(..) => state_iids.entry(level).or_insert(0),
+            };
+            if *slot == 0 {
+                *slot = next_iid;
+                next_iid += 1;
                 let name = match level {
                     Level::State(s, b) => state_slice_name(run, s, b),
                     Level::Frame(f) => frame_label(run, f),
@@ -280,11 +288,12 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
                     &mut w,
                     &sequenced(TracePacket {
                         sequence_flags: Some(SEQ_NEEDS_INCREMENTAL_STATE),
-                        interned_data: Some(InternedData { event_categories: Vec::new(), event_names: vec![EventName { iid: Some(iid), name: Some(name) }] }),
+                        interned_data: Some(InternedData { event_categories: Vec::new(), event_names: vec![EventName { iid: Some(*slot), name: Some(name) }] }),
                         ..Default::default()
                     }),
                 )?;
             }
+            let iid = *slot;
             let category = if matches!(level, Level::State(..)) { CATEGORY_STATE } else { CATEGORY_PYTHON };
             encode_slice(&mut buf, t_ns, track, TYPE_SLICE_BEGIN, iid, category);
             w.write_all(&buf)
