@@ -1,7 +1,8 @@
 //! `threadradar export`: a real recorded run (and a synthetic run with hostile names) in every
 //! format, each checked by its format's own validator where one runs here (go tool pprof,
 //! speedscope's JSON schema with ajv), else against the format's documented structure (the
-//! Firefox processed format at the writer's schema version, Chrome JSON traces), and checked
+//! Firefox processed format at the writer's schema version, Chrome JSON traces, Perfetto's
+//! TrackEvent rules on the protobuf decoded with prost), and checked
 //! against the run itself: same threads by name and tid, same per-thread sample counts.
 
 mod common;
@@ -288,10 +289,10 @@ fn check_trace(p: &Value) -> Result<HashMap<u64, (String, usize)>, String> {
 }
 
 #[test]
-fn perfetto_trace_names_threads_and_nests_stacks_under_states() {
+fn chrome_trace_names_threads_and_nests_stacks_under_states() {
     let (dir, path, run) = recorded();
     let out = dir.path().join("threads.trace.json");
-    export(path, "perfetto", &out);
+    export(path, "chrome", &out);
     let p = json(&out);
     let threads = check_trace(&p).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
     for t in &run.threads {
@@ -306,7 +307,7 @@ fn perfetto_trace_names_threads_and_nests_stacks_under_states() {
 }
 
 #[test]
-fn perfetto_check_can_fail() {
+fn chrome_trace_check_can_fail() {
     let bad: Value = serde_json::json!({"traceEvents": [
         {"ph": "B", "pid": 1, "tid": 1, "ts": 5.0, "name": "a", "cat": "state"},
         {"ph": "E", "pid": 1, "tid": 1, "ts": 4.0}
@@ -314,6 +315,161 @@ fn perfetto_check_can_fail() {
     assert!(check_trace(&bad).unwrap_err().contains("goes back"));
     let open: Value = serde_json::json!({"traceEvents": [{"ph": "B", "pid": 1, "tid": 1, "ts": 5.0, "name": "a"}]});
     assert!(check_trace(&open).is_err());
+}
+
+// ------------------------------------------------------------------------------------------
+// Perfetto protobuf trace
+// ------------------------------------------------------------------------------------------
+
+use threadradar_formats::perfetto::proto::{self as pf, Trace};
+
+fn perfetto(path: &Path) -> Trace {
+    let bytes = std::fs::read(path).unwrap();
+    threadradar_formats::perfetto::read(&bytes).unwrap_or_else(|e| panic!("{} does not decode as a Perfetto trace: {e}", path.display()))
+}
+
+/// What a Perfetto trace holds, per thread track: (name, state slices) by tid, and each
+/// thread's slice events as `(true, ts_ns, name)` / `(false, ts_ns, "")` in file order.
+#[derive(Debug)]
+struct CheckedTrace {
+    threads: HashMap<u64, (String, usize)>,
+    events: HashMap<u64, Vec<(bool, u64, String)>>,
+    names: Vec<String>,
+}
+
+/// The rules trace_processor applies to TrackEvent traces (perfetto.dev/docs "Converting
+/// arbitrary timestamped data to Perfetto"): one packet sequence whose first packet clears the
+/// incremental state, interned names defined before use, events on declared tracks, thread tracks
+/// with a tid and a name, slices that begin and end in nested order with time never going back,
+/// state slices outermost.
+fn check_perfetto(trace: &Trace) -> Result<CheckedTrace, String> {
+    let mut names: HashMap<u64, String> = HashMap::new();
+    let mut cats: HashMap<u64, String> = HashMap::new();
+    let mut tracks: HashMap<u64, Option<(u64, String)>> = HashMap::new();
+    let mut out = CheckedTrace { threads: HashMap::new(), events: HashMap::new(), names: Vec::new() };
+    let mut depth: HashMap<u64, (usize, u64)> = HashMap::new();
+    for (i, p) in trace.packet.iter().enumerate() {
+        if p.trusted_packet_sequence_id != Some(1) {
+            return Err(format!("packet {i} is not on the trace's sequence"));
+        }
+        let flags = p.sequence_flags.unwrap_or(0);
+        if i == 0 && flags & pf::SEQ_INCREMENTAL_STATE_CLEARED == 0 {
+            return Err("the first packet does not clear the incremental state".into());
+        }
+        if let Some(d) = &p.interned_data {
+            for n in &d.event_names {
+                let iid = n.iid.ok_or("interned name without iid")?;
+                if names.insert(iid, n.name.clone().ok_or("interned name without a name")?).is_some() {
+                    return Err(format!("name iid {iid} interned twice"));
+                }
+            }
+            for c in &d.event_categories {
+                cats.insert(c.iid.ok_or("category without iid")?, c.name.clone().unwrap_or_default());
+            }
+        }
+        if let Some(td) = &p.track_descriptor {
+            let uuid = td.uuid.ok_or("track without uuid")?;
+            let thread = match &td.thread {
+                Some(t) => Some((t.tid.ok_or("thread track without tid")? as u64, t.thread_name.clone().ok_or("thread track without name")?)),
+                None => None,
+            };
+            tracks.insert(uuid, thread);
+        }
+        if let Some(e) = &p.track_event {
+            let uuid = e.track_uuid.ok_or(format!("packet {i}: event without a track"))?;
+            let thread = tracks.get(&uuid).ok_or(format!("packet {i}: event on undeclared track {uuid}"))?;
+            let ts = p.timestamp.ok_or(format!("packet {i}: event without timestamp"))?;
+            let Some((tid, tname)) = thread.clone() else { continue };
+            let entry = out.threads.entry(tid).or_insert((tname, 0));
+            let d = depth.entry(uuid).or_insert((0, 0));
+            if ts < d.1 {
+                return Err(format!("tid {tid}: time goes back from {} to {ts}", d.1));
+            }
+            d.1 = ts;
+            match e.r#type {
+                Some(pf::TYPE_SLICE_BEGIN) => {
+                    if flags & pf::SEQ_NEEDS_INCREMENTAL_STATE == 0 {
+                        return Err(format!("packet {i} uses interned names without needing incremental state"));
+                    }
+                    let iid = e.name_iid.ok_or(format!("packet {i}: slice without name"))?;
+                    let name = names.get(&iid).ok_or(format!("packet {i}: name iid {iid} used before it was interned"))?;
+                    let cat = e.category_iids.first().and_then(|c| cats.get(c)).ok_or(format!("packet {i}: slice without category"))?;
+                    if cat == "state" {
+                        if d.0 != 0 {
+                            return Err(format!("tid {tid}: a state slice is not outermost"));
+                        }
+                        entry.1 += 1;
+                    }
+                    d.0 += 1;
+                    out.events.entry(tid).or_default().push((true, ts, name.clone()));
+                }
+                Some(pf::TYPE_SLICE_END) => {
+                    if d.0 == 0 {
+                        return Err(format!("tid {tid}: slice end without begin at {ts}"));
+                    }
+                    d.0 -= 1;
+                    out.events.entry(tid).or_default().push((false, ts, String::new()));
+                }
+                other => return Err(format!("packet {i}: unexpected event type {other:?} on a thread track")),
+            }
+        }
+    }
+    for (uuid, d) in &depth {
+        if d.0 != 0 {
+            return Err(format!("track {uuid}: {} slices left open", d.0));
+        }
+    }
+    out.names = names.into_values().collect();
+    Ok(out)
+}
+
+#[test]
+fn perfetto_trace_decodes_with_named_thread_tracks_and_the_chrome_traces_slices() {
+    let (dir, path, run) = recorded();
+    let out = dir.path().join("threads.pftrace");
+    export(path, "perfetto", &out);
+    let trace = perfetto(&out);
+    let checked = check_perfetto(&trace).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    for t in &run.threads {
+        let (name, states) = &checked.threads[&(t.tid as u64)];
+        assert_eq!(name, &t.name);
+        assert!(*states > 0, "{name} has state slices");
+    }
+    // How it was obtained travels in the file.
+    assert!(trace.packet.iter().filter_map(|p| p.track_event.as_ref()).any(|e| e.name.as_deref().is_some_and(|n| n.contains("inferred from samples"))));
+    // The same slices, at the same nanoseconds, as the Chrome JSON trace of the same run.
+    let js = dir.path().join("threads-for-perfetto.trace.json");
+    export(path, "chrome", &js);
+    let mut want: HashMap<u64, Vec<(bool, u64, String)>> = HashMap::new();
+    for e in json(&js)["traceEvents"].as_array().unwrap() {
+        let ph = e["ph"].as_str().unwrap();
+        if ph == "B" || ph == "E" {
+            let ts = (e["ts"].as_f64().unwrap() * 1000.0).round() as u64;
+            let name = if ph == "B" { e["name"].as_str().unwrap().to_string() } else { String::new() };
+            want.entry(e["tid"].as_u64().unwrap()).or_default().push((ph == "B", ts, name));
+        }
+    }
+    assert_eq!(checked.events, want);
+    // Smaller than the JSON it replaces.
+    let (pb, js) = (std::fs::metadata(&out).unwrap().len(), std::fs::metadata(&js).unwrap().len());
+    assert!(pb * 3 < js, "protobuf {pb} bytes against JSON {js} bytes");
+}
+
+#[test]
+fn perfetto_check_can_fail() {
+    let (dir, path, _) = recorded();
+    let out = dir.path().join("broken.pftrace");
+    export(path, "perfetto", &out);
+    let mut trace = perfetto(&out);
+    // Drop the first slice end: a slice is left open (or a later end unbalances the nesting).
+    let first_end = trace.packet.iter().position(|p| p.track_event.as_ref().is_some_and(|e| e.r#type == Some(pf::TYPE_SLICE_END))).unwrap();
+    let mut broken = trace.clone();
+    broken.packet.remove(first_end);
+    assert!(check_perfetto(&broken).is_err());
+    // A name used before it is interned.
+    let first_intern = trace.packet.iter().position(|p| p.interned_data.as_ref().is_some_and(|d| !d.event_names.is_empty())).unwrap();
+    trace.packet.remove(first_intern);
+    assert!(check_perfetto(&trace).unwrap_err().contains("before it was interned"));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -464,11 +620,17 @@ fn hostile_names_survive_escaped_in_every_format() {
     check_firefox(&p).unwrap();
     assert!(p["threads"].as_array().unwrap().iter().any(|t| t["name"] == HOSTILE_THREAD));
     let tr = dir.path().join("h.trace.json");
-    export(&run_path, "perfetto", &tr);
+    export(&run_path, "chrome", &tr);
     let threads = check_trace(&json(&tr)).unwrap();
     assert_eq!(threads[&11].0, HOSTILE_THREAD);
     let label = format!("{HOSTILE_FUNC} (<evil>;\n.py:4)");
     assert!(json(&tr)["traceEvents"].as_array().unwrap().iter().any(|e| e["name"] == label.as_str()), "the frame's exact name decodes back");
+    // Perfetto protobuf: strings are bytes; the exact names decode back.
+    let pf = dir.path().join("h.pftrace");
+    export(&run_path, "perfetto", &pf);
+    let checked = check_perfetto(&perfetto(&pf)).unwrap();
+    assert_eq!(checked.threads[&11].0, HOSTILE_THREAD);
+    assert!(checked.names.iter().any(|n| n == &label), "the frame's exact name decodes back");
     let ss = dir.path().join("h.speedscope.json");
     export(&run_path, "speedscope", &ss);
     let v = validate_speedscope(&[&ss]);
@@ -518,8 +680,11 @@ fn an_empty_run_exports_to_valid_empty_files() {
     export(&path, "firefox", &ff);
     check_firefox(&json(&ff)).unwrap();
     let tr = dir.path().join("e.trace.json");
-    export(&path, "perfetto", &tr);
+    export(&path, "chrome", &tr);
     assert!(check_trace(&json(&tr)).unwrap().is_empty());
+    let pf = dir.path().join("e.pftrace");
+    export(&path, "perfetto", &pf);
+    assert!(check_perfetto(&perfetto(&pf)).unwrap().threads.is_empty());
     let ss = dir.path().join("e.speedscope.json");
     export(&path, "speedscope", &ss);
     let v = validate_speedscope(&[&ss]);

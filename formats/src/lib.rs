@@ -5,7 +5,8 @@
 //! [`RunBuilder`](threadradar_profiler::builder::RunBuilder), so imported runs are ordinary runs.
 //!
 //! - [`firefox`]: the Firefox Profiler's processed profile format (JSON).
-//! - [`perfetto`]: the Chrome JSON trace format, which Perfetto and `chrome://tracing` read.
+//! - [`perfetto`]: Perfetto's protobuf trace (TrackEvent slices with interned names).
+//! - [`chrome`]: the Chrome JSON trace format, which Perfetto and `chrome://tracing` read.
 //! - [`speedscope`]: speedscope's file format (JSON), one profile per thread.
 //! - [`pprof`]: `profile.proto`, gzip-compressed (Go's pprof, Pyroscope, Parca, Grafana).
 //! - [`collapsed`]: folded stacks (`flamegraph.pl`, inferno), the thread as the root frame.
@@ -20,6 +21,7 @@
 //! escaped as its format needs (JSON by serde, protobuf strings as bytes, folded stacks by
 //! [`collapsed::escape_frame`]).
 
+pub mod chrome;
 pub mod collapsed;
 pub mod firefox;
 pub mod import;
@@ -36,20 +38,22 @@ use threadradar_profiler::Run;
 pub enum ExportFormat {
     Firefox,
     Perfetto,
+    Chrome,
     Speedscope,
     Pprof,
     Collapsed,
 }
 
 impl ExportFormat {
-    pub const ALL: [ExportFormat; 5] =
-        [ExportFormat::Firefox, ExportFormat::Perfetto, ExportFormat::Speedscope, ExportFormat::Pprof, ExportFormat::Collapsed];
+    pub const ALL: [ExportFormat; 6] =
+        [ExportFormat::Firefox, ExportFormat::Perfetto, ExportFormat::Chrome, ExportFormat::Speedscope, ExportFormat::Pprof, ExportFormat::Collapsed];
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
             ExportFormat::Firefox => "firefox",
             ExportFormat::Perfetto => "perfetto",
+            ExportFormat::Chrome => "chrome",
             ExportFormat::Speedscope => "speedscope",
             ExportFormat::Pprof => "pprof",
             ExportFormat::Collapsed => "collapsed",
@@ -60,7 +64,8 @@ impl ExportFormat {
     pub fn extension(self) -> &'static str {
         match self {
             ExportFormat::Firefox => "firefox.json",
-            ExportFormat::Perfetto => "trace.json",
+            ExportFormat::Perfetto => "pftrace",
+            ExportFormat::Chrome => "trace.json",
             ExportFormat::Speedscope => "speedscope.json",
             ExportFormat::Pprof => "pb.gz",
             ExportFormat::Collapsed => "folded",
@@ -82,6 +87,7 @@ pub fn export(run: &Run, format: ExportFormat, out: &mut dyn Write) -> Result<()
     match format {
         ExportFormat::Firefox => firefox::write(run, out),
         ExportFormat::Perfetto => perfetto::write(run, out),
+        ExportFormat::Chrome => chrome::write(run, out),
         ExportFormat::Speedscope => speedscope::write(run, out),
         ExportFormat::Pprof => pprof::write(run, out),
         ExportFormat::Collapsed => collapsed::write(run, out),

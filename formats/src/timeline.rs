@@ -150,6 +150,82 @@ pub fn state_intervals(run: &Run, threads: &[Vec<Observation>]) -> Vec<StateInte
     out
 }
 
+/// One level of a thread's flame chart rebuilt from samples: the thread's state (with the blocking
+/// call when idle), outermost, or a frame beneath it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    State(ThreadState, Option<u32>),
+    Frame(FrameId),
+}
+
+/// What [`slices`] reports, thread by thread, in time order within a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceEvent {
+    /// The events that follow belong to this thread.
+    Thread(ThreadId),
+    Begin { level: Level, t_ns: u64 },
+    End { t_ns: u64 },
+}
+
+/// Each thread's samples as nested slices, the way the trace exporters (Chrome JSON, Perfetto)
+/// draw them: the outermost slice is the state observed at each sample, the sampled stack nests
+/// under it, a slice begins at the first sample that shows its frame and ends where a sample no
+/// longer does (or where the thread was last seen, when it is missing from a tick). The slices
+/// are inferred from sampling: their ends are known to within one interval.
+pub fn slices(run: &Run, mut on: impl FnMut(SliceEvent) -> std::io::Result<()>) -> std::io::Result<()> {
+    let mut open: Vec<Level> = Vec::new();
+    let mut want: Vec<Level> = Vec::new();
+    for (tid, obs) in per_thread(run).into_iter().enumerate() {
+        on(SliceEvent::Thread(tid as ThreadId))?;
+        open.clear();
+        let mut prev: Option<(u32, u64)> = None; // (tick position, end ns)
+        for o in &obs {
+            if let Some((ps, pend)) = prev {
+                if o.sample > ps + 1 {
+                    // The thread was not seen at some tick: close everything where it was last seen.
+                    while open.pop().is_some() {
+                        on(SliceEvent::End { t_ns: pend })?;
+                    }
+                }
+            }
+            let blocked = if o.state == ThreadState::Idle { o.blocked } else { None };
+            want.clear();
+            want.push(Level::State(o.state, blocked));
+            let mut next = o.stack;
+            while let Some(st) = next {
+                let node = &run.stacks[st as usize];
+                want.push(Level::Frame(node.frame));
+                next = node.parent;
+            }
+            want[1..].reverse();
+            let common = open.iter().zip(&want).take_while(|(a, b)| a == b).count();
+            while open.len() > common {
+                open.pop();
+                on(SliceEvent::End { t_ns: o.t_ns })?;
+            }
+            for level in &want[common..] {
+                on(SliceEvent::Begin { level: *level, t_ns: o.t_ns })?;
+            }
+            std::mem::swap(&mut open, &mut want);
+            prev = Some((o.sample, (o.t_ns + o.duration_ns).max(prev.map_or(0, |p| p.1))));
+        }
+        if let Some((_, end)) = prev {
+            while open.pop().is_some() {
+                on(SliceEvent::End { t_ns: end })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The name of a state slice: `Idle (futex)` when the blocking call is known.
+pub fn state_slice_name(run: &Run, state: ThreadState, blocked: Option<u32>) -> String {
+    match blocked {
+        Some(b) => format!("{} ({})", state_label(state), run.str(b)),
+        None => state_label(state).to_string(),
+    }
+}
+
 /// How a state is named in every export.
 pub fn state_name(state: ThreadState) -> &'static str {
     match state {

@@ -4,11 +4,14 @@
 //! - [`run`]: the data model of a run, shared with `analysis` and the language server.
 //! - [`runfile`]: reading (with clear errors) and atomic writing of run files.
 //! - [`builder`]: interning tables while a run is built.
+//! - [`attribution`]: a frame's function and a thread's type from its entry point, for recorded
+//!   and imported runs alike.
 //! - `sampler` (feature `sampler`): the sampling loop, processes, thread states.
 //! - `waits`, `sched` (feature `sampler`): what blocked threads wait on; the scheduler's switch
 //!   and wake-up events (`perf_event_open`).
 //! - `source` (feature `source`, part of `sampler`): definitions and hashes of Python source files.
 
+pub mod attribution;
 pub mod builder;
 pub mod run;
 pub mod runfile;

@@ -6,6 +6,7 @@
 //! The loop never stops on a thread or a process that goes away mid-sample: the observation is
 //! skipped and counted, and whatever was recorded so far is kept.
 
+use crate::attribution::{derive_entry_point_types, resolve_function};
 use crate::builder::{new_thread, FunctionSpec, RunBuilder};
 use crate::error::{classify_attach_error, RecordError};
 use crate::procfs::{self, SchedStat, ThreadProc};
@@ -1010,7 +1011,7 @@ impl Sampler {
                 o.frame = o.frame.map(|f| frame_map[f as usize]);
             }
         }
-        derive_entry_point_types(run);
+        derive_entry_point_types(run, "Thread");
         let rate = rate_over_lifetimes(run, self.opts.interval);
         let m = &mut run.meta;
         m.achieved_rate_hz = rate;
@@ -1053,97 +1054,12 @@ fn rate_over_lifetimes(run: &Run, interval: Duration) -> f64 {
     }
 }
 
-/// `(qualname, class, def line, end line, class line)` of the function a frame belongs to.
-fn resolve_function(index: Option<&crate::source::SourceIndex>, runtime_name: &str, line: u32) -> (String, Option<String>, u32, u32, u32) {
-    match index {
-        Some(idx) if line > 0 => {
-            let r = idx.resolve(line);
-            let (class, class_line) = match r.class {
-                Some((c, l)) => (Some(c), l),
-                None => (None, 0),
-            };
-            (r.qualname, class, r.line, r.end_line, class_line)
-        }
-        _ => {
-            // No source: trust the interpreter's name (a qualified name on 3.11+). `A.m` without
-            // `<locals>` is taken to be method `m` of class `A`.
-            let class = match runtime_name.rsplit_once('.') {
-                Some((owner, _)) if !owner.contains('<') && runtime_name != "<module>" => Some(owner.to_string()),
-                _ => None,
-            };
-            (runtime_name.to_string(), class, 0, 0, 0)
-        }
-    }
-}
-
 /// `<Worker at 0x7f…>` → `Worker`.
 fn type_from_repr(repr: &str) -> Option<String> {
     let inner = repr.strip_prefix('<')?;
     let (name, _) = inner.split_once(" at 0x")?;
     let name = name.rsplit('.').next()?;
     (!name.is_empty()).then(|| name.to_string())
-}
-
-/// For threads whose object could not be read: the frame just above `threading`'s bootstrap is
-/// the entry point; `Thread.run` (threading.py) means a plain `Thread(target=…)`, a method `X.run`
-/// means type `X`, and a plain function (e.g. `_thread.start_new_thread(f)`) names the type.
-fn derive_entry_point_types(run: &mut Run) {
-    let mut pending: HashMap<u32, ()> =
-        run.threads.iter().enumerate().filter(|(_, t)| t.thread_type.is_empty()).map(|(i, _)| (i as u32, ())).collect();
-    if pending.is_empty() {
-        return;
-    }
-    let mut found: HashMap<u32, String> = HashMap::new();
-    'outer: for s in &run.samples {
-        for ts in &s.threads {
-            if !pending.contains_key(&ts.thread) {
-                continue;
-            }
-            let Some(stack) = ts.stack else { continue };
-            let frames: Vec<&Frame> = run.stack_frames(stack).collect();
-            // Outermost first.
-            let outer: Vec<&Function> = frames.iter().rev().map(|f| &run.functions[f.function as usize]).collect();
-            let boot = outer.iter().position(|f| run.str(f.name) == "_bootstrap_inner");
-            let entry = match boot {
-                Some(i) => outer.get(i + 1),
-                None => outer.first(),
-            };
-            if let Some(f) = entry {
-                let file = run.file_path(f.file);
-                // A thread caught while `threading` starts it (`Event.set`, `_set_tstate_lock`)
-                // or ends it: its entry point is not on the stack yet; look at another sample.
-                if file.ends_with("threading.py") && run.str(f.qualname) != "Thread.run" {
-                    continue;
-                }
-                let ty = if run.str(f.qualname) == "Thread.run" && file.ends_with("threading.py") {
-                    "Thread".to_string()
-                } else if let Some(c) = f.class {
-                    run.str(c).rsplit('.').next().unwrap_or("Thread").to_string()
-                } else {
-                    run.str(f.name).to_string()
-                };
-                found.insert(ts.thread, ty);
-                pending.remove(&ts.thread);
-                if pending.is_empty() {
-                    break 'outer;
-                }
-            }
-        }
-    }
-    for (i, t) in run.threads.iter_mut().enumerate() {
-        if t.thread_type.is_empty() {
-            match found.remove(&(i as u32)) {
-                Some(ty) => {
-                    t.thread_type = ty;
-                    t.type_source = TypeSource::EntryPoint;
-                }
-                None => {
-                    t.thread_type = "Thread".into();
-                    t.type_source = TypeSource::Unknown;
-                }
-            }
-        }
-    }
 }
 
 /// One trace per OS thread. While CPython starts a thread, the new thread's state is made by the
@@ -1197,12 +1113,5 @@ mod tests {
         assert_eq!(type_from_repr("<Worker at 0x7f00aa>").as_deref(), Some("Worker"));
         assert_eq!(type_from_repr("<threading.Thread at 0x1>").as_deref(), Some("Thread"));
         assert_eq!(type_from_repr("12"), None);
-    }
-
-    #[test]
-    fn functions_without_source_use_runtime_names() {
-        assert_eq!(resolve_function(None, "Worker.run", 9).1.as_deref(), Some("Worker"));
-        assert_eq!(resolve_function(None, "f.<locals>.g", 9).1, None);
-        assert_eq!(resolve_function(None, "main", 9).1, None);
     }
 }

@@ -29,8 +29,10 @@ pub struct ExportArgs {
 pub enum FormatArg {
     /// Firefox Profiler processed profile (profiler.firefox.com → Load a profile from file).
     Firefox,
-    /// Chrome JSON trace, for ui.perfetto.dev and chrome://tracing.
+    /// Perfetto protobuf trace (ui.perfetto.dev → Open trace file, trace_processor).
     Perfetto,
+    /// Chrome JSON trace (chrome://tracing; ui.perfetto.dev reads it too).
+    Chrome,
     /// speedscope JSON (speedscope.app, `speedscope FILE`).
     Speedscope,
     /// pprof profile.proto, gzipped (`go tool pprof`, Pyroscope, Parca, Grafana).
@@ -44,6 +46,7 @@ impl FormatArg {
         match self {
             FormatArg::Firefox => ExportFormat::Firefox,
             FormatArg::Perfetto => ExportFormat::Perfetto,
+            FormatArg::Chrome => ExportFormat::Chrome,
             FormatArg::Speedscope => ExportFormat::Speedscope,
             FormatArg::Pprof => ExportFormat::Pprof,
             FormatArg::Collapsed => ExportFormat::Collapsed,
@@ -92,7 +95,8 @@ fn open_hint(format: ExportFormat, output: &Path) -> String {
     let f = output.display();
     match format {
         ExportFormat::Firefox => "open it at profiler.firefox.com (Load a profile from file)".into(),
-        ExportFormat::Perfetto => "open it at ui.perfetto.dev (Open trace file) or chrome://tracing".into(),
+        ExportFormat::Perfetto => "open it at ui.perfetto.dev (Open trace file)".into(),
+        ExportFormat::Chrome => "open it in chrome://tracing or at ui.perfetto.dev (Open trace file)".into(),
         ExportFormat::Speedscope => format!("open it at speedscope.app or with `speedscope {f}`"),
         ExportFormat::Pprof => format!("read it with `go tool pprof -http=: {f}`, or push it to Pyroscope (see docs/formats.md)"),
         ExportFormat::Collapsed => format!("draw it with `flamegraph.pl {f} > flame.svg` or `inferno-flamegraph`"),

@@ -18,6 +18,7 @@ mod speedscope;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use threadradar_profiler::attribution::{derive_entry_point_types, resolve_function};
 use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
 use threadradar_profiler::run::*;
 use threadradar_profiler::source::{file_kind, FileInfo};
@@ -304,7 +305,15 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
         last_t = t;
         b.push_sample(Sample { t, threads });
     }
-    derive_entry_point_types(b.run_mut());
+    // Thread types: the main thread is `_MainThread`, the others come from their entry points
+    // by the rule `record` uses for threads whose object it cannot read.
+    for t in &mut b.run_mut().threads {
+        if t.is_main {
+            t.thread_type = "_MainThread".into();
+            t.type_source = TypeSource::Main;
+        }
+    }
+    derive_entry_point_types(b.run_mut(), "unknown");
     let mut pids: Vec<u32> = profile.threads.iter().map(|t| t.pid).collect();
     pids.sort_unstable();
     pids.dedup();
@@ -326,87 +335,4 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
         note: format!("Imported from {}; the format does not record {}.{}", profile.format, missing.join(", "), sources),
     });
     run
-}
-
-/// `(qualname, class, def line, end line, class line)` of the function a frame belongs to: from
-/// the source when it was found (the `SourceIndex` that `record` uses), else the profiler's own
-/// name (a qualified name for CPython 3.11+, where `A.m` without `<locals>` is method `m` of
-/// class `A`).
-fn resolve_function(index: Option<&threadradar_profiler::source::SourceIndex>, runtime_name: &str, line: u32) -> (String, Option<String>, u32, u32, u32) {
-    match index {
-        Some(idx) if line > 0 => {
-            let r = idx.resolve(line);
-            let (class, class_line) = match r.class {
-                Some((c, l)) => (Some(c), l),
-                None => (None, 0),
-            };
-            (r.qualname, class, r.line, r.end_line, class_line)
-        }
-        // No line (perf trampolines): find the definition by its qualified name.
-        Some(idx) => match idx.find(runtime_name, 0) {
-            Some(def) => {
-                let r = idx.resolve(def.line);
-                let (class, class_line) = match r.class {
-                    Some((c, l)) => (Some(c), l),
-                    None => (None, 0),
-                };
-                (r.qualname, class, r.line, r.end_line, class_line)
-            }
-            None => fallback_function(runtime_name),
-        },
-        None => fallback_function(runtime_name),
-    }
-}
-
-fn fallback_function(runtime_name: &str) -> (String, Option<String>, u32, u32, u32) {
-    let class = match runtime_name.rsplit_once('.') {
-        Some((owner, _)) if !owner.contains('<') && runtime_name != "<module>" => Some(owner.to_string()),
-        _ => None,
-    };
-    (runtime_name.to_string(), class, 0, 0, 0)
-}
-
-/// Thread types from entry points, the rule `record` uses when it cannot read the thread object
-/// (docs/run-format.md): the frame just above `threading`'s bootstrap; `Thread.run` means a plain
-/// `Thread(target=…)`, a method `X.run` means type `X`; the main thread is `_MainThread`.
-fn derive_entry_point_types(run: &mut Run) {
-    let n = run.threads.len();
-    let mut found: Vec<Option<String>> = vec![None; n];
-    for s in &run.samples {
-        for ts in &s.threads {
-            let i = ts.thread as usize;
-            if found[i].is_some() {
-                continue;
-            }
-            let mut chain = Vec::new();
-            let mut next = ts.stack;
-            while let Some(st) = next {
-                let node = &run.stacks[st as usize];
-                chain.push(run.qualname(run.frames[node.frame as usize].function).to_string());
-                next = node.parent;
-            }
-            chain.reverse(); // outermost first
-            if let Some(pos) = chain.iter().position(|q| q == "Thread._bootstrap_inner") {
-                if let Some(entry) = chain.get(pos + 1) {
-                    found[i] = Some(match entry.rsplit_once('.') {
-                        Some(("Thread", "run")) => "Thread".to_string(),
-                        Some((owner, "run")) if !owner.contains('<') => owner.rsplit('.').next().unwrap_or(owner).to_string(),
-                        _ => entry.rsplit('.').next().unwrap_or(entry).to_string(),
-                    });
-                }
-            }
-        }
-    }
-    for (i, t) in run.threads.iter_mut().enumerate() {
-        if t.is_main {
-            t.thread_type = "_MainThread".into();
-            t.type_source = TypeSource::Main;
-        } else if let Some(ty) = found[i].take() {
-            t.thread_type = ty;
-            t.type_source = TypeSource::EntryPoint;
-        } else {
-            t.thread_type = "unknown".into();
-            t.type_source = TypeSource::Unknown;
-        }
-    }
 }
