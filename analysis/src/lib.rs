@@ -21,6 +21,8 @@
 //! - [`timeline`]: per-thread icicles on one merged, log-scalable time axis, viewport layouts,
 //!   the per-thread overview and the static chart.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
+//! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test.
+//! - [`tracediff`]: two runs as traces (TraceDiff): threads paired, timeline stretches matched.
 //!
 //! ```
 //! use threadradar_analysis::{Analysis, Options, ReportView, ViewOptions};
@@ -45,6 +47,8 @@ pub mod panel;
 pub mod stability;
 pub mod threads;
 pub mod timeline;
+pub mod runset;
+pub mod tracediff;
 pub mod view;
 
 pub use analysis::{Analysis, Cluster, Options, TimeWindow};
