@@ -3,8 +3,9 @@
 //! two sets exceeds their own spread.
 //!
 //! The test is **Welch's t-test** (unequal variances) on the per-run values of the figure behind a
-//! statement, two-sided, at α = 0.05 divided by the number of statements tested (Bonferroni), so
-//! that a comparison with many statements does not find one significant by chance. A figure that is
+//! statement, two-sided, with Holm's step-down correction over the statements tested ([`holm`],
+//! family-wise α = 0.05), so that a comparison with many statements does not find one significant
+//! by chance. A figure that is
 //! the same in every run of both sets is significant when the two sets' values differ (no spread at
 //! all: the difference is exact), and not when they are equal.
 
@@ -59,6 +60,23 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
     Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
 }
 
+/// Holm's step-down procedure: which of the p-values are significant at family-wise level `alpha`.
+/// The i-th smallest p (from 0) is significant when it and every smaller one are below
+/// `alpha / (m − i)`.
+pub fn holm(ps: &[f64], alpha: f64) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..ps.len()).collect();
+    order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
+    let mut out = vec![false; ps.len()];
+    for (i, &k) in order.iter().enumerate() {
+        if ps[k] < alpha / (ps.len() - i) as f64 {
+            out[k] = true;
+        } else {
+            break;
+        }
+    }
+    out
+}
+
 /// The clustering stability of a run set: the adjusted Rand index of every artifact's clusters
 /// between every two runs, averaged over artifacts (those that two matched threads executed) and
 /// then over the pairs of runs, for COP-KMeans and for plain k-means.
@@ -103,6 +121,15 @@ mod tests {
         assert!((s.sd.unwrap() - (14.0f64 / 3.0).sqrt()).abs() < 1e-12);
         assert_eq!(Spread::of(&[2.0]).unwrap().sd, None);
         assert!(Spread::of(&[]).is_none());
+    }
+
+    #[test]
+    fn holm_steps_down() {
+        // m = 4: thresholds 0.0125, 0.0167, 0.025, 0.05.
+        assert_eq!(holm(&[0.01, 0.04, 0.015, 0.5], 0.05), [true, false, true, false]);
+        assert_eq!(holm(&[0.02, 0.001], 0.05), [true, true]);
+        assert_eq!(holm(&[0.2, 0.001, 0.03], 0.05), [false, true, false]);
+        assert!(holm(&[], 0.05).is_empty());
     }
 
     #[test]

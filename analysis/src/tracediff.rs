@@ -706,29 +706,37 @@ fn stretches(side: &Side, s: &Segments, matched: &[bool]) -> Vec<Stretch> {
     out
 }
 
-/// Per function of the program's own code, in both runs: when it was last on a stack (s from the
-/// run's start) and how long threads waited (idle) with it on their stack (s), keyed by qualified
-/// name.
+/// Per function of the program's own code in one run: when it was last on a stack, how long
+/// threads had it on their stack, how long they waited with it there, and in how many waits.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FunctionTimes {
+    /// End of the last sampling interval with the function on a stack, s from the run's start.
     pub finish_s: f64,
+    /// Sampling intervals of all samples with the function on the stack, all threads, s.
+    pub stack_s: f64,
+    /// …of those samples in which the thread was not computing (idle or waiting for the GIL), s.
     pub idle_s: f64,
+    /// Waits: runs of consecutive samples of one thread not computing with the function on the
+    /// stack (a wait shorter than the sampling interval can be missed).
+    pub waits: u64,
 }
 
-/// [`FunctionTimes`] of the program's own functions of a run, by qualified name. Idle time is the
-/// sampling intervals of samples in the idle state (or waiting for the GIL) with the function on
-/// the stack.
+/// [`FunctionTimes`] of the program's own functions of a run, by qualified name.
 pub fn function_times(run: &Run) -> HashMap<String, FunctionTimes> {
     let mut out: HashMap<String, FunctionTimes> = HashMap::new();
     let period = if run.meta.interval_ms > 0.0 { (run.meta.interval_ms * 1e6) as u64 } else { 1_000_000 };
     let mut seen: Vec<u64> = vec![u64::MAX; run.functions.len()];
+    // Per thread: the functions it was waiting in at its previous sample.
+    let mut waiting_in: Vec<Vec<usize>> = vec![Vec::new(); run.threads.len()];
+    let mut now: Vec<usize> = Vec::new();
     for (k, sample) in run.samples.iter().enumerate() {
         let next = run.samples.get(k + 1).map_or(sample.t + period, |s| s.t);
         let dt = next.saturating_sub(sample.t);
         for (n, ts) in sample.threads.iter().enumerate() {
             let stamp = ((k as u64) << 20) | n as u64;
-            let Some(stack) = ts.stack else { continue };
-            let mut node = Some(stack);
+            now.clear();
+            let waiting = ts.state != ThreadState::Computing;
+            let mut node = ts.stack;
             while let Some(id) = node {
                 let st = &run.stacks[id as usize];
                 node = st.parent;
@@ -743,10 +751,16 @@ pub fn function_times(run: &Run) -> HashMap<String, FunctionTimes> {
                 }
                 let e = out.entry(run.strings[f.qualname as usize].clone()).or_default();
                 e.finish_s = e.finish_s.max(secs(next));
-                if ts.state != ThreadState::Computing {
+                e.stack_s += secs(dt);
+                if waiting {
                     e.idle_s += secs(dt);
+                    if !waiting_in[ts.thread as usize].contains(&fid) {
+                        e.waits += 1;
+                    }
+                    now.push(fid);
                 }
             }
+            std::mem::swap(&mut waiting_in[ts.thread as usize], &mut now);
         }
     }
     out
@@ -766,6 +780,8 @@ pub fn trace_statements(diff: &TraceDiff, base: &Run, new: &Run, artifacts: &[St
     let (ta, tb) = (function_times(base), function_times(new));
     let mut finish: Vec<(f64, String, String)> = Vec::new();
     let mut waits: Vec<(f64, String, String)> = Vec::new();
+    let mut time_in: Vec<(f64, String, String)> = Vec::new();
+    let mut wait_length: Vec<(f64, String, String)> = Vec::new();
     for name in artifacts {
         let (Some(x), Some(y)) = (ta.get(name), tb.get(name)) else { continue };
         let d = y.finish_s - x.finish_s;
@@ -778,8 +794,26 @@ pub fn trace_statements(diff: &TraceDiff, base: &Run, new: &Run, artifacts: &[St
             let rel = if x.idle_s > 0.0 { format!(" ({:+.0}%)", 100.0 * w / x.idle_s) } else { String::new() };
             waits.push((w.abs(), name.clone(), format!("{name}: threads' waiting time {verb}, {:.2} s → {:.2} s{rel}", x.idle_s, y.idle_s)));
         }
+        let t = y.stack_s - x.stack_s;
+        if t.abs() >= same_s && t.abs() >= 0.25 * x.stack_s.max(y.stack_s) {
+            let verb = if t < 0.0 { "cut" } else { "up" };
+            time_in.push((t.abs(), name.clone(), format!("{name}: threads' time in it {verb}, {:.2} s → {:.2} s ({:+.0}%)", x.stack_s, y.stack_s, 100.0 * t / x.stack_s.max(1e-9))));
+        }
+        // The mean wait, when both runs saw enough waits for a mean to say something.
+        if x.waits >= 5 && y.waits >= 5 {
+            let (mx, my) = (x.idle_s / x.waits as f64, y.idle_s / y.waits as f64);
+            // At least half again, and by more than one sampling period (the edges' uncertainty).
+            if (my - mx).abs() >= 0.5 * mx.min(my) && (my - mx).abs() >= diff.same_shift_s / 2.0 {
+                let how = if my < mx { "shorter" } else { "longer" };
+                wait_length.push((
+                    (my / mx).ln().abs(),
+                    name.clone(),
+                    format!("{name}: wake-ups seen {} → {}, waits {how} ({:.1} ms → {:.1} ms on average)", x.waits, y.waits, mx * 1e3, my * 1e3),
+                ));
+            }
+        }
     }
-    for list in [&mut waits, &mut finish] {
+    for list in [&mut waits, &mut wait_length, &mut time_in, &mut finish] {
         list.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
         out.extend(list.drain(..).take(5).map(|(_, a, s)| (a, s)));
     }
