@@ -22,6 +22,8 @@
 //!   the per-thread overview and the static chart.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //! - [`waits`]: who waits for whom: wait intervals, wake edges with their evidence, objects.
+//! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test.
+//! - [`tracediff`]: two runs as traces (TraceDiff): threads paired, timeline stretches matched.
 //!
 //! ```
 //! use threadradar_analysis::{Analysis, Options, ReportView, ViewOptions};
@@ -46,6 +48,8 @@ pub mod panel;
 pub mod stability;
 pub mod threads;
 pub mod timeline;
+pub mod runset;
+pub mod tracediff;
 pub mod view;
 pub mod waits;
 

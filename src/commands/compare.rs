@@ -4,7 +4,7 @@
 //! The comparison is `threadradar_analysis::compare`; this file finds the two runs, turns flags
 //! into options and formats the [`Comparison`]. Table helpers are shared with `report`.
 
-use super::report::{pad, pct, resolve_run, seconds, short_path, ColorArg, Style};
+use super::report::{pad, pct, read_runset, resolve_run, seconds, short_path, ColorArg, Style};
 use anyhow::{bail, Context};
 use clap::Args;
 use std::io::Write;
@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use threadradar_analysis::{CountedStates, FilterSpec};
 use threadradar_analysis::compare::{ArtifactDelta, DeltaStatus, SideFigures, SideSummary};
-use threadradar_analysis::{Analysis, ArtifactKind, CompareOptions, Comparison, Level, Options, TimeSource};
+use threadradar_analysis::{Analysis, ArtifactKind, CompareOptions, Comparison, Level, Options, ReportView, TimeSource, ViewOptions};
+use threadradar_analysis::timeline::TimelineIndex;
+use threadradar_analysis::tracediff::{self, TraceDiff, TraceOptions};
 use threadradar_profiler::run::FileKind;
 use threadradar_profiler::{runfile, Run};
 
@@ -46,6 +48,10 @@ pub struct CompareArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Minimal stack similarity τ of two matched timeline stretches (the trace comparison).
+    #[arg(long, value_name = "TAU", default_value_t = 0.2)]
+    pub tau: f64,
+
     /// Colour the radar cells and the changes (green: less runtime, red: more).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
@@ -53,8 +59,12 @@ pub struct CompareArgs {
 
 
 pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
-    let (base_path, new_path) = resolve_runs(args.base.as_deref(), args.new.as_deref())?;
-    let itself = same_file(&base_path, &new_path);
+    let (base_set, new_set) = resolve_runs(args.base.as_deref(), args.new.as_deref())?;
+    // A run set stands for its runs; its first run is the one shown in the table and the trace.
+    let members = |p: &Path| -> anyhow::Result<Vec<PathBuf>> { Ok(read_runset(p)?.map_or_else(|| vec![p.to_path_buf()], |s| s.runs)) };
+    let (base_members, new_members) = (members(&base_set)?, members(&new_set)?);
+    let (base_path, new_path) = (base_members[0].clone(), new_members[0].clone());
+    let itself = same_file(&base_set, &new_set);
     let base_run = runfile::read(&base_path)?;
     let new_run = if itself { base_run.clone() } else { runfile::read(&new_path)? };
     if itself {
@@ -75,14 +85,30 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     })?;
     comparison.base.path = Some(base_path.display().to_string());
     comparison.new.path = Some(new_path.display().to_string());
+    if !(0.0..=1.0).contains(&args.tau) || args.tau == 0.0 {
+        bail!("--tau {} is not a similarity: pass a value in (0, 1], e.g. the default 0.2", args.tau);
+    }
+    let mut trace = trace_diff(&base_run, &new_run, args.tau)?;
+    tracediff::extend_changes(&mut comparison, &trace, &base_run, &new_run);
+    let sets = base_members.len() > 1 || new_members.len() > 1 || read_runset(&base_set)?.is_some() || read_runset(&new_set)?.is_some();
+    if sets {
+        comparison.base.path = Some(base_set.display().to_string());
+        comparison.new.path = Some(new_set.display().to_string());
+        let read_all = |paths: &[PathBuf]| -> anyhow::Result<Vec<Run>> { paths.iter().map(|p| Ok(runfile::read(p)?)).collect() };
+        let (base_runs, new_runs) = (read_all(&base_members)?, read_all(&new_members)?);
+        trace.notes.extend(mark_significance(&mut comparison, &base_runs, &new_runs, &options, level)?);
+    }
 
     let mut out = std::io::stdout().lock();
     let printed = (|| -> anyhow::Result<()> {
         if args.json {
-            serde_json::to_writer(&mut out, &comparison).map_err(std::io::Error::from)?;
+            let mut json = serde_json::to_value(&comparison).map_err(std::io::Error::from)?;
+            json["trace"] = serde_json::to_value(&trace).map_err(std::io::Error::from)?;
+            serde_json::to_writer(&mut out, &json).map_err(std::io::Error::from)?;
             writeln!(out)?;
         } else {
             let style = Style::new(args.color);
+            print_changes(&comparison, &trace, &mut out)?;
             print_header(&comparison, &style, &mut out)?;
             print_artifacts(&comparison, (&base_run, &new_run), &style, &mut out)?;
         }
@@ -95,6 +121,121 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         Err(e) => Err(e.context("cannot write the comparison")),
         Ok(()) => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// The figure of one run that a statement rests on, for the test against the runs' spread.
+fn figure(statement: &str, artifact: &str, view: &ReportView, times: &std::collections::HashMap<String, tracediff::FunctionTimes>) -> Option<f64> {
+    if artifact == "program" && statement.contains("finishes") {
+        return Some(view.run.duration_s);
+    }
+    if statement.contains("finishes") {
+        return Some(times.get(artifact).map_or(0.0, |t| t.finish_s));
+    }
+    if statement.contains("waiting time") {
+        return Some(times.get(artifact).map_or(0.0, |t| t.idle_s));
+    }
+    if statement.contains("time in it") {
+        return Some(times.get(artifact).map_or(0.0, |t| t.stack_s));
+    }
+    if statement.contains(": wake-ups seen ") {
+        return times.get(artifact).filter(|t| t.waits > 0).map(|t| t.idle_s / t.waits as f64);
+    }
+    let a = view.artifacts.iter().find(|a| a.qualname == artifact && a.file_kind == FileKind::User)
+        .or_else(|| view.artifacts.iter().find(|a| a.qualname == artifact));
+    if statement.contains(": run by ") {
+        return Some(a.map_or(0.0, |a| a.threads as f64));
+    }
+    if statement.contains("cluster") {
+        return Some(a.map_or(0.0, |a| a.clusters.len() as f64));
+    }
+    Some(a.map_or(0.0, |a| a.crt))
+}
+
+/// Marks each change significant or within noise: Welch's t-test on the per-run figure behind it,
+/// two-sided, at α = 0.05 / (number of changes) (`threadradar_analysis::runset`). A side with one
+/// run has no spread: the changes stay unmarked and a note says so.
+fn mark_significance(c: &mut Comparison, base: &[Run], new: &[Run], options: &Options, level: Level) -> anyhow::Result<Vec<String>> {
+    if base.len() < 2 || new.len() < 2 {
+        return Ok(vec![format!(
+            "significance unavailable: a side with one run has no spread (base {} run(s), new {}); record run sets with `threadradar record --repeat N`",
+            base.len(),
+            new.len()
+        )]);
+    }
+    let per_run = |runs: &[Run]| -> anyhow::Result<Vec<(ReportView, std::collections::HashMap<String, tracediff::FunctionTimes>)>> {
+        runs.iter()
+            .map(|r| {
+                let a = Analysis::new(r, options)?;
+                let v = ReportView::build(r, &a, &ViewOptions { level, top: None, ..ViewOptions::default() })?;
+                Ok((v, tracediff::function_times(r)))
+            })
+            .collect()
+    };
+    let (b, n) = (per_run(base)?, per_run(new)?);
+    // p-values of the changes whose figure could be tested, then Holm's correction over them.
+    let mut tested: Vec<(usize, f64)> = Vec::new();
+    for (i, ch) in c.changes.iter().enumerate() {
+        let xs: Option<Vec<f64>> = b.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
+        let ys: Option<Vec<f64>> = n.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
+        if let Some(p) = xs.zip(ys).and_then(|(xs, ys)| threadradar_analysis::runset::welch_p(&xs, &ys)) {
+            tested.push((i, p));
+        }
+    }
+    let ps: Vec<f64> = tested.iter().map(|t| t.1).collect();
+    for ((i, _), sig) in tested.iter().zip(threadradar_analysis::runset::holm(&ps, threadradar_analysis::runset::ALPHA)) {
+        c.changes[*i].significant = Some(sig);
+    }
+    Ok(vec![format!(
+        "significance: Welch's t-test on the per-run figures of {} × {} runs, two-sided, Holm-corrected over {} changes (family-wise α = 0.05); the table and the trace show each set's first run",
+        base.len(),
+        new.len(),
+        ps.len()
+    )])
+}
+
+/// The trace comparison of the two runs (their timelines matched, `threadradar_analysis::tracediff`).
+fn trace_diff(base: &Run, new: &Run, tau: f64) -> anyhow::Result<TraceDiff> {
+    let index = |run: &Run| TimelineIndex::new(run).map_err(|e| anyhow::anyhow!("cannot index the timeline: {e}"));
+    let (ia, ib) = (index(base)?, index(new)?);
+    Ok(TraceDiff::build(base, &ia, new, &ib, &TraceOptions { tau, ..TraceOptions::default() }))
+}
+
+/// What changed in words, then the trace comparison in one paragraph, before the tables.
+fn print_changes(c: &Comparison, t: &TraceDiff, out: &mut dyn Write) -> anyhow::Result<()> {
+    if c.changes.is_empty() {
+        writeln!(out, "What changed: nothing beyond sampling noise that the figures below can show")?;
+    } else {
+        writeln!(out, "What changed:")?;
+        for ch in &c.changes {
+            let mark = match ch.significant {
+                Some(true) => "  (significant)",
+                Some(false) => "  (within noise)",
+                None => "",
+            };
+            writeln!(out, "  - {}{mark}", ch.statement)?;
+        }
+    }
+    let only = |x: &[tracediff::ThreadPair], a: bool| -> f64 {
+        // + 0.0: an empty float sum is -0.0.
+        x.iter().flat_map(|p| if a { &p.only_in_a } else { &p.only_in_b }).map(|s| s.duration_s).sum::<f64>() + 0.0
+    };
+    writeln!(
+        out,
+        "Trace    {:.0}% of the stack time matched (τ = {}): {} thread pairs, {} match groups; {:.2} s only in base, {:.2} s only in new; threads unmatched: {} in base, {} in new",
+        t.matched_share * 100.0,
+        t.tau,
+        t.pairs.len(),
+        t.groups.len(),
+        only(&t.pairs, true),
+        only(&t.pairs, false),
+        t.unmatched_a.len(),
+        t.unmatched_b.len()
+    )?;
+    for n in &t.notes {
+        writeln!(out, "Note     {n}")?;
+    }
+    writeln!(out)?;
+    Ok(())
 }
 
 /// BASE and NEW: as given (a directory means its newest run); NEW defaults to the newest run in

@@ -41,6 +41,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         sched: false,
         no_sched: false,
         no_waits: false,
+        repeat: None,
         command: vec![args.python.clone(), script.display().to_string()],
     })?;
     summarize(&rec.run, &rec.path);

@@ -52,6 +52,10 @@ pub struct RecordArgs {
     /// Do not read what blocked threads wait on (system call targets, lock/queue objects).
     #[arg(long)]
     pub no_waits: bool,
+    /// Record the program N times, one after the other, as one run set: the runs go to RUN-1.json …
+    /// RUN-N.json and RUN is the set's manifest (see docs/run-format.md, "Run sets").
+    #[arg(long, value_name = "N", conflicts_with = "pid")]
+    pub repeat: Option<u32>,
 
     /// The program to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND", required_unless_present = "pid")]
@@ -70,10 +74,45 @@ pub struct Recorded {
 }
 
 pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    if let Some(n) = args.repeat {
+        return repeat(&args, n);
+    }
     let rec = record(&args)?;
     summarize(&rec.run, &rec.path);
     eprintln!("  see it: threadradar report {}", shell_quote(&rec.path));
     Ok(rec.exit)
+}
+
+/// `record --repeat N`: N recordings, then the run set's manifest listing them. Stops early after
+/// Ctrl-C, and the manifest then lists the runs recorded so far.
+fn repeat(args: &RecordArgs, n: u32) -> anyhow::Result<ExitCode> {
+    if !(1..=1000).contains(&n) {
+        anyhow::bail!("--repeat must be between 1 and 1000 (got {n}); 5 runs are usually enough to see the spread");
+    }
+    let program = runfile::program_name(&args.command);
+    let manifest = match &args.output {
+        Some(p) => p.clone(),
+        None => default_output(&format!("{program}.runset"))?,
+    };
+    let stem = manifest.to_string_lossy().trim_end_matches(".json").trim_end_matches(".runset").to_string();
+    let mut runs = Vec::new();
+    let mut exit = ExitCode::SUCCESS;
+    for i in 1..=n {
+        eprintln!("threadradar: run {i} of {n}");
+        let one = RecordArgs { output: Some(PathBuf::from(format!("{stem}-{i}.json"))), repeat: None, command: args.command.clone(), ..*args };
+        let rec = record(&one)?;
+        summarize(&rec.run, &rec.path);
+        runs.push(rec.path);
+        exit = rec.exit;
+        if STOP.load(Ordering::SeqCst) {
+            eprintln!("threadradar: interrupted: the run set holds the {} run(s) recorded so far", runs.len());
+            break;
+        }
+    }
+    super::report::write_runset(&manifest, &program, &args.command, &runs)?;
+    eprintln!("threadradar: run set of {} runs → {}", runs.len(), manifest.display());
+    eprintln!("  see its spread: threadradar report {}", shell_quote(&manifest));
+    Ok(exit)
 }
 
 /// Records according to `args`; writes the run file and returns it.

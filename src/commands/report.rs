@@ -15,6 +15,7 @@ use threadradar_analysis::{
     Analysis, ArtifactFilter, ClusterMethod, CountedStates, Level, Options, ReportView, ThreadFilter, TimeSource, ViewOptions,
 };
 use threadradar_profiler::run::FileKind;
+use threadradar_analysis::runset::Spread;
 use threadradar_profiler::{runfile, Run};
 
 #[derive(Args, Debug)]
@@ -80,6 +81,9 @@ pub enum ColorArg {
 
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let path = resolve_run(args.run.as_deref())?;
+    if let Some(set) = read_runset(&path)? {
+        return report_runset(&args, &path, set);
+    }
     let run = runfile::read(&path)?;
     let options = Options {
         states: args.states,
@@ -374,4 +378,257 @@ fn artifact_label(a: &ArtifactView, cwd: &str) -> String {
         _ if a.line > 0 => format!("{}  {file}:{}{kind}", a.qualname, a.line),
         _ => format!("{}  {file}{kind}", a.qualname),
     }
+}
+
+// ---- Run sets (`record --repeat N`): the manifest, and `report RUNSET` ----
+
+/// The value of the `format` field of a run set's manifest.
+pub(crate) const RUNSET_FORMAT: &str = "threadradar-runset";
+
+/// A run set's manifest: a label and the run files (relative to the manifest's directory when
+/// they are in it). `docs/run-format.md`, "Run sets".
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
+pub(crate) struct RunSetManifest {
+    pub format: String,
+    pub version: u32,
+    pub label: String,
+    pub command: Vec<String>,
+    pub runs: Vec<String>,
+}
+
+/// A run set as read: its label and the paths of its runs.
+pub(crate) struct RunSet {
+    pub label: String,
+    pub runs: Vec<PathBuf>,
+}
+
+/// Writes the manifest of a run set at `path` (atomically: a temporary file, then a rename).
+pub(crate) fn write_runset(path: &Path, label: &str, command: &[String], runs: &[PathBuf]) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let runs = runs
+        .iter()
+        .map(|r| match r.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")) {
+            p if p == dir => r.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+            _ => r.display().to_string(),
+        })
+        .collect();
+    let m = RunSetManifest { format: RUNSET_FORMAT.into(), version: 1, label: label.into(), command: command.to_vec(), runs };
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&m)?).with_context(|| format!("cannot write the run set {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write the run set {}", path.display()))?;
+    Ok(())
+}
+
+/// The run set at `path`, or `None` when the file is not a run set (a run file, say).
+pub(crate) fn read_runset(path: &Path) -> anyhow::Result<Option<RunSet>> {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else { return Ok(None) };
+    let mut head = vec![0u8; 512];
+    let n = f.read(&mut head).unwrap_or(0);
+    if !String::from_utf8_lossy(&head[..n]).contains(RUNSET_FORMAT) {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the run set {}", path.display()))?;
+    let m: RunSetManifest = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!("{} is not a valid run set ({e}): record it again with `threadradar record --repeat N -- …`", path.display())
+    })?;
+    if m.format != RUNSET_FORMAT || m.version != 1 {
+        bail!("{} is a run set of version {}, which this threadradar cannot read: update threadradar", path.display(), m.version);
+    }
+    if m.runs.is_empty() {
+        bail!("the run set {} lists no runs: record it again with `threadradar record --repeat N -- …`", path.display());
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut runs = Vec::new();
+    for r in &m.runs {
+        let p = dir.join(r);
+        if !p.exists() {
+            bail!("the run set {} lists {}, which does not exist: record the set again, or edit its \"runs\"", path.display(), p.display());
+        }
+        runs.push(p);
+    }
+    Ok(Some(RunSet { label: m.label, runs }))
+}
+
+/// One artifact's figures over the runs of a set.
+#[derive(serde::Serialize)]
+struct ArtifactSpread {
+    kind: threadradar_analysis::ArtifactKind,
+    qualname: String,
+    file: String,
+    file_kind: FileKind,
+    /// Runs that executed it in a counted state (the others count 0).
+    executed_in: usize,
+    crt: Spread,
+    seconds: Spread,
+    threads: Spread,
+    clusters: Spread,
+}
+
+#[derive(serde::Serialize)]
+struct RunSetReport {
+    runset: RunSetSummary,
+    level: Level,
+    program: ProgramSpread,
+    artifacts: Vec<ArtifactSpread>,
+    stability: threadradar_analysis::runset::Stability,
+    notes: Vec<String>,
+}
+
+#[derive(serde::Serialize)]
+struct RunSetSummary {
+    path: String,
+    label: String,
+    runs: Vec<String>,
+}
+
+#[derive(serde::Serialize)]
+struct ProgramSpread {
+    duration_s: Spread,
+    seconds: Spread,
+    threads: Spread,
+    clusters: Spread,
+}
+
+fn spread(xs: &[f64]) -> Spread {
+    Spread::of(xs).unwrap_or(Spread { n: 0, mean: 0.0, sd: None, min: 0.0, max: 0.0 })
+}
+
+/// `report RUNSET`: the mean and spread of each figure over the runs, and the stability of the
+/// clusterings (COP-KMeans and plain k-means).
+fn report_runset(args: &ReportArgs, path: &Path, set: RunSet) -> anyhow::Result<ExitCode> {
+    let runs: Vec<Run> = set.runs.iter().map(|p| runfile::read(p)).collect::<Result<_, _>>()?;
+    let level = args.level;
+    let options = |run: &Run, method| -> anyhow::Result<Options> {
+        Ok(Options { states: args.states, threads: ThreadFilter::by_names(run, &args.exclude_thread, &args.exclude_type)?, method })
+    };
+    let mut cop = Vec::new();
+    let mut plain = Vec::new();
+    for (run, p) in runs.iter().zip(&set.runs) {
+        cop.push(Analysis::new(run, &options(run, ClusterMethod::CopKMeans)?).with_context(|| format!("cannot analyse {}", p.display()))?);
+        plain.push(Analysis::new(run, &options(run, ClusterMethod::KMeans)?).with_context(|| format!("cannot analyse {}", p.display()))?);
+    }
+    let chosen = if args.kmeans == KMeansArg::Cop { &cop } else { &plain };
+    let filter = args.filter.build()?;
+    let mut views = Vec::new();
+    for ((run, a), p) in runs.iter().zip(chosen).zip(&set.runs) {
+        let v = ReportView::build(run, a, &ViewOptions { level, top: None, filter: filter.clone(), ..ViewOptions::default() })
+            .with_context(|| format!("cannot report on {}", p.display()))?;
+        views.push(v);
+    }
+    let n = runs.len();
+    let mut notes = Vec::new();
+    if n == 1 {
+        notes.push("the run set holds one run: the spread (sd) and the stability are unavailable; record more with `--repeat N`".to_string());
+    }
+    let commands: std::collections::BTreeSet<_> = runs.iter().map(|r| runfile::program_name(&r.meta.command)).collect();
+    if commands.len() > 1 {
+        notes.push(format!("the runs are of different programs ({}): the spread mixes them", commands.into_iter().collect::<Vec<_>>().join(", ")));
+    }
+    // Artifacts by (kind, file, qualified name), in order of first appearance, highest mean crt first.
+    let mut keys: Vec<(threadradar_analysis::ArtifactKind, String, String, FileKind)> = Vec::new();
+    for v in &views {
+        for a in &v.artifacts {
+            if !keys.iter().any(|k| k.0 == a.kind && k.1 == a.file && k.2 == a.qualname) {
+                keys.push((a.kind, a.file.clone(), a.qualname.clone(), a.file_kind));
+            }
+        }
+    }
+    let mut artifacts: Vec<ArtifactSpread> = keys
+        .into_iter()
+        .map(|(kind, file, qualname, file_kind)| {
+            let per: Vec<Option<&ArtifactView>> =
+                views.iter().map(|v| v.artifacts.iter().find(|a| a.kind == kind && a.file == file && a.qualname == qualname)).collect();
+            let fig = |f: &dyn Fn(&ArtifactView) -> f64| spread(&per.iter().map(|a| a.map_or(0.0, f)).collect::<Vec<_>>());
+            ArtifactSpread {
+                executed_in: per.iter().filter(|a| a.is_some()).count(),
+                crt: fig(&|a| a.crt),
+                seconds: fig(&|a| a.seconds),
+                threads: fig(&|a| a.threads as f64),
+                clusters: fig(&|a| a.clusters.len() as f64),
+                kind,
+                qualname,
+                file,
+                file_kind,
+            }
+        })
+        .collect();
+    artifacts.sort_by(|a, b| b.crt.mean.total_cmp(&a.crt.mean).then_with(|| a.qualname.cmp(&b.qualname)));
+    let listed = artifacts.len();
+    artifacts.truncate(args.top.or(if args.json { None } else { Some(20) }).unwrap_or(usize::MAX));
+    let program = ProgramSpread {
+        duration_s: spread(&views.iter().map(|v| v.run.duration_s).collect::<Vec<_>>()),
+        seconds: spread(&views.iter().map(|v| v.run.seconds).collect::<Vec<_>>()),
+        threads: spread(&views.iter().map(|v| v.program.threads as f64).collect::<Vec<_>>()),
+        clusters: spread(&views.iter().map(|v| v.program.clusters.len() as f64).collect::<Vec<_>>()),
+    };
+    let triples: Vec<(&Run, &Analysis, &Analysis)> = runs.iter().zip(&cop).zip(&plain).map(|((r, c), p)| (r, c, p)).collect();
+    let stability = threadradar_analysis::runset::stability(&triples, if level == Level::Program { Level::Function } else { level });
+    let report = RunSetReport {
+        runset: RunSetSummary { path: path.display().to_string(), label: set.label, runs: set.runs.iter().map(|p| p.display().to_string()).collect() },
+        level,
+        program,
+        artifacts,
+        stability,
+        notes,
+    };
+    let mut out = std::io::stdout().lock();
+    let printed = (|| -> anyhow::Result<()> {
+        if args.json {
+            serde_json::to_writer(&mut out, &report).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        } else {
+            print_runset(&report, listed, &mut out)?;
+        }
+        out.flush()?;
+        Ok(())
+    })();
+    match printed {
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.context("cannot write the report")),
+        Ok(()) => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// `mean ± sd [min–max]`, or `mean (1 run)`.
+fn spread_text(s: &Spread, f: &dyn Fn(f64) -> String) -> String {
+    match s.sd {
+        Some(sd) => format!("{} ± {} [{}–{}]", f(s.mean), f(sd), f(s.min), f(s.max)),
+        None => format!("{} (1 run)", f(s.mean)),
+    }
+}
+
+fn print_runset(r: &RunSetReport, listed: usize, out: &mut dyn Write) -> anyhow::Result<()> {
+    let n = r.runset.runs.len();
+    writeln!(out, "Run set  {}  ({}: {n} runs)", r.runset.path, r.runset.label)?;
+    let secs = |x: f64| format!("{x:.2}");
+    let count = |x: f64| format!("{x:.1}");
+    writeln!(out, "Duration {} s; counted {} s", spread_text(&r.program.duration_s, &secs), spread_text(&r.program.seconds, &secs))?;
+    writeln!(out, "Program  threads {}; clusters {}", spread_text(&r.program.threads, &count), spread_text(&r.program.clusters, &count))?;
+    let ari = |x: Option<f64>| x.map_or("unavailable".to_string(), |x| format!("{x:.3}"));
+    writeln!(
+        out,
+        "Stability (mean adjusted Rand index of each {}'s thread clusters over {} pairs of runs): COP-KMeans {}, k-means {}",
+        format!("{:?}", r.stability.level).to_lowercase(),
+        r.stability.pairs,
+        ari(r.stability.cop_kmeans_ari),
+        ari(r.stability.kmeans_ari)
+    )?;
+    for note in &r.notes {
+        writeln!(out, "Note     {note}")?;
+    }
+    writeln!(out)?;
+    writeln!(out, "Artifacts by mean crt, {} of {listed}; each figure mean ± sd [min–max] over the runs (0 where a run did not execute it):", r.artifacts.len())?;
+    for a in &r.artifacts {
+        writeln!(
+            out,
+            "  {}  crt {}  seconds {}  threads {}  (in {}/{n} runs)",
+            a.qualname,
+            spread_text(&a.crt, &|x| format!("{:.1}%", x * 100.0)),
+            spread_text(&a.seconds, &secs),
+            spread_text(&a.threads, &count),
+            a.executed_in
+        )?;
+    }
+    Ok(())
 }

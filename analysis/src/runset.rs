@@ -1,0 +1,148 @@
+//! Figures over repeated runs of one program (a run set, `threadradar record --repeat N`): the
+//! mean and spread of each figure, the stability of the clusterings, and whether a change between
+//! two sets exceeds their own spread.
+//!
+//! The test is **Welch's t-test** (unequal variances) on the per-run values of the figure behind a
+//! statement, two-sided, with Holm's step-down correction over the statements tested ([`holm`],
+//! family-wise α = 0.05), so that a comparison with many statements does not find one significant
+//! by chance. A figure that is
+//! the same in every run of both sets is significant when the two sets' values differ (no spread at
+//! all: the difference is exact), and not when they are equal.
+
+use crate::analysis::Analysis;
+use crate::artifact::Level;
+use crate::stability;
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+use threadradar_profiler::run::Run;
+
+/// The family-wise significance level of a comparison of run sets.
+pub const ALPHA: f64 = 0.05;
+
+/// The mean and spread of one figure over the runs of a set.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct Spread {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); `None` for one run: no spread can be measured.
+    pub sd: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `xs`; `None` when `xs` is empty.
+    pub fn of(xs: &[f64]) -> Option<Spread> {
+        if xs.is_empty() {
+            return None;
+        }
+        let n = xs.len();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let sd = (n >= 2).then(|| (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt());
+        let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Some(Spread { n, mean, sd, min, max })
+    }
+}
+
+/// The two-sided p-value of Welch's t-test of `a` against `b`; `None` when a side has fewer than
+/// two values (no spread to compare with).
+pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
+    let (sa, sb) = (Spread::of(a)?, Spread::of(b)?);
+    let (va, vb) = (sa.sd?.powi(2) / sa.n as f64, sb.sd?.powi(2) / sb.n as f64);
+    let diff = sb.mean - sa.mean;
+    if va + vb == 0.0 {
+        return Some(if diff.abs() <= 1e-12 * sa.mean.abs().max(sb.mean.abs()).max(1.0) { 1.0 } else { 0.0 });
+    }
+    let t = diff / (va + vb).sqrt();
+    let df = (va + vb).powi(2) / (va.powi(2) / (sa.n - 1) as f64 + vb.powi(2) / (sb.n - 1) as f64);
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
+}
+
+/// Holm's step-down procedure: which of the p-values are significant at family-wise level `alpha`.
+/// The i-th smallest p (from 0) is significant when it and every smaller one are below
+/// `alpha / (m − i)`.
+pub fn holm(ps: &[f64], alpha: f64) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..ps.len()).collect();
+    order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
+    let mut out = vec![false; ps.len()];
+    for (i, &k) in order.iter().enumerate() {
+        if ps[k] < alpha / (ps.len() - i) as f64 {
+            out[k] = true;
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// The clustering stability of a run set: the adjusted Rand index of every artifact's clusters
+/// between every two runs, averaged over artifacts (those that two matched threads executed) and
+/// then over the pairs of runs, for COP-KMeans and for plain k-means.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct Stability {
+    /// `None` with fewer than two runs, or when no artifact was executed by two matched threads.
+    pub cop_kmeans_ari: Option<f64>,
+    pub kmeans_ari: Option<f64>,
+    /// Pairs of runs compared.
+    pub pairs: usize,
+    pub level: Level,
+}
+
+/// [`Stability`] of `runs`, each with its COP-KMeans and its plain k-means analysis.
+pub fn stability(runs: &[(&Run, &Analysis, &Analysis)], level: Level) -> Stability {
+    let (mut cop, mut plain, mut pairs) = (Vec::new(), Vec::new(), 0);
+    for i in 0..runs.len() {
+        for j in i + 1..runs.len() {
+            pairs += 1;
+            let (ri, ci, ki) = runs[i];
+            let (rj, cj, kj) = runs[j];
+            if let Some(x) = stability::mean_ari(&stability::compare(ri, ci, rj, cj, level)) {
+                cop.push(x);
+            }
+            if let Some(x) = stability::mean_ari(&stability::compare(ri, ki, rj, kj, level)) {
+                plain.push(x);
+            }
+        }
+    }
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    Stability { cop_kmeans_ari: mean(&cop), kmeans_ari: mean(&plain), pairs, level }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_of_values() {
+        let s = Spread::of(&[1.0, 2.0, 3.0, 6.0]).unwrap();
+        assert_eq!((s.n, s.mean, s.min, s.max), (4, 3.0, 1.0, 6.0));
+        assert!((s.sd.unwrap() - (14.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(Spread::of(&[2.0]).unwrap().sd, None);
+        assert!(Spread::of(&[]).is_none());
+    }
+
+    #[test]
+    fn holm_steps_down() {
+        // m = 4: thresholds 0.0125, 0.0167, 0.025, 0.05.
+        assert_eq!(holm(&[0.01, 0.04, 0.015, 0.5], 0.05), [true, false, true, false]);
+        assert_eq!(holm(&[0.02, 0.001], 0.05), [true, true]);
+        assert_eq!(holm(&[0.2, 0.001, 0.03], 0.05), [false, true, false]);
+        assert!(holm(&[], 0.05).is_empty());
+    }
+
+    #[test]
+    fn welch_against_a_known_value() {
+        // t = 2.2255, df = 24.52 (Welch–Satterthwaite); p = 0.035485 by numerical integration of
+        // the t density (midpoint rule, 200 000 steps), computed outside this code.
+        let a = [19.8, 20.4, 19.6, 17.8, 18.5, 18.9, 18.3, 18.9, 19.5, 22.0];
+        let b = [28.2, 26.6, 20.1, 23.3, 25.2, 22.1, 17.7, 27.6, 20.6, 13.7, 23.2, 17.5, 20.6, 18.0, 23.9, 21.6, 24.3, 20.4, 23.9, 13.3];
+        let p = welch_p(&a, &b).unwrap();
+        assert!((p - 0.035485).abs() < 1e-6, "{p}");
+        assert_eq!(welch_p(&a, &b), welch_p(&b, &a));
+        assert_eq!(welch_p(&[1.0], &b), None);
+        assert_eq!(welch_p(&[10.0, 10.0], &[1.0, 1.0, 1.0]), Some(0.0));
+        assert_eq!(welch_p(&[1.0, 1.0], &[1.0, 1.0]), Some(1.0));
+    }
+}

@@ -1,0 +1,1032 @@
+//! Two runs compared as traces (TraceDiff, paper `001`): which stretches of run A correspond to
+//! which stretches of run B, what got shorter, what moved, what is only in one run.
+//!
+//! # Threads
+//!
+//! Two runs share no thread ids. Threads are paired in two steps:
+//!
+//! 1. **by key**: name, thread type and entry point (the outermost function of the program's own
+//!    code on the thread's stacks, else its outermost function), when that key belongs to exactly
+//!    one thread in each run;
+//! 2. **by assignment**: the rest (renamed threads, keys shared by several threads, different
+//!    thread counts) by a maximum-weight assignment (Hungarian / Kuhn–Munkres) whose weight is the
+//!    threads' total stack similarity — the weighted Jaccard index of their per-function stack time,
+//!    `Σ_f min(tA(f), tB(f)) / Σ_f max(tA(f), tB(f))` — plus a bonus for the same type, entry point
+//!    and name. A pair with no stack time in common and neither type nor entry point in common is
+//!    not a pair: both threads are listed as unmatched.
+//!
+//! # Segments
+//!
+//! The unit matched is a **segment** of a thread's timeline (see [`crate::timeline`]): the stretch
+//! between two consecutive bar boundaries of its icicle, over which the bars covering it — one per
+//! depth, root to leaf — do not change. Its stack `Γ(f)` is the set of functions of those bars.
+//! Functions of two runs are the same function when their qualified names are equal and, outside
+//! the program's own code, their files too (a fix may rename `buggy.py` to `fixed.py`; two
+//! libraries' `<module>` are not the same). Durations are in seconds of each run's own clock (a
+//! segment covers the sampling intervals of its samples), so runs sampled at different intervals
+//! are compared in time, not in samples; [`TraceDiff::notes`] says so when the intervals differ.
+//!
+//! # Matching (per thread pair)
+//!
+//! Stack similarity `s(a, b) = |Γ(a) ∩ Γ(b)| / |Γ(a) ∪ Γ(b)|`; `a` and `b` may match when
+//! `s ≥ τ` (default 0.2). The matching is the monotone alignment (an LCS-style dynamic programme,
+//! as in TraceDiff) that maximises the similarity-weighted matched time `Σ s·(dA + dB)` over the
+//! matched pairs: a long stretch under the same caller does not displace an identical stack. Consecutive matches `(i, j), (i+1, j+1)` form a **match group** with
+//! its start and duration in A and in B and its **time shift** (start in B − start in A).
+//! Unmatched consecutive segments form stretches **only in A** / **only in B**.
+//!
+//! The programme is exact while `n·m` stays within [`TraceOptions::max_cells`]; beyond that it is
+//! restricted to a band around the diagonal `j ≈ i·m/n` (as DTW's Sakoe–Chiba band) holding about
+//! that many cells, and the pair says `banded: true`.
+//!
+//! `matched_share` = matched stack time of both runs / all stack time of both runs (matched
+//! threads and unmatched ones).
+
+use crate::timeline::{Lane, TimelineIndex};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use threadradar_profiler::run::{FileKind, FrameId, Run, ThreadState};
+
+/// How two runs are matched.
+#[derive(Clone, Debug)]
+pub struct TraceOptions {
+    /// Minimal stack similarity of a match, τ.
+    pub tau: f64,
+    /// The dynamic programme of one thread pair is exact up to this many cells, banded beyond.
+    pub max_cells: usize,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions { tau: 0.2, max_cells: 16_000_000 }
+    }
+}
+
+/// One function of a stack, for showing it and for navigating to it.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct TraceFrame {
+    pub qualname: String,
+    pub file: String,
+    /// The line executed at the first sample of the bar.
+    pub line: u32,
+}
+
+/// One thread of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct TraceThread {
+    /// Its id in its run.
+    pub id: u32,
+    pub name: String,
+    pub thread_type: String,
+    /// Qualified name of its entry point (see the module documentation).
+    pub entry: Option<String>,
+    /// Seconds the thread had a sampled stack.
+    pub stack_s: f64,
+}
+
+/// How a thread pair was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum PairedBy {
+    /// The same name, type and entry point, unique in both runs.
+    Key,
+    /// The maximum-similarity assignment.
+    Assignment,
+}
+
+/// Two threads matched, with their timelines' alignment.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+pub struct ThreadPair {
+    pub a: TraceThread,
+    pub b: TraceThread,
+    pub paired_by: PairedBy,
+    /// Weighted Jaccard index of the two threads' per-function stack time.
+    pub similarity: f64,
+    /// Matched stack time of the two threads / their stack time.
+    pub matched_share: f64,
+    /// Whether the alignment was restricted to a band around the diagonal (see the module docs).
+    pub banded: bool,
+    pub only_in_a: Vec<Stretch>,
+    pub only_in_b: Vec<Stretch>,
+}
+
+/// Consecutive matched segments.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+pub struct MatchGroup {
+    /// Index into [`TraceDiff::pairs`].
+    pub pair: usize,
+    /// Seconds from run A's start.
+    pub a_start_s: f64,
+    /// Stack time of the group's segments in A.
+    pub a_duration_s: f64,
+    pub b_start_s: f64,
+    pub b_duration_s: f64,
+    /// `b_start_s − a_start_s`: negative when the stretch happens earlier in B.
+    pub shift_s: f64,
+    /// Mean stack similarity of the matched segments, weighted by their time.
+    pub similarity: f64,
+    pub segments: usize,
+    /// The stacks (root first) of the group's longest segment in A and in B.
+    pub stack_a: Vec<TraceFrame>,
+    pub stack_b: Vec<TraceFrame>,
+    /// Qualified names of the program's own functions on any of the group's stacks (both runs),
+    /// sorted: what links the group to the artifact table.
+    pub functions: Vec<String>,
+}
+
+/// Consecutive segments of one thread that match nothing in the other run.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+pub struct Stretch {
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub segments: usize,
+    /// The stack of the stretch's longest segment, root first.
+    pub stack: Vec<TraceFrame>,
+}
+
+/// Two runs compared as traces.
+#[derive(Clone, Debug, Serialize, ts_rs::TS)]
+pub struct TraceDiff {
+    pub tau: f64,
+    /// Matched stack time / all stack time, both runs together.
+    pub matched_share: f64,
+    /// Stack time of all threads, per run.
+    pub a_stack_s: f64,
+    pub b_stack_s: f64,
+    pub a_duration_s: f64,
+    pub b_duration_s: f64,
+    /// Sampling periods, ms.
+    pub a_period_ms: f64,
+    pub b_period_ms: f64,
+    /// A shift within this many seconds (two sampling periods of the coarser run) is "the same
+    /// time": a segment's edges are uncertain by one period in each run.
+    pub same_shift_s: f64,
+    pub pairs: Vec<ThreadPair>,
+    /// All pairs' match groups, by pair then start in A.
+    pub groups: Vec<MatchGroup>,
+    pub unmatched_a: Vec<TraceThread>,
+    pub unmatched_b: Vec<TraceThread>,
+    /// What the reader must know: different intervals, unrelated programs, banding.
+    pub notes: Vec<String>,
+}
+
+/// Both runs' functions, interned by the cross-run identity of the module documentation.
+struct Keys {
+    ids: HashMap<(bool, String, String), u32>,
+    /// Per key: qualified name and whether it is the program's own code.
+    info: Vec<(String, bool)>,
+}
+
+impl Keys {
+    fn of_run(&mut self, run: &Run) -> Vec<u32> {
+        run.functions
+            .iter()
+            .map(|f| {
+                let file = &run.files[f.file as usize];
+                let user = file.kind == FileKind::User;
+                let qualname = run.strings[f.qualname as usize].clone();
+                let path = if user { String::new() } else { run.strings[file.path as usize].clone() };
+                let next = self.ids.len() as u32;
+                *self.ids.entry((user, path, qualname.clone())).or_insert_with(|| {
+                    self.info.push((qualname, user));
+                    next
+                })
+            })
+            .collect()
+    }
+}
+
+/// One run's segments of one thread.
+#[derive(Default)]
+struct Segments {
+    /// Per segment: start and end in ns, stack class.
+    start: Vec<u64>,
+    end: Vec<u64>,
+    class: Vec<u32>,
+}
+
+/// The distinct stacks of a run: sorted, deduplicated function keys and the frames, root first.
+#[derive(Default)]
+struct Classes {
+    by_frames: HashMap<Vec<FrameId>, u32>,
+    sets: Vec<Vec<u32>>,
+    frames: Vec<Vec<FrameId>>,
+}
+
+struct Side<'r> {
+    run: &'r Run,
+    classes: Classes,
+    threads: Vec<Segments>,
+    /// Per thread: ns of stack time per function key.
+    profiles: Vec<HashMap<u32, u64>>,
+    entries: Vec<Option<String>>,
+}
+
+fn lane_segments(lane: &Lane, times: &[u64], keys: &[u32], run: &Run, classes: &mut Classes) -> Segments {
+    let mut out = Segments::default();
+    let mut ptr = vec![0usize; lane.rows.len()];
+    let mut path: Vec<FrameId> = Vec::new();
+    for w in lane.boundaries.windows(2) {
+        let (t0, t1) = (w[0], w[1]);
+        path.clear();
+        for (d, row) in lane.rows.iter().enumerate() {
+            let p = &mut ptr[d];
+            while *p < row.len() && row[*p].end <= t0 {
+                *p += 1;
+            }
+            match row.get(*p) {
+                Some(bar) if bar.start <= t0 => path.push(bar.frame()),
+                _ => break,
+            }
+        }
+        if path.is_empty() {
+            continue; // a gap: the thread was not sampled
+        }
+        let next = classes.sets.len() as u32;
+        let class = match classes.by_frames.get(&path) {
+            Some(&c) => c,
+            None => {
+                let mut set: Vec<u32> = path.iter().map(|&f| keys[run.frames[f as usize].function as usize]).collect();
+                set.sort_unstable();
+                set.dedup();
+                classes.sets.push(set);
+                classes.frames.push(path.clone());
+                classes.by_frames.insert(path.clone(), next);
+                next
+            }
+        };
+        // Consecutive boundaries can delimit the same stack (a bar of another depth ended and the
+        // same function began again): one segment.
+        if out.class.last() == Some(&class) && out.end.last() == Some(&times[t0 as usize]) {
+            *out.end.last_mut().unwrap() = times[t1 as usize];
+            continue;
+        }
+        out.start.push(times[t0 as usize]);
+        out.end.push(times[t1 as usize]);
+        out.class.push(class);
+    }
+    out
+}
+
+impl<'r> Side<'r> {
+    fn new(run: &'r Run, index: &'r TimelineIndex, all: &mut Keys) -> Side<'r> {
+        let keys = all.of_run(run);
+        let mut classes = Classes::default();
+        let threads: Vec<Segments> =
+            index.lanes.iter().map(|lane| lane_segments(lane, &index.times, &keys, run, &mut classes)).collect();
+        let profiles = threads
+            .iter()
+            .map(|s| {
+                let mut p: HashMap<u32, u64> = HashMap::new();
+                for k in 0..s.class.len() {
+                    for &f in &classes.sets[s.class[k] as usize] {
+                        *p.entry(f).or_default() += s.end[k] - s.start[k];
+                    }
+                }
+                p
+            })
+            .collect();
+        let entries = threads
+            .iter()
+            .map(|s| {
+                let frames = &classes.frames[*s.class.first()? as usize];
+                let user = frames.iter().find(|&&f| all.info[keys[run.frames[f as usize].function as usize] as usize].1);
+                let f = user.or(frames.first())?;
+                Some(all.info[keys[run.frames[*f as usize].function as usize] as usize].0.clone())
+            })
+            .collect();
+        Side { run, classes, threads, profiles, entries }
+    }
+
+    fn stack_ns(&self, t: usize) -> u64 {
+        let s = &self.threads[t];
+        s.end.iter().zip(&s.start).map(|(e, s)| e - s).sum()
+    }
+
+    fn thread(&self, t: usize) -> TraceThread {
+        let th = &self.run.threads[t];
+        TraceThread {
+            id: t as u32,
+            name: th.name.clone(),
+            thread_type: th.thread_type.clone(),
+            entry: self.entries[t].clone(),
+            stack_s: secs(self.stack_ns(t)),
+        }
+    }
+
+    fn stack(&self, class: u32) -> Vec<TraceFrame> {
+        let run = self.run;
+        self.classes.frames[class as usize]
+            .iter()
+            .map(|&f| {
+                let frame = &run.frames[f as usize];
+                let func = &run.functions[frame.function as usize];
+                TraceFrame {
+                    qualname: run.strings[func.qualname as usize].clone(),
+                    file: run.strings[run.files[func.file as usize].path as usize].clone(),
+                    line: frame.line,
+                }
+            })
+            .collect()
+    }
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// Weighted Jaccard index of two per-function time profiles.
+fn weighted_jaccard(a: &HashMap<u32, u64>, b: &HashMap<u32, u64>) -> f64 {
+    let (mut min, mut max) = (0u64, 0u64);
+    for (k, &x) in a {
+        let y = b.get(k).copied().unwrap_or(0);
+        min += x.min(y);
+        max += x.max(y);
+    }
+    for (k, &y) in b {
+        if !a.contains_key(k) {
+            max += y;
+        }
+    }
+    if max == 0 {
+        0.0
+    } else {
+        min as f64 / max as f64
+    }
+}
+
+/// `|A ∩ B| / |A ∪ B|` of two sorted, deduplicated sets.
+fn jaccard(a: &[u32], b: &[u32]) -> f64 {
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - common;
+    if union == 0 {
+        0.0
+    } else {
+        common as f64 / union as f64
+    }
+}
+
+/// Pairs the threads of two runs (module documentation): `(a, b, paired_by, similarity)`.
+fn pair_threads(a: &Side, b: &Side) -> Vec<(usize, usize, PairedBy, f64)> {
+    let live = |s: &Side| -> Vec<usize> { (0..s.threads.len()).filter(|&t| !s.threads[t].class.is_empty()).collect() };
+    let (la, lb) = (live(a), live(b));
+    let key = |s: &Side, t: usize| (s.run.threads[t].name.clone(), s.run.threads[t].thread_type.clone(), s.entries[t].clone());
+    let mut count: HashMap<_, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for &t in &la {
+        count.entry(key(a, t)).or_default().0.push(t);
+    }
+    for &t in &lb {
+        count.entry(key(b, t)).or_default().1.push(t);
+    }
+    let mut out = Vec::new();
+    let (mut used_a, mut used_b) = (HashSet::new(), HashSet::new());
+    for (xs, ys) in count.values() {
+        if let ([x], [y]) = (xs.as_slice(), ys.as_slice()) {
+            out.push((*x, *y, PairedBy::Key, weighted_jaccard(&a.profiles[*x], &b.profiles[*y])));
+            used_a.insert(*x);
+            used_b.insert(*y);
+        }
+    }
+    let ra: Vec<usize> = la.into_iter().filter(|t| !used_a.contains(t)).collect();
+    let rb: Vec<usize> = lb.into_iter().filter(|t| !used_b.contains(t)).collect();
+    if !ra.is_empty() && !rb.is_empty() {
+        // Weights in thousandths: similarity (≤ 1000) + 300 same type + 300 same entry + 100
+        // same name; 0 for a pair that must not be made.
+        let score = |x: usize, y: usize| -> (i64, f64) {
+            let (ta, tb) = (&a.run.threads[x], &b.run.threads[y]);
+            let sim = weighted_jaccard(&a.profiles[x], &b.profiles[y]);
+            let same_type = ta.thread_type == tb.thread_type;
+            let same_entry = a.entries[x].is_some() && a.entries[x] == b.entries[y];
+            if sim == 0.0 && !same_type && !same_entry {
+                return (0, sim);
+            }
+            let w = (sim * 1000.0).round() as i64 + 300 * same_type as i64 + 300 * same_entry as i64 + 100 * (ta.name == tb.name) as i64;
+            (w.max(1), sim)
+        };
+        let transpose = ra.len() > rb.len();
+        let (rows, cols) = if transpose { (&rb, &ra) } else { (&ra, &rb) };
+        let weights: Vec<Vec<i64>> = rows
+            .iter()
+            .map(|&r| cols.iter().map(|&c| if transpose { score(c, r).0 } else { score(r, c).0 }).collect())
+            .collect();
+        let matrix = pathfinding::matrix::Matrix::from_rows(weights).expect("rows of equal length");
+        let (_, assignment) = pathfinding::kuhn_munkres::kuhn_munkres(&matrix);
+        for (r, &c) in assignment.iter().enumerate() {
+            if matrix[(r, c)] <= 0 {
+                continue;
+            }
+            let (x, y) = if transpose { (cols[c], rows[r]) } else { (rows[r], cols[c]) };
+            out.push((x, y, PairedBy::Assignment, score(x, y).1));
+        }
+    }
+    out.sort_by_key(|p| (p.0, p.1));
+    out
+}
+
+/// The stack similarity of classes of the two sides, computed on first use.
+struct SimCache<'s> {
+    a: &'s [Vec<u32>],
+    b: &'s [Vec<u32>],
+    dense: Vec<f32>,
+    sparse: HashMap<(u32, u32), f32>,
+}
+
+impl<'s> SimCache<'s> {
+    fn new(a: &'s [Vec<u32>], b: &'s [Vec<u32>]) -> Self {
+        let n = a.len().saturating_mul(b.len());
+        SimCache { a, b, dense: if n <= 8_000_000 { vec![-1.0; n] } else { Vec::new() }, sparse: HashMap::new() }
+    }
+    fn get(&mut self, x: u32, y: u32) -> f64 {
+        if !self.dense.is_empty() {
+            let k = x as usize * self.b.len() + y as usize;
+            if self.dense[k] < 0.0 {
+                self.dense[k] = jaccard(&self.a[x as usize], &self.b[y as usize]) as f32;
+            }
+            return self.dense[k] as f64;
+        }
+        let (a, b) = (self.a, self.b);
+        *self.sparse.entry((x, y)).or_insert_with(|| jaccard(&a[x as usize], &b[y as usize]) as f32) as f64
+    }
+}
+
+/// The alignment of two segment sequences: matched index pairs (ascending) and whether it was
+/// banded.
+fn align(a: &Segments, b: &Segments, sim: &mut SimCache, tau: f64, max_cells: usize) -> (Vec<(usize, usize, f64)>, bool) {
+    let (n, m) = (a.class.len(), b.class.len());
+    if n == 0 || m == 0 {
+        return (Vec::new(), false);
+    }
+    // Rows i = 0..=n (prefix lengths of A), columns j in [lo_i, hi_i] ⊆ 0..=m.
+    let full = (n + 1).saturating_mul(m + 1) <= max_cells;
+    let half = if full { m } else { (max_cells / (2 * (n + 1))).max(m.div_ceil(n) + 1) };
+    let range = |i: usize| -> (usize, usize) {
+        if full {
+            return (0, m);
+        }
+        let c = (i as u128 * m as u128 / n as u128) as usize;
+        (c.saturating_sub(half), (c + half).min(m))
+    };
+    let dur = |s: &Segments, k: usize| (s.end[k] - s.start[k]) as f64;
+    // Directions: 0 = start, 1 = up (skip a[i-1]), 2 = left (skip b[j-1]), 3 = diagonal (match).
+    let mut offsets = Vec::with_capacity(n + 2);
+    let mut dirs: Vec<u8> = Vec::new();
+    let (lo0, hi0) = range(0);
+    let mut prev: Vec<f64> = vec![0.0; hi0 - lo0 + 1];
+    let mut prev_range = (lo0, hi0);
+    offsets.push(0usize);
+    dirs.extend(std::iter::repeat_n(2u8, hi0 - lo0 + 1));
+    dirs[0] = 0;
+    let mut cur: Vec<f64> = Vec::new();
+    for i in 1..=n {
+        let (lo, hi) = range(i);
+        offsets.push(dirs.len());
+        cur.clear();
+        for j in lo..=hi {
+            let mut best = f64::NEG_INFINITY;
+            let mut dir = 0u8;
+            if j >= prev_range.0 && j <= prev_range.1 {
+                best = prev[j - prev_range.0];
+                dir = 1;
+            }
+            if j > lo && cur[j - 1 - lo] > best {
+                best = cur[j - 1 - lo];
+                dir = 2;
+            }
+            if j >= 1 && j > prev_range.0 && j - 1 <= prev_range.1 {
+                let s = sim.get(a.class[i - 1], b.class[j - 1]);
+                if s >= tau {
+                    let v = prev[j - 1 - prev_range.0] + (dur(a, i - 1) + dur(b, j - 1)) * s;
+                    if v > best {
+                        best = v;
+                        dir = 3;
+                    }
+                }
+            }
+            cur.push(best);
+            dirs.push(dir);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+        prev_range = (lo, hi);
+    }
+    // Traceback from (n, m).
+    let mut pairs = Vec::new();
+    let (mut i, mut j) = (n, m);
+    let lo_of = |i: usize| range(i).0;
+    while i > 0 || j > 0 {
+        match dirs[offsets[i] + j - lo_of(i)] {
+            3 => {
+                pairs.push((i - 1, j - 1, sim.get(a.class[i - 1], b.class[j - 1])));
+                i -= 1;
+                j -= 1;
+            }
+            1 => i -= 1,
+            2 => j -= 1,
+            _ => break,
+        }
+    }
+    pairs.reverse();
+    (pairs, !full)
+}
+
+impl TraceDiff {
+    /// Matches run `b` against run `a` (both indexed by [`TimelineIndex::new`]).
+    pub fn build(run_a: &Run, index_a: &TimelineIndex, run_b: &Run, index_b: &TimelineIndex, opts: &TraceOptions) -> TraceDiff {
+        let mut keys = Keys { ids: HashMap::new(), info: Vec::new() };
+        let a = Side::new(run_a, index_a, &mut keys);
+        let b = Side::new(run_b, index_b, &mut keys);
+        let mut notes = Vec::new();
+        let (pa, pb) = (index_a.period_ns as f64 / 1e6, index_b.period_ns as f64 / 1e6);
+        if (pa - pb).abs() > 0.1 * pa.max(pb) {
+            notes.push(format!(
+                "the runs were sampled at different intervals ({pa:.2} ms and {pb:.2} ms): stretches are compared in seconds, and edges are uncertain by one interval of each run"
+            ));
+        }
+        // Runs of unrelated programs: little of the program's own code in common.
+        let program = |s: &Side| -> HashMap<u32, u64> {
+            let mut p: HashMap<u32, u64> = HashMap::new();
+            for prof in &s.profiles {
+                for (&k, &v) in prof {
+                    if keys.info[k as usize].1 {
+                        *p.entry(k).or_default() += v;
+                    }
+                }
+            }
+            p
+        };
+        let (ua, ub) = (program(&a), program(&b));
+        let common = ua.keys().filter(|k| ub.contains_key(k)).count();
+        if !ua.is_empty() && !ub.is_empty() && (common as f64) < 0.3 * ua.len().min(ub.len()) as f64 {
+            notes.push(format!(
+                "the runs look like different programs ({} and {} of their own functions, {common} in common): threads and functions are still matched by name, but read the result with care",
+                ua.len(),
+                ub.len()
+            ));
+        }
+
+        let mut pairs = Vec::new();
+        let mut groups = Vec::new();
+        let mut matched_ns = 0.0;
+        let mut banded_pairs = 0;
+        let mut sim = SimCache::new(&a.classes.sets, &b.classes.sets);
+        let paired = pair_threads(&a, &b);
+        for &(ta, tb, paired_by, similarity) in &paired {
+            let (sa, sb) = (&a.threads[ta], &b.threads[tb]);
+            let (matches, banded) = align(sa, sb, &mut sim, opts.tau, opts.max_cells);
+            banded_pairs += banded as usize;
+            let pair = pairs.len();
+            let mut in_a = vec![false; sa.class.len()];
+            let mut in_b = vec![false; sb.class.len()];
+            let mut pair_matched = 0.0;
+            let mut k = 0;
+            while k < matches.len() {
+                let mut e = k + 1;
+                while e < matches.len() && matches[e].0 == matches[e - 1].0 + 1 && matches[e].1 == matches[e - 1].1 + 1 {
+                    e += 1;
+                }
+                let run = &matches[k..e];
+                let (mut da, mut db, mut ws) = (0u64, 0u64, 0.0);
+                let (mut long_a, mut long_b) = ((0u64, 0usize), (0u64, 0usize));
+                let mut class_a = HashSet::new();
+                let mut class_b = HashSet::new();
+                for &(i, j, s) in run {
+                    in_a[i] = true;
+                    in_b[j] = true;
+                    let (xa, xb) = (sa.end[i] - sa.start[i], sb.end[j] - sb.start[j]);
+                    da += xa;
+                    db += xb;
+                    ws += s * (xa + xb) as f64;
+                    long_a = long_a.max((xa, i));
+                    long_b = long_b.max((xb, j));
+                    class_a.insert(sa.class[i]);
+                    class_b.insert(sb.class[j]);
+                }
+                let mut functions: Vec<String> = class_a
+                    .iter()
+                    .flat_map(|&c| &a.classes.sets[c as usize])
+                    .chain(class_b.iter().flat_map(|&c| &b.classes.sets[c as usize]))
+                    .filter(|&&f| keys.info[f as usize].1)
+                    .map(|&f| keys.info[f as usize].0.clone())
+                    .collect::<HashSet<_>>()
+                    .into_iter()
+                    .collect();
+                functions.sort_unstable();
+                let (a0, b0) = (secs(sa.start[run[0].0]), secs(sb.start[run[0].1]));
+                pair_matched += (da + db) as f64;
+                groups.push(MatchGroup {
+                    pair,
+                    a_start_s: a0,
+                    a_duration_s: secs(da),
+                    b_start_s: b0,
+                    b_duration_s: secs(db),
+                    shift_s: b0 - a0,
+                    similarity: if da + db == 0 { 0.0 } else { ws / (da + db) as f64 },
+                    segments: run.len(),
+                    stack_a: a.stack(sa.class[long_a.1]),
+                    stack_b: b.stack(sb.class[long_b.1]),
+                    functions,
+                });
+                k = e;
+            }
+            let total = (a.stack_ns(ta) + b.stack_ns(tb)) as f64;
+            matched_ns += pair_matched;
+            pairs.push(ThreadPair {
+                a: a.thread(ta),
+                b: b.thread(tb),
+                paired_by,
+                similarity,
+                matched_share: if total == 0.0 { 0.0 } else { pair_matched / total },
+                banded,
+                only_in_a: stretches(&a, sa, &in_a),
+                only_in_b: stretches(&b, sb, &in_b),
+            });
+        }
+        if banded_pairs > 0 {
+            notes.push(format!(
+                "{banded_pairs} thread pair(s) had too many segments for the exact alignment: it was searched in a band around the diagonal"
+            ));
+        }
+        let used_a: HashSet<usize> = paired.iter().map(|p| p.0).collect();
+        let used_b: HashSet<usize> = paired.iter().map(|p| p.1).collect();
+        let unmatched = |s: &Side, used: &HashSet<usize>| -> Vec<TraceThread> {
+            (0..s.threads.len()).filter(|t| !used.contains(t) && !s.threads[*t].class.is_empty()).map(|t| s.thread(t)).collect()
+        };
+        let total = |s: &Side| (0..s.threads.len()).map(|t| s.stack_ns(t)).sum::<u64>();
+        let (ta, tb) = (total(&a), total(&b));
+        let coarser = index_a.period_ns.max(index_b.period_ns);
+        TraceDiff {
+            tau: opts.tau,
+            matched_share: if ta + tb == 0 { 0.0 } else { matched_ns / (ta + tb) as f64 },
+            a_stack_s: secs(ta),
+            b_stack_s: secs(tb),
+            a_duration_s: index_a.duration_s(),
+            b_duration_s: index_b.duration_s(),
+            a_period_ms: pa,
+            b_period_ms: pb,
+            same_shift_s: secs(2 * coarser),
+            unmatched_a: unmatched(&a, &used_a),
+            unmatched_b: unmatched(&b, &used_b),
+            pairs,
+            groups,
+            notes,
+        }
+    }
+}
+
+/// Unmatched consecutive segments as stretches.
+fn stretches(side: &Side, s: &Segments, matched: &[bool]) -> Vec<Stretch> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < matched.len() {
+        if matched[k] {
+            k += 1;
+            continue;
+        }
+        let mut e = k;
+        let (mut d, mut long) = (0u64, (0u64, k));
+        while e < matched.len() && !matched[e] {
+            let x = s.end[e] - s.start[e];
+            d += x;
+            long = long.max((x, e));
+            e += 1;
+        }
+        out.push(Stretch { start_s: secs(s.start[k]), duration_s: secs(d), segments: e - k, stack: side.stack(s.class[long.1]) });
+        k = e;
+    }
+    out
+}
+
+/// Per function of the program's own code in one run: when it was last on a stack, how long
+/// threads had it on their stack, how long they waited with it there, and in how many waits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FunctionTimes {
+    /// End of the last sampling interval with the function on a stack, s from the run's start.
+    pub finish_s: f64,
+    /// Sampling intervals of all samples with the function on the stack, all threads, s.
+    pub stack_s: f64,
+    /// …of those samples in which the thread was not computing (idle or waiting for the GIL), s.
+    pub idle_s: f64,
+    /// Waits: runs of consecutive samples of one thread not computing with the function on the
+    /// stack (a wait shorter than the sampling interval can be missed).
+    pub waits: u64,
+}
+
+/// [`FunctionTimes`] of the program's own functions of a run, by qualified name.
+pub fn function_times(run: &Run) -> HashMap<String, FunctionTimes> {
+    let mut out: HashMap<String, FunctionTimes> = HashMap::new();
+    let period = if run.meta.interval_ms > 0.0 { (run.meta.interval_ms * 1e6) as u64 } else { 1_000_000 };
+    let mut seen: Vec<u64> = vec![u64::MAX; run.functions.len()];
+    // Per thread: the functions it was waiting in at its previous sample.
+    let mut waiting_in: Vec<Vec<usize>> = vec![Vec::new(); run.threads.len()];
+    let mut now: Vec<usize> = Vec::new();
+    for (k, sample) in run.samples.iter().enumerate() {
+        let next = run.samples.get(k + 1).map_or(sample.t + period, |s| s.t);
+        let dt = next.saturating_sub(sample.t);
+        for (n, ts) in sample.threads.iter().enumerate() {
+            let stamp = ((k as u64) << 20) | n as u64;
+            now.clear();
+            let waiting = ts.state != ThreadState::Computing;
+            let mut node = ts.stack;
+            while let Some(id) = node {
+                let st = &run.stacks[id as usize];
+                node = st.parent;
+                let fid = run.frames[st.frame as usize].function as usize;
+                if seen[fid] == stamp {
+                    continue; // recursion: once per stack
+                }
+                seen[fid] = stamp;
+                let f = &run.functions[fid];
+                if run.files[f.file as usize].kind != FileKind::User {
+                    continue;
+                }
+                let e = out.entry(run.strings[f.qualname as usize].clone()).or_default();
+                e.finish_s = e.finish_s.max(secs(next));
+                e.stack_s += secs(dt);
+                if waiting {
+                    e.idle_s += secs(dt);
+                    if !waiting_in[ts.thread as usize].contains(&fid) {
+                        e.waits += 1;
+                    }
+                    now.push(fid);
+                }
+            }
+            std::mem::swap(&mut waiting_in[ts.thread as usize], &mut now);
+        }
+    }
+    out
+}
+
+/// The statements that only a trace comparison can make, each backed by figures of the two runs:
+/// the program or a function finishing earlier or later, a function's threads waiting less or more.
+/// `artifacts` are the qualified names the comparison lists (the program's own functions), so
+/// statements stay on artifacts the table shows. `same_s` is the smallest shift worth stating.
+pub fn trace_statements(diff: &TraceDiff, base: &Run, new: &Run, artifacts: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let same_s = diff.same_shift_s.max(0.1);
+    let d = diff.b_duration_s - diff.a_duration_s;
+    if d.abs() >= same_s && d.abs() >= 0.05 * diff.a_duration_s.max(diff.b_duration_s) {
+        out.push(("program".to_string(), format!("program: finishes {} ({:.2} s → {:.2} s)", earlier(d), diff.a_duration_s, diff.b_duration_s)));
+    }
+    let (ta, tb) = (function_times(base), function_times(new));
+    let mut finish: Vec<(f64, String, String)> = Vec::new();
+    let mut waits: Vec<(f64, String, String)> = Vec::new();
+    let mut time_in: Vec<(f64, String, String)> = Vec::new();
+    let mut wait_length: Vec<(f64, String, String)> = Vec::new();
+    for name in artifacts {
+        let (Some(x), Some(y)) = (ta.get(name), tb.get(name)) else { continue };
+        let d = y.finish_s - x.finish_s;
+        if d.abs() >= same_s && d.abs() >= 0.05 * x.finish_s.max(y.finish_s) {
+            finish.push((d.abs(), name.clone(), format!("{name}: finishes {} ({:.2} s → {:.2} s after the start)", earlier(d), x.finish_s, y.finish_s)));
+        }
+        let w = y.idle_s - x.idle_s;
+        if w.abs() >= same_s && w.abs() >= 0.25 * x.idle_s.max(y.idle_s) {
+            let verb = if w < 0.0 { "cut" } else { "up" };
+            let rel = if x.idle_s > 0.0 { format!(" ({:+.0}%)", 100.0 * w / x.idle_s) } else { String::new() };
+            waits.push((w.abs(), name.clone(), format!("{name}: threads' waiting time {verb}, {:.2} s → {:.2} s{rel}", x.idle_s, y.idle_s)));
+        }
+        let t = y.stack_s - x.stack_s;
+        if t.abs() >= same_s && t.abs() >= 0.25 * x.stack_s.max(y.stack_s) {
+            let verb = if t < 0.0 { "cut" } else { "up" };
+            time_in.push((t.abs(), name.clone(), format!("{name}: threads' time in it {verb}, {:.2} s → {:.2} s ({:+.0}%)", x.stack_s, y.stack_s, 100.0 * t / x.stack_s.max(1e-9))));
+        }
+        // The mean wait, when both runs saw enough waits for a mean to say something.
+        if x.waits >= 5 && y.waits >= 5 {
+            let (mx, my) = (x.idle_s / x.waits as f64, y.idle_s / y.waits as f64);
+            // At least half again, and by more than one sampling period (the edges' uncertainty).
+            if (my - mx).abs() >= 0.5 * mx.min(my) && (my - mx).abs() >= diff.same_shift_s / 2.0 {
+                let how = if my < mx { "shorter" } else { "longer" };
+                wait_length.push((
+                    (my / mx).ln().abs(),
+                    name.clone(),
+                    format!("{name}: wake-ups seen {} → {}, waits {how} ({:.1} ms → {:.1} ms on average)", x.waits, y.waits, mx * 1e3, my * 1e3),
+                ));
+            }
+        }
+    }
+    for list in [&mut waits, &mut wait_length, &mut time_in, &mut finish] {
+        list.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
+        out.extend(list.drain(..).take(5).map(|(_, a, s)| (a, s)));
+    }
+    out.extend(wait_statements(base, new));
+    out
+}
+
+fn earlier(d: f64) -> String {
+    if d < 0.0 {
+        format!("{:.2} s earlier", -d)
+    } else {
+        format!("{d:.2} s later")
+    }
+}
+
+/// Statements about futile wake-ups and wait edges (issue #16's `waits` analysis), e.g.
+/// "Consumer.take: 412 futile wake-ups → 0". That analysis is being written on another branch:
+/// this is the one place to call it from once it is merged. Until then there are none.
+pub fn wait_statements(_base: &Run, _new: &Run) -> Vec<(String, String)> {
+    Vec::new()
+}
+
+/// Cluster statements from two glyphs of one artifact: a colour present on one side only.
+pub fn cluster_statements(qualname: &str, base: &[crate::glyph::GlyphCell], new: &[crate::glyph::GlyphCell]) -> Vec<String> {
+    let name = |c: crate::glyph::ClusterColour| format!("{c:?}").to_lowercase();
+    let threads = |n: usize| if n == 1 { "1 thread".to_string() } else { format!("{n} threads") };
+    let mut out = Vec::new();
+    for cell in base {
+        if !new.iter().any(|c| c.colour == cell.colour) {
+            out.push(format!("{qualname}: cluster {} ({}) dissolved", name(cell.colour), threads(cell.threads)));
+        }
+    }
+    for cell in new {
+        if !base.iter().any(|c| c.colour == cell.colour) {
+            out.push(format!("{qualname}: new cluster {} ({})", name(cell.colour), threads(cell.threads)));
+        }
+    }
+    out
+}
+
+/// Adds the trace comparison's statements to a comparison's changes, after the "run by"
+/// statements of the program's own code: clusters that dissolved or appeared (per listed artifact
+/// of the program's own code), waiting time, earlier or later finishes ([`trace_statements`]).
+/// Their `significant` is `None`: one run per side has no spread to test against.
+pub fn extend_changes(c: &mut crate::compare::Comparison, diff: &TraceDiff, base: &Run, new: &Run) {
+    use crate::compare::Change;
+    use crate::artifact::ArtifactKind;
+    let user: Vec<&crate::compare::ArtifactDelta> = c.artifacts.iter().filter(|a| a.file_kind == FileKind::User).collect();
+    let kind_of = |name: &str| user.iter().find(|a| a.qualname == name).map_or(ArtifactKind::Function, |a| a.kind);
+    let mut added: Vec<Change> = Vec::new();
+    for a in &user {
+        if let (Some(b), Some(n)) = (&a.base, &a.new) {
+            for statement in cluster_statements(&a.qualname, &b.glyph, &n.glyph) {
+                added.push(Change { artifact: a.qualname.clone(), kind: a.kind, statement, significant: None });
+            }
+        }
+    }
+    let names: Vec<String> = if c.level == crate::artifact::Level::Function { user.iter().map(|a| a.qualname.clone()).collect() } else { Vec::new() };
+    for (artifact, statement) in trace_statements(diff, base, new, &names) {
+        let kind = kind_of(&artifact);
+        added.push(Change { artifact, kind, statement, significant: None });
+    }
+    let split = c.changes.iter().take_while(|ch| ch.statement.contains(": run by ") && user.iter().any(|a| a.qualname == ch.artifact)).count();
+    let rest = c.changes.split_off(split);
+    c.changes.extend(added);
+    c.changes.extend(rest);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
+    use threadradar_profiler::run::{Meta, Sample, ThreadSample};
+
+    /// A run of threads (name, [(function path, samples)]): each thread runs its phases one after
+    /// the other; every tick samples every thread still running.
+    fn run(interval_ms: f64, threads: &[(&str, &[(&[&str], u32)])]) -> Run {
+        let mut b = RunBuilder::new(Meta { interval_ms, cwd: "/p".into(), ..Meta::default() });
+        let file = b.file("/p/prog.py", FileKind::User, None);
+        let mut funcs: HashMap<String, u32> = HashMap::new();
+        let mut plans = Vec::new();
+        for (t, (name, phases)) in threads.iter().enumerate() {
+            b.thread(new_thread(1, 10 + t as u32, t as u64, name, "Worker"));
+            let mut plan = Vec::new();
+            for (path, n) in phases.iter() {
+                let frames: Vec<_> = path
+                    .iter()
+                    .map(|q| {
+                        let line = funcs.len() as u32 * 10 + 1;
+                        let f = *funcs.entry(q.to_string()).or_insert_with(|| {
+                            b.function(file, &FunctionSpec { qualname: q, class: None, line, end_line: line + 5, class_line: 0 })
+                        });
+                        b.frame(f, line + 1)
+                    })
+                    .collect();
+                let stack = b.stack(&frames);
+                plan.extend(std::iter::repeat_n(stack, *n as usize));
+            }
+            plans.push(plan);
+        }
+        let ticks = plans.iter().map(Vec::len).max().unwrap_or(0);
+        for k in 0..ticks {
+            let threads = plans
+                .iter()
+                .enumerate()
+                .filter_map(|(t, p)| p.get(k).map(|&s| ThreadSample { thread: t as u32, stack: s, state: ThreadState::Computing, ..Default::default() }))
+                .collect();
+            b.push_sample(Sample { t: (k as f64 * interval_ms * 1e6) as u64, threads });
+        }
+        b.finish()
+    }
+
+    fn diff(a: &Run, b: &Run) -> TraceDiff {
+        let (ia, ib) = (TimelineIndex::new(a).unwrap(), TimelineIndex::new(b).unwrap());
+        TraceDiff::build(a, &ia, b, &ib, &TraceOptions::default())
+    }
+
+    #[test]
+    fn a_run_matches_itself_completely() {
+        let r = run(1.0, &[("main", &[(&["main", "load"], 30), (&["main", "work", "f"], 40)]), ("w", &[(&["run", "g"], 50)])]);
+        let d = diff(&r, &r);
+        assert_eq!(d.pairs.len(), 2);
+        assert!((d.matched_share - 1.0).abs() < 1e-9, "{}", d.matched_share);
+        assert!(d.groups.iter().all(|g| g.shift_s == 0.0 && g.similarity == 1.0));
+        assert!(d.pairs.iter().all(|p| p.only_in_a.is_empty() && p.only_in_b.is_empty() && p.paired_by == PairedBy::Key));
+        assert!(d.notes.is_empty(), "{:?}", d.notes);
+    }
+
+    #[test]
+    fn a_removed_phase_is_only_in_a_and_what_follows_moves_earlier() {
+        let a = run(1.0, &[("main", &[(&["main", "load"], 30), (&["main", "sleep"], 100), (&["main", "work"], 40)])]);
+        let b = run(1.0, &[("main", &[(&["main", "load"], 30), (&["main", "work"], 40)])]);
+        let d = diff(&a, &b);
+        let p = &d.pairs[0];
+        assert_eq!(p.only_in_a.len(), 1, "{:#?}", d);
+        assert!((p.only_in_a[0].duration_s - 0.1).abs() < 1e-9, "{:#?}", d);
+        assert_eq!(p.only_in_a[0].stack.last().unwrap().qualname, "sleep");
+        assert!(p.only_in_b.is_empty());
+        // `load` then `work`: two groups, the second 0.1 s earlier in B.
+        assert_eq!(d.groups.len(), 2, "{:?}", d.groups);
+        assert_eq!(d.groups[0].shift_s, 0.0);
+        assert!((d.groups[1].shift_s + 0.1).abs() < 1e-9, "{}", d.groups[1].shift_s);
+        assert!((d.groups[1].a_duration_s - 0.04).abs() < 1e-9);
+        assert_eq!(d.groups[1].functions, ["main", "work"]);
+        // 70 + 70 of 170 + 70 ms matched.
+        assert!((d.matched_share - 140.0 / 240.0).abs() < 1e-9, "{}", d.matched_share);
+    }
+
+    #[test]
+    fn dissimilar_stacks_do_not_match_and_tau_decides() {
+        // Γ = {main, a, x} vs {main, b, y}: s = 1/5 = 0.2.
+        let a = run(1.0, &[("main", &[(&["main", "a", "x"], 10)])]);
+        let b = run(1.0, &[("main", &[(&["main", "b", "y"], 10)])]);
+        let (ia, ib) = (TimelineIndex::new(&a).unwrap(), TimelineIndex::new(&b).unwrap());
+        let at = |tau| TraceDiff::build(&a, &ia, &b, &ib, &TraceOptions { tau, ..TraceOptions::default() });
+        assert_eq!(at(0.2).groups.len(), 1);
+        assert!((at(0.2).groups[0].similarity - 0.2).abs() < 1e-6);
+        assert!(at(0.21).groups.is_empty());
+        assert_eq!(at(0.21).matched_share, 0.0);
+    }
+
+    #[test]
+    fn renamed_threads_are_assigned_by_stack_similarity() {
+        let a = run(1.0, &[("T-1", &[(&["reader"], 20)]), ("T-2", &[(&["writer"], 20)])]);
+        let b = run(1.0, &[("X-1", &[(&["writer"], 20)]), ("X-2", &[(&["reader"], 20)]), ("X-3", &[(&["other"], 5)])]);
+        let d = diff(&a, &b);
+        let pairs: Vec<_> = d.pairs.iter().map(|p| (p.a.name.as_str(), p.b.name.as_str(), p.paired_by)).collect();
+        assert_eq!(pairs, [("T-1", "X-2", PairedBy::Assignment), ("T-2", "X-1", PairedBy::Assignment)]);
+        // Same type ("Worker") would allow pairing X-3, but it has no counterpart left.
+        assert_eq!(d.unmatched_b.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["X-3"]);
+    }
+
+    #[test]
+    fn different_intervals_are_compared_in_time_and_noted() {
+        let a = run(1.0, &[("main", &[(&["main", "load"], 100), (&["main", "work"], 100)])]);
+        let b = run(5.0, &[("main", &[(&["main", "load"], 20), (&["main", "work"], 20)])]);
+        let d = diff(&a, &b);
+        assert!(d.notes.iter().any(|n| n.contains("different intervals")), "{:?}", d.notes);
+        assert_eq!(d.groups.len(), 1);
+        assert!((d.groups[0].a_duration_s - d.groups[0].b_duration_s).abs() < 1e-9);
+        assert!((d.matched_share - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_band_finds_the_diagonal_of_long_sequences() {
+        // 2000 alternating segments: banded with a small cell budget, still all matched.
+        let phases: Vec<(&[&str], u32)> = (0..2000).map(|k| if k % 2 == 0 { (&["main", "f"][..], 2) } else { (&["main", "g"][..], 3) }).collect();
+        let a = run(1.0, &[("main", &phases)]);
+        let (ia, ib) = (TimelineIndex::new(&a).unwrap(), TimelineIndex::new(&a).unwrap());
+        let d = TraceDiff::build(&a, &ia, &a, &ib, &TraceOptions { tau: 0.2, max_cells: 100_000 });
+        assert!(d.pairs[0].banded);
+        assert!((d.matched_share - 1.0).abs() < 1e-9, "{}", d.matched_share);
+        assert!(d.notes.iter().any(|n| n.contains("band")));
+    }
+
+    #[test]
+    fn a_different_program_is_noted() {
+        let a = run(1.0, &[("main", &[(&["main", "alpha"], 10)])]);
+        let b = run(1.0, &[("main", &[(&["start", "beta", "gamma"], 10)])]);
+        let d = diff(&a, &b);
+        assert!(d.notes.iter().any(|n| n.contains("different programs")), "{:?}", d.notes);
+        assert!(d.groups.is_empty());
+        assert_eq!(d.pairs.len(), 1, "still paired by name");
+    }
+
+    #[test]
+    fn statements_state_earlier_finishes() {
+        let a = run(1.0, &[("main", &[(&["main", "load"], 300), (&["main", "work"], 400)])]);
+        let b = run(1.0, &[("main", &[(&["main", "load"], 100), (&["main", "work"], 400)])]);
+        let d = diff(&a, &b);
+        let s = trace_statements(&d, &a, &b, &["load".into(), "work".into()]);
+        let text: Vec<&str> = s.iter().map(|x| x.1.as_str()).collect();
+        assert!(text.contains(&"program: finishes 0.20 s earlier (0.70 s → 0.50 s)"), "{text:?}");
+        assert!(text.contains(&"load: finishes 0.20 s earlier (0.30 s → 0.10 s after the start)"), "{text:?}");
+    }
+}
