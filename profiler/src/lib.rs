@@ -5,11 +5,13 @@
 //! - [`runfile`]: reading (with clear errors) and atomic writing of run files.
 //! - [`builder`]: interning tables while a run is built.
 //! - `sampler` (feature `sampler`): the sampling loop, processes, thread states.
+//! - [`sections`]: critical sections of Python source (discovery with feature `source`).
 //! - `source` (feature `source`, part of `sampler`): definitions and hashes of Python source files.
 
 pub mod builder;
 pub mod run;
 pub mod runfile;
+pub mod sections;
 pub mod synth;
 
 pub use run::Run;
