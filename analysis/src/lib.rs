@@ -20,6 +20,7 @@
 //! - [`stability`]: adjusted Rand index between the clusterings of two runs.
 //! - [`timeline`]: per-thread icicles on one merged, log-scalable time axis, viewport layouts,
 //!   the per-thread overview and the static chart.
+//! - [`sections`]: critical sections, every execution of each, its variability and outliers.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //!
 //! ```
@@ -42,6 +43,7 @@ pub mod glyph;
 pub mod histogram;
 pub mod metrics;
 pub mod panel;
+pub mod sections;
 pub mod stability;
 pub mod threads;
 pub mod timeline;
