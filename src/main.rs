@@ -39,6 +39,8 @@ enum Command {
     Completions(commands::completions::CompletionsArgs),
     /// Open the overview and detail panels of a run in a browser (a server on 127.0.0.1).
     Serve(commands::serve::ServeArgs),
+    /// Critical sections: every execution of lock-holding code, its variability and outliers.
+    Sections(commands::sections::SectionsArgs),
     /// Write one ThreadRadar glyph as SVG or PNG.
     Radar(commands::radar::RadarArgs),
     /// Every thread's icicle on one time axis: a chart (SVG/PNG), the bars as JSON, or an overview.
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::Completions(a) => commands::completions::run::<Cli>(a),
         Command::Serve(a) => commands::serve::run(a),
         Command::Radar(a) => commands::radar::run(a),
+        Command::Sections(a) => commands::sections::run(a),
         Command::Timeline(a) => commands::timeline::run(a),
         Command::Html(a) => commands::html::run(a),
         Command::Lsp(a) => commands::lsp::run(a),

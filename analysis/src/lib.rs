@@ -20,6 +20,7 @@
 //! - [`stability`]: adjusted Rand index between the clusterings of two runs.
 //! - [`timeline`]: per-thread icicles on one merged, log-scalable time axis, viewport layouts,
 //!   the per-thread overview and the static chart.
+//! - [`sections`]: critical sections, every execution of each, its variability and outliers.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //! - [`waits`]: who waits for whom: wait intervals, wake edges with their evidence, objects.
 //! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test.
@@ -45,6 +46,7 @@ pub mod glyph;
 pub mod histogram;
 pub mod metrics;
 pub mod panel;
+pub mod sections;
 pub mod stability;
 pub mod threads;
 pub mod timeline;

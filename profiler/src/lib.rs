@@ -9,12 +9,14 @@
 //! - `sampler` (feature `sampler`): the sampling loop, processes, thread states.
 //! - `waits`, `sched` (feature `sampler`): what blocked threads wait on; the scheduler's switch
 //!   and wake-up events (`perf_event_open`).
+//! - [`sections`]: critical sections of Python source (discovery with feature `source`).
 //! - `source` (feature `source`, part of `sampler`): definitions and hashes of Python source files.
 
 pub mod attribution;
 pub mod builder;
 pub mod run;
 pub mod runfile;
+pub mod sections;
 pub mod synth;
 
 pub use run::Run;

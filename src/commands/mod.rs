@@ -12,5 +12,6 @@ pub mod mcp;
 pub mod radar;
 pub mod record;
 pub mod report;
+pub mod sections;
 pub mod serve;
 pub mod timeline;

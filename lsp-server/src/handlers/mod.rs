@@ -6,6 +6,7 @@ mod compare;
 mod documents;
 mod panels;
 mod runs;
+mod sections;
 mod timeline;
 
 pub use documents::{document_artifact, placed, Placed};
@@ -28,6 +29,7 @@ pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, P
         p::DocumentArtifacts::NAME => call::<p::DocumentArtifacts>(host, params, documents::document_artifacts),
         p::ArtifactAt::NAME => call::<p::ArtifactAt>(host, params, documents::artifact_at),
         p::Timeline::NAME => call::<p::Timeline>(host, params, timeline::timeline),
+        p::Sections::NAME => call::<p::Sections>(host, params, sections::sections),
         p::Navigate::NAME => call::<p::Navigate>(host, params, |h, req| h.navigate(&req.file, req.line)),
         other => Err(ProtocolError::new(
             p::ErrorCode::UnknownMethod,

@@ -17,12 +17,14 @@
 //! [`typescript`], write its handler in `handlers/`, add its arm to `dispatch`, and regenerate the
 //! TypeScript (`UPDATE_EXPECT=1 cargo test --test protocol`).
 
+pub mod sections;
 pub mod types;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use ts_rs::TS;
 
+pub use sections::*;
 pub use types::*;
 
 /// The protocol's version. It grows when a method's parameters or results change incompatibly;
@@ -88,6 +90,8 @@ methods! {
         "The innermost profiled function and class at a position of a document, found with tree-sitter in the current text.";
     Timeline = "timeline", LayoutRequest => Layout,
         "One viewport of the timeline: every thread's icicle on one merged, log-scalable time axis, narrower bars aggregated.";
+    Sections = "sections", SectionsParams => SectionsResult,
+        "The active run's critical sections (found in the source) and every execution of each: durations, waits to enter, contention, figures and outliers.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
 }
@@ -327,6 +331,15 @@ pub fn typescript() -> String {
         a::timeline::index::BlockedKind,
         NavigateParams,
         NavigateResult,
+        // sections
+        SectionsParams,
+        SectionsResult,
+        a::sections::SectionsView,
+        a::sections::SectionFigures,
+        a::sections::Execution,
+        a::sections::ShortExecutions,
+        a::sections::WaitSource,
+        threadradar_profiler::sections::SectionKind,
     );
     out
 }

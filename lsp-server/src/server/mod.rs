@@ -399,6 +399,9 @@ impl Server {
     pub async fn timeline(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Timeline::NAME, p).await
     }
+    pub async fn sections(&self, p: Value) -> Result<Value> {
+        self.0.request(protocol::Sections::NAME, p).await
+    }
     pub async fn navigate(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Navigate::NAME, p).await
     }

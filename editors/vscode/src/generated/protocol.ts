@@ -15,6 +15,7 @@ export const Methods = {
   documentArtifacts: "documentArtifacts",
   artifactAt: "artifactAt",
   timeline: "timeline",
+  sections: "sections",
   navigate: "navigate",
 } as const;
 
@@ -30,6 +31,7 @@ export interface MethodTypes {
   documentArtifacts: { params: DocumentArtifactsParams; result: DocumentArtifactsResult };
   artifactAt: { params: ArtifactAtParams; result: ArtifactAtResult };
   timeline: { params: LayoutRequest; result: Layout };
+  sections: { params: SectionsParams; result: SectionsResult };
   navigate: { params: NavigateParams; result: NavigateResult };
 }
 
@@ -895,3 +897,159 @@ export type NavigateResult = { ok: boolean,
  * `file:line` as it was shown.
  */
 shown: string, };
+
+/**
+ * What counts as an outlier; both default as in `threadradar sections`.
+ */
+export type SectionsParams = { 
+/**
+ * An execution longer than this many medians is an outlier (5).
+ */
+outlier_factor?: number, 
+/**
+ * An execution longer than this quantile of its section is an outlier (0.99).
+ */
+outlier_quantile?: number, };
+
+/**
+ * The sections view, with what discovery could not use.
+ */
+export type SectionsResult = { 
+/**
+ * Sentences about files whose sections are not shown (unreadable, changed since recording).
+ */
+notes: Array<string>, 
+/**
+ * The `pyproject.toml` whose `[tool.threadradar]` was read, if any.
+ */
+config_file: string | null, 
+/**
+ * The run's mean time between two samples, in seconds: the resolution of every duration.
+ */
+interval_s: number, wait_source: WaitSource, 
+/**
+ * How the figures were obtained, as a sentence for the views.
+ */
+how: string, sections: Array<SectionFigures>, };
+
+/**
+ * All sections of a run with their executions.
+ */
+export type SectionsView = { 
+/**
+ * The run's mean time between two samples, in seconds: the resolution of every duration.
+ */
+interval_s: number, wait_source: WaitSource, 
+/**
+ * How the figures were obtained, as a sentence for the views.
+ */
+how: string, sections: Array<SectionFigures>, };
+
+/**
+ * One section and its executions.
+ */
+export type SectionFigures = { file: string, function: string, 
+/**
+ * The entry line (`with`, `acquire()`, `def`).
+ */
+line: number, body_start: number, end_line: number, lock: string, lock_type: string | null, kind: SectionKind, 
+/**
+ * Listed executions (seen in two samples or more), in time order.
+ */
+executions: Array<Execution>, 
+/**
+ * Indices into `executions` of the outliers.
+ */
+outliers: Array<number>, 
+/**
+ * Executions seen in one sample only: shorter than about two intervals.
+ */
+short: ShortExecutions, 
+/**
+ * Listed executions plus the short ones' lower bound.
+ */
+execution_count: number, 
+/**
+ * Estimated time the lock was held in this section, all executions.
+ */
+total_hold_s: number, median_s: number, p95_s: number, p99_s: number, max_s: number, mean_s: number, 
+/**
+ * Coefficient of variation (standard deviation / mean) of the durations; 0 without any.
+ */
+cv: number, 
+/**
+ * Share of the samples inside this section in which another thread waited for its lock.
+ */
+waited_share: number, 
+/**
+ * Time threads were seen waiting to enter this section (sampled), summed over threads.
+ */
+others_waited_s: number, 
+/**
+ * The duration above which an execution is an outlier (min of p99 and factor × median).
+ */
+outlier_threshold_s: number, 
+/**
+ * Indices (into the view's `sections`) of the sections seen on the stack around this one.
+ */
+nested_in: Array<number>, };
+
+/**
+ * One execution of a section by one thread.
+ */
+export type Execution = { 
+/**
+ * The thread's name.
+ */
+thread: string, 
+/**
+ * Index into the run's threads.
+ */
+thread_id: number, 
+/**
+ * Estimated start, seconds since the run's start.
+ */
+start_s: number, 
+/**
+ * Estimated duration.
+ */
+duration_s: number, 
+/**
+ * The true duration is within `duration_s ± error_s`.
+ */
+error_s: number, 
+/**
+ * Time the thread waited to enter; `None` when the run has no wait data.
+ */
+wait_s: number | null, 
+/**
+ * Samples seen inside.
+ */
+samples: number, 
+/**
+ * Other threads seen waiting for the same lock meanwhile (thread ids, ascending).
+ */
+waiters: Array<number>, };
+
+/**
+ * Executions too short to list one by one.
+ */
+export type ShortExecutions = { 
+/**
+ * Samples in which such an execution was seen: at least this many executions.
+ */
+count_at_least: number, 
+/**
+ * Sightings × interval: the sampling estimate of their total time.
+ */
+total_s: number, };
+
+/**
+ * How the wait-to-enter times were obtained.
+ */
+export type WaitSource = "sampled" | "none";
+
+/**
+ * How a section was found.
+ */
+export type SectionKind = "with" | "acquire_release" | "decorated" | "configured";

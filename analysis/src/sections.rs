@@ -1,0 +1,592 @@
+//! Critical sections: every execution of lock-holding code, its variability and its outliers
+//! (CSI, paper `003`; spec §6 "Execution variability").
+//!
+//! Input: a run and the sections discovered in its source ([`Section`], plain data; discovery is
+//! `threadradar_profiler::sections::discover`). Output: a [`SectionsView`] — per section, the
+//! executions one by one and the figures over them. The rules, stated once here and in
+//! `docs/sections.md`:
+//!
+//! - **Inside.** A sample of a thread is inside a section when the outermost frame of the
+//!   section's function whose line is in the section's body is on its stack — unless the thread is
+//!   in `threading.py`'s `Condition.wait`/`wait_for` below it (that releases the lock). Recursion
+//!   inside a section therefore belongs to the outer execution.
+//! - **Frame instances.** CPython's samples do not name frame instances, so an execution is a
+//!   maximal stretch of the thread's consecutive samples inside the section at the *same depth
+//!   under the same caller* (the same stack node above the frame). Two calls from the same line
+//!   with no sample between them merge; a call from elsewhere or a sample outside splits.
+//! - **Resolution.** An execution seen in samples at `first..=last`, with the thread's previous
+//!   sample at `prev` and its next at `next`, started in `(prev, first]` and ended in
+//!   `[last, next)`: the estimate is the midpoints, `± (first − prev)/2 + (next − last)/2`, about
+//!   one interval. An execution seen in one sample only is shorter than about two intervals and is
+//!   not listed: such sightings are counted (at least that many executions, sightings × interval in
+//!   total) and stand in the quantiles as half an interval each.
+//! - **Wait to enter**: [`wait_to_enter`], from the samples in which the thread was idle or
+//!   waiting for the GIL at the section's entry line right before it entered.
+//! - **Contention**: other threads seen waiting at an entry line of a section on the same lock
+//!   (same `lock_key`) while the execution held it.
+//! - **Outliers**: listed executions whose *shortest possible* duration (estimate − error) is above
+//!   the p99 or above `factor ×` the median (5 by default), so that resolution alone never makes
+//!   an outlier.
+
+use serde::Serialize;
+use std::collections::HashMap;
+use threadradar_profiler::run::{FileKind, FunctionId, Run, StackId, ThreadId, ThreadState};
+pub use threadradar_profiler::sections::{Section, SectionKind};
+
+/// What counts as an outlier.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SectionOptions {
+    /// An execution longer than this quantile of its section's durations is an outlier (0.99).
+    pub outlier_quantile: f64,
+    /// An execution longer than this many medians is an outlier (5).
+    pub outlier_factor: f64,
+}
+
+impl Default for SectionOptions {
+    fn default() -> Self {
+        SectionOptions { outlier_quantile: 0.99, outlier_factor: 5.0 }
+    }
+}
+
+/// How the wait-to-enter times were obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitSource {
+    /// From the sampled thread states at the entry line (± one interval; waits shorter than an
+    /// interval show as 0).
+    Sampled,
+    /// The run has no thread states (an imported profile): no waits are known.
+    None,
+}
+
+/// All sections of a run with their executions.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct SectionsView {
+    /// The run's mean time between two samples, in seconds: the resolution of every duration.
+    pub interval_s: f64,
+    pub wait_source: WaitSource,
+    /// How the figures were obtained, as a sentence for the views.
+    pub how: String,
+    pub sections: Vec<SectionFigures>,
+}
+
+/// One section and its executions.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct SectionFigures {
+    pub file: String,
+    pub function: String,
+    /// The entry line (`with`, `acquire()`, `def`).
+    pub line: u32,
+    pub body_start: u32,
+    pub end_line: u32,
+    pub lock: String,
+    pub lock_type: Option<String>,
+    pub kind: SectionKind,
+    /// Listed executions (seen in two samples or more), in time order.
+    pub executions: Vec<Execution>,
+    /// Indices into `executions` of the outliers.
+    pub outliers: Vec<usize>,
+    /// Executions seen in one sample only: shorter than about two intervals.
+    pub short: ShortExecutions,
+    /// Listed executions plus the short ones' lower bound.
+    pub execution_count: u64,
+    /// Estimated time the lock was held in this section, all executions.
+    pub total_hold_s: f64,
+    pub median_s: f64,
+    pub p95_s: f64,
+    pub p99_s: f64,
+    pub max_s: f64,
+    pub mean_s: f64,
+    /// Coefficient of variation (standard deviation / mean) of the durations; 0 without any.
+    pub cv: f64,
+    /// Share of the samples inside this section in which another thread waited for its lock.
+    pub waited_share: f64,
+    /// Time threads were seen waiting to enter this section (sampled), summed over threads.
+    pub others_waited_s: f64,
+    /// The duration above which an execution is an outlier (min of p99 and factor × median).
+    pub outlier_threshold_s: f64,
+    /// Indices (into the view's `sections`) of the sections seen on the stack around this one.
+    pub nested_in: Vec<usize>,
+}
+
+/// Executions too short to list one by one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, ts_rs::TS)]
+pub struct ShortExecutions {
+    /// Samples in which such an execution was seen: at least this many executions.
+    pub count_at_least: u64,
+    /// Sightings × interval: the sampling estimate of their total time.
+    pub total_s: f64,
+}
+
+/// One execution of a section by one thread.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct Execution {
+    /// The thread's name.
+    pub thread: String,
+    /// Index into the run's threads.
+    pub thread_id: ThreadId,
+    /// Estimated start, seconds since the run's start.
+    pub start_s: f64,
+    /// Estimated duration.
+    pub duration_s: f64,
+    /// The true duration is within `duration_s ± error_s`.
+    pub error_s: f64,
+    /// Time the thread waited to enter; `None` when the run has no wait data.
+    pub wait_s: Option<f64>,
+    /// Samples seen inside.
+    pub samples: u32,
+    /// Other threads seen waiting for the same lock meanwhile (thread ids, ascending).
+    pub waiters: Vec<ThreadId>,
+}
+
+/// Where a stack stands relative to one section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Position {
+    Inside,
+    /// At the entry line with only the standard library below: acquiring, if the thread waits.
+    AtEntry,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Hit {
+    section: usize,
+    position: Position,
+    depth: u16,
+    caller: Option<StackId>,
+}
+
+/// A run of waiting samples at a section's entry.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    depth: u16,
+    caller: Option<StackId>,
+    /// Sample time of the thread before the first waiting sample, and the first waiting sample.
+    prev_t: Option<u64>,
+    first_t: u64,
+    /// Position (in the thread's own samples) of the last waiting sample.
+    last_pos: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    depth: u16,
+    caller: Option<StackId>,
+    prev_t: Option<u64>,
+    first_t: u64,
+    last_t: u64,
+    first_sample: usize,
+    last_sample: usize,
+    samples: u32,
+    wait_s: Option<f64>,
+}
+
+/// The time a thread waited to enter a section, from what the run holds.
+///
+/// Today that is the sampled states: the stretch of samples in which the thread was idle or
+/// waiting for the GIL at the section's entry line right before its first sample inside, from the
+/// midpoint before the first of them to the execution's estimated start (0 when no such sample:
+/// the wait, if any, was shorter than an interval). **Kernel-exact waits plug in here**: with
+/// scheduler events (issue #16's wait targets), return the exact blocked interval that ends at
+/// `entered_ns` for `thread` instead, and report [`WaitSource`] accordingly.
+pub fn wait_to_enter(source: WaitSource, _thread: ThreadId, waiting: Option<(Option<u64>, u64)>, entered_ns: f64, interval_ns: f64) -> Option<f64> {
+    match source {
+        WaitSource::None => None,
+        WaitSource::Sampled => Some(match waiting {
+            None => 0.0,
+            Some((prev, first)) => {
+                let began = prev.map_or(first as f64 - interval_ns / 2.0, |p| (p as f64 + first as f64) / 2.0);
+                ((entered_ns - began) / 1e9).max(0.0)
+            }
+        }),
+    }
+}
+
+/// Every execution of every section in `run`.
+pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> SectionsView {
+    let interval_ns = mean_interval_ns(run);
+    let wait_source = if run.meta.imported.is_some() { WaitSource::None } else { WaitSource::Sampled };
+
+    // Which sections each function of the run has.
+    let mut by_function: HashMap<FunctionId, Vec<usize>> = HashMap::new();
+    for (fi, f) in run.functions.iter().enumerate() {
+        let path = run.file_path(f.file);
+        let qual = run.str(f.qualname);
+        for (si, s) in sections.iter().enumerate() {
+            if s.file == path && s.function == qual && (f.line == 0 || f.line == s.function_line) {
+                by_function.entry(fi as FunctionId).or_default().push(si);
+            }
+        }
+    }
+    // The `Condition.wait`s of threading.py: below one, a section's lock is released.
+    let releases: Vec<bool> = run
+        .functions
+        .iter()
+        .map(|f| {
+            let q = run.str(f.qualname);
+            run.file_path(f.file).ends_with("/threading.py") && (q == "Condition.wait" || q == "Condition.wait_for")
+        })
+        .collect();
+    let stdlib: Vec<bool> = run.functions.iter().map(|f| run.files[f.file as usize].kind == FileKind::Stdlib).collect();
+
+    let mut memo: HashMap<StackId, Vec<Hit>> = HashMap::new();
+    let mut nested: Vec<Vec<usize>> = vec![Vec::new(); sections.len()];
+    let mut hits_of = |stack: StackId, nested: &mut Vec<Vec<usize>>| -> Vec<Hit> {
+        if let Some(h) = memo.get(&stack) {
+            return h.clone();
+        }
+        // Root first.
+        let mut nodes = Vec::new();
+        let mut next = Some(stack);
+        while let Some(n) = next {
+            nodes.push(n);
+            next = run.stacks[n as usize].parent;
+        }
+        nodes.reverse();
+        let mut hits: Vec<Hit> = Vec::new();
+        for (depth, &n) in nodes.iter().enumerate() {
+            let frame = run.frames[run.stacks[n as usize].frame as usize];
+            let Some(secs) = by_function.get(&frame.function) else { continue };
+            for &si in secs {
+                if hits.iter().any(|h| h.section == si && h.position == Position::Inside) {
+                    continue;
+                }
+                let s = &sections[si];
+                let below = &nodes[depth + 1..];
+                let function_of = |m: &StackId| run.frames[run.stacks[*m as usize].frame as usize].function as usize;
+                let hit = |position| Hit { section: si, position, depth: depth as u16, caller: run.stacks[n as usize].parent };
+                if s.body_start <= frame.line && frame.line <= s.end_line {
+                    if !below.iter().any(|m| releases[function_of(m)]) {
+                        hits.retain(|h| h.section != si);
+                        hits.push(hit(Position::Inside));
+                    }
+                } else if frame.line == s.line && below.iter().all(|m| stdlib[function_of(m)]) && !hits.iter().any(|h| h.section == si) {
+                    hits.push(hit(Position::AtEntry));
+                }
+            }
+        }
+        let mut inside: Vec<&Hit> = hits.iter().filter(|h| h.position == Position::Inside).collect();
+        inside.sort_by_key(|h| h.depth);
+        for w in inside.windows(2) {
+            if w[0].depth < w[1].depth && !nested[w[1].section].contains(&w[0].section) {
+                nested[w[1].section].push(w[0].section);
+            }
+        }
+        memo.insert(stack, hits.clone());
+        hits
+    };
+
+    // Each thread's samples, in time order: (sample index, time, stack, state).
+    let mut per_thread: Vec<Vec<(usize, u64, Option<StackId>, ThreadState)>> = vec![Vec::new(); run.threads.len()];
+    for (i, s) in run.samples.iter().enumerate() {
+        for ts in &s.threads {
+            per_thread[ts.thread as usize].push((i, s.t, ts.stack, ts.state));
+        }
+    }
+
+    let mut executions: Vec<Vec<Execution>> = vec![Vec::new(); sections.len()];
+    let mut short: Vec<ShortExecutions> = vec![ShortExecutions::default(); sections.len()];
+    let mut inside_samples: Vec<Vec<(usize, ThreadId)>> = vec![Vec::new(); sections.len()];
+    let mut waiting_samples: Vec<u64> = vec![0; sections.len()];
+    // Per lock key: (sample index, thread) of every thread seen waiting to enter.
+    let mut waiting_at: HashMap<&str, Vec<(usize, ThreadId)>> = HashMap::new();
+
+    for (tid, samples) in per_thread.iter().enumerate() {
+        let tid = tid as ThreadId;
+        let mut open: HashMap<usize, Open> = HashMap::new();
+        let mut pending: HashMap<usize, Pending> = HashMap::new();
+        let close = |o: Open, next_t: Option<u64>, si: usize, executions: &mut Vec<Vec<Execution>>, short: &mut Vec<ShortExecutions>| {
+            if o.samples < 2 {
+                short[si].count_at_least += 1;
+                short[si].total_s += interval_ns / 1e9;
+                return;
+            }
+            let (start, err_start) = match o.prev_t {
+                Some(p) => ((p + o.first_t) as f64 / 2.0, (o.first_t - p) as f64 / 2.0),
+                None => (o.first_t as f64 - interval_ns / 2.0, interval_ns / 2.0),
+            };
+            let (end, err_end) = match next_t {
+                Some(n) => ((o.last_t + n) as f64 / 2.0, (n - o.last_t) as f64 / 2.0),
+                None => (o.last_t as f64 + interval_ns / 2.0, interval_ns / 2.0),
+            };
+            executions[si].push(Execution {
+                thread: run.threads[tid as usize].name.clone(),
+                thread_id: tid,
+                start_s: start / 1e9,
+                duration_s: (end - start) / 1e9,
+                error_s: (err_start + err_end) / 1e9,
+                wait_s: o.wait_s,
+                samples: o.samples,
+                waiters: vec![o.first_sample as u32, o.last_sample as u32], // resolved below
+            });
+        };
+        for (pos, &(sample, t, stack, state)) in samples.iter().enumerate() {
+            let hits = stack.map(|s| hits_of(s, &mut nested)).unwrap_or_default();
+            let prev_t = pos.checked_sub(1).map(|p| samples[p].1);
+            // Close what this sample does not continue.
+            let mut closing: Vec<usize> = open
+                .iter()
+                .filter(|(si, o)| !hits.iter().any(|h| h.section == **si && h.position == Position::Inside && h.depth == o.depth && h.caller == o.caller))
+                .map(|(si, _)| *si)
+                .collect();
+            closing.sort_unstable();
+            for si in closing {
+                let o = open.remove(&si).unwrap();
+                close(o, Some(t), si, &mut executions, &mut short);
+            }
+            for h in &hits {
+                match h.position {
+                    Position::Inside => {
+                        inside_samples[h.section].push((sample, tid));
+                        if let Some(o) = open.get_mut(&h.section) {
+                            o.last_t = t;
+                            o.last_sample = sample;
+                            o.samples += 1;
+                            continue;
+                        }
+                        let start_ns = prev_t.map_or(t as f64 - interval_ns / 2.0, |p| (p + t) as f64 / 2.0);
+                        let waited = pending
+                            .remove(&h.section)
+                            .filter(|p| p.depth == h.depth && p.caller == h.caller && p.last_pos + 1 == pos)
+                            .map(|p| (p.prev_t, p.first_t));
+                        let wait_s = wait_to_enter(wait_source, tid, waited, start_ns, interval_ns);
+                        open.insert(
+                            h.section,
+                            Open { depth: h.depth, caller: h.caller, prev_t, first_t: t, last_t: t, first_sample: sample, last_sample: sample, samples: 1, wait_s },
+                        );
+                    }
+                    Position::AtEntry if matches!(state, ThreadState::Idle | ThreadState::Gil) => {
+                        waiting_samples[h.section] += 1;
+                        waiting_at.entry(sections[h.section].lock_key.as_str()).or_default().push((sample, tid));
+                        match pending.get_mut(&h.section) {
+                            Some(p) if p.depth == h.depth && p.caller == h.caller && p.last_pos + 1 == pos => p.last_pos = pos,
+                            _ => {
+                                pending.insert(h.section, Pending { depth: h.depth, caller: h.caller, prev_t, first_t: t, last_pos: pos });
+                            }
+                        }
+                    }
+                    Position::AtEntry => {}
+                }
+            }
+        }
+        let mut rest: Vec<(usize, Open)> = open.into_iter().collect();
+        rest.sort_by_key(|(si, _)| *si);
+        for (si, o) in rest {
+            close(o, None, si, &mut executions, &mut short);
+        }
+    }
+
+    for v in waiting_at.values_mut() {
+        v.sort_unstable();
+    }
+    let waiters_between = |key: &str, from: usize, to: usize, me: ThreadId| -> Vec<ThreadId> {
+        let Some(v) = waiting_at.get(key) else { return Vec::new() };
+        let lo = v.partition_point(|(s, _)| *s < from);
+        let mut ts: Vec<ThreadId> = v[lo..].iter().take_while(|(s, _)| *s <= to).map(|(_, t)| *t).filter(|t| *t != me).collect();
+        ts.sort_unstable();
+        ts.dedup();
+        ts
+    };
+
+    let mut out = Vec::with_capacity(sections.len());
+    for (si, s) in sections.iter().enumerate() {
+        let mut execs = std::mem::take(&mut executions[si]);
+        execs.sort_by(|a, b| a.start_s.total_cmp(&b.start_s).then(a.thread_id.cmp(&b.thread_id)));
+        for e in &mut execs {
+            let (from, to) = (e.waiters[0] as usize, e.waiters[1] as usize);
+            e.waiters = if wait_source == WaitSource::None { Vec::new() } else { waiters_between(&s.lock_key, from, to, e.thread_id) };
+        }
+        let sh = short[si];
+        let half = interval_ns / 2e9;
+        let mut durations: Vec<f64> = execs.iter().map(|e| e.duration_s).collect();
+        durations.extend(std::iter::repeat_n(half, sh.count_at_least as usize));
+        durations.sort_by(f64::total_cmp);
+        let q = |p: f64| quantile(&durations, p);
+        let n = durations.len() as f64;
+        let mean = if durations.is_empty() { 0.0 } else { durations.iter().sum::<f64>() / n };
+        let sd = if durations.len() < 2 { 0.0 } else { (durations.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() };
+        let (median, p99) = (q(0.5), q(options.outlier_quantile));
+        let threshold = p99.min(options.outlier_factor * median);
+        let outliers = execs.iter().enumerate().filter(|(_, e)| e.duration_s - e.error_s > threshold).map(|(i, _)| i).collect();
+        let inside = &inside_samples[si];
+        let with_waiters = if wait_source == WaitSource::None {
+            0
+        } else {
+            inside.iter().filter(|(sample, me)| !waiters_between(&s.lock_key, *sample, *sample, *me).is_empty()).count()
+        };
+        let mut nested_in = nested[si].clone();
+        nested_in.sort_unstable();
+        out.push(SectionFigures {
+            file: s.file.clone(),
+            function: s.function.clone(),
+            line: s.line,
+            body_start: s.body_start,
+            end_line: s.end_line,
+            lock: s.lock.clone(),
+            lock_type: s.lock_type.clone(),
+            kind: s.kind,
+            execution_count: execs.len() as u64 + sh.count_at_least,
+            total_hold_s: execs.iter().map(|e| e.duration_s).sum::<f64>() + sh.total_s,
+            median_s: median,
+            p95_s: q(0.95),
+            p99_s: p99,
+            max_s: durations.last().copied().unwrap_or(0.0),
+            mean_s: mean,
+            cv: if mean > 0.0 { sd / mean } else { 0.0 },
+            waited_share: if inside.is_empty() { 0.0 } else { with_waiters as f64 / inside.len() as f64 },
+            others_waited_s: waiting_samples[si] as f64 * interval_ns / 1e9,
+            outlier_threshold_s: threshold,
+            executions: execs,
+            outliers,
+            short: sh,
+            nested_in,
+        });
+    }
+
+    let how = format!(
+        "Sampled every {:.3} ms: each duration is estimated within about ± one interval; executions seen in one sample only are counted, not listed; {}",
+        interval_ns / 1e6,
+        match wait_source {
+            WaitSource::Sampled => "waits to enter are the samples idle or waiting for the GIL at the entry line (shorter waits show as 0).",
+            WaitSource::None => "this run has no thread states (imported), so no waits or contention are known.",
+        }
+    );
+    SectionsView { interval_s: interval_ns / 1e9, wait_source, how, sections: out }
+}
+
+/// Nearest-rank quantile of sorted values (0 for none).
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// The run's mean time between two ticks (the nominal interval when it has fewer than 2 samples).
+fn mean_interval_ns(run: &Run) -> f64 {
+    let nominal = run.meta.interval_ms * 1e6;
+    match (run.samples.first(), run.samples.last()) {
+        (Some(a), Some(b)) if run.samples.len() >= 2 && b.t > a.t => (b.t - a.t) as f64 / (run.samples.len() - 1) as f64,
+        _ if nominal > 0.0 => nominal,
+        _ => 1e6,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use threadradar_profiler::builder::RunBuilder;
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.5), 50.0);
+        assert_eq!(quantile(&v, 0.99), 99.0);
+        assert_eq!(quantile(&v, 1.0), 100.0);
+        assert_eq!(quantile(&[], 0.5), 0.0);
+    }
+
+    #[test]
+    fn wait_source_none_knows_no_wait() {
+        assert_eq!(wait_to_enter(WaitSource::None, 0, Some((Some(0), 1)), 5.0, 1.0), None);
+        assert_eq!(wait_to_enter(WaitSource::Sampled, 0, None, 5.0, 1.0), Some(0.0));
+        let w = wait_to_enter(WaitSource::Sampled, 0, Some((Some(1_000_000), 2_000_000)), 10_500_000.0, 1e6).unwrap();
+        assert!((w - 0.009).abs() < 1e-12, "{w}");
+    }
+
+    fn section(function: &str, function_line: u32, line: u32, body: (u32, u32), lock: &str) -> Section {
+        Section {
+            file: "/p/a.py".into(),
+            function: function.into(),
+            function_line,
+            line,
+            body_start: body.0,
+            end_line: body.1,
+            lock: lock.into(),
+            lock_key: lock.into(),
+            lock_type: Some("Lock".into()),
+            kind: SectionKind::With,
+        }
+    }
+
+    /// Two threads taking turns at one lock, a recursive section, a section never executed.
+    fn run() -> Run {
+        use threadradar_profiler::builder::{new_thread, FunctionSpec};
+        use threadradar_profiler::run::{Meta, Sample, ThreadSample};
+        let mut b = RunBuilder::new(Meta { interval_ms: 1.0, ..Default::default() });
+        let file = b.file("/p/a.py", FileKind::User, None);
+        let main = b.function(file, &FunctionSpec { qualname: "main", line: 1, end_line: 8, ..Default::default() });
+        let work = b.function(file, &FunctionSpec { qualname: "work", line: 10, end_line: 20, ..Default::default() });
+        let rec = b.function(file, &FunctionSpec { qualname: "rec", line: 30, end_line: 40, ..Default::default() });
+        let threads: Vec<ThreadId> = ["A", "B", "C"].iter().enumerate().map(|(i, n)| b.thread(new_thread(1, 2 + i as u32, i as u64, n, "Thread"))).collect();
+        let m = b.frame(main, 2);
+        let at = |b: &mut RunBuilder, f: FunctionId, lines: &[u32]| {
+            let mut frames = vec![m];
+            frames.extend(lines.iter().map(|l| b.frame(f, *l)));
+            b.stack(&frames)
+        };
+        use ThreadState::{Computing as C, Idle as I};
+        // (A's line, A's state, B's line, B's state, C's rec lines) per tick; 0 = only in main.
+        let ticks: [(u32, ThreadState, u32, ThreadState, &[u32]); 9] = [
+            (11, C, 11, C, &[33, 32]),
+            (12, I, 11, C, &[33, 33, 32]),
+            (12, I, 11, C, &[33, 33, 33]),
+            (13, C, 12, I, &[33, 32]),
+            (14, C, 12, I, &[33]),
+            (14, C, 12, I, &[36]),
+            (16, C, 13, C, &[36]),
+            (16, C, 13, C, &[]),
+            (16, C, 0, C, &[]),
+        ];
+        for (i, (la, sa, lb, sb, lc)) in ticks.iter().enumerate() {
+            let sa_ = at(&mut b, work, &[*la]);
+            let sb_ = if *lb == 0 { b.stack(&[m]) } else { at(&mut b, work, &[*lb]) };
+            let sc_ = at(&mut b, rec, lc);
+            let ts = |thread, stack, state| ThreadSample { thread, stack, state, ..Default::default() };
+            b.push_sample(Sample { t: i as u64 * 1_000_000, threads: vec![ts(threads[0], sa_, *sa), ts(threads[1], sb_, *sb), ts(threads[2], sc_, C)] });
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn executions_waits_contention_recursion_and_a_section_never_run() {
+        let run = run();
+        let sections = [section("work", 10, 12, (13, 15), "L"), section("rec", 30, 31, (32, 34), "R"), section("work", 10, 17, (18, 19), "N")];
+        let v = analyse(&run, &sections, &SectionOptions::default());
+        assert_eq!(v.wait_source, WaitSource::Sampled);
+        assert!((v.interval_s - 0.001).abs() < 1e-12);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        let l = &v.sections[0];
+        let got: Vec<_> = l.executions.iter().map(|e| (e.thread.as_str(), e.start_s, e.duration_s, e.error_s, e.wait_s.unwrap(), e.waiters.clone())).collect();
+        assert_eq!(got.len(), 2, "{got:?}");
+        // A: inside at ticks 3..=5, waited at 1..=2; B waited meanwhile.
+        assert!(close(got[0].1, 0.0025) && close(got[0].2, 0.003) && close(got[0].3, 0.001) && close(got[0].4, 0.002), "{got:?}");
+        assert_eq!((got[0].0, got[0].5.as_slice()), ("A", &[1][..]));
+        // B: waited at 3..=5 while A held the lock, then inside at 6..=7.
+        assert!(close(got[1].1, 0.0055) && close(got[1].2, 0.002) && close(got[1].4, 0.003), "{got:?}");
+        assert_eq!((got[1].0, got[1].5.as_slice()), ("B", &[][..]));
+        assert!(close(l.others_waited_s, 0.005), "{}", l.others_waited_s);
+        assert!(close(l.waited_share, 3.0 / 5.0), "{}", l.waited_share);
+        assert!(close(l.total_hold_s, 0.005) && close(l.median_s, 0.002) && close(l.max_s, 0.003));
+        // Recursion inside the section is one execution of the outer frame.
+        let r = &v.sections[1];
+        assert_eq!(r.executions.len(), 1);
+        assert_eq!((r.executions[0].samples, r.executions[0].thread.as_str()), (5, "C"));
+        assert_eq!(r.executions[0].wait_s, Some(0.0));
+        assert!(r.nested_in.is_empty());
+        // Never executed: no executions, zero figures, nothing invented.
+        let n = &v.sections[2];
+        assert_eq!((n.execution_count, n.executions.len(), n.total_hold_s, n.median_s, n.cv), (0, 0, 0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn a_run_without_states_knows_no_waits() {
+        let mut run = run();
+        run.meta.imported = Some(Default::default());
+        let v = analyse(&run, &[section("work", 10, 12, (13, 15), "L")], &SectionOptions::default());
+        assert_eq!(v.wait_source, WaitSource::None);
+        assert!(v.how.contains("no waits"));
+        assert!(v.sections[0].executions.iter().all(|e| e.wait_s.is_none() && e.waiters.is_empty()));
+        assert_eq!(v.sections[0].waited_share, 0.0);
+    }
+}

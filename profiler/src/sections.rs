@@ -1,0 +1,655 @@
+//! Critical sections of Python source: code that runs while a thread holds a lock.
+//!
+//! The [`Section`] type is plain data (no feature needed), so that `analysis` can take the
+//! discovered set as input. Discovery itself ([`discover`], feature `source`) reads a file's
+//! syntax with tree-sitter — the rules are in `docs/sections.md`:
+//!
+//! - the body of `with X:` when `X` is a lock: a name or attribute assigned from a call to
+//!   `Lock`, `RLock`, `Condition`, `Semaphore` or `BoundedSemaphore` anywhere in the file
+//!   (`self._lock = threading.Lock()`, `lock = Lock()`), or named like one (`lock`, `_rlock`,
+//!   `write_lock`, `mutex`, `cond`, `cv`, `sem`, … — a parameter `lock` is the usual case);
+//! - the lines after `X.acquire()` up to the first later `X.release()` in the same function;
+//! - the body of a function decorated with one of the project's `synchronized` decorators;
+//! - lines listed in the project's configuration (`critical_sections`).
+//!
+//! A section's `line` is where a thread waits to enter it (the `with`, the `acquire()`, the `def`),
+//! its body `body_start..=end_line` is where the thread holds the lock.
+
+use serde::{Deserialize, Serialize};
+
+/// How a section was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SectionKind {
+    /// `with X:` on a lock.
+    With,
+    /// `X.acquire()` … `X.release()` in one function.
+    AcquireRelease,
+    /// A function decorated with a configured `synchronized` decorator.
+    Decorated,
+    /// Listed in the project's `critical_sections`.
+    Configured,
+}
+
+/// One critical section of one file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct Section {
+    /// The file's path, as the run records it.
+    pub file: String,
+    /// Qualified name of the function the section is in (`<module>` outside any `def`).
+    pub function: String,
+    /// Line of that function's `def` (0 for `<module>`).
+    pub function_line: u32,
+    /// 1-based line where a thread waits to enter: the `with`, the `acquire()`, the `def`.
+    pub line: u32,
+    /// First line of the body (held).
+    pub body_start: u32,
+    /// Last line of the body (held).
+    pub end_line: u32,
+    /// The lock as the source names it, qualified by class for attributes of `self`
+    /// (`SharedCounter._lock`), or `unnamed (<expression>)` when the source gives no name.
+    pub lock: String,
+    /// Sections with the same key wait on the same lock (for contention): the lock's name, or for
+    /// an unnamed lock the section's own place (`file:line`).
+    pub lock_key: String,
+    /// The lock's type when an assignment in the file shows it (`Lock`, `RLock`, `Condition`, …).
+    pub lock_type: Option<String>,
+    pub kind: SectionKind,
+}
+
+/// The project's settings for sections, from `[tool.threadradar]` in `pyproject.toml`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SectionConfig {
+    /// Decorators that make a function a critical section: `mymod.synchronized`. A decorator
+    /// matches by its full dotted name or by its last part (`@synchronized` after
+    /// `from mymod import synchronized`).
+    pub synchronized: Vec<String>,
+    /// Extra sections: a file (relative to the project root, or absolute) and a line.
+    pub extra: Vec<ConfiguredSection>,
+}
+
+/// `{file = "app/cache.py", line = 40, end_line = 52, lock = "cache guard"}`: when `line` is a
+/// `with` or a `def`, the section is its body and `end_line` may be left out; otherwise the body
+/// is `line + 1 ..= end_line`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfiguredSection {
+    /// Absolute path (resolved against the project root when read).
+    pub file: String,
+    pub line: u32,
+    pub end_line: Option<u32>,
+    pub lock: Option<String>,
+}
+
+/// The names of `threading`'s lock types (and `multiprocessing`'s, which share them).
+pub const LOCK_TYPES: &[&str] = &["Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore"];
+
+/// Whether a variable or attribute name says it holds a lock: one of its `_`-separated parts
+/// (digits at the end ignored) is `lock`, `rlock`, `mutex`, `mtx`, `cond`, `condition`, `cv`,
+/// `sem`, `semaphore`, or ends in `lock` (`rwlock`, `dblock` — not `block`, `clock`, `unlock`).
+pub fn lock_like_name(name: &str) -> bool {
+    name.to_ascii_lowercase().split('_').any(|part| {
+        let p = part.trim_end_matches(|c: char| c.is_ascii_digit());
+        matches!(p, "lock" | "rlock" | "locked" | "mutex" | "mtx" | "cond" | "condition" | "cv" | "sem" | "semaphore")
+            || (p.ends_with("lock") && !matches!(p, "block" | "clock" | "unlock" | "deadlock" | "livelock"))
+    })
+}
+
+#[cfg(feature = "source")]
+pub use discover_impl::{discover, discover_run, read_config, SectionsFound};
+
+#[cfg(feature = "source")]
+mod discover_impl {
+    use super::*;
+    use std::collections::HashMap;
+    use tree_sitter::Node;
+
+    /// Reads `[tool.threadradar]` of a `pyproject.toml` text: `synchronized = ["mymod.synchronized"]`
+    /// and `critical_sections = [{file, line, end_line?, lock?}]`. Relative files are taken from
+    /// `root`. A malformed file or key gives one sentence saying which and what to write instead.
+    pub fn read_config(text: &str, root: &std::path::Path) -> Result<SectionConfig, String> {
+        let doc: toml_edit::DocumentMut =
+            text.parse().map_err(|e: toml_edit::TomlError| format!("pyproject.toml is not valid TOML ({}); fix it or remove [tool.threadradar]", e.message()))?;
+        let mut config = SectionConfig::default();
+        let Some(tool) = doc.get("tool").and_then(|t| t.get("threadradar")) else { return Ok(config) };
+        if let Some(s) = tool.get("synchronized") {
+            let arr = s.as_array().ok_or("[tool.threadradar] synchronized must be a list of decorator names, e.g. [\"mymod.synchronized\"]")?;
+            for v in arr.iter() {
+                let name = v.as_str().ok_or("[tool.threadradar] synchronized must hold strings, e.g. [\"mymod.synchronized\"]")?;
+                config.synchronized.push(name.trim_start_matches('@').to_string());
+            }
+        }
+        if let Some(s) = tool.get("critical_sections") {
+            let bad = || "[tool.threadradar] critical_sections must be a list of tables like {file = \"app/x.py\", line = 12, end_line = 20}".to_string();
+            let tables: Vec<&dyn toml_edit::TableLike> = if let Some(a) = s.as_array() {
+                a.iter().map(|v| v.as_inline_table().map(|t| t as &dyn toml_edit::TableLike).ok_or_else(bad)).collect::<Result<_, _>>()?
+            } else if let Some(a) = s.as_array_of_tables() {
+                a.iter().map(|t| t as &dyn toml_edit::TableLike).collect()
+            } else {
+                return Err(bad());
+            };
+            for t in tables {
+                let file = t.get("file").and_then(|v| v.as_str()).ok_or_else(bad)?;
+                let line = t.get("line").and_then(|v| v.as_integer()).filter(|l| *l >= 1).ok_or_else(bad)? as u32;
+                let end_line = match t.get("end_line") {
+                    None => None,
+                    Some(v) => Some(v.as_integer().filter(|l| *l >= line as i64).ok_or_else(bad)? as u32),
+                };
+                let lock = t.get("lock").and_then(|v| v.as_str()).map(String::from);
+                let path = root.join(file);
+                config.extra.push(ConfiguredSection { file: path.display().to_string(), line, end_line, lock });
+            }
+        }
+        Ok(config)
+    }
+
+    /// The sections of a run's own code, as its files are on disk now, with the project's
+    /// configuration.
+    #[derive(Clone, Debug, Default)]
+    pub struct SectionsFound {
+        pub sections: Vec<Section>,
+        /// The `pyproject.toml` read, if any.
+        pub config_file: Option<std::path::PathBuf>,
+        /// Sentences about files whose sections could not be found (unreadable, changed since the
+        /// recording: their lines would not match the samples).
+        pub notes: Vec<String>,
+    }
+
+    /// Discovers the sections of every user file of `run`. The configuration is the nearest
+    /// `pyproject.toml` at or above the run's working directory (or `config`, when given).
+    /// A malformed configuration is an error sentence; a file that cannot be used is a note.
+    pub fn discover_run(run: &crate::run::Run, config: Option<&std::path::Path>) -> Result<SectionsFound, String> {
+        let mut found = SectionsFound::default();
+        let cwd = std::path::Path::new(&run.meta.cwd);
+        let file = match config {
+            Some(c) => Some(c.to_path_buf()),
+            None => cwd.ancestors().map(|d| d.join("pyproject.toml")).find(|p| p.is_file()),
+        };
+        let config = match &file {
+            Some(f) => {
+                let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read {} ({e}); check the path", f.display()))?;
+                let root = f.parent().unwrap_or(cwd);
+                read_config(&text, root).map_err(|e| format!("{}: {e}", f.display()))?
+            }
+            None => SectionConfig::default(),
+        };
+        found.config_file = file;
+        for f in &run.files {
+            if f.kind != crate::run::FileKind::User {
+                continue;
+            }
+            let path = run.str(f.path);
+            let Ok(bytes) = std::fs::read(path) else {
+                found.notes.push(format!("{path} cannot be read, so its critical sections are not known; record again where the source is"));
+                continue;
+            };
+            if let Some(sha) = &f.sha256 {
+                if *sha != crate::source::sha256_hex(&bytes) {
+                    found.notes.push(format!("{path} changed since the recording, so its critical sections are not shown; record again"));
+                    continue;
+                }
+            }
+            found.sections.extend(discover(path, &String::from_utf8_lossy(&bytes), &config));
+        }
+        Ok(found)
+    }
+
+    /// Every critical section of one file's `text` (`path` is recorded in each section as given).
+    pub fn discover(path: &str, text: &str, config: &SectionConfig) -> Vec<Section> {
+        let mut parser = tree_sitter::Parser::new();
+        if parser.set_language(&tree_sitter_python::LANGUAGE.into()).is_err() {
+            return Vec::new();
+        }
+        let Some(tree) = parser.parse(text, None) else { return Vec::new() };
+        let src = text.as_bytes();
+        let index = crate::source::SourceIndex::parse(text);
+        let mut d = Discovery { src, path, index: &index, lock_types: HashMap::new(), out: Vec::new(), config };
+        d.collect_assignments(tree.root_node());
+        d.walk(tree.root_node());
+        for c in config.extra.iter().filter(|c| c.file == path) {
+            d.configured(tree.root_node(), c);
+        }
+        let mut out = d.out;
+        out.sort_by_key(|s| (s.line, s.body_start));
+        out.dedup_by(|a, b| (a.line, a.body_start, a.end_line, &a.lock) == (b.line, b.body_start, b.end_line, &b.lock));
+        out
+    }
+
+    struct Discovery<'a> {
+        src: &'a [u8],
+        path: &'a str,
+        index: &'a crate::source::SourceIndex,
+        /// Lock names (`lock`, `Class.attr`, `.attr` for any object's attribute) → type.
+        lock_types: HashMap<String, String>,
+        out: Vec<Section>,
+        config: &'a SectionConfig,
+    }
+
+    fn line(n: Node) -> u32 {
+        n.start_position().row as u32 + 1
+    }
+
+    fn end_line(n: Node) -> u32 {
+        n.end_position().row as u32 + 1
+    }
+
+    impl Discovery<'_> {
+        fn text(&self, n: Node) -> &str {
+            n.utf8_text(self.src).unwrap_or("")
+        }
+
+        /// The function containing `line`: (qualname, def line), or `<module>`.
+        fn function_at(&self, at: u32) -> (String, u32) {
+            match self.index.enclosing(at).0 {
+                Some(i) => (self.index.defs[i].qualname.clone(), self.index.defs[i].line),
+                None => ("<module>".into(), 0),
+            }
+        }
+
+        /// The innermost class around `line`, for naming `self.attr`.
+        fn class_at(&self, at: u32) -> Option<String> {
+            self.index.enclosing(at).1.map(|i| self.index.defs[i].qualname.clone())
+        }
+
+        /// The callee's last name when `n` is a call (`threading.Lock()` → `Lock`).
+        fn callee_type(&self, n: Node) -> Option<String> {
+            if n.kind() != "call" {
+                return None;
+            }
+            let f = n.child_by_field_name("function")?;
+            let name = match f.kind() {
+                "identifier" => self.text(f),
+                "attribute" => self.text(f.child_by_field_name("attribute")?),
+                _ => return None,
+            };
+            LOCK_TYPES.contains(&name).then(|| name.to_string())
+        }
+
+        /// The name a lock expression is known by: `lock`, `Class.attr` for `self.attr` /
+        /// `cls.attr`, `obj.attr` otherwise; `None` for a subscript, a call, ….
+        fn lock_name(&self, n: Node) -> Option<String> {
+            match n.kind() {
+                "identifier" => Some(self.text(n).to_string()),
+                "attribute" => {
+                    let obj = n.child_by_field_name("object")?;
+                    let attr = self.text(n.child_by_field_name("attribute")?);
+                    let obj_text = self.text(obj);
+                    if obj_text == "self" || obj_text == "cls" {
+                        if let Some(class) = self.class_at(line(n)) {
+                            return Some(format!("{class}.{attr}"));
+                        }
+                    }
+                    if matches!(obj.kind(), "identifier" | "attribute") {
+                        Some(self.text(n).to_string())
+                    } else {
+                        None
+                    }
+                }
+                _ => None,
+            }
+        }
+
+        /// The last identifier of a name (`self._lock` → `_lock`).
+        fn last_part(&self, n: Node) -> Option<String> {
+            match n.kind() {
+                "identifier" => Some(self.text(n).to_string()),
+                "attribute" => n.child_by_field_name("attribute").map(|a| self.text(a).to_string()),
+                _ => None,
+            }
+        }
+
+        fn collect_assignments(&mut self, n: Node) {
+            if n.kind() == "assignment" {
+                if let (Some(left), Some(right)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) {
+                    if let Some(ty) = self.callee_type(right) {
+                        if let Some(name) = self.lock_name(left) {
+                            self.lock_types.insert(name, ty.clone());
+                        }
+                        // A class attribute `lock = Lock()` in a class body is `Class.lock`;
+                        // any object's `.attr` assigned a lock makes `x.attr` a lock too.
+                        if left.kind() == "identifier" {
+                            if let Some(class) = self.class_at(line(n)).filter(|_| self.index.enclosing(line(n)).0.is_none()) {
+                                self.lock_types.insert(format!("{class}.{}", self.text(left)), ty.clone());
+                            }
+                        }
+                        if let Some(attr) = self.last_part(left).filter(|_| left.kind() == "attribute") {
+                            self.lock_types.insert(format!(".{attr}"), ty);
+                        }
+                    }
+                }
+            }
+            let mut c = n.walk();
+            for child in n.named_children(&mut c) {
+                self.collect_assignments(child);
+            }
+        }
+
+        /// Whether `n` names a lock, and its type when known.
+        fn is_lock(&self, n: Node) -> Option<Option<String>> {
+            let name = self.lock_name(n)?;
+            if let Some(t) = self.lock_types.get(&name) {
+                return Some(Some(t.clone()));
+            }
+            let last = self.last_part(n)?;
+            if n.kind() == "attribute" {
+                if let Some(t) = self.lock_types.get(&format!(".{last}")) {
+                    return Some(Some(t.clone()));
+                }
+            }
+            lock_like_name(&last).then_some(None)
+        }
+
+        fn push(&mut self, wait_line: u32, body_start: u32, end: u32, lock: String, key: Option<String>, lock_type: Option<String>, kind: SectionKind) {
+            let (function, function_line) = self.function_at(wait_line);
+            let lock_key = key.unwrap_or_else(|| format!("{}:{wait_line}", self.path));
+            self.out.push(Section {
+                file: self.path.to_string(),
+                function,
+                function_line,
+                line: wait_line,
+                body_start,
+                end_line: end.max(body_start),
+                lock,
+                lock_key,
+                lock_type,
+                kind,
+            });
+        }
+
+        fn walk(&mut self, n: Node) {
+            match n.kind() {
+                "with_statement" => self.with_statement(n),
+                "function_definition" => {
+                    self.decorated(n);
+                    self.acquire_release(n);
+                }
+                _ => {}
+            }
+            let mut c = n.walk();
+            for child in n.named_children(&mut c) {
+                self.walk(child);
+            }
+        }
+
+        fn with_items<'t>(&self, n: Node<'t>) -> Vec<Node<'t>> {
+            let mut items = Vec::new();
+            let mut c = n.walk();
+            for clause in n.named_children(&mut c).filter(|c| c.kind() == "with_clause") {
+                let mut c2 = clause.walk();
+                for item in clause.named_children(&mut c2).filter(|i| i.kind() == "with_item") {
+                    if let Some(mut v) = item.child_by_field_name("value") {
+                        // `with lock as l:` → the `lock`.
+                        if v.kind() == "as_pattern" {
+                            if let Some(first) = v.named_child(0) {
+                                v = first;
+                            }
+                        }
+                        items.push(v);
+                    }
+                }
+            }
+            items
+        }
+
+        fn with_statement(&mut self, n: Node) {
+            // `async with` guards asyncio locks, which no thread waits on.
+            if n.child(0).is_some_and(|c| c.kind() == "async") {
+                return;
+            }
+            let Some(body) = n.child_by_field_name("body") else { return };
+            for v in self.with_items(n) {
+                if let Some(ty) = self.is_lock(v) {
+                    let name = self.lock_name(v).unwrap_or_default();
+                    self.push(line(n), line(body), end_line(body), name.clone(), Some(name), ty, SectionKind::With);
+                }
+            }
+        }
+
+        fn decorated(&mut self, def: Node) {
+            let Some(parent) = def.parent().filter(|p| p.kind() == "decorated_definition") else { return };
+            let mut c = parent.walk();
+            for deco in parent.named_children(&mut c).filter(|d| d.kind() == "decorator") {
+                let Some(mut e) = deco.named_child(0) else { continue };
+                if e.kind() == "call" {
+                    if let Some(f) = e.child_by_field_name("function") {
+                        e = f;
+                    }
+                }
+                let text = self.text(e).to_string();
+                let last = text.rsplit('.').next().unwrap_or(&text).to_string();
+                let hit = self.config.synchronized.iter().any(|s| *s == text || s.rsplit('.').next() == Some(last.as_str()));
+                if let (true, Some(body)) = (hit, def.child_by_field_name("body")) {
+                    let (qual, _) = self.function_at(line(body));
+                    let name = format!("@{text} {qual}");
+                    self.push(line(def), line(body), end_line(body), name.clone(), Some(name), None, SectionKind::Decorated);
+                    // The body belongs to this function, not to the one around the `def`.
+                    let s = self.out.last_mut().unwrap();
+                    s.function = qual;
+                    s.function_line = line(def);
+                }
+            }
+        }
+
+        /// `X.acquire()` statements of this function (not of nested ones) and the first
+        /// `X.release()` after each.
+        fn acquire_release(&mut self, def: Node) {
+            let mut calls: Vec<(u32, String, &'static str, Option<Node>)> = Vec::new();
+            fn visit<'t>(d: &Discovery, n: Node<'t>, calls: &mut Vec<(u32, String, &'static str, Option<Node<'t>>)>) {
+                if matches!(n.kind(), "function_definition" | "class_definition" | "lambda") {
+                    return;
+                }
+                if n.kind() == "call" {
+                    if let Some(f) = n.child_by_field_name("function").filter(|f| f.kind() == "attribute") {
+                        let method = f.child_by_field_name("attribute").map(|a| d.text(a)).unwrap_or("");
+                        let which = match method {
+                            "acquire" => Some("acquire"),
+                            "release" => Some("release"),
+                            _ => None,
+                        };
+                        if let (Some(which), Some(obj)) = (which, f.child_by_field_name("object")) {
+                            calls.push((line(n), d.text(obj).to_string(), which, Some(obj)));
+                        }
+                    }
+                }
+                let mut c = n.walk();
+                for child in n.named_children(&mut c) {
+                    visit(d, child, calls);
+                }
+            }
+            if let Some(body) = def.child_by_field_name("body") {
+                visit(self, body, &mut calls);
+            }
+            calls.sort_by_key(|c| c.0);
+            let mut found = Vec::new();
+            for (i, (at, obj, which, node)) in calls.iter().enumerate() {
+                if *which != "acquire" {
+                    continue;
+                }
+                if let Some((rel, ..)) = calls[i + 1..].iter().find(|c| c.2 == "release" && c.1 == *obj && c.0 > *at) {
+                    let node = node.unwrap();
+                    let named = self.lock_name(node);
+                    let ty = named.as_ref().and_then(|n| self.lock_types.get(n).cloned());
+                    let (lock, key) = match named {
+                        Some(n) => (n.clone(), Some(n)),
+                        None => (format!("unnamed ({obj})"), None),
+                    };
+                    found.push((*at, *rel, lock, key, ty));
+                }
+            }
+            for (at, rel, lock, key, ty) in found {
+                self.push(at, at + 1, rel, lock, key, ty, SectionKind::AcquireRelease);
+            }
+        }
+
+        fn configured(&mut self, root: Node, c: &ConfiguredSection) {
+            // The innermost `with` or `def` starting on the line, if any.
+            fn find<'t>(n: Node<'t>, at: u32, best: &mut Option<Node<'t>>) {
+                if line(n) > at || end_line(n) < at {
+                    return;
+                }
+                if line(n) == at && matches!(n.kind(), "with_statement" | "function_definition") {
+                    *best = Some(n);
+                }
+                let mut cur = n.walk();
+                for child in n.named_children(&mut cur) {
+                    find(child, at, best);
+                }
+            }
+            let mut stmt = None;
+            find(root, c.line, &mut stmt);
+            let (body_start, end) = match (stmt.and_then(|s| s.child_by_field_name("body")), c.end_line) {
+                (_, Some(e)) => (c.line + 1, e),
+                (Some(b), None) => (line(b), end_line(b)),
+                (None, None) => (c.line, c.line),
+            };
+            let expr = stmt.filter(|s| s.kind() == "with_statement").and_then(|s| self.with_items(s).first().copied());
+            let named = expr.and_then(|e| self.lock_name(e));
+            let ty = named.as_ref().and_then(|n| self.lock_types.get(n).cloned());
+            let (lock, key) = match (&c.lock, named) {
+                (Some(l), _) => (l.clone(), Some(l.clone())),
+                (None, Some(n)) => (n.clone(), Some(n)),
+                (None, None) => (match expr {
+                    Some(e) => format!("unnamed ({})", self.text(e)),
+                    None => "unnamed".to_string(),
+                }, None),
+            };
+            self.push(c.line, body_start, end, lock, key, ty, SectionKind::Configured);
+        }
+    }
+}
+
+#[cfg(all(test, feature = "source"))]
+mod tests {
+    use super::*;
+
+    const SRC: &str = r#"import threading
+from threading import Lock, Condition
+
+registry_lock = Lock()
+guard = threading.RLock()
+
+class SharedCounter:
+    shared = threading.Semaphore(2)
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._value = 0
+        self.items = []
+
+    def increment(self):
+        with self._lock:
+            self._value += 1
+
+    def busy(self):
+        with self.shared:
+            pass
+
+    def not_a_lock(self):
+        with open("x") as f:
+            f.read()
+        with self.block:
+            pass
+
+def use(lock, items):
+    with lock:
+        items.append(1)
+        items.append(2)
+    with guard as g, registry_lock:
+        pass
+
+def manual(locks, i):
+    locks[i].acquire()
+    try:
+        work()
+    finally:
+        locks[i].release()
+
+@synchronized
+def sync_fn():
+    return 1
+
+@mymod.synchronized()
+def sync_fn2():
+    return 2
+
+def dynamic(get):
+    with get():
+        pass
+"#;
+
+    fn sections(config: &SectionConfig) -> Vec<(u32, u32, u32, String, String, Option<String>, SectionKind)> {
+        discover("/p/a.py", SRC, config)
+            .into_iter()
+            .map(|s| (s.line, s.body_start, s.end_line, s.function, s.lock, s.lock_type, s.kind))
+            .collect()
+    }
+
+    #[test]
+    fn finds_with_acquire_and_decorated_sections_by_the_documented_rules() {
+        let config = SectionConfig { synchronized: vec!["mymod.synchronized".into()], extra: vec![] };
+        let s = |l: u32, b: u32, e: u32, f: &str, lock: &str, t: Option<&str>, k| (l, b, e, f.to_string(), lock.to_string(), t.map(String::from), k);
+        use SectionKind::*;
+        assert_eq!(
+            sections(&config),
+            vec![
+                s(16, 17, 17, "SharedCounter.increment", "SharedCounter._lock", Some("Lock"), With),
+                s(20, 21, 21, "SharedCounter.busy", "SharedCounter.shared", Some("Semaphore"), With),
+                s(30, 31, 32, "use", "lock", None, With),
+                s(33, 34, 34, "use", "guard", Some("RLock"), With),
+                s(33, 34, 34, "use", "registry_lock", Some("Lock"), With),
+                s(37, 38, 41, "manual", "unnamed (locks[i])", None, AcquireRelease),
+                s(44, 45, 45, "sync_fn", "@synchronized sync_fn", None, Decorated),
+                s(48, 49, 49, "sync_fn2", "@mymod.synchronized sync_fn2", None, Decorated),
+            ]
+        );
+        // Without the decorator configured, the decorated functions are not sections.
+        assert_eq!(sections(&SectionConfig::default()).len(), 6);
+    }
+
+    #[test]
+    fn configuration_adds_sections_and_unnamed_locks_get_their_own_key() {
+        let config = SectionConfig {
+            synchronized: vec![],
+            extra: vec![
+                ConfiguredSection { file: "/p/a.py".into(), line: 52, end_line: None, lock: None },
+                ConfiguredSection { file: "/p/a.py".into(), line: 12, end_line: Some(13), lock: Some("init".into()) },
+                ConfiguredSection { file: "/p/other.py".into(), line: 1, end_line: None, lock: None },
+            ],
+        };
+        let found = discover("/p/a.py", SRC, &config);
+        let dynamic = found.iter().find(|s| s.line == 52).unwrap();
+        assert_eq!((dynamic.body_start, dynamic.end_line, dynamic.lock.as_str()), (53, 53, "unnamed (get())"));
+        assert_eq!(dynamic.lock_key, "/p/a.py:52");
+        let init = found.iter().find(|s| s.line == 12).unwrap();
+        assert_eq!((init.body_start, init.end_line, init.lock.as_str(), init.function.as_str()), (13, 13, "init", "SharedCounter.__init__"));
+    }
+
+    #[test]
+    fn names_that_say_lock() {
+        for yes in ["lock", "_lock", "write_lock", "rwlock", "mutex", "cond", "_cv", "sem2", "not_empty_condition", "LOCK"] {
+            assert!(lock_like_name(yes), "{yes}");
+        }
+        for no in ["block", "clock", "second", "items", "unlock", "f", "semantic"] {
+            assert!(!lock_like_name(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn config_is_read_from_pyproject_and_bad_keys_say_what_to_write() {
+        let root = std::path::Path::new("/proj");
+        let c = read_config(
+            "[project]\nname='x'\n[tool.threadradar]\nsynchronized = [\"mymod.synchronized\"]\ncritical_sections = [{file = \"app/x.py\", line = 12, end_line = 20, lock = \"g\"}]\n",
+            root,
+        )
+        .unwrap();
+        assert_eq!(c.synchronized, ["mymod.synchronized"]);
+        assert_eq!(c.extra, [ConfiguredSection { file: "/proj/app/x.py".into(), line: 12, end_line: Some(20), lock: Some("g".into()) }]);
+        let c = read_config("[[tool.threadradar.critical_sections]]\nfile = \"/abs.py\"\nline = 3\n", root).unwrap();
+        assert_eq!(c.extra[0].file, "/abs.py");
+        assert_eq!(read_config("[tool.other]\n", root).unwrap(), SectionConfig::default());
+        let e = read_config("[tool.threadradar]\nsynchronized = \"x\"\n", root).unwrap_err();
+        assert!(e.contains("must be a list"), "{e}");
+        let e = read_config("[tool.threadradar]\ncritical_sections = [{file = \"x.py\"}]\n", root).unwrap_err();
+        assert!(e.contains("line = 12"), "{e}");
+        assert!(read_config("[tool.threadradar\n", root).unwrap_err().contains("not valid TOML"));
+    }
+}

@@ -1,0 +1,240 @@
+//! `threadradar sections`: critical sections found in real programs' source, their executions
+//! checked against what the program logged about itself.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn json(out: &std::process::Output) -> Value {
+    assert!(out.status.success(), "threadradar failed: {}", stderr(out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// The ground-truth program: a section of ~1 ms, every 50th of ~40 ms, four threads. Every
+/// execution at least 5 intervals long is found with its duration within one interval + 10 %, the
+/// slow ones are the outliers and no fast one is.
+#[test]
+fn executions_match_the_programs_own_log() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let log = dir.path().join("log.jsonl");
+    let interval_ms = 2.0;
+    let rec = record(&out, &["--interval-ms", "2"], &[&script("sections_truth.py"), log.to_str().unwrap(), "4", "100"]);
+    assert!(rec.status.success(), "{}", stderr(&rec));
+    let run = read(&out);
+    let started_at = run.meta.started_at.expect("the run records started_at");
+    let v = json(&threadradar(dir.path(), &["sections", out.to_str().unwrap(), "--json"]));
+    assert_eq!(v["wait_source"], "sampled");
+    let sections = v["sections"].as_array().unwrap();
+    let s = sections.iter().find(|s| s["function"] == "Store.update").unwrap_or_else(|| panic!("no section in Store.update: {v}"));
+    assert_eq!((s["lock"].as_str(), s["lock_type"].as_str(), s["kind"].as_str()), (Some("Store._lock"), Some("Lock"), Some("with")));
+    let script_text = std::fs::read_to_string(script("sections_truth.py")).unwrap();
+    let with_line = script_text.lines().position(|l| l.trim() == "with self._lock:").unwrap() as u64 + 1;
+    assert_eq!(s["line"].as_u64(), Some(with_line));
+
+    let logged: Vec<Value> = std::fs::read_to_string(&log).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(logged.len(), 400);
+    let execs = s["executions"].as_array().unwrap();
+    let interval = run.meta.duration_s / (run.samples.len() - 1) as f64;
+    // "One interval" is the one the sampler achieved (on a loaded machine it may fall behind the
+    // requested one; that is resolution, not an error of the analysis).
+    eprintln!("requested interval {interval_ms} ms, achieved {:.3} ms", interval * 1e3);
+    // The found execution of the same thread overlapping a logged one the most.
+    let matching = |l: &Value| -> Option<usize> {
+        let (start, dur) = (f(&l["start"]) - started_at, f(&l["duration"]));
+        execs
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e["thread"] == l["thread"])
+            .map(|(i, e)| {
+                let (a, b) = (f(&e["start_s"]), f(&e["start_s"]) + f(&e["duration_s"]));
+                (i, (b.min(start + dur) - a.max(start)).max(0.0))
+            })
+            .filter(|(_, overlap)| *overlap > 0.0)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
+    };
+    let outliers: Vec<usize> = s["outliers"].as_array().unwrap().iter().map(|i| i.as_u64().unwrap() as usize).collect();
+    // Ticks at which the run saw a thread, by name: an execution in which the (possibly
+    // overloaded) sampler did not see its thread twice cannot be resolved, whatever its length.
+    let seen = |name: &str, from: f64, to: f64| -> usize {
+        let t = run.threads.iter().position(|t| t.name == name).unwrap() as u32;
+        run.samples.iter().filter(|smp| (from..=to).contains(&(smp.t as f64 / 1e9)) && smp.threads.iter().any(|ts| ts.thread == t)).count()
+    };
+    // The stated rule splits executions only where the thread was seen outside: an execution
+    // whose neighbours (same thread) are not separated from it by a sample merges with them.
+    let apart = |l: &Value| -> bool {
+        let (name, start) = (l["thread"].as_str().unwrap(), f(&l["start"]) - started_at);
+        let end = start + f(&l["duration"]);
+        let mine: Vec<(f64, f64)> = logged
+            .iter()
+            .filter(|o| o["thread"] == l["thread"])
+            .map(|o| (f(&o["start"]) - started_at, f(&o["start"]) - started_at + f(&o["duration"])))
+            .collect();
+        let before = mine.iter().filter(|o| o.1 <= start).map(|o| o.1).fold(f64::MIN, f64::max);
+        let after = mine.iter().filter(|o| o.0 >= end).map(|o| o.0).fold(f64::MAX, f64::min);
+        (before == f64::MIN || seen(name, before, start) > 0) && (after == f64::MAX || seen(name, end, after) > 0)
+    };
+    let mut long = 0;
+    for l in &logged {
+        let dur = f(&l["duration"]);
+        let start = f(&l["start"]) - started_at;
+        let name = l["thread"].as_str().unwrap();
+        if dur < 5.0 * interval.max(interval_ms / 1e3) || seen(name, start, start + dur) < 2 || !apart(l) {
+            continue;
+        }
+        long += 1;
+        let i = matching(l).unwrap_or_else(|| panic!("the {dur:.4} s execution of {name} at {start:.4} s was not found"));
+        let found = f(&execs[i]["duration_s"]);
+        // One interval: the requested one, or the gaps around this execution when the sampler
+        // fell behind (its `error_s`); + 10 %.
+        let tolerance = (interval_ms / 1e3).max(interval).max(f(&execs[i]["error_s"])) + 0.1 * dur;
+        assert!((found - dur).abs() <= tolerance, "{name} held {dur:.4} s from {start:.4} s, found {} (± {tolerance:.4})", execs[i]);
+        assert!((f(&execs[i]["start_s"]) - start).abs() <= tolerance, "{name} entered at {start:.4} s, found {}", execs[i]);
+        // A slow one is an outlier wherever the sampler resolved it (not starved for > 5 intervals).
+        if l["slow"] == true && f(&execs[i]["error_s"]) <= 5.0 * interval_ms / 1e3 {
+            assert!(outliers.contains(&i), "the slow execution #{i} ({found:.4} s) is not an outlier (threshold {})", s["outlier_threshold_s"]);
+        }
+    }
+    assert!(long >= 4, "only {long} executions of ≥ 5 intervals were sampled twice or more ({} slow ones logged)", logged.iter().filter(|l| l["slow"] == true).count());
+    // No fast execution (true duration under 2 ms) is an outlier: every outlier that is one
+    // logged execution is a long one. (Where the sampler saw no sample between two executions of
+    // a thread they are one by the stated rule; such an outlier spans several logged ones.)
+    for &i in &outliers {
+        let e = &execs[i];
+        let (a, b) = (f(&e["start_s"]), f(&e["start_s"]) + f(&e["duration_s"]));
+        let covered: Vec<&Value> = logged
+            .iter()
+            .filter(|l| l["thread"] == e["thread"] && f(&l["start"]) - started_at < b && f(&l["start"]) - started_at + f(&l["duration"]) > a)
+            .collect();
+        if covered.len() == 1 {
+            let truth = f(&covered[0]["duration"]);
+            assert!(truth >= 2e-3, "outlier #{i} ({e}) is a fast execution ({}, {} samples of the thread meanwhile)", covered[0], seen(e["thread"].as_str().unwrap(), a, b));
+        }
+    }
+    // Fast ones are counted, not invented: far fewer listed than executed, the total about right.
+    let median = f(&s["median_s"]);
+    assert!(median < 3e-3, "median {median} s of a ~1 ms section");
+    let total_true: f64 = logged.iter().map(|l| f(&l["duration"])).sum();
+    let total = f(&s["total_hold_s"]);
+    assert!((total - total_true).abs() < 0.25 * total_true, "held {total} s, the program says {total_true} s");
+    // The other threads waited while the slow ones held the lock.
+    let contended = outliers.iter().filter(|&&i| !execs[i]["waiters"].as_array().unwrap().is_empty()).count();
+    assert!(contended * 2 >= outliers.len(), "{contended} of {} outliers had waiters", outliers.len());
+    assert!(f(&s["others_waited_s"]) > 0.1, "{}", s["others_waited_s"]);
+
+    // The table says the same in words.
+    let table = threadradar(dir.path(), &["sections", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("Store.update") && text.contains("outliers"), "{text}");
+}
+
+/// Configuration extends the set; a section never executed, a dynamically created lock and
+/// recursion inside a section; bad configuration is one sentence.
+#[test]
+fn configured_unnamed_recursive_and_never_executed_sections() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let prog = dir.path().join("prog.py");
+    std::fs::write(
+        &prog,
+        r#"import threading, time
+locks = [threading.Lock() for _ in range(2)]
+guard = threading.RLock()
+
+def never():
+    with guard:
+        return 1
+
+def dynamic(i):
+    locks[i].acquire()
+    try:
+        time.sleep(0.03)
+    finally:
+        locks[i].release()
+
+def recursive(n):
+    with guard:
+        if n:
+            return recursive(n - 1)
+        time.sleep(0.03)
+
+def configured():
+    x = 0
+    time.sleep(0.03)
+    return x
+
+def run():
+    for _ in range(3):
+        dynamic(0)
+        time.sleep(0.01)
+        recursive(3)
+        time.sleep(0.01)
+        configured()
+        time.sleep(0.01)
+
+threading.Thread(target=run, name="t1").start()
+"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "[tool.threadradar]\ncritical_sections = [{file = \"prog.py\", line = 23, end_line = 24, lock = \"app state\"}]\n").unwrap();
+    let out = dir.path().join("run.json");
+    let rec = record(&out, &["--interval-ms", "2"], &[prog.to_str().unwrap()]);
+    assert!(rec.status.success(), "{}", stderr(&rec));
+    let v = json(&threadradar(dir.path(), &["sections", out.to_str().unwrap(), "--json"]));
+    let by_fn = |name: &str| v["sections"].as_array().unwrap().iter().find(|s| s["function"] == name).unwrap_or_else(|| panic!("no {name}: {v}")).clone();
+    let never = by_fn("never");
+    assert_eq!((never["execution_count"].as_u64(), never["executions"].as_array().unwrap().len()), (Some(0), 0));
+    let dynamic = by_fn("dynamic");
+    assert_eq!((dynamic["lock"].as_str(), dynamic["kind"].as_str()), (Some("unnamed (locks[i])"), Some("acquire_release")));
+    assert_eq!(dynamic["executions"].as_array().unwrap().len(), 3, "{dynamic}");
+    // Recursion: each call of recursive(3) is one execution of the outer frame, not four.
+    let rec_s = by_fn("recursive");
+    assert_eq!(rec_s["executions"].as_array().unwrap().len(), 3, "{rec_s}");
+    let conf = by_fn("configured");
+    assert_eq!((conf["lock"].as_str(), conf["kind"].as_str(), conf["line"].as_u64()), (Some("app state"), Some("configured"), Some(23)));
+    assert_eq!(conf["executions"].as_array().unwrap().len(), 3, "{conf}");
+    for s in [&dynamic, &rec_s, &conf] {
+        for e in s["executions"].as_array().unwrap() {
+            // A 30 ms sleep never takes less (it may take more on a loaded machine).
+            assert!(f(&e["duration_s"]) + f(&e["error_s"]) >= 0.03, "{e}");
+        }
+    }
+
+    std::fs::write(dir.path().join("pyproject.toml"), "[tool.threadradar]\nsynchronized = \"x\"\n").unwrap();
+    let bad = threadradar(dir.path(), &["sections", out.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = stderr(&bad);
+    assert!(err.contains("synchronized must be a list") && err.lines().count() == 1, "{err}");
+    let missing = threadradar(dir.path(), &["sections", dir.path().join("nope.json").to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(!stderr(&missing).contains("panicked"), "{}", stderr(&missing));
+}
+
+/// A run without wait data (imported from a profile without thread states) still lists
+/// executions, and says that no waits are known.
+#[test]
+fn a_run_without_wait_data_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = dir.path().join("p.py");
+    std::fs::write(&prog, "import threading\nlock = threading.Lock()\n\ndef f():\n    with lock:\n        g()\n\ndef g():\n    pass\n").unwrap();
+    let p = prog.display();
+    let collapsed = dir.path().join("p.txt");
+    std::fs::write(&collapsed, format!("MainThread;f ({p}:6);g ({p}:9) 5\nMainThread;f ({p}:5) 2\n")).unwrap();
+    let out = dir.path().join("run.json");
+    let imp = threadradar(dir.path(), &["import", collapsed.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(imp.status.success(), "{}", stderr(&imp));
+    let v = json(&threadradar(dir.path(), &["sections", out.to_str().unwrap(), "--json"]));
+    assert_eq!(v["wait_source"], "none", "{v}");
+    assert!(v["how"].as_str().unwrap().contains("no waits"));
+    let s = &v["sections"][0];
+    assert_eq!(s["lock"], "lock");
+    for e in s["executions"].as_array().unwrap() {
+        assert!(e["wait_s"].is_null(), "{e}");
+    }
+}
