@@ -38,6 +38,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         subprocesses: false,
         pid: None,
         no_progress: false,
+        progress_lines: false,
         command: vec![args.python.clone(), script.display().to_string()],
     })?;
     summarize(&rec.run, &rec.path);

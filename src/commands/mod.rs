@@ -12,5 +12,7 @@ pub mod mcp;
 pub mod radar;
 pub mod record;
 pub mod report;
+pub mod runs;
 pub mod serve;
+pub mod test;
 pub mod timeline;

@@ -39,6 +39,10 @@ pub struct RecordArgs {
     #[arg(long)]
     pub no_progress: bool,
 
+    /// Print a `threadradar: progress …` line on stderr every second (for editors).
+    #[arg(long, hide = true)]
+    pub progress_lines: bool,
+
     /// The program to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND", required_unless_present = "pid")]
     pub command: Vec<String>,
@@ -121,7 +125,12 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
     let live = runfile::live_path(&path);
     sampler.stream_to(&live);
     let pb = progress_bar(args.no_progress);
+    let mut printed = Duration::ZERO;
     let end = sampler.run_until(&STOP, |p| {
+        if args.progress_lines && p.elapsed >= printed + Duration::from_secs(1) {
+            printed = p.elapsed;
+            eprintln!("threadradar: progress {:.1} s, {} samples, {} threads", p.elapsed.as_secs_f64(), p.samples, p.threads);
+        }
         pb.set_message(format!(
             "{:>6.1}s  {} samples  {} threads  {:.0} Hz ({:.0}% of {:.0}){}",
             p.elapsed.as_secs_f64(),
