@@ -1,0 +1,62 @@
+-- (issue 19) A test profiled from its "▶ Profile" lens with vim.lsp.codelens.run, in a copy of
+-- samples/python/testproject: the workspace is asked about once (vim.ui.select, remembered in
+-- stdpath("data")), the run is written with pytest's outcome and becomes the active one.
+local H = dofile(os.getenv("TR_TESTS") .. "/helpers.lua")
+local api = vim.api
+
+H.run("profile_test", function()
+  local root = H.env("TR_TESTPROJECT")
+  vim.cmd("cd " .. root)
+  local notes = H.capture_notifications()
+  local asked = 0
+  vim.ui.select = function(items, opts, on_choice)
+    asked = asked + 1
+    H.check(opts.kind == "threadradar_trust", "the question is the workspace trust")
+    on_choice(items[1])
+  end
+  H.setup({})
+  local record = require("threadradar.record")
+  vim.cmd("edit " .. root .. "/tests/check_pool.py")
+  local bufnr = api.nvim_get_current_buf()
+  local lnum
+  for i, l in ipairs(api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if l:match("^def test_parallel_sum_is_right") then
+      lnum = i
+    end
+  end
+  -- The lens is the server's, on the test's line.
+  H.wait(20000, function()
+    for _, l in ipairs(vim.lsp.codelens.get(bufnr)) do
+      if l.command and l.command.command == "threadradar.profileTest" and l.range.start.line == lnum - 1 then
+        return true
+      end
+    end
+  end, "a ▶ Profile lens on test_parallel_sum_is_right")
+  api.nvim_win_set_cursor(0, { lnum, 0 })
+  vim.lsp.codelens.run()
+  H.wait(60000, function()
+    return record.last_test ~= nil
+  end, "the profiled test's answer")
+  local res = record.last_test
+  H.eq(res.test, "tests/check_pool.py::test_parallel_sum_is_right", "the node id")
+  H.eq(res.outcome.passed, 1, "passed")
+  H.eq(res.outcome.failed, 0, "failed")
+  H.check(vim.fn.filereadable(res.run) == 1, "the run is written")
+  local info = H.run_info(res.run)
+  H.check(type(info) == "table", "the run is readable")
+  H.eq(asked, 1, "asked once")
+  local trust = vim.fn.json_decode(table.concat(vim.fn.readfile(record.trust_file()), "\n"))
+  H.eq(trust[vim.loop.fs_realpath(root)] or trust[root], true, "the answer is remembered")
+  -- A second lens run asks no more.
+  record.last_test = nil
+  vim.lsp.codelens.run()
+  H.wait(60000, function()
+    return record.last_test ~= nil
+  end, "the second run")
+  H.eq(asked, 1, "asked only once per workspace")
+  local said = false
+  for _, n in ipairs(notes) do
+    said = said or n.msg:find("test_parallel_sum_is_right: 1 passed", 1, true) ~= nil
+  end
+  H.check(said, "the outcome is shown")
+end, 150000)
