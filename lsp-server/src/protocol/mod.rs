@@ -17,12 +17,14 @@
 //! [`typescript`], write its handler in `handlers/`, add its arm to `dispatch`, and regenerate the
 //! TypeScript (`UPDATE_EXPECT=1 cargo test --test protocol`).
 
+pub mod history;
 pub mod types;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use ts_rs::TS;
 
+pub use history::*;
 pub use types::*;
 
 /// The protocol's version. It grows when a method's parameters or results change incompatibly;
@@ -291,6 +293,10 @@ pub fn typescript() -> String {
         RunsResult,
         RunItem,
         RunSummary,
+        RunLabel,
+        RunPin,
+        RunOutcome,
+        RunHistory,
         FilterParams,
         FilterResult,
         // compare
