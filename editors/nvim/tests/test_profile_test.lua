@@ -70,4 +70,28 @@ H.run("profile_test", function()
     said = said or n.msg:find("test_parallel_sum_is_right: 1 passed", 1, true) ~= nil
   end
   H.check(said, "the outcome is shown")
+
+  -- :ThreadRadarRuns: a test run offers label / pin / delete / compare with previous.
+  local actions_seen
+  vim.ui.select = function(items, opts, on_choice)
+    if opts.kind == "threadradar_run" then
+      H.check(opts.format_item(items[1]):find("test_parallel_sum_is_right: 1 passed", 1, true) ~= nil, "the picker shows the test and its outcome")
+      on_choice(items[1])
+    elseif opts.kind == "threadradar_run_action" then
+      actions_seen = items
+      on_choice("Label…")
+    end
+  end
+  vim.ui.input = function(_, on_input)
+    on_input("baseline")
+  end
+  vim.cmd("ThreadRadarRuns")
+  local index = root .. "/.threadradar/runs.json"
+  H.wait(10000, function()
+    return vim.fn.filereadable(index) == 1
+  end, "the label in .threadradar/runs.json")
+  local labels = vim.fn.json_decode(table.concat(vim.fn.readfile(index), "\n"))
+  local newest = labels.runs[vim.fn.fnamemodify(record.last_test.run, ":t")]
+  H.eq(newest and newest.label, "baseline", "the newest run is labelled")
+  H.check(actions_seen and vim.tbl_contains(actions_seen, "Compare with previous run of this test"), "the newest run of a test offers compare with previous")
 end, 150000)
