@@ -55,6 +55,10 @@ enum Command {
     Import(commands::import::ImportArgs),
     /// A Model Context Protocol server over stdio: the run's figures as tools for coding agents.
     Mcp(commands::mcp::McpArgs),
+    /// Profile your tests: record `PYTHON -m pytest …` with the project's interpreter, keep the outcome.
+    Test(commands::test::TestArgs),
+    /// The run history: list, label, delete, pin and prune runs.
+    Runs(commands::runs::RunsArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +80,8 @@ fn main() -> ExitCode {
         Command::Export(a) => commands::export::run(a),
         Command::Import(a) => commands::import::run(a),
         Command::Mcp(a) => commands::mcp::run(a),
+        Command::Test(a) => commands::test::run(a),
+        Command::Runs(a) => commands::runs::run(a),
     };
     match result {
         Ok(code) => code,

@@ -17,6 +17,11 @@ if ! python3 -c 'import pytest' 2>/dev/null; then
   log "installing pytest"
   python3 -m pip install -q pytest
 fi
+# Profiling tests (issue 19): tests/lsp_tests.rs profiles a pytest-xdist run (-n 2) when it is there.
+if ! python3 -c 'import xdist' 2>/dev/null; then
+  log "installing pytest-xdist"
+  python3 -m pip install -q pytest-xdist
+fi
 
 # ---------------------------------------------------------------------------------------------
 # Formats (issue 21): the exporters' validators, used by tests/export.rs during cargo test:

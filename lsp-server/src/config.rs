@@ -58,6 +58,11 @@ pub struct Settings {
     pub record_command: Vec<String>,
     /// `threadradar.record` samples the program's Python subprocesses too.
     pub record_subprocesses: bool,
+    /// The interpreter the editor has selected (VS Code: the Python extension's active
+    /// environment), used for tests when the project configures none.
+    pub python: Option<String>,
+    /// "▶ Profile" lenses on tests.
+    pub test_lens: bool,
 }
 
 impl Default for Settings {
@@ -80,6 +85,8 @@ impl Default for Settings {
             notify_changes: false,
             record_command: vec!["python3".into(), "-m".into(), "pytest".into()],
             record_subprocesses: true,
+            python: None,
+            test_lens: true,
         }
     }
 }
@@ -107,6 +114,18 @@ impl Settings {
                 "panels" => set_bool(&mut self.panels, v),
                 "notifyChanges" => set_bool(&mut self.notify_changes, v),
                 "recordSubprocesses" => set_bool(&mut self.record_subprocesses, v),
+                "testLens" => set_bool(&mut self.test_lens, v),
+                "python" => match v {
+                    Value::Null => {
+                        self.python = None;
+                        true
+                    }
+                    Value::String(p) => {
+                        self.python = Some(p.clone()).filter(|p| !p.is_empty());
+                        true
+                    }
+                    _ => false,
+                },
                 "recordCommand" => match v.as_array().map(|a| a.iter().map(|x| x.as_str().map(String::from)).collect::<Option<Vec<_>>>()) {
                     Some(Some(c)) if !c.is_empty() => {
                         self.record_command = c;

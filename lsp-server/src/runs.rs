@@ -31,7 +31,9 @@ pub struct RunEntry {
 pub fn list(folders: &[PathBuf]) -> Vec<RunEntry> {
     let mut all = Vec::new();
     for folder in folders {
-        all.extend(list_dir(&runfile::runs_dir(folder)).into_iter().map(|r| RunEntry { folder: folder.clone(), ..r }));
+        // `[tool.threadradar] runs-dir` when the project sets one (issue 19).
+        let dir = crate::project::ProjectConfig::load(folder).map(|c| c.runs_dir(folder)).unwrap_or_else(|_| runfile::runs_dir(folder));
+        all.extend(list_dir(&dir).into_iter().map(|r| RunEntry { folder: folder.clone(), ..r }));
     }
     sort_newest_first(&mut all);
     all

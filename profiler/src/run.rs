@@ -225,6 +225,43 @@ pub struct Meta {
     /// and what that format could not say. Absent in recorded runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<Imported>,
+    /// The Python interpreter `threadradar test` (or the editor's profileTest) ran, and why that
+    /// one. Absent in runs of `record`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<Interpreter>,
+    /// The test (or test file) that was profiled and its outcome from pytest's JUnit XML. Absent
+    /// in runs of `record`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<TestRun>,
+}
+
+/// Which interpreter ran a test, and the rule that chose it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interpreter {
+    pub path: String,
+    /// E.g. `[tool.threadradar] python in pyproject.toml`, `.venv/bin/python`, `python3 on PATH`.
+    pub source: String,
+}
+
+/// A profiled test run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestRun {
+    /// pytest's node id or arguments, e.g. `tests/test_pool.py::TestPool::test_map`.
+    pub id: String,
+    /// `None` when pytest wrote no report (it was killed, or the run was cancelled before).
+    pub outcome: Option<TestOutcome>,
+}
+
+/// Counts from pytest's JUnit XML report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestOutcome {
+    pub passed: u32,
+    pub failed: u32,
+    pub errors: u32,
+    pub skipped: u32,
+    /// `test_name: message` of the first failure or error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failure: Option<String>,
 }
 
 /// The origin of an imported run.

@@ -42,6 +42,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         no_sched: false,
         no_waits: false,
         repeat: None,
+        progress_lines: false,
         command: vec![args.python.clone(), script.display().to_string()],
     })?;
     summarize(&rec.run, &rec.path);

@@ -13,5 +13,7 @@ pub mod radar;
 pub mod record;
 pub mod report;
 pub mod sections;
+pub mod runs;
 pub mod serve;
+pub mod test;
 pub mod timeline;

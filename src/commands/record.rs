@@ -56,6 +56,9 @@ pub struct RecordArgs {
     /// RUN-N.json and RUN is the set's manifest (see docs/run-format.md, "Run sets").
     #[arg(long, value_name = "N", conflicts_with = "pid")]
     pub repeat: Option<u32>,
+    /// Print a `threadradar: progress …` line on stderr every second (for editors).
+    #[arg(long, hide = true)]
+    pub progress_lines: bool,
 
     /// The program to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND", required_unless_present = "pid")]
@@ -180,7 +183,12 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         eprintln!("threadradar: {why}");
     }
     let pb = progress_bar(args.no_progress);
+    let mut printed = Duration::ZERO;
     let end = sampler.run_until(&STOP, |p| {
+        if args.progress_lines && p.elapsed >= printed + Duration::from_secs(1) {
+            printed = p.elapsed;
+            eprintln!("threadradar: progress {:.1} s, {} samples, {} threads", p.elapsed.as_secs_f64(), p.samples, p.threads);
+        }
         pb.set_message(format!(
             "{:>6.1}s  {} samples  {} threads  {:.0} Hz ({:.0}% of {:.0}){}",
             p.elapsed.as_secs_f64(),

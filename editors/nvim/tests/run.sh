@@ -82,6 +82,9 @@ head -c 300 "$run_new" >"$tmp/badrun/.threadradar/runs/20200101T000000Z-cut.json
 export TR_BIN="$bin" TR_WS="$ws" TR_EXPECT="$tmp/expect" TR_RUN_OLD="$run_old" TR_RUN_NEW="$run_new"
 export TR_RUN_FIXED="$run_fixed" TR_REC="$rec"
 export TR_NORUN="$tmp/norun" TR_BADRUN="$tmp/badrun" TR_TESTS="$here"
+# A pytest project to profile a test in from its lens (test_profile_test, issue 19).
+cp -r "$repo/samples/python/testproject" "$tmp/testproject"
+export TR_TESTPROJECT="$tmp/testproject"
 export XDG_CACHE_HOME="$tmp/cache" XDG_STATE_HOME="$tmp/state" XDG_DATA_HOME="$tmp/data"
 
 passed=0

@@ -19,6 +19,7 @@ import type { ChangedParams, OpenPanelParams } from "./protocol";
 import type { ServerPort } from "./router";
 import { bundledServerPath, resolveServer } from "./serverPath";
 import { extensionSettings, serverSettings } from "./settings";
+import { RUNS_WORKSPACE_CODE, selectedInterpreter, testSettings } from "./record";
 import type { ThemeKind } from "./placement";
 
 export type ServerState = "starting" | "running" | "stopped" | "missing";
@@ -51,8 +52,24 @@ export function themeKind(): ThemeKind {
   return vscode.window.activeColorTheme.kind as number as ThemeKind;
 }
 
+/** The interpreter the Python extension has selected (issue 19), when it is installed. */
+let selectedPython: string | undefined;
+
+/** Asks the Python extension for its active environment; true when the answer changed. */
+export async function refreshSelectedPython(): Promise<boolean> {
+  const before = selectedPython;
+  try {
+    const ext = vscode.extensions.getExtension("ms-python.python");
+    const api: unknown = ext === undefined ? undefined : ext.isActive ? ext.exports : await ext.activate();
+    selectedPython = selectedInterpreter(api, vscode.workspace.workspaceFolders?.[0]?.uri);
+  } catch {
+    selectedPython = undefined;
+  }
+  return selectedPython !== before;
+}
+
 export function currentServerSettings(): Record<string, unknown> {
-  return serverSettings(config(), themeKind());
+  return { ...serverSettings(config(), themeKind()), ...testSettings(vscode.workspace.isTrusted, selectedPython) };
 }
 
 export class ServerConnection implements ServerPort, vscode.Disposable {
@@ -129,6 +146,14 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
       // vscode-languageclient appends to this channel; so do the trace (no separate trace channel).
       outputChannel: this.output,
       middleware: {
+        // An untrusted workspace's code is never run (capabilities.untrustedWorkspaces: limited).
+        executeCommand: (command, args, next): unknown => {
+          if (!vscode.workspace.isTrusted && RUNS_WORKSPACE_CODE.includes(command)) {
+            void vscode.window.showWarningMessage("ThreadRadar: profiling runs this workspace's code: trust the workspace first (Workspaces: Manage Workspace Trust).");
+            return undefined;
+          }
+          return next(command, args) as unknown;
+        },
         handleWorkDoneProgress: (token, params, next) => {
           if (typeof token !== "string" || !token.startsWith(RECORD_PROGRESS)) {
             next(token, params);

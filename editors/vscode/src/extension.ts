@@ -4,7 +4,7 @@
 // the server (`threadradar.record`).
 
 import * as vscode from "vscode";
-import { ServerConnection, config, currentServerSettings } from "./client";
+import { ServerConnection, config, currentServerSettings, refreshSelectedPython } from "./client";
 import { GlyphDecorations } from "./decorations";
 import { Panels, openLocation } from "./panels";
 import { compareParams, runPicks } from "./compare";
@@ -310,6 +310,8 @@ export function activate(context: vscode.ExtensionContext): void {
         }
       }),
     ),
+    // Issue 19: the Python extension's interpreter and the workspace trust reach the server.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void server.sendSettings()),
     vscode.workspace.onDidChangeConfiguration(
       guarded(async (e: vscode.ConfigurationChangeEvent) => {
         if (!e.affectsConfiguration("threadradar")) return;
@@ -353,6 +355,32 @@ export function activate(context: vscode.ExtensionContext): void {
       }),
     ),
     vscode.commands.registerCommand(Commands.deleteRunItem, guarded(deleteRun)),
+    // Issue 19: the run history's context menu.
+    vscode.commands.registerCommand(
+      "threadradar.runs.label",
+      guarded(async (n?: RunNode) => {
+        if (n === undefined) return;
+        const label = await vscode.window.showInputBox({ prompt: "Label of the run (empty: none). A labelled run is never pruned.", value: n.history?.label ?? "" });
+        if (label === undefined) return;
+        await server.sendRequest(Requests.runs, { label: { run: n.path, label } });
+        refresh(0);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      "threadradar.runs.pin",
+      guarded(async (n?: RunNode) => {
+        if (n === undefined) return;
+        await server.sendRequest(Requests.runs, { pin: { run: n.path, pinned: n.history?.pinned !== true } });
+        refresh(0);
+      }),
+    ),
+    vscode.commands.registerCommand(
+      "threadradar.runs.compareWithPrevious",
+      guarded(async (n?: RunNode) => {
+        if (n?.history?.previous === undefined) return;
+        await compare({ base: n.history.previous, new: n.path });
+      }),
+    ),
     vscode.commands.registerCommand(
       Commands.openArtifact,
       guarded(async (n?: HotNode) => {
@@ -387,6 +415,8 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(watcher, watcher.onDidCreate(onRunFiles), watcher.onDidDelete(onRunFiles), watcher.onDidChange(onRunFiles));
 
   void server.start();
+  // The interpreter selected in the Python extension, when it is installed (issue 19).
+  void refreshSelectedPython().then((changed) => (changed ? server.sendSettings() : undefined));
 }
 
 /** Stops the language server (VS Code waits for the promise). */

@@ -176,3 +176,70 @@ export function recordChoices(ctx: RecordContext): RecordChoice[] {
   });
   return choices;
 }
+
+// Profiling tests (issue 19) ------------------------------------------------------------------
+
+/** What the Python extension (`ms-python.python`) exports, as far as the hand-off needs it. */
+export interface PythonExtensionApi {
+  environments?: {
+    getActiveEnvironmentPath?(resource?: unknown): { path?: unknown } | undefined;
+  };
+}
+
+/**
+ * The interpreter the Python extension has selected for a folder, from its exported API, or
+ * `undefined` (no extension, an older API, or its default `python` that names no file). Pure.
+ */
+export function selectedInterpreter(api: unknown, resource?: unknown): string | undefined {
+  const envs = (api as PythonExtensionApi | undefined)?.environments;
+  if (typeof envs?.getActiveEnvironmentPath !== "function") return undefined;
+  let p: unknown;
+  try {
+    p = envs.getActiveEnvironmentPath(resource)?.path;
+  } catch {
+    return undefined;
+  }
+  if (typeof p !== "string" || p === "" || !p.includes("/")) return undefined;
+  return p;
+}
+
+/**
+ * The settings that carry the interpreter hand-off and the workspace trust to the server: the
+ * selected interpreter as `python`; in an untrusted workspace no "▶ Profile" lenses. Pure.
+ */
+export function testSettings(trusted: boolean, python: string | undefined): { python: string | null; testLens: boolean } {
+  return { python: python ?? null, testLens: trusted };
+}
+
+/** The commands that run the workspace's code: refused in an untrusted workspace. */
+export const RUNS_WORKSPACE_CODE: readonly string[] = ["threadradar.profileTest", "threadradar.record"];
+
+/** Outcome counts as words: `5 passed, 1 failed`; `undefined`/`null`: unknown. Pure. */
+export function outcomeWords(o: { passed: number; failed: number; errors: number; skipped: number } | null | undefined): string {
+  if (o === null || o === undefined) return "outcome unknown";
+  const parts = (["passed", "failed", "errors", "skipped"] as const).filter((k) => o[k] > 0).map((k) => `${o[k]} ${k}`);
+  return parts.length > 0 ? parts.join(", ") : "no tests ran";
+}
+
+/** What the tree shows of `RunEntry.history` (from servers that send it). */
+export interface RunHistoryView {
+  test?: string;
+  outcome?: { passed: number; failed: number; errors: number; skipped: number; first_failure?: string } | null;
+  label?: string;
+  pinned?: boolean;
+  previous?: string;
+  duration_s?: number;
+  threads?: number;
+}
+
+/** The tree item's parts for a run: label, description, context value. Pure. */
+export function runNodeView(r: { label: string; description: string; active: boolean; history?: RunHistoryView }): { label: string; description: string; contextValue: string } {
+  const h = r.history;
+  let context = r.active ? "threadradar.run.active" : "threadradar.run";
+  if (h?.pinned === true) context += ".pinned";
+  if (h?.previous !== undefined) context += ".previous";
+  const label = h?.label !== undefined ? `${h.label} — ${h.test ?? r.label}` : (h?.test ?? r.label);
+  const bits = [h?.test !== undefined ? outcomeWords(h.outcome) : "", h?.pinned === true ? "pinned" : "", r.description].filter((x) => x !== "");
+  return { label, description: bits.join(" · "), contextValue: context };
+}
+

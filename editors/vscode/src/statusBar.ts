@@ -4,6 +4,8 @@
 import * as vscode from "vscode";
 import type { ServerConnection } from "./client";
 import type { RecordingInfo, RunsResult } from "./protocol";
+import { outcomeWords } from "./record";
+import type { RunHistoryView } from "./record";
 import { statusView } from "./views";
 
 export class RunStatus implements vscode.Disposable {
@@ -30,8 +32,12 @@ export class RunStatus implements vscode.Disposable {
 
   private render(): void {
     const v = statusView(this.runs, this.server.state, this.recording);
-    this.item.text = v.text;
-    this.item.tooltip = v.tooltip;
+    // The active run of a profiled test: its outcome (issue 19).
+    const active = this.recording === null ? this.runs?.runs.find((r) => r.path === this.runs?.active) : undefined;
+    const h = (active as { history?: RunHistoryView } | undefined)?.history;
+    const outcome = h?.test !== undefined ? ` · ${outcomeWords(h.outcome)}` : "";
+    this.item.text = v.text + outcome;
+    this.item.tooltip = h?.test !== undefined ? `${v.tooltip}\n${h.test}: ${outcomeWords(h.outcome)}` : v.tooltip;
     this.item.command = v.command;
   }
 

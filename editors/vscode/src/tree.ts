@@ -8,6 +8,8 @@ import { compareHeader, compareItems } from "./compare";
 import type { CompareHeader, CompareItem } from "./compare";
 import { Commands, Requests } from "./protocol";
 import type { CompareResult, OverviewResult, RunsResult, ThreadsResult } from "./protocol";
+import { runNodeView } from "./record";
+import type { RunHistoryView } from "./record";
 import { hotItems, runItems, threadItems } from "./views";
 import type { HotItem, RunItem, ThreadItem } from "./views";
 
@@ -32,16 +34,19 @@ abstract class View<T> implements vscode.TreeDataProvider<T>, vscode.Disposable 
   }
 }
 
-export type RunNode = RunItem;
+/** A run with its history (issue 19): test, outcome, label, pin, the previous run of its test. */
+export type RunNode = RunItem & { history?: RunHistoryView };
+export type { RunHistoryView };
 
 export class RunsView extends View<RunNode> {
   getTreeItem(r: RunNode): vscode.TreeItem {
-    const item = new vscode.TreeItem(r.label, vscode.TreeItemCollapsibleState.None);
-    item.description = r.description;
-    item.tooltip = r.tooltip;
+    const v = runNodeView(r);
+    const item = new vscode.TreeItem(v.label, vscode.TreeItemCollapsibleState.None);
+    item.description = v.description;
+    item.tooltip = r.history?.outcome?.first_failure !== undefined ? `${r.tooltip}\nFirst failure: ${r.history.outcome.first_failure}` : r.tooltip;
     item.id = r.path;
     item.iconPath = new vscode.ThemeIcon(r.active ? "pass-filled" : "circle-large-outline");
-    item.contextValue = r.active ? "threadradar.run.active" : "threadradar.run";
+    item.contextValue = v.contextValue;
     item.command = { command: Commands.selectRunItem, title: "Show this run", arguments: [r] };
     return item;
   }
@@ -49,7 +54,9 @@ export class RunsView extends View<RunNode> {
   async getChildren(element?: RunNode): Promise<RunNode[]> {
     if (element !== undefined || this.server.state !== "running") return [];
     try {
-      return runItems((await this.server.sendRequest(Requests.runs, {})) as RunsResult);
+      const res = (await this.server.sendRequest(Requests.runs, {})) as RunsResult;
+      const history = new Map(res.runs.map((r) => [r.path, (r as { history?: RunHistoryView }).history]));
+      return runItems(res).map((i) => ({ ...i, history: history.get(i.path) }));
     } catch {
       return [];
     }

@@ -1,6 +1,11 @@
 //! `runs` and `filter`: the workspace's runs, the active one, the global thread filter.
 
+use crate::history;
 use crate::host::Host;
+use crate::protocol::{RunHistory, RunOutcome};
+use crate::runs::RunEntry;
+use std::collections::HashMap;
+use std::path::Path;
 use crate::protocol::{FilterParams, FilterResult, ProtocolError, RunItem, RunSummary, RunsParams, RunsResult, VERSION};
 
 pub fn runs(host: &dyn Host, req: RunsParams) -> Result<RunsResult, ProtocolError> {
@@ -8,17 +13,33 @@ pub fn runs(host: &dyn Host, req: RunsParams) -> Result<RunsResult, ProtocolErro
         host.select_run(which)?;
     }
     let (list, pinned) = host.runs();
+    let find = |wanted: &str| {
+        list.iter()
+            .find(|r| r.path.as_os_str() == wanted || r.name == wanted)
+            .ok_or_else(|| ProtocolError::not_found(format!("no run {wanted:?}: `runs` lists the runs")))
+    };
+    if let Some(l) = &req.label {
+        let r = find(&l.run)?;
+        history::set_label(runs_dir(&r.path), &r.path, l.label.as_deref()).map_err(ProtocolError::invalid)?;
+    }
+    if let Some(p) = &req.pin {
+        let r = find(&p.run)?;
+        history::set_pinned(runs_dir(&r.path), &r.path, p.pinned).map_err(ProtocolError::invalid)?;
+    }
+    let histories = histories(&list);
     let active = host.active().ok();
     let active_path = active.as_ref().map(|a| a.path.clone());
     let runs = list
         .iter()
-        .map(|r| RunItem {
+        .zip(histories)
+        .map(|(r, history)| RunItem {
             path: r.path.display().to_string(),
             name: r.name.clone(),
             folder: r.folder.display().to_string(),
             modified_unix_ms: r.modified_unix_ms,
             size: r.size,
             active: Some(&r.path) == active_path.as_ref(),
+            history,
         })
         .collect();
     let summary = active.as_ref().map(|a| {
@@ -60,4 +81,52 @@ pub fn filter(host: &dyn Host, req: FilterParams) -> Result<FilterResult, Protoc
         host.set_filter(ids)?;
     }
     Ok(FilterResult { exclude_threads: host.defaults().exclude_threads })
+}
+
+fn runs_dir(run: &Path) -> &Path {
+    run.parent().unwrap_or(Path::new("."))
+}
+
+/// Each run's history entry (newest first, as listed); the newest run of each test gets the one
+/// before it as `previous`.
+fn histories(list: &[RunEntry]) -> Vec<Option<RunHistory>> {
+    let mut indexes: HashMap<&Path, history::Index> = HashMap::new();
+    let mut newest_of: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<Option<RunHistory>> = Vec::with_capacity(list.len());
+    for (i, r) in list.iter().enumerate() {
+        let Some(f) = history::facts(&r.path) else {
+            out.push(None);
+            continue;
+        };
+        let index = indexes.entry(runs_dir(&r.path)).or_insert_with(|| history::Index::load(runs_dir(&r.path)).unwrap_or_default());
+        let e = index.get(&r.name);
+        let test = f.test.as_ref().map(|t| t.id.clone());
+        if let Some(t) = &test {
+            match newest_of.get(t) {
+                None => {
+                    newest_of.insert(t.clone(), i);
+                }
+                Some(&n) => {
+                    if let Some(Some(h)) = out.get_mut(n) {
+                        if h.previous.is_none() {
+                            h.previous = Some(r.path.display().to_string());
+                        }
+                    }
+                }
+            }
+        }
+        out.push(Some(RunHistory {
+            outcome: f.test.as_ref().and_then(|t| t.outcome.as_ref()).map(RunOutcome::from),
+            test,
+            command: f.command.join(" "),
+            duration_s: f.duration_s,
+            threads: f.threads,
+            start_unix_ms: f.start_unix_ms,
+            label: e.label,
+            pinned: e.pinned,
+            partial: f.partial,
+            previous: None,
+        }));
+    }
+    out
 }

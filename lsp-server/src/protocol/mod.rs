@@ -18,6 +18,7 @@
 //! TypeScript (`UPDATE_EXPECT=1 cargo test --test protocol`).
 
 pub mod sections;
+pub mod history;
 pub mod types;
 
 use serde::de::DeserializeOwned;
@@ -25,6 +26,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 pub use sections::*;
+pub use history::*;
 pub use types::*;
 
 /// The protocol's version. It grows when a method's parameters or results change incompatibly;
@@ -295,6 +297,10 @@ pub fn typescript() -> String {
         RunsResult,
         RunItem,
         RunSummary,
+        RunLabel,
+        RunPin,
+        RunOutcome,
+        RunHistory,
         FilterParams,
         FilterResult,
         // compare

@@ -21,6 +21,12 @@ pub struct GlyphResult {
 pub struct RunsParams {
     #[ts(optional)]
     pub select: Option<String>,
+    /// Label a run (issue 19).
+    #[ts(optional)]
+    pub label: Option<super::RunLabel>,
+    /// Pin or unpin a run (issue 19).
+    #[ts(optional)]
+    pub pin: Option<super::RunPin>,
 }
 
 #[derive(Clone, Debug, Serialize, TS)]
@@ -48,6 +54,10 @@ pub struct RunItem {
     pub modified_unix_ms: u64,
     pub size: u64,
     pub active: bool,
+    /// Test, outcome, duration, threads, date, label, pin (issue 19); absent for unreadable runs.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<super::RunHistory>,
 }
 
 /// The active run in a few figures (status bars, run pickers).

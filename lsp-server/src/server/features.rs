@@ -52,11 +52,12 @@ impl Backend {
 
     pub(super) async fn code_lenses(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         let settings = self.settings();
+        // "▶ Profile" on tests (issue 19), whether or not there is a run.
+        let mut lenses = self.test_lenses(&params.text_document.uri);
         if !settings.code_lens && !settings.file_lens {
-            return Ok(Some(Vec::new()));
+            return Ok(Some(lenses));
         }
-        let Some(p) = self.placed(&params.text_document.uri).await else { return Ok(Some(Vec::new())) };
-        let mut lenses = Vec::new();
+        let Some(p) = self.placed(&params.text_document.uri).await else { return Ok(Some(lenses)) };
         let top = Range::new(Position::new(0, 0), Position::new(0, 0));
         if settings.file_lens && (p.file.file.is_some() || !p.items.is_empty() || p.stale > 0) {
             let file = params.text_document.uri.to_file_path().and_then(|f| p.loaded.file_key(&f).map(String::from));

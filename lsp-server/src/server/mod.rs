@@ -12,6 +12,7 @@
 mod commands;
 mod features;
 mod host_impl;
+mod testing;
 mod watch;
 
 use crate::config::{HoverImage, Settings};
@@ -41,7 +42,7 @@ use tower_lsp_server::lsp_types::*;
 use tower_lsp_server::{Client, LanguageServer, UriExt};
 
 /// The commands of `workspace/executeCommand`.
-pub const COMMANDS: [&str; 10] = [
+pub const COMMANDS: [&str; 12] = [
     "threadradar.openOverview",
     "threadradar.openDetail",
     "threadradar.selectRun",
@@ -52,6 +53,8 @@ pub const COMMANDS: [&str; 10] = [
     "threadradar.goToHottest",
     "threadradar.record",
     "threadradar.stopRecording",
+    "threadradar.profileTest",
+    "threadradar.compareWithPrevious",
 ];
 
 /// Why `threadRadar/changed` was sent.
@@ -142,6 +145,8 @@ struct State {
     generation: u64,
     loading: Option<Loading>,
     recording: Option<ActiveRecording>,
+    /// The last `threadradar.profileTest` argument, for "▶ Profile again".
+    last_test: Option<Value>,
 }
 
 /// The language server.
@@ -577,6 +582,8 @@ impl LanguageServer for Server {
             "threadradar.setThreadFilter" => self.0.set_thread_filter(arg).await,
             "threadradar.clearThreadFilter" => self.0.clear_thread_filter().await,
             "threadradar.goTo" => self.0.go_to(arg).await,
+            "threadradar.profileTest" => self.0.profile_test(arg).await,
+            "threadradar.compareWithPrevious" => self.0.compare_with_previous(arg).await,
             other => Err(invalid(format!("unknown command {other:?}; the commands are {}", COMMANDS.join(", ")))),
         }
     }

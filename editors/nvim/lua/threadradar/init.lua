@@ -73,6 +73,8 @@ function M.setup(opts)
     end,
   })
   local lsp = require("threadradar.lsp")
+  -- The "▶ Profile" lenses' command asks once per workspace before a test runs (issue 19).
+  require("threadradar.record")
   if did_setup then
     -- A second setup: running servers take the new settings at once.
     local seen = {}

@@ -350,6 +350,107 @@ function M.status_changed()
   end)
 end
 
+-- Profiling a test (issue 19) ----------------------------------------------------------------
+-- The server's "▶ Profile" lenses carry `threadradar.profileTest`; vim.lsp.codelens.run (and the
+-- plugin's own lens keys) call this handler instead of sending it directly, so that a workspace's
+-- tests (its own Python, its own code) never run before the user said yes once for it.
+
+--- Where the answers are kept: stdpath("data")/threadradar/workspaces.json, {root: true|false}.
+function M.trust_file()
+  return vim.fn.stdpath("data") .. "/threadradar/workspaces.json"
+end
+
+local function read_trust()
+  local f = io.open(M.trust_file(), "r")
+  if not f then
+    return {}
+  end
+  local text = f:read("*a")
+  f:close()
+  local ok, t = pcall(vim.fn.json_decode, text)
+  return (ok and type(t) == "table") and t or {}
+end
+
+local function write_trust(t)
+  vim.fn.mkdir(vim.fn.fnamemodify(M.trust_file(), ":h"), "p")
+  local f = io.open(M.trust_file(), "w")
+  if f then
+    f:write(vim.fn.json_encode(t))
+    f:close()
+  end
+end
+
+M.ALLOW = "Yes, profile tests in this workspace"
+M.DENY = "No, never in this workspace"
+
+--- Calls fn(allowed) after asking once per workspace root (the answer is remembered; dismissing
+--- the question decides nothing and asks again next time).
+function M.ask_trust(root, fn)
+  local t = read_trust()
+  if t[root] ~= nil then
+    fn(t[root] == true)
+    return
+  end
+  vim.ui.select({ M.ALLOW, M.DENY }, {
+    prompt = "ThreadRadar: profiling a test runs this workspace's Python and pytest (" .. util.short_path(root) .. "). Allow?",
+    kind = "threadradar_trust",
+  }, function(choice)
+    if not choice then
+      fn(false)
+      return
+    end
+    local now = read_trust()
+    now[root] = choice == M.ALLOW
+    write_trust(now)
+    fn(now[root])
+  end)
+end
+
+local function outcome_words(o)
+  if type(o) ~= "table" then
+    return "outcome unknown (pytest wrote no report)"
+  end
+  local parts = {}
+  for _, k in ipairs({ "passed", "failed", "errors", "skipped" }) do
+    if (o[k] or 0) > 0 then
+      table.insert(parts, o[k] .. " " .. k)
+    end
+  end
+  return #parts > 0 and table.concat(parts, ", ") or "no tests ran"
+end
+M.outcome_words = outcome_words
+
+--- The last profiled test's answer ({run, outcome, test}), for the status line and tests.
+M.last_test = nil
+
+--- vim.lsp.commands["threadradar.profileTest"]: (command, ctx) as Neovim calls it.
+function M.profile_test(command, ctx)
+  local client = ctx and ctx.client_id and vim.lsp.get_client_by_id(ctx.client_id) or root_client()
+  if not client then
+    util.warn("no ThreadRadar server for this buffer.")
+    return
+  end
+  local arg = command.arguments and command.arguments[1] or {}
+  local root = (client.config and client.config.root_dir) or vim.fn.getcwd()
+  M.ask_trust(root, function(allowed)
+    if not allowed then
+      util.warn("profiling tests is not allowed in " .. util.short_path(root) .. " (your answer is kept in " .. M.trust_file() .. ").")
+      return
+    end
+    local what = arg.name ~= nil and arg.name ~= vim.NIL and arg.name or vim.fn.fnamemodify(vim.uri_to_fname(arg.uri), ":t")
+    util.notify("profiling " .. what .. ": cancel from the progress, or :ThreadRadarStop.")
+    M.status_changed()
+    lsp.execute(client, "threadradar.profileTest", arg, function(res)
+      M.last_test = res
+      util.notify(("%s: %s."):format(res and res.test or what, outcome_words(res and res.outcome)))
+      lsp.emit_change(client.id, { reason = "run" })
+      M.status_changed()
+    end)
+  end)
+end
+
+vim.lsp.commands["threadradar.profileTest"] = M.profile_test
+
 lsp.on_change(function()
   M.status_changed()
 end)

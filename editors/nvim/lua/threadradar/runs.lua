@@ -30,6 +30,17 @@ function M.format_run(run, summary)
     time_text(run.modified_unix_ms),
     size_text(run.size)
   )
+  local h = type(run.history) == "table" and run.history or nil
+  if h and type(h.test) == "string" then
+    -- A profiled test (issue 19): its test, outcome, label and pin.
+    text = text .. "  " .. h.test .. ": " .. require("threadradar.record").outcome_words(h.outcome)
+    if type(h.label) == "string" then
+      text = text .. ' "' .. h.label .. '"'
+    end
+    if h.pinned == true then
+      text = text .. " [pinned]"
+    end
+  end
   if run.active and summary then
     text = text
       .. ("  — %s, %s, %.1fs: %s"):format(
@@ -76,13 +87,63 @@ function M.select()
       if not choice then
         return
       end
-      local arg = choice.newest and "newest" or { run = choice.run.path }
-      lsp.execute(client, "threadradar.selectRun", arg, function(after)
-        local name = after and after.active and vim.fn.fnamemodify(after.active, ":t") or "none"
-        util.notify("showing run " .. name .. ".")
-        lsp.emit_change(client.id, { reason = "run" })
-      end)
+      local function show_run()
+        local arg = choice.newest and "newest" or { run = choice.run.path }
+        lsp.execute(client, "threadradar.selectRun", arg, function(after)
+          local name = after and after.active and vim.fn.fnamemodify(after.active, ":t") or "none"
+          util.notify("showing run " .. name .. ".")
+          lsp.emit_change(client.id, { reason = "run" })
+        end)
+      end
+      local h = not choice.newest and type(choice.run.history) == "table" and choice.run.history or nil
+      if h and type(h.test) == "string" then
+        M.actions(client, choice.run, show_run)
+      else
+        show_run()
+      end
     end)
+  end)
+end
+
+--- What to do with a profiled test's run (issue 19): show it, label it, pin or unpin it, delete
+--- it, or compare it with the run before it of the same test.
+function M.actions(client, run, show_run)
+  local h = run.history or {}
+  local items = { "Show this run", "Label…", h.pinned == true and "Unpin" or "Pin (never pruned)", "Delete" }
+  if type(h.previous) == "string" then
+    table.insert(items, "Compare with previous run of this test")
+  end
+  vim.ui.select(items, { prompt = "ThreadRadar run " .. run.name .. ":", kind = "threadradar_run_action" }, function(action)
+    if not action then
+      return
+    end
+    local function done(what)
+      util.notify(what)
+      lsp.emit_change(client.id, { reason = "runs" })
+    end
+    if action == "Show this run" then
+      show_run()
+    elseif action == "Label…" then
+      vim.ui.input({ prompt = "Label (empty: none): ", default = type(h.label) == "string" and h.label or "" }, function(label)
+        if label == nil then
+          return
+        end
+        lsp.request(client, "threadRadar/runs", { label = { run = run.path, label = label } }, function()
+          done(label == "" and ("removed the label of " .. run.name .. ".") or ("labelled " .. run.name .. " " .. label .. "."))
+        end)
+      end)
+    elseif action == "Delete" then
+      lsp.execute(client, "threadradar.deleteRun", { run = run.path }, function()
+        done("deleted " .. run.name .. ".")
+      end)
+    elseif action:match("^Compare") then
+      require("threadradar.compare").open(h.previous, run.path)
+    else
+      local pinned = h.pinned ~= true
+      lsp.request(client, "threadRadar/runs", { pin = { run = run.path, pinned = pinned } }, function()
+        done((pinned and "pinned " or "unpinned ") .. run.name .. ".")
+      end)
+    end
   end)
 end
 

@@ -422,7 +422,15 @@ export type ThreadsResponse = { threads: Array<ThreadEntry>, types: Array<TypeGr
 /**
  * `runs`: list the runs; with `select`, make that run (a path or a file name) the active one.
  */
-export type RunsParams = { select?: string, };
+export type RunsParams = { select?: string, 
+/**
+ * Label a run (issue 19).
+ */
+label?: RunLabel, 
+/**
+ * Pin or unpin a run (issue 19).
+ */
+pin?: RunPin, };
 
 export type RunsResult = { 
 /**
@@ -454,12 +462,60 @@ name: string,
 /**
  * The workspace folder (or served directory) whose runs these are.
  */
-folder: string, modified_unix_ms: number, size: number, active: boolean, };
+folder: string, modified_unix_ms: number, size: number, active: boolean, 
+/**
+ * Test, outcome, duration, threads, date, label, pin (issue 19); absent for unreadable runs.
+ */
+history?: RunHistory, };
 
 /**
  * The active run in a few figures (status bars, run pickers).
  */
 export type RunSummary = { name: string, samples: number, threads: number, processes: number, duration_s: number, command: string, start_unix_ms: number, python_version: string | null, };
+
+/**
+ * `runs`' `label`: sets (or with `null`/empty removes) a run's label.
+ */
+export type RunLabel = { 
+/**
+ * A run path or file name.
+ */
+run: string, label: string | null, };
+
+/**
+ * `runs`' `pin`: a pinned run is never pruned.
+ */
+export type RunPin = { run: string, pinned: boolean, };
+
+/**
+ * A test run's outcome, from pytest's JUnit XML report.
+ */
+export type RunOutcome = { passed: number, failed: number, errors: number, skipped: number, first_failure?: string, };
+
+/**
+ * What the run list shows of one run besides its file.
+ */
+export type RunHistory = { 
+/**
+ * The profiled test (pytest node id or arguments), for runs of `threadradar test`.
+ */
+test?: string, 
+/**
+ * `null` inside `history` when pytest wrote no report (killed, cancelled).
+ */
+outcome?: RunOutcome, 
+/**
+ * The program that was recorded.
+ */
+command: string, duration_s: number, threads: number, start_unix_ms: number, label?: string, pinned: boolean, 
+/**
+ * The run holds only what was flushed before the recorder ended (e.g. a cancelled test).
+ */
+partial: boolean, 
+/**
+ * For the newest run of a test: the run before it of the same test ("Compare with previous").
+ */
+previous?: string, };
 
 /**
  * `filter`: read the global thread filter, or set it with `exclude_threads`.

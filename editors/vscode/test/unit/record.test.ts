@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import { describe, test } from "node:test";
-import { folderOf, formatCommand, programLabel, pythonFor, quoteArg, recordChoices, recordCwd, splitCommandLine } from "../../src/record";
+import { folderOf, formatCommand, outcomeWords, programLabel, pythonFor, quoteArg, recordChoices, recordCwd, RUNS_WORKSPACE_CODE, runNodeView, selectedInterpreter, splitCommandLine, testSettings } from "../../src/record";
 
 const words = (text: string): string[] => {
   const r = splitCommandLine(text);
@@ -114,5 +114,45 @@ describe("Record a Run… choices", () => {
     expect(folderOf("/ab/c.py", ["/a"])).toBeUndefined();
     expect(folderOf("/a", ["/a"])).toBeUndefined();
     expect(recordCwd({ recordCommand: [], activeFile: "/z/c.py", folders: ["/a"] })).toBe("/a");
+  });
+});
+
+describe("profiling tests (issue 19)", () => {
+  test("the Python extension's active environment is handed to the server", () => {
+    const seen: unknown[] = [];
+    const api = { environments: { getActiveEnvironmentPath: (r?: unknown) => (seen.push(r), { path: "/w/.venv/bin/python" }) } };
+    expect(selectedInterpreter(api, "file:///w")).toBe("/w/.venv/bin/python");
+    expect(seen).toEqual(["file:///w"]);
+    // No extension, an older API, a bare `python` default, a throwing API: nothing selected.
+    expect(selectedInterpreter(undefined)).toBeUndefined();
+    expect(selectedInterpreter({})).toBeUndefined();
+    expect(selectedInterpreter({ environments: { getActiveEnvironmentPath: () => ({ path: "python" }) } })).toBeUndefined();
+    expect(selectedInterpreter({ environments: { getActiveEnvironmentPath: () => { throw new Error("not ready"); } } })).toBeUndefined();
+  });
+
+  test("an untrusted workspace gets no lenses; the interpreter goes as `python`", () => {
+    expect(testSettings(true, "/v/bin/python")).toEqual({ python: "/v/bin/python", testLens: true });
+    expect(testSettings(false, undefined)).toEqual({ python: null, testLens: false });
+    expect(RUNS_WORKSPACE_CODE).toContain("threadradar.profileTest");
+  });
+
+  test("outcomes in words", () => {
+    expect(outcomeWords({ passed: 5, failed: 1, errors: 0, skipped: 0 })).toBe("5 passed, 1 failed");
+    expect(outcomeWords({ passed: 0, failed: 0, errors: 0, skipped: 0 })).toBe("no tests ran");
+    expect(outcomeWords(null)).toBe("outcome unknown");
+  });
+});
+
+describe("the run history in the runs view (issue 19)", () => {
+  test("a test run shows its test, outcome, label and pin; compare with previous only when there is one", () => {
+    const base = { label: "20261123T150102Z-pytest", description: "active · 2 min ago", active: true };
+    expect(runNodeView(base)).toEqual({ label: base.label, description: base.description, contextValue: "threadradar.run.active" });
+    const h = { test: "tests/t.py::test_a", outcome: { passed: 0, failed: 1, errors: 0, skipped: 0 }, label: "before", pinned: true, previous: "/r/old.json" };
+    expect(runNodeView({ ...base, active: false, history: h })).toEqual({
+      label: "before — tests/t.py::test_a",
+      description: "1 failed · pinned · active · 2 min ago",
+      contextValue: "threadradar.run.pinned.previous",
+    });
+    expect(runNodeView({ ...base, history: { test: "t.py", outcome: null } }).description).toBe("outcome unknown · active · 2 min ago");
   });
 });

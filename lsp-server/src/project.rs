@@ -1,0 +1,446 @@
+//! A project's own settings for profiling its tests: `[tool.threadradar]` in `pyproject.toml` or
+//! the top level of `threadradar.toml`, the interpreter that runs its tests, and pytest's
+//! collection conventions (`python_files`, `python_classes`, `python_functions`, `testpaths`).
+//!
+//! Used by `threadradar test`, `threadradar runs` and the language server alike, so the three
+//! agree on the interpreter, the runs directory and which functions are tests.
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use threadradar_analysis::CountedStates;
+
+/// `[tool.threadradar]` (or `threadradar.toml`), validated.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProjectConfig {
+    /// The file it was read from, if any.
+    pub file: Option<PathBuf>,
+    /// The interpreter, absolute (relative paths are resolved against the project root).
+    pub python: Option<PathBuf>,
+    /// The test command template; `{python}` and `{tests}` are replaced.
+    pub test_command: Option<Vec<String>>,
+    pub interval_ms: Option<f64>,
+    pub states: Option<CountedStates>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// Absolute.
+    pub runs_dir: Option<PathBuf>,
+    /// Keep this many runs; older ones without a label or a pin are pruned after a test run.
+    pub keep_runs: Option<usize>,
+}
+
+/// The keys, as a user writes them.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Raw {
+    python: Option<String>,
+    test_command: Option<Vec<String>>,
+    interval_ms: Option<f64>,
+    states: Option<CountedStates>,
+    include: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+    runs_dir: Option<String>,
+    keep_runs: Option<u32>,
+}
+
+/// The keys of `[tool.threadradar]`, for the message about an unknown one.
+pub const KEYS: &str = "python, test-command, interval-ms, states, include, exclude, runs-dir, keep-runs";
+
+#[derive(Deserialize)]
+struct Pyproject {
+    tool: Option<Tool>,
+}
+
+#[derive(Deserialize)]
+struct Tool {
+    threadradar: Option<Raw>,
+}
+
+impl ProjectConfig {
+    /// Reads `threadradar.toml`, else `[tool.threadradar]` of `pyproject.toml`, in `root`.
+    /// A file that does not exist is no configuration; a bad one is one sentence naming the file
+    /// and the line.
+    pub fn load(root: &Path) -> Result<ProjectConfig, String> {
+        let own = root.join("threadradar.toml");
+        if let Some(text) = read(&own)? {
+            let raw: Raw = toml::from_str(&text).map_err(|e| explain(&own, &text, &e, ""))?;
+            return ProjectConfig::from_raw(raw, root, &own);
+        }
+        let py = root.join("pyproject.toml");
+        if let Some(text) = read(&py)? {
+            let doc: Pyproject = toml::from_str(&text).map_err(|e| explain(&py, &text, &e, "[tool.threadradar] "))?;
+            if let Some(raw) = doc.tool.and_then(|t| t.threadradar) {
+                return ProjectConfig::from_raw(raw, root, &py);
+            }
+        }
+        Ok(ProjectConfig::default())
+    }
+
+    fn from_raw(raw: Raw, root: &Path, file: &Path) -> Result<ProjectConfig, String> {
+        let name = file.display();
+        if let Some(ms) = raw.interval_ms {
+            if !(ms.is_finite() && (0.05..=10_000.0).contains(&ms)) {
+                return Err(format!("interval-ms in {name} must be between 0.05 and 10000 milliseconds (it is {ms})"));
+            }
+        }
+        if let Some(c) = &raw.test_command {
+            if c.is_empty() {
+                return Err(format!("test-command in {name} is empty: write e.g. [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]"));
+            }
+        }
+        if raw.keep_runs == Some(0) {
+            return Err(format!("keep-runs in {name} must be at least 1 (leave it out to keep every run)"));
+        }
+        let abs = |p: String| {
+            let p = PathBuf::from(p);
+            if p.is_absolute() {
+                p
+            } else {
+                root.join(p)
+            }
+        };
+        Ok(ProjectConfig {
+            file: Some(file.to_path_buf()),
+            python: raw.python.map(|p| if p.contains('/') { abs(p) } else { PathBuf::from(p) }),
+            test_command: raw.test_command,
+            interval_ms: raw.interval_ms,
+            states: raw.states,
+            include: raw.include.unwrap_or_default(),
+            exclude: raw.exclude.unwrap_or_default(),
+            runs_dir: raw.runs_dir.map(abs),
+            keep_runs: raw.keep_runs.map(|k| k as usize),
+        })
+    }
+
+    /// Where runs of this project go.
+    pub fn runs_dir(&self, root: &Path) -> PathBuf {
+        self.runs_dir.clone().unwrap_or_else(|| threadradar_profiler::runfile::runs_dir(root))
+    }
+
+    /// The configuration file's name for messages.
+    pub fn file_name(&self) -> String {
+        self.file.as_ref().and_then(|f| f.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "pyproject.toml".into())
+    }
+}
+
+fn read(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// One sentence for a TOML or schema error: what, the file and the line.
+fn explain(file: &Path, text: &str, e: &toml::de::Error, section: &str) -> String {
+    let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let at = match line {
+        Some(l) => format!("{} line {l}", file.display()),
+        None => file.display().to_string(),
+    };
+    let msg = e.message().trim();
+    if let Some(rest) = msg.strip_prefix("unknown field `") {
+        let key = rest.split('`').next().unwrap_or(rest);
+        return format!("unknown key `{key}` in {section}{at}: the keys are {KEYS}");
+    }
+    format!("{at}: {}", msg.lines().next().unwrap_or(msg).trim_end_matches('.'))
+}
+
+/// The interpreter chosen for a project and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Python {
+    pub path: PathBuf,
+    pub source: String,
+}
+
+/// Picks the interpreter: `explicit` (a `--python` on the command line), then the configured one,
+/// then the one the editor says is selected, then `.venv/bin/python`, `venv/bin/python`,
+/// `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. A configured or selected interpreter that
+/// does not exist is an error (never silently another one).
+pub fn resolve_python(root: &Path, config: &ProjectConfig, explicit: Option<&Path>, selected: Option<&Path>) -> Result<Python, String> {
+    let check = |p: &Path, source: String| -> Result<Python, String> {
+        match find_executable(p) {
+            Some(path) => Ok(Python { path, source }),
+            None => Err(format!("the interpreter {} ({source}) does not exist or is not executable: fix the path, or remove it to use the project's .venv or python3", p.display())),
+        }
+    };
+    if let Some(p) = explicit {
+        return check(p, "--python".into());
+    }
+    if let Some(p) = &config.python {
+        return check(p, format!("[tool.threadradar] python in {}", config.file_name()));
+    }
+    if let Some(p) = selected {
+        return check(p, "the interpreter selected in the editor".into());
+    }
+    for rel in [".venv/bin/python", "venv/bin/python"] {
+        let p = root.join(rel);
+        if is_executable(&p) {
+            return Ok(Python { path: p, source: rel.to_string() });
+        }
+    }
+    if let Some(v) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
+        let p = PathBuf::from(v).join("bin/python");
+        if is_executable(&p) {
+            return Ok(Python { path: p, source: "$VIRTUAL_ENV".into() });
+        }
+    }
+    match find_executable(Path::new("python3")) {
+        Some(path) => Ok(Python { path, source: "python3 on PATH".into() }),
+        None => Err("no Python interpreter found (no .venv, venv, $VIRTUAL_ENV or python3 on PATH): set [tool.threadradar] python = \"/path/to/python\"".into()),
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A path with a slash as it is; a bare name looked up on `PATH`.
+fn find_executable(p: &Path) -> Option<PathBuf> {
+    if p.components().count() > 1 || p.is_absolute() {
+        return is_executable(p).then(|| p.to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(p)).find(|c| is_executable(c))
+}
+
+/// Whether `python` can import pytest; the sentence to show when it cannot.
+pub fn check_pytest(python: &Path) -> Result<(), String> {
+    let out = std::process::Command::new(python)
+        .args(["-c", "import pytest"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    if out.success() {
+        Ok(())
+    } else {
+        let p = python.display();
+        Err(format!("pytest is not installed in {p}: `{p} -m pip install pytest`, or set [tool.threadradar] python"))
+    }
+}
+
+/// pytest's collection rules, from the first of `pytest.ini`, `pyproject.toml`
+/// (`[tool.pytest.ini_options]`), `tox.ini` (`[pytest]`) and `setup.cfg` (`[tool:pytest]`) that
+/// has them, searched from a directory upwards (the first one found is pytest's rootdir).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PytestConventions {
+    /// Where the configuration was found (pytest's rootdir), if anywhere.
+    pub rootdir: Option<PathBuf>,
+    pub python_files: Vec<String>,
+    pub python_classes: Vec<String>,
+    pub python_functions: Vec<String>,
+    pub testpaths: Vec<String>,
+}
+
+impl Default for PytestConventions {
+    fn default() -> Self {
+        PytestConventions {
+            rootdir: None,
+            python_files: vec!["test_*.py".into(), "*_test.py".into()],
+            python_classes: vec!["Test".into()],
+            python_functions: vec!["test".into()],
+            testpaths: Vec::new(),
+        }
+    }
+}
+
+impl PytestConventions {
+    /// Looks from `dir` up to (and including) `stop` (or the filesystem root).
+    pub fn find(dir: &Path, stop: Option<&Path>) -> PytestConventions {
+        let mut d = Some(dir);
+        while let Some(cur) = d {
+            if let Some(c) = PytestConventions::read_dir(cur) {
+                return c;
+            }
+            if Some(cur) == stop {
+                break;
+            }
+            d = cur.parent();
+        }
+        PytestConventions::default()
+    }
+
+    fn read_dir(dir: &Path) -> Option<PytestConventions> {
+        let mut c = PytestConventions { rootdir: Some(dir.to_path_buf()), ..Default::default() };
+        let ini = |name: &str, section: &str| -> Option<Vec<(String, String)>> { ini_section(&std::fs::read_to_string(dir.join(name)).ok()?, section) };
+        let pairs = if let Some(p) = ini("pytest.ini", "pytest") {
+            p
+        } else if let Some(p) = std::fs::read_to_string(dir.join("pyproject.toml")).ok().and_then(|t| pyproject_pytest(&t)) {
+            p
+        } else if let Some(p) = ini("tox.ini", "pytest") {
+            p
+        } else {
+            ini("setup.cfg", "tool:pytest")?
+        };
+        for (k, v) in pairs {
+            let words: Vec<String> = v.split_whitespace().map(String::from).collect();
+            match k.as_str() {
+                "python_files" => c.python_files = words,
+                "python_classes" => c.python_classes = words,
+                "python_functions" => c.python_functions = words,
+                "testpaths" => c.testpaths = words,
+                _ => {}
+            }
+        }
+        Some(c)
+    }
+
+    /// Whether pytest would collect this file (by name; `testpaths` narrows what a bare
+    /// `pytest` collects, not what a file's own lens runs).
+    pub fn is_test_file(&self, path: &Path) -> bool {
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        self.python_files.iter().any(|p| if p.contains('/') { glob(p, &path.to_string_lossy()) || path.ends_with(p) } else { glob(p, &name) })
+    }
+
+    pub fn is_test_class(&self, name: &str) -> bool {
+        self.python_classes.iter().any(|p| name_matches(p, name))
+    }
+
+    pub fn is_test_function(&self, name: &str) -> bool {
+        self.python_functions.iter().any(|p| name_matches(p, name))
+    }
+}
+
+/// pytest's rule for `python_classes` / `python_functions`: a prefix, or a glob when it has one.
+fn name_matches(pattern: &str, name: &str) -> bool {
+    if pattern.contains(['*', '?', '[']) {
+        glob(pattern, name)
+    } else {
+        name.starts_with(pattern)
+    }
+}
+
+/// `fnmatch` with `*` and `?` (and `[…]` taken literally).
+pub fn glob(pattern: &str, text: &str) -> bool {
+    fn go(p: &[char], t: &[char]) -> bool {
+        match (p.first(), t.first()) {
+            (None, None) => true,
+            (Some('*'), _) => go(&p[1..], t) || (!t.is_empty() && go(p, &t[1..])),
+            (Some('?'), Some(_)) => go(&p[1..], &t[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &t[1..]),
+            _ => false,
+        }
+    }
+    go(&pattern.chars().collect::<Vec<_>>(), &text.chars().collect::<Vec<_>>())
+}
+
+/// The `key = value` pairs of one section of an ini file (continuation lines are indented), or
+/// `None` when the section is absent.
+fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
+    let mut inside = false;
+    let mut found = false;
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('#') || t.starts_with(';') {
+            continue;
+        }
+        if t.starts_with('[') && t.ends_with(']') {
+            inside = t[1..t.len() - 1].trim() == section;
+            found |= inside;
+            continue;
+        }
+        if !inside || t.is_empty() {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            if let Some(last) = out.last_mut() {
+                last.1.push(' ');
+                last.1.push_str(t);
+            }
+        } else if let Some((k, v)) = t.split_once(['=', ':']) {
+            out.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    found.then_some(out)
+}
+
+/// `[tool.pytest.ini_options]` of a pyproject.toml, its values as pytest reads them (lists are
+/// space-joined).
+fn pyproject_pytest(text: &str) -> Option<Vec<(String, String)>> {
+    let doc: toml::Table = toml::from_str(text).ok()?;
+    let opts = doc.get("tool")?.get("pytest")?.get("ini_options")?.as_table()?;
+    Some(
+        opts.iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Array(a) => a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" "),
+                    other => other.to_string(),
+                };
+                (k.clone(), v)
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_reads_validates_and_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(ProjectConfig::load(root).unwrap(), ProjectConfig::default());
+        std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"x\"\n\n[tool.threadradar]\npython = \".venv/bin/python\"\ninterval-ms = 2\nkeep-runs = 5\nstates = \"all\"\n").unwrap();
+        let c = ProjectConfig::load(root).unwrap();
+        assert_eq!(c.python, Some(root.join(".venv/bin/python")));
+        assert_eq!(c.interval_ms, Some(2.0));
+        assert_eq!(c.keep_runs, Some(5));
+        assert_eq!(c.states, Some(CountedStates::All));
+        std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"x\"\n\n[tool.threadradar]\nintervall = 2\n").unwrap();
+        let e = ProjectConfig::load(root).unwrap_err();
+        assert!(e.starts_with("unknown key `intervall` in [tool.threadradar] ") && e.contains("pyproject.toml line 5"), "{e}");
+        std::fs::write(root.join("pyproject.toml"), "[tool.threadradar]\n\nkeep-runs = \"many\"\n").unwrap();
+        let e = ProjectConfig::load(root).unwrap_err();
+        assert!(e.contains("pyproject.toml line 3: "), "{e}");
+        std::fs::write(root.join("threadradar.toml"), "python = 3\n").unwrap();
+        let e = ProjectConfig::load(root).unwrap_err();
+        assert!(e.contains("threadradar.toml line 1: "), "{e}");
+    }
+
+    #[test]
+    fn interpreters_in_order_and_missing_ones_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let c = ProjectConfig { python: Some(root.join("nope/python")), file: Some(root.join("pyproject.toml")), ..Default::default() };
+        let e = resolve_python(root, &c, None, None).unwrap_err();
+        assert!(e.contains("nope/python") && e.contains("[tool.threadradar] python in pyproject.toml"), "{e}");
+        let e = resolve_python(root, &ProjectConfig::default(), None, Some(Path::new("/no/such/python"))).unwrap_err();
+        assert!(e.contains("selected in the editor"), "{e}");
+        let p = resolve_python(root, &ProjectConfig::default(), None, None).unwrap();
+        assert!(p.source == "python3 on PATH" || p.source == "$VIRTUAL_ENV", "{p:?}");
+        std::fs::create_dir_all(root.join(".venv/bin")).unwrap();
+        std::os::unix::fs::symlink(&p.path, root.join(".venv/bin/python")).unwrap();
+        assert_eq!(resolve_python(root, &ProjectConfig::default(), None, None).unwrap().source, ".venv/bin/python");
+        let sel = resolve_python(root, &ProjectConfig::default(), None, Some(&p.path)).unwrap();
+        assert_eq!(sel.source, "the interpreter selected in the editor");
+    }
+
+    #[test]
+    fn pytest_conventions_from_each_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let sub = root.join("tests");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(PytestConventions::find(&sub, Some(root)), PytestConventions::default());
+        std::fs::write(root.join("setup.cfg"), "[metadata]\nname = x\n[tool:pytest]\npython_files =\n    check_*.py\n    *_spec.py\npython_functions = check\n").unwrap();
+        let c = PytestConventions::find(&sub, Some(root));
+        assert_eq!(c.python_files, vec!["check_*.py", "*_spec.py"]);
+        assert!(c.is_test_file(Path::new("/a/check_pool.py")) && !c.is_test_file(Path::new("/a/test_pool.py")));
+        assert!(c.is_test_function("check_it") && !c.is_test_function("test_it"));
+        std::fs::write(root.join("tox.ini"), "[pytest]\npython_classes = *Suite\n").unwrap();
+        let c = PytestConventions::find(&sub, Some(root));
+        assert!(c.is_test_class("PoolSuite") && !c.is_test_class("TestPool"));
+        std::fs::write(root.join("pyproject.toml"), "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\npython_functions = \"should_*\"\n").unwrap();
+        let c = PytestConventions::find(&sub, Some(root));
+        assert_eq!(c.testpaths, vec!["tests"]);
+        assert!(c.is_test_function("should_work") && !c.is_test_function("test_x"));
+        std::fs::write(sub.join("pytest.ini"), "[pytest]\naddopts = -q\n").unwrap();
+        let c = PytestConventions::find(&sub, Some(root));
+        assert_eq!(c.rootdir.as_deref(), Some(sub.as_path()));
+        assert!(c.is_test_function("test_x"));
+    }
+}

@@ -1,0 +1,150 @@
+//! `threadradar test [PYTEST ARGS…]`: records `PYTHON -m pytest …` with its subprocesses (so
+//! pytest-xdist workers are sampled too), with the project's interpreter and configuration, and
+//! stores the tests' outcome from pytest's JUnit XML report in the run. Exits with pytest's code.
+
+use super::record::{self, RecordArgs};
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use threadradar_lsp::history;
+use threadradar_lsp::project::{self, ProjectConfig};
+use threadradar_lsp::pytests;
+use threadradar_profiler::run::{Interpreter, TestRun};
+use threadradar_profiler::runfile;
+
+#[derive(Args, Debug, Clone)]
+#[command(after_help = "Examples:\n  threadradar test tests/test_pool.py::TestPool::test_map\n  threadradar test -- -n 4 tests/\n  threadradar test --python .venv/bin/python -k slow\n\n\
+The interpreter is --python, else [tool.threadradar] python (pyproject.toml or threadradar.toml),\n\
+else .venv/bin/python, venv/bin/python, $VIRTUAL_ENV/bin/python, python3 on PATH.\nSee docs/testing.md.")]
+pub struct TestArgs {
+    /// The Python interpreter that runs pytest (overrides the project's configuration).
+    #[arg(long, value_name = "PYTHON")]
+    pub python: Option<PathBuf>,
+
+    /// The interpreter the editor has selected: used when the project configures none.
+    #[arg(long, value_name = "PYTHON", hide = true)]
+    pub selected_python: Option<PathBuf>,
+
+    /// Where to write the run [default: the project's runs directory].
+    #[arg(short, long, value_name = "RUN")]
+    pub output: Option<PathBuf>,
+
+    /// Milliseconds between samples [default: [tool.threadradar] interval-ms, else 3].
+    #[arg(long, value_name = "MS")]
+    pub interval_ms: Option<f64>,
+
+    /// Do not draw the progress line.
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// Print a `threadradar: progress …` line every second (for editors).
+    #[arg(long, hide = true)]
+    pub progress_lines: bool,
+
+    /// Arguments for pytest: test files, node ids (`file.py::Class::test`), options (after `--`
+    /// when they start with `-`).
+    #[arg(value_name = "PYTEST ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub pytest_args: Vec<String>,
+}
+
+pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
+    let root = std::env::current_dir().context("cannot read the current directory")?;
+    let config = ProjectConfig::load(&root).map_err(anyhow::Error::msg)?;
+    let python = project::resolve_python(&root, &config, args.python.as_deref(), args.selected_python.as_deref()).map_err(anyhow::Error::msg)?;
+    project::check_pytest(&python.path).map_err(anyhow::Error::msg)?;
+
+    let junit = std::env::temp_dir().join(format!(
+        "threadradar-junit-{}-{}.xml",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+    ));
+    let command = pytests::pytest_command(&python.path, config.test_command.as_deref(), &args.pytest_args, &junit);
+    let runs_dir = config.runs_dir(&root);
+    let output = match &args.output {
+        Some(o) => o.clone(),
+        None => {
+            std::fs::create_dir_all(&runs_dir).with_context(|| format!("cannot create the runs directory {}", runs_dir.display()))?;
+            runfile::new_run_path(&runs_dir, "pytest", std::time::SystemTime::now())
+        }
+    };
+    let id = test_id(&args.pytest_args);
+    eprintln!("threadradar: testing {id} with {} ({})", python.path.display(), python.source);
+    let recorded = record::record(&RecordArgs {
+        output: Some(output),
+        interval_ms: args.interval_ms.or(config.interval_ms).unwrap_or(3.0),
+        duration: None,
+        subprocesses: true,
+        pid: None,
+        no_progress: args.no_progress,
+        progress_lines: args.progress_lines,
+        command,
+    });
+    let report = std::fs::read_to_string(&junit).ok();
+    let _ = std::fs::remove_file(&junit);
+    let mut rec = recorded?;
+    let outcome = match report.as_deref().map(pytests::junit_outcome) {
+        Some(Ok(o)) => Some(o),
+        Some(Err(e)) => {
+            eprintln!("threadradar: {e}");
+            None
+        }
+        None => None,
+    };
+    rec.run.meta.interpreter = Some(Interpreter { path: python.path.display().to_string(), source: python.source.clone() });
+    rec.run.meta.test = Some(TestRun { id: id.clone(), outcome: outcome.clone() });
+    runfile::write(&rec.run, &rec.path).with_context(|| format!("cannot add the outcome to {}", rec.path.display()))?;
+    record::summarize(&rec.run, &rec.path);
+    match &outcome {
+        Some(o) => {
+            let first = o.first_failure.as_ref().map(|f| format!(" — first failure: {f}")).unwrap_or_default();
+            eprintln!("threadradar: outcome {}{first}", pytests::outcome_words(o));
+        }
+        None => eprintln!("threadradar: outcome unknown: pytest wrote no report ({})", how_pytest_ended(&rec.run)),
+    }
+    if let Some(keep) = config.keep_runs {
+        if rec.path.parent() == Some(runs_dir.as_path()) {
+            match history::prune(&runs_dir, keep) {
+                Ok(gone) if !gone.is_empty() => eprintln!("threadradar: pruned {} old runs (keep-runs = {keep}; labelled and pinned runs are kept)", gone.len()),
+                Ok(_) => {}
+                Err(e) => eprintln!("threadradar: {e}"),
+            }
+        }
+    }
+    Ok(rec.exit)
+}
+
+/// The test a run is of: the node ids and paths among pytest's arguments, else `pytest`.
+pub fn test_id(args: &[String]) -> String {
+    let mut skip_next = false;
+    let mut ids = Vec::new();
+    for a in args {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if a == "--" {
+            continue;
+        }
+        if a.starts_with('-') {
+            // Options whose value is the next argument.
+            skip_next = matches!(a.as_str(), "-k" | "-m" | "-n" | "-p" | "-c" | "-o" | "--numprocesses" | "--rootdir" | "--maxfail" | "--tb");
+            continue;
+        }
+        ids.push(a.as_str());
+    }
+    if ids.is_empty() {
+        "pytest".into()
+    } else {
+        ids.join(" ")
+    }
+}
+
+fn how_pytest_ended(run: &threadradar_profiler::Run) -> String {
+    match &run.meta.exit_status {
+        Some(threadradar_profiler::run::ExitStatus { signal: Some(9), .. }) => "it was killed with SIGKILL".into(),
+        Some(threadradar_profiler::run::ExitStatus { signal: Some(s), .. }) => format!("it was ended by signal {s}"),
+        Some(threadradar_profiler::run::ExitStatus { code: Some(c), .. }) => format!("it exited with {c}"),
+        _ => "it was stopped".into(),
+    }
+}

@@ -1,0 +1,304 @@
+//! Profiling tests from the editor (issue 19), end to end: the real `threadradar lsp`, a real
+//! pytest project (a copy of samples/python/testproject) and the protocol client of
+//! tests/lsp_client. Outcomes are checked against pytest's own summary of the same tests, thread
+//! names against the ones the code under test gives its threads.
+
+mod common;
+mod lsp_client;
+
+use lsp_client::{file_uri, LspClient};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A copy of samples/python/testproject in a temporary directory.
+fn project() -> (tempfile::TempDir, PathBuf) {
+    // The misbehaving tests of the sample only misbehave when asked (every test here asks).
+    std::env::set_var("TESTPROJECT_MISBEHAVE", "1");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("testproject");
+    copy_dir(&common::repo().join("samples/python/testproject"), &root);
+    (dir, root)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == "__pycache__" || name == ".threadradar" {
+            continue;
+        }
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(&name));
+        } else {
+            std::fs::copy(e.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+/// pytest's own counts for the same tests: its summary line (`1 failed, 5 passed in 0.6s`).
+fn pytest_counts(root: &Path, args: &[&str]) -> Value {
+    let out = std::process::Command::new(common::python())
+        .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
+        .args(args)
+        .current_dir(root)
+        .env("TESTPROJECT_MISBEHAVE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = stdout.lines().rev().find(|l| l.contains(" in ") && (l.contains("passed") || l.contains("failed"))).unwrap_or_else(|| panic!("{stdout}"));
+    let count = |word: &str| {
+        summary
+            .trim_matches('=')
+            .split(',')
+            .map(str::trim)
+            .find_map(|p| {
+                let p = p.split(" in ").next().unwrap();
+                let (n, w) = p.split_once(' ')?;
+                (w == word || (word == "errors" && w == "error")).then(|| n.parse::<u64>().ok()).flatten()
+            })
+            .unwrap_or(0)
+    };
+    json!({ "passed": count("passed"), "failed": count("failed"), "errors": count("errors"), "skipped": count("skipped") })
+}
+
+fn line_of(text: &str, needle: &str) -> u64 {
+    text.lines().position(|l| l.trim_start().starts_with(needle)).unwrap_or_else(|| panic!("{needle} not in the file")) as u64
+}
+
+fn lens_summary(lenses: &[Value]) -> Vec<(u64, String, Value)> {
+    lenses
+        .iter()
+        .filter(|l| l["command"]["command"] == "threadradar.profileTest")
+        .map(|l| (l["range"]["start"]["line"].as_u64().unwrap(), l["command"]["title"].as_str().unwrap().to_string(), l["command"]["arguments"][0]["name"].clone()))
+        .collect()
+}
+
+fn counts(outcome: &Value) -> Value {
+    json!({ "passed": outcome["passed"], "failed": outcome["failed"], "errors": outcome["errors"], "skipped": outcome["skipped"] })
+}
+
+fn messages_of(c: &LspClient, method: &str) -> Vec<String> {
+    c.notifications.iter().filter(|n| n["method"] == method).map(|n| n["params"]["message"].as_str().unwrap_or("").to_string()).collect()
+}
+
+fn thread_names(run: &Path) -> Vec<String> {
+    common::read(run).threads.iter().map(|t| t.name.clone()).collect()
+}
+
+#[test]
+fn lenses_on_tests_profile_with_progress_and_the_outcome_pytest_reports() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    let tests = root.join("tests/check_pool.py");
+    let text = std::fs::read_to_string(&tests).unwrap();
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({ "notifyChanges": true, "pollMs": 200 }));
+    c.open(&tests, &text);
+
+    // A lens on each test, read with the project's python_files = check_*.py.
+    let lenses = lens_summary(&c.code_lenses(&tests));
+    let expected = vec![
+        (0, "▶ Profile file".to_string(), Value::Null),
+        (line_of(&text, "def test_parallel_sum_is_right"), "▶ Profile".into(), json!("test_parallel_sum_is_right")),
+        (line_of(&text, "def test_checked_sum_is_right"), "▶ Profile".into(), json!("test_checked_sum_is_right")),
+        (line_of(&text, "def test_any_number_of_workers"), "▶ Profile".into(), json!("test_any_number_of_workers")),
+        (line_of(&text, "class TestPool"), "▶ Profile class".into(), json!("TestPool")),
+        (line_of(&text, "def test_empty"), "▶ Profile".into(), json!("TestPool::test_empty")),
+        (line_of(&text, "class PoolCase"), "▶ Profile class".into(), json!("PoolCase")),
+        (line_of(&text, "def test_small"), "▶ Profile".into(), json!("PoolCase::test_small")),
+    ];
+    assert_eq!(lenses, expected);
+    // The code under test is no test module: no lenses there.
+    let pool = root.join("pool.py");
+    assert!(lens_summary(&c.code_lenses(&pool)).is_empty());
+
+    // The whole file: progress while it runs, then the run with pytest's outcome.
+    let before = c.server_requests.len();
+    let answer = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": null })).unwrap();
+    let run = PathBuf::from(answer["run"].as_str().unwrap());
+    assert_eq!(run.parent().unwrap(), root.join(".threadradar/runs"));
+    let truth = pytest_counts(&root, &["tests/check_pool.py"]);
+    assert_eq!(counts(&answer["outcome"]), truth, "{answer}");
+    assert!(answer["outcome"]["first_failure"].as_str().unwrap().starts_with("test_checked_sum_is_right: AssertionError: checked_sum leaves the last number out"), "{answer}");
+    let token = c.server_requests[before..]
+        .iter()
+        .find(|r| r["method"] == "window/workDoneProgress/create")
+        .map(|r| r["params"]["token"].clone())
+        .expect("a progress for the test run");
+    assert!(token.as_str().unwrap().starts_with("threadradar/test/"));
+    let reports: Vec<String> = c
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "$/progress" && n["params"]["token"] == token && n["params"]["value"]["kind"] == "report")
+        .map(|n| n["params"]["value"]["message"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(reports.iter().any(|m| m.contains(" samples, ") && m.contains(" threads")), "{reports:?}");
+    assert!(reports.iter().any(|m| m.contains("%]")), "pytest's progress line: {reports:?}");
+    c.drain(Duration::from_millis(300));
+    let shown = messages_of(&c, "window/showMessage");
+    assert!(shown.iter().any(|m| m.starts_with("ThreadRadar: tests/check_pool.py: ") && m.contains("1 failed")), "{shown:?}");
+
+    // The run: the test, its outcome, the interpreter and why, the worker threads.
+    let meta = serde_json::to_value(&common::read(&run).meta).unwrap();
+    assert_eq!(meta["test"]["id"], "tests/check_pool.py");
+    assert_eq!(counts(&meta["test"]["outcome"]), truth);
+    assert!(meta["interpreter"]["source"] == "python3 on PATH" || meta["interpreter"]["source"] == "$VIRTUAL_ENV", "{}", meta["interpreter"]);
+    assert_eq!(meta["interval_ms"], 2.0, "[tool.threadradar] interval-ms");
+    let names = thread_names(&run);
+    assert!(names.iter().any(|n| n.starts_with("pool-worker-")), "{names:?}");
+
+    // It is the active run; hints and lenses were refreshed and the code under test is annotated.
+    let runs = c.call("threadRadar/runs", json!({}));
+    assert_eq!(runs["active"], json!(run));
+    assert_eq!(runs["runs"][0]["history"]["test"], "tests/check_pool.py");
+    assert_eq!(counts(&runs["runs"][0]["history"]["outcome"]), truth);
+    assert!(runs["runs"][0]["history"]["threads"].as_u64().unwrap() >= 5);
+    assert!(c.server_requests[before..].iter().any(|r| r["method"] == "workspace/inlayHint/refresh"));
+    assert!(c.server_requests[before..].iter().any(|r| r["method"] == "workspace/codeLens/refresh"));
+    c.open(&pool, &std::fs::read_to_string(&pool).unwrap());
+    let hints = c.inlay_hints(&pool);
+    let hinted: Vec<u64> = hints.iter().map(|h| h["position"]["line"].as_u64().unwrap()).collect();
+    let pool_text = std::fs::read_to_string(&pool).unwrap();
+    assert!(hinted.contains(&line_of(&pool_text, "def square_all")), "{hints:#?}");
+
+    // "▶ Profile again" reruns the last test; one test by name, twice: compare with previous.
+    let again = lens_summary(&c.code_lenses(&tests)).into_iter().find(|l| l.1 == "▶ Profile again").expect("a Profile again lens");
+    assert_eq!(again.2, Value::Null);
+    let first = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": "TestPool::test_empty" })).unwrap();
+    assert_eq!(counts(&first["outcome"]), json!({ "passed": 1, "failed": 0, "errors": 0, "skipped": 0 }));
+    let second = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": "TestPool::test_empty" })).unwrap();
+    let runs = c.call("threadRadar/runs", json!({}));
+    assert_eq!(runs["runs"][0]["path"], second["run"]);
+    assert_eq!(runs["runs"][0]["history"]["test"], "tests/check_pool.py::TestPool::test_empty");
+    assert_eq!(runs["runs"][0]["history"]["previous"], first["run"]);
+    assert!(runs["runs"][1]["history"].get("previous").is_none(), "only the newest run of a test offers it");
+    let cmp = c.execute("threadradar.compareWithPrevious", json!({})).unwrap();
+    assert!(cmp.is_object(), "{cmp}");
+    let err = c.execute("threadradar.compareWithPrevious", json!({ "run": run })).unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("no earlier run of the same test"), "{err}");
+
+    // Label and pin through the protocol: kept in .threadradar/runs.json.
+    let r = c.call("threadRadar/runs", json!({ "label": { "run": first["run"], "label": "before <the> fix" }, "pin": { "run": run, "pinned": true } }));
+    let item = |p: &Value| r["runs"].as_array().unwrap().iter().find(|i| i["path"] == *p).unwrap().clone();
+    assert_eq!(item(&first["run"])["history"]["label"], "before <the> fix");
+    assert_eq!(item(&json!(run))["history"]["pinned"], true);
+    let index: Value = serde_json::from_slice(&std::fs::read(root.join(".threadradar/runs.json")).unwrap()).unwrap();
+    assert_eq!(index["runs"][run.file_name().unwrap().to_str().unwrap()]["pinned"], true);
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn cancelling_a_hanging_test_keeps_a_readable_partial_run() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    let tests = root.join("tests/check_misbehaving.py");
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({ "notifyChanges": true, "pollMs": 200 }));
+    let before = c.server_requests.len();
+    let id = 9001;
+    c.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand",
+        "params": { "command": "threadradar.profileTest", "arguments": [{ "uri": file_uri(&tests), "name": "test_hangs" }] } }));
+    // Sampling, with the test's two spinner threads started (pytest's start-up takes a while on a
+    // busy machine): "progress 2.0 s, 480 samples, 3 threads".
+    let threads = |m: &str| m.split(" samples, ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse::<u32>().ok());
+    let sampling = |n: &Value| n["method"] == "$/progress" && n["params"]["value"]["message"].as_str().and_then(threads).is_some_and(|t| t >= 3);
+    c.wait_for(Duration::from_secs(60), sampling).expect("the test's threads are being sampled");
+    c.drain(Duration::from_millis(800));
+    let token = c.server_requests[before..].iter().find(|r| r["method"] == "window/workDoneProgress/create").map(|r| r["params"]["token"].clone()).unwrap();
+    c.notify("window/workDoneProgress/cancel", json!({ "token": token }));
+    let answer = c.wait_for(Duration::from_secs(30), |m| m.get("method").is_none() && m["id"] == id).expect("profileTest answers after the cancel");
+    let result = &answer["result"];
+    let run = PathBuf::from(result["run"].as_str().unwrap_or_else(|| panic!("{answer}")));
+    let recorded = common::read(&run);
+    assert!(recorded.meta.sample_count > 20, "{:?}", recorded.meta);
+    let names = thread_names(&run);
+    assert!(names.iter().any(|n| n == "spinner-0") && names.iter().any(|n| n == "spinner-1"), "{names:?}");
+    assert_eq!(recorded.meta.test.as_ref().unwrap().id, "tests/check_misbehaving.py::test_hangs");
+    assert_eq!(c.call("threadRadar/runs", json!({}))["active"], json!(run));
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn bad_input_is_one_sentence() {
+    let _serial = common::serial();
+    let (dir, root) = project();
+    let tests = root.join("tests/check_pool.py");
+    let misbehaving = root.join("tests/check_misbehaving.py");
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({ "pollMs": 200 }));
+    let msg = |r: Result<Value, Value>| r.expect_err("an error")["message"].as_str().unwrap().to_string();
+
+    // A test that no longer exists (renamed in the buffer).
+    let e = msg(c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": "test_gone" })));
+    assert!(e.starts_with("there is no test test_gone in ") && e.contains("check_pool.py"), "{e}");
+    let e = msg(c.execute("threadradar.profileTest", json!({ "uri": file_uri(&root.join("tests/nope.py")), "name": null })));
+    assert!(e.contains("nope.py does not exist"), "{e}");
+    let e = msg(c.execute("threadradar.profileTest", json!({ "name": "x" })));
+    assert!(e.starts_with("threadradar.profileTest needs [{\"uri\""), "{e}");
+
+    // The editor's interpreter does not exist.
+    c.notify("workspace/didChangeConfiguration", json!({ "settings": { "threadradar": { "python": "/no/such/python" } } }));
+    let e = msg(c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": null })));
+    assert!(e.starts_with("the interpreter /no/such/python (the interpreter selected in the editor) does not exist"), "{e}");
+
+    // An interpreter without pytest: a venv of its own.
+    let venv = dir.path().join("bare");
+    let made = std::process::Command::new(common::python()).args(["-m", "venv", "--without-pip"]).arg(&venv).status().unwrap();
+    assert!(made.success());
+    let py = venv.join("bin/python");
+    c.notify("workspace/didChangeConfiguration", json!({ "settings": { "threadradar": { "python": py } } }));
+    let e = msg(c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": null })));
+    let p = py.display();
+    assert_eq!(e, format!("pytest is not installed in {p}: `{p} -m pip install pytest`, or set [tool.threadradar] python"));
+    c.notify("workspace/didChangeConfiguration", json!({ "settings": { "threadradar": { "python": null } } }));
+
+    // A bad key in the project's configuration: file and line.
+    let pyproject = root.join("pyproject.toml");
+    let good = std::fs::read_to_string(&pyproject).unwrap();
+    std::fs::write(&pyproject, good.replace("interval-ms = 2", "intervall = 2")).unwrap();
+    let e = msg(c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": null })));
+    let line = good.lines().position(|l| l.starts_with("interval-ms")).unwrap() + 1;
+    assert!(e.starts_with(&format!("unknown key `intervall` in [tool.threadradar] {} line {line}: the keys are ", pyproject.display())), "{e}");
+    std::fs::write(&pyproject, &good).unwrap();
+
+    // A test that kills its own process group: the run is kept, the outcome is unknown.
+    let answer = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&misbehaving), "name": "test_kills_its_process_group" })).unwrap();
+    assert!(answer["outcome"].is_null(), "{answer}");
+    let run = PathBuf::from(answer["run"].as_str().unwrap());
+    let recorded = common::read(&run);
+    assert!(recorded.meta.sample_count > 0);
+    assert_eq!(recorded.meta.exit_status.and_then(|s| s.signal), Some(9));
+    c.drain(Duration::from_millis(300));
+    let shown = messages_of(&c, "window/showMessage");
+    assert!(shown.iter().any(|m| m.contains("test_kills_its_process_group: outcome unknown: pytest wrote no report (it was killed with SIGKILL)")), "{shown:?}");
+    // The server is still there.
+    assert!(c.alive());
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn an_xdist_run_includes_the_workers_threads() {
+    let _serial = common::serial();
+    let has_xdist = std::process::Command::new(common::python()).args(["-c", "import xdist"]).status().is_ok_and(|s| s.success());
+    if !has_xdist {
+        eprintln!("skipped: pytest-xdist is not installed (tests/run_all.sh installs it)");
+        return;
+    }
+    let (_dir, root) = project();
+    // The test command template: pytest-xdist with two workers.
+    let pyproject = root.join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap();
+    std::fs::write(&pyproject, text.replace("interval-ms = 2", "interval-ms = 2\ntest-command = [\"{python}\", \"-m\", \"pytest\", \"-n\", \"2\", \"{tests}\"]")).unwrap();
+    let tests = root.join("tests/check_xdist.py");
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({ "pollMs": 200 }));
+    let answer = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": null })).unwrap();
+    assert_eq!(counts(&answer["outcome"]), pytest_counts(&root, &["-n", "2", "tests/check_xdist.py"]));
+    let run = common::read(Path::new(answer["run"].as_str().unwrap()));
+    assert!(run.meta.pids.len() >= 3, "pytest and its two workers: {:?}", run.meta.pids);
+    let workers: std::collections::HashSet<u32> = run.threads.iter().filter(|t| t.name.starts_with("pool-worker-")).map(|t| t.pid).collect();
+    assert!(workers.len() >= 2, "worker threads in both xdist workers: {:?}", run.threads.iter().map(|t| (&t.name, t.pid)).collect::<Vec<_>>());
+    assert!(c.shutdown().success());
+}

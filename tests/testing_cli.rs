@@ -1,0 +1,128 @@
+//! `threadradar test` and `threadradar runs` (issue 19) on a copy of samples/python/testproject:
+//! the exit code is pytest's, the stored outcome is pytest's own summary, the run history's
+//! labels, pins and pruning, and one sentence for bad input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use threadradar_profiler::runfile;
+
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("testproject");
+    let src = common::repo().join("samples/python/testproject");
+    for rel in ["pyproject.toml", "pool.py", "tests/check_pool.py", "tests/check_misbehaving.py"] {
+        let to = root.join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(src.join(rel), to).unwrap();
+    }
+    (dir, root)
+}
+
+fn runs(root: &Path) -> Vec<PathBuf> {
+    runfile::list_runs(&root.join(".threadradar/runs")).unwrap_or_default()
+}
+
+fn out(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn test_records_pytest_with_its_outcome_and_exit_code() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    let failing = common::threadradar(&root, &["test", "--no-progress", "tests/check_pool.py"]);
+    // pytest's own exit code (1: a test failed) and its own summary line.
+    assert_eq!(failing.status.code(), Some(1), "{}", common::stderr(&failing));
+    let summary = out(&failing).lines().rev().find(|l| l.contains(" in ") && l.contains("failed")).unwrap_or_default().to_string();
+    let (failed, passed) = (summary.contains("1 failed"), summary.contains("5 passed"));
+    assert!(failed && passed, "pytest said: {summary}");
+    let err = common::stderr(&failing);
+    assert!(err.contains("threadradar: outcome 5 passed, 1 failed — first failure: test_checked_sum_is_right: AssertionError: checked_sum leaves the last number out"), "{err}");
+    let run = common::read(&runs(&root)[0]);
+    let t = run.meta.test.clone().unwrap();
+    assert_eq!(t.id, "tests/check_pool.py");
+    let o = t.outcome.unwrap();
+    assert_eq!((o.passed, o.failed, o.errors, o.skipped), (5, 1, 0, 0));
+    assert_eq!(run.meta.interval_ms, 2.0);
+    assert!(run.meta.subprocesses);
+    assert!(run.threads.iter().any(|t| t.name.starts_with("pool-worker-")));
+    let interp = run.meta.interpreter.clone().unwrap();
+    assert!(Path::new(&interp.path).is_file(), "{interp:?}");
+
+    let passing = common::threadradar(&root, &["test", "--no-progress", "tests/check_pool.py::test_parallel_sum_is_right"]);
+    assert_eq!(passing.status.code(), Some(0), "{}", common::stderr(&passing));
+    // A .venv of the project comes before python3 on PATH.
+    let venv = root.join(".venv/bin");
+    std::fs::create_dir_all(&venv).unwrap();
+    std::os::unix::fs::symlink(&interp.path, venv.join("python")).unwrap();
+    let again = common::threadradar(&root, &["test", "--no-progress", "tests/check_pool.py::TestPool"]);
+    assert_eq!(again.status.code(), Some(0), "{}", common::stderr(&again));
+    let run = common::read(&runs(&root)[0]);
+    assert_eq!(run.meta.interpreter.unwrap().source, ".venv/bin/python");
+
+    // The history: list, label, pin, prune (labelled and pinned runs stay), rm.
+    let all = runs(&root);
+    assert_eq!(all.len(), 3);
+    let name = |p: &PathBuf| p.file_name().unwrap().to_str().unwrap().to_string();
+    let list = out(&common::threadradar(&root, &["runs"]));
+    assert!(list.contains("tests/check_pool.py: 5 passed, 1 failed"), "{list}");
+    assert!(list.contains("tests/check_pool.py::test_parallel_sum_is_right: 1 passed"), "{list}");
+    let l = common::threadradar(&root, &["runs", "label", &name(&all[2]), "before the fix"]);
+    assert!(l.status.success(), "{}", common::stderr(&l));
+    assert!(common::threadradar(&root, &["runs", "pin", &name(&all[1])]).status.success());
+    let list = out(&common::threadradar(&root, &["runs", "list"]));
+    assert!(list.contains("\"before the fix\"") && list.contains("[pinned]"), "{list}");
+    let json: serde_json::Value = serde_json::from_str(&out(&common::threadradar(&root, &["runs", "list", "--json"]))).unwrap();
+    assert_eq!(json[2]["label"], "before the fix");
+    assert_eq!(json[2]["outcome"]["failed"], 1);
+    let p = common::threadradar(&root, &["runs", "prune", "--keep", "0"]);
+    assert!(p.status.success(), "{}", common::stderr(&p));
+    assert_eq!(runs(&root), vec![all[1].clone(), all[2].clone()], "the newest run had neither label nor pin");
+    assert!(common::threadradar(&root, &["runs", "unpin", &name(&all[1])]).status.success());
+    assert!(common::threadradar(&root, &["runs", "rm", &name(&all[1])]).status.success());
+    assert_eq!(runs(&root), vec![all[2].clone()]);
+    let e = common::threadradar(&root, &["runs", "label", "nope.json", "x"]);
+    assert_eq!(e.status.code(), Some(2));
+    assert!(common::stderr(&e).starts_with("threadradar: no run \"nope.json\" in "), "{}", common::stderr(&e));
+    let e = common::threadradar(&root, &["runs", "prune"]);
+    assert!(common::stderr(&e).contains("`threadradar runs prune --keep N`, or set [tool.threadradar] keep-runs"), "{}", common::stderr(&e));
+}
+
+#[test]
+fn bad_interpreters_and_configuration_are_one_sentence() {
+    let _serial = common::serial();
+    let (dir, root) = project();
+    let e = common::threadradar(&root, &["test", "--python", "/no/such/python", "tests/check_pool.py"]);
+    assert_eq!(e.status.code(), Some(2));
+    assert_eq!(
+        common::stderr(&e),
+        "threadradar: the interpreter /no/such/python (--python) does not exist or is not executable: fix the path, or remove it to use the project's .venv or python3\n"
+    );
+    let venv = dir.path().join("bare");
+    assert!(std::process::Command::new(common::python()).args(["-m", "venv", "--without-pip"]).arg(&venv).status().unwrap().success());
+    let py = venv.join("bin/python");
+    std::fs::write(root.join("threadradar.toml"), format!("python = {:?}\n", py.display().to_string())).unwrap();
+    let e = common::threadradar(&root, &["test", "tests/check_pool.py"]);
+    let p = py.display();
+    assert_eq!(common::stderr(&e), format!("threadradar: pytest is not installed in {p}: `{p} -m pip install pytest`, or set [tool.threadradar] python\n"));
+    std::fs::write(root.join("threadradar.toml"), "python = \"x\"\n\nkeep-runs = \"all\"\n").unwrap();
+    let e = common::threadradar(&root, &["runs"]);
+    let err = common::stderr(&e);
+    assert!(err.starts_with(&format!("threadradar: {} line 3: ", root.join("threadradar.toml").display())), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(runs(&root).is_empty());
+
+    // A test that kills its own process group: pytest's status, a run, no outcome.
+    std::fs::remove_file(root.join("threadradar.toml")).unwrap();
+    let o = std::process::Command::new(common::bin())
+        .args(["test", "--no-progress", "tests/check_misbehaving.py::test_kills_its_process_group"])
+        .current_dir(&root)
+        .env("TESTPROJECT_MISBEHAVE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(128 + 9), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("threadradar: outcome unknown: pytest wrote no report (it was killed with SIGKILL)"), "{}", common::stderr(&o));
+    let run = common::read(&runs(&root)[0]);
+    assert!(run.meta.test.unwrap().outcome.is_none());
+}
