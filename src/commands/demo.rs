@@ -31,20 +31,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let file = if args.fixed { "fixed.py" } else { "buggy.py" };
     let script = samples_dir()?.join(dir).join(file);
     eprintln!("threadradar demo: profiling {}", script.display());
-    let rec = record(&RecordArgs {
-        output: None,
-        interval_ms: 3.0,
-        duration: None,
-        subprocesses: false,
-        pid: None,
-        no_progress: false,
-        sched: false,
-        no_sched: false,
-        no_waits: false,
-        repeat: None,
-        progress_lines: false,
-        command: vec![args.python.clone(), script.display().to_string()],
-    })?;
+    let rec = record(&RecordArgs::launching(vec![args.python.clone(), script.display().to_string()]))?;
     summarize(&rec.run, &rec.path);
     let mut out = std::io::stdout().lock();
     use std::io::Write;

@@ -65,6 +65,27 @@ pub struct RecordArgs {
     pub command: Vec<String>,
 }
 
+impl RecordArgs {
+    /// The defaults of `threadradar record -- COMMAND`, for commands that record on the user's
+    /// behalf (`demo`, `test`) and change a few fields.
+    pub fn launching(command: Vec<String>) -> RecordArgs {
+        RecordArgs {
+            output: None,
+            interval_ms: 3.0,
+            duration: None,
+            subprocesses: false,
+            pid: None,
+            no_progress: false,
+            sched: false,
+            no_sched: false,
+            no_waits: false,
+            repeat: None,
+            progress_lines: false,
+            command,
+        }
+    }
+}
+
 static STOP: AtomicBool = AtomicBool::new(false);
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 static CHILD: AtomicU32 = AtomicU32::new(0);

@@ -73,12 +73,10 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     let recorded = record::record(&RecordArgs {
         output: Some(output),
         interval_ms: args.interval_ms.or(config.interval_ms).unwrap_or(3.0),
-        duration: None,
         subprocesses: true,
-        pid: None,
         no_progress: args.no_progress,
         progress_lines: args.progress_lines,
-        command,
+        ..RecordArgs::launching(command)
     });
     let report = std::fs::read_to_string(&junit).ok();
     let _ = std::fs::remove_file(&junit);
