@@ -667,10 +667,10 @@ impl Sampler {
                 }
             }
             // The objects of waits that changed: one more walk of this process, with arguments.
-            if self.waits.has_pending() {
+            if self.waits.has_pending() && self.waits.walk_due(pid, t) {
                 match self.spies[si].spy.stack_traces_with_arguments() {
                     Ok(with_args) => {
-                        for (thread, wait) in self.waits.resolve(&with_args, &mut self.builder) {
+                        for (thread, wait) in self.waits.resolve(&with_args, &mut self.builder, t) {
                             threads[first..].iter_mut().filter(|t| t.thread == thread).for_each(|t| t.wait = Some(wait));
                         }
                     }
@@ -851,7 +851,8 @@ impl Sampler {
             }
             ids
         };
-        let o = crate::waits::Observation { pid, thread, python_id, state, blocked, syscall, stack, frames: &refs, frame_ids: &frame_ids };
+        let now_ns = self.start.elapsed().as_nanos() as u64;
+        let o = crate::waits::Observation { pid, thread, python_id, state, blocked, syscall, stack, frames: &refs, frame_ids: &frame_ids, now_ns };
         self.waits.observe(&o, &mut self.builder)
     }
 

@@ -158,7 +158,17 @@ struct Cached {
     wait: Option<WaitId>,
     /// Tries left to read the object (a stack that changed between the two walks retries).
     tries: u8,
+    /// The object last read for this thread, the raw stack it was read at and when (ns of the
+    /// run): reused while the thread waits at the same stack (`Condition.wait` makes a new futex
+    /// for every wait, so the call's argument alone changes all the time), read again after
+    /// [`REREAD_NS`].
+    object: Option<(Option<StackId>, WaitObject, u64)>,
 }
+
+/// An object reused for a thread at an unchanged stack is read again after this long.
+const REREAD_NS: u64 = 200_000_000;
+/// At most one walk with arguments per process this often.
+const WALK_EVERY_NS: u64 = 10_000_000;
 
 /// A wait whose object is to be read from the frames' arguments.
 pub struct Pending {
@@ -179,6 +189,8 @@ pub struct WaitReader {
     threads: HashMap<ThreadId, Cached>,
     lines: HashMap<String, Option<Vec<String>>>,
     pending: Vec<Pending>,
+    /// When each process was last walked with arguments (ns of the run).
+    last_walk: HashMap<u32, u64>,
     /// Thread-samples that needed a fresh reading, and how many of those needed the arguments.
     pub misses: u64,
     pub locals_reads: u64,
@@ -197,6 +209,8 @@ pub struct Observation<'a> {
     pub stack: Option<StackId>,
     pub frames: &'a [FrameRef<'a>],
     pub frame_ids: &'a dyn Fn() -> Vec<FrameId>,
+    /// The sample's time (ns of the run).
+    pub now_ns: u64,
 }
 
 impl WaitReader {
@@ -239,7 +253,7 @@ impl WaitReader {
             t.futex = (call == "futex").then_some(arg0);
             t.object = Some(WaitObject { addr: 0, type_name: b.string("GIL"), name: None, frame: None });
             let id = b.wait(t);
-            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0 });
+            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None });
             return Some(id);
         }
         t.syscall = b.string(call);
@@ -258,7 +272,7 @@ impl WaitReader {
         };
         let base = b.wait(t.clone());
         let Some(site) = site else {
-            self.threads.insert(o.thread, Cached { key, wait: Some(base), tries: 0 });
+            self.threads.insert(o.thread, Cached { key, wait: Some(base), tries: 0, object: None });
             return Some(base);
         };
         let frame_ids = (o.frame_ids)();
@@ -272,11 +286,24 @@ impl WaitReader {
             let name = b.string(name);
             t.object = Some(WaitObject { addr: 0, type_name: b.string("unknown"), name: Some(name), frame: frame_ids.first().copied() });
             let id = b.wait(t);
-            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0 });
+            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None });
             return Some(id);
         }
-        let tries = self.threads.get(&o.thread).filter(|c| c.key == key).map_or(3, |c| c.tries.saturating_sub(1));
-        self.threads.insert(o.thread, Cached { key, wait: Some(base), tries });
+        let prev = self.threads.remove(&o.thread);
+        // The same thread at the same stack: the object read there before, re-read now and then.
+        if let Some((_, obj, read_at)) = prev.as_ref().and_then(|c| c.object.clone()).filter(|(st, ..)| *st == o.stack) {
+            let mut with = t.clone();
+            with.object = Some(obj.clone());
+            let id = b.wait(with);
+            let due = o.now_ns.saturating_sub(read_at) >= REREAD_NS;
+            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: if due { 3 } else { 0 }, object: Some((o.stack, obj, read_at)) });
+            if due {
+                self.pending.push(Pending { thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
+            }
+            return Some(id);
+        }
+        let tries = prev.as_ref().filter(|c| c.key == key).map_or(3, |c| c.tries);
+        self.threads.insert(o.thread, Cached { key, wait: Some(base), tries, object: prev.and_then(|c| c.object) });
         if tries > 0 {
             self.pending.push(Pending {
                 thread: o.thread,
@@ -296,12 +323,29 @@ impl WaitReader {
         !self.pending.is_empty()
     }
 
+    /// Whether process `pid` may be walked with arguments now (at most every [`WALK_EVERY_NS`]);
+    /// when not, the queued reads are dropped and asked for again at the thread's next sample.
+    pub fn walk_due(&mut self, pid: u32, now_ns: u64) -> bool {
+        let last = self.last_walk.entry(pid).or_insert(0);
+        if *last == 0 || now_ns.saturating_sub(*last) >= WALK_EVERY_NS {
+            *last = now_ns.max(1);
+            true
+        } else {
+            self.pending.clear();
+            false
+        }
+    }
+
     /// Reads the objects of the queued waits from `traces` (a walk of the process with
     /// arguments) and returns the new wait of each thread whose object was found.
-    pub fn resolve(&mut self, traces: &[py_spy::StackTrace], b: &mut RunBuilder) -> Vec<(ThreadId, WaitId)> {
+    pub fn resolve(&mut self, traces: &[py_spy::StackTrace], b: &mut RunBuilder, now_ns: u64) -> Vec<(ThreadId, WaitId)> {
         self.locals_reads += 1;
         let mut out = Vec::new();
         for p in std::mem::take(&mut self.pending) {
+            // A failed read counts against the thread's tries; found, it stops them.
+            if let Some(c) = self.threads.get_mut(&p.thread) {
+                c.tries = c.tries.saturating_sub(1);
+            }
             let Some(trace) = traces.iter().find(|t| t.thread_id == p.python_id) else { continue };
             // The same stack as observed, or the answer may be another wait's.
             let same = trace.frames.len() == p.frames.len() && trace.frames.iter().zip(&p.frames).all(|(f, (n, l))| f.name == *n && f.line.max(0) as u32 == *l);
@@ -334,11 +378,13 @@ impl WaitReader {
                 Site::CLevel { name, .. } => (Some(name.clone()), p.frame_ids.first().copied()),
             };
             let mut t = p.base;
-            t.object = Some(WaitObject { addr: local.addr as u64, type_name: b.string(&type_name), name: name.map(|n| b.string(&n)), frame });
+            let obj = WaitObject { addr: local.addr as u64, type_name: b.string(&type_name), name: name.map(|n| b.string(&n)), frame };
+            t.object = Some(obj.clone());
             let id = b.wait(t);
             if let Some(c) = self.threads.get_mut(&p.thread) {
                 c.wait = Some(id);
                 c.tries = 0;
+                c.object = Some((c.key.2, obj, now_ns));
             }
             out.push((p.thread, id));
         }
