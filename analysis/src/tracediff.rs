@@ -35,7 +35,7 @@
 //! its start and duration in A and in B and its **time shift** (start in B − start in A).
 //! Unmatched consecutive segments form stretches **only in A** / **only in B**.
 //!
-//! The programme is exact while `n·m` stays within [`TraceOptions::max_cells`]; beyond that it is
+//! The programme is exact while `n·m` stays within [`TraceOptions::max_cells`] (4 M); beyond that it is
 //! restricted to a band around the diagonal `j ≈ i·m/n` (as DTW's Sakoe–Chiba band) holding about
 //! that many cells, and the pair says `banded: true`.
 //!
@@ -58,7 +58,7 @@ pub struct TraceOptions {
 
 impl Default for TraceOptions {
     fn default() -> Self {
-        TraceOptions { tau: 0.2, max_cells: 16_000_000 }
+        TraceOptions { tau: 0.2, max_cells: 4_000_000 }
     }
 }
 
@@ -434,29 +434,59 @@ fn pair_threads(a: &Side, b: &Side) -> Vec<(usize, usize, PairedBy, f64)> {
     out
 }
 
-/// The stack similarity of classes of the two sides, computed on first use.
+/// The stack similarity of the classes of one thread pair, computed on first use. The pair's
+/// classes are renumbered densely (a thread uses few of its run's distinct stacks), so that the
+/// cache is a flat matrix whenever it fits in 16 M entries.
 struct SimCache<'s> {
     a: &'s [Vec<u32>],
     b: &'s [Vec<u32>],
+    /// Per segment of each side: its class's local number.
+    local_a: Vec<u32>,
+    local_b: Vec<u32>,
+    /// Local number → class.
+    class_a: Vec<u32>,
+    class_b: Vec<u32>,
     dense: Vec<f32>,
     sparse: HashMap<(u32, u32), f32>,
 }
 
 impl<'s> SimCache<'s> {
-    fn new(a: &'s [Vec<u32>], b: &'s [Vec<u32>]) -> Self {
-        let n = a.len().saturating_mul(b.len());
-        SimCache { a, b, dense: if n <= 8_000_000 { vec![-1.0; n] } else { Vec::new() }, sparse: HashMap::new() }
+    fn new(a: &'s [Vec<u32>], b: &'s [Vec<u32>], sa: &Segments, sb: &Segments) -> Self {
+        let renumber = |classes: &[u32]| -> (Vec<u32>, Vec<u32>) {
+            let mut of: HashMap<u32, u32> = HashMap::new();
+            let mut back = Vec::new();
+            let local = classes
+                .iter()
+                .map(|&c| {
+                    *of.entry(c).or_insert_with(|| {
+                        back.push(c);
+                        back.len() as u32 - 1
+                    })
+                })
+                .collect();
+            (local, back)
+        };
+        let (local_a, class_a) = renumber(&sa.class);
+        let (local_b, class_b) = renumber(&sb.class);
+        let n = class_a.len().saturating_mul(class_b.len());
+        let dense = if n <= 16_000_000 { vec![-1.0; n] } else { Vec::new() };
+        SimCache { a, b, local_a, local_b, class_a, class_b, dense, sparse: HashMap::new() }
     }
-    fn get(&mut self, x: u32, y: u32) -> f64 {
+
+    /// The similarity of segment `i` of A and segment `j` of B.
+    #[inline]
+    fn get(&mut self, i: usize, j: usize) -> f64 {
+        let (x, y) = (self.local_a[i], self.local_b[j]);
+        let (ca, cb) = (self.class_a[x as usize] as usize, self.class_b[y as usize] as usize);
         if !self.dense.is_empty() {
-            let k = x as usize * self.b.len() + y as usize;
+            let k = x as usize * self.class_b.len() + y as usize;
             if self.dense[k] < 0.0 {
-                self.dense[k] = jaccard(&self.a[x as usize], &self.b[y as usize]) as f32;
+                self.dense[k] = jaccard(&self.a[ca], &self.b[cb]) as f32;
             }
             return self.dense[k] as f64;
         }
         let (a, b) = (self.a, self.b);
-        *self.sparse.entry((x, y)).or_insert_with(|| jaccard(&a[x as usize], &b[y as usize]) as f32) as f64
+        *self.sparse.entry((x, y)).or_insert_with(|| jaccard(&a[ca], &b[cb]) as f32) as f64
     }
 }
 
@@ -504,7 +534,7 @@ fn align(a: &Segments, b: &Segments, sim: &mut SimCache, tau: f64, max_cells: us
                 dir = 2;
             }
             if j >= 1 && j > prev_range.0 && j - 1 <= prev_range.1 {
-                let s = sim.get(a.class[i - 1], b.class[j - 1]);
+                let s = sim.get(i - 1, j - 1);
                 if s >= tau {
                     let v = prev[j - 1 - prev_range.0] + (dur(a, i - 1) + dur(b, j - 1)) * s;
                     if v > best {
@@ -526,7 +556,7 @@ fn align(a: &Segments, b: &Segments, sim: &mut SimCache, tau: f64, max_cells: us
     while i > 0 || j > 0 {
         match dirs[offsets[i] + j - lo_of(i)] {
             3 => {
-                pairs.push((i - 1, j - 1, sim.get(a.class[i - 1], b.class[j - 1])));
+                pairs.push((i - 1, j - 1, sim.get(i - 1, j - 1)));
                 i -= 1;
                 j -= 1;
             }
@@ -552,7 +582,8 @@ impl TraceDiff {
                 "the runs were sampled at different intervals ({pa:.2} ms and {pb:.2} ms): stretches are compared in seconds, and edges are uncertain by one interval of each run"
             ));
         }
-        // Runs of unrelated programs: little of the program's own code in common.
+        // Runs of unrelated programs: fewer than half of the own functions that ran in either run
+        // ran in both (a fix keeps most names; another program shares a helper or two).
         let program = |s: &Side| -> HashMap<u32, u64> {
             let mut p: HashMap<u32, u64> = HashMap::new();
             for prof in &s.profiles {
@@ -566,9 +597,10 @@ impl TraceDiff {
         };
         let (ua, ub) = (program(&a), program(&b));
         let common = ua.keys().filter(|k| ub.contains_key(k)).count();
-        if !ua.is_empty() && !ub.is_empty() && (common as f64) < 0.3 * ua.len().min(ub.len()) as f64 {
+        let union = ua.len() + ub.len() - common;
+        if !ua.is_empty() && !ub.is_empty() && (common as f64) < 0.5 * union as f64 {
             notes.push(format!(
-                "the runs look like different programs ({} and {} of their own functions, {common} in common): threads and functions are still matched by name, but read the result with care",
+                "the runs look like different programs ({} and {} of their own functions ran, {common} of them in both): threads and functions are still matched by name, but read the result with care",
                 ua.len(),
                 ub.len()
             ));
@@ -578,10 +610,10 @@ impl TraceDiff {
         let mut groups = Vec::new();
         let mut matched_ns = 0.0;
         let mut banded_pairs = 0;
-        let mut sim = SimCache::new(&a.classes.sets, &b.classes.sets);
         let paired = pair_threads(&a, &b);
         for &(ta, tb, paired_by, similarity) in &paired {
             let (sa, sb) = (&a.threads[ta], &b.threads[tb]);
+            let mut sim = SimCache::new(&a.classes.sets, &b.classes.sets, sa, sb);
             let (matches, banded) = align(sa, sb, &mut sim, opts.tau, opts.max_cells);
             banded_pairs += banded as usize;
             let pair = pairs.len();

@@ -563,7 +563,7 @@ fn report_runset(args: &ReportArgs, path: &Path, set: RunSet) -> anyhow::Result<
         clusters: spread(&views.iter().map(|v| v.program.clusters.len() as f64).collect::<Vec<_>>()),
     };
     let triples: Vec<(&Run, &Analysis, &Analysis)> = runs.iter().zip(&cop).zip(&plain).map(|((r, c), p)| (r, c, p)).collect();
-    let stability = threadradar_analysis::runset::stability(&triples, if level == Level::Program { Level::Function } else { level });
+    let stability = threadradar_analysis::runset::stability(&triples, level);
     let report = RunSetReport {
         runset: RunSetSummary { path: path.display().to_string(), label: set.label, runs: set.runs.iter().map(|p| p.display().to_string()).collect() },
         level,
