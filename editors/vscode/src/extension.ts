@@ -311,7 +311,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }),
     ),
     // Issue 19: the Python extension's interpreter and the workspace trust reach the server.
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void server.sendSettings()),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => refreshSelectedPython().then(() => server.sendSettings())),
     vscode.workspace.onDidChangeConfiguration(
       guarded(async (e: vscode.ConfigurationChangeEvent) => {
         if (!e.affectsConfiguration("threadradar")) return;
