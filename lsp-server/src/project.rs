@@ -160,7 +160,10 @@ pub fn resolve_python(root: &Path, config: &ProjectConfig, explicit: Option<&Pat
     let check = |p: &Path, source: String| -> Result<Python, String> {
         match find_executable(p) {
             Some(path) => Ok(Python { path, source }),
-            None => Err(format!("the interpreter {} ({source}) does not exist or is not executable: fix the path, or remove it to use the project's .venv or python3", p.display())),
+            None => Err(format!(
+                "the interpreter {} ({source}) does not exist or is not executable: fix the path, or remove it to use the project's .venv or python3",
+                p.display()
+            )),
         }
     };
     if let Some(p) = explicit {
@@ -186,7 +189,9 @@ pub fn resolve_python(root: &Path, config: &ProjectConfig, explicit: Option<&Pat
     }
     match find_executable(Path::new("python3")) {
         Some(path) => Ok(Python { path, source: "python3 on PATH".into() }),
-        None => Err("no Python interpreter found (no .venv, venv, $VIRTUAL_ENV or python3 on PATH): set [tool.threadradar] python = \"/path/to/python\"".into()),
+        None => {
+            Err("no Python interpreter found (no .venv, venv, $VIRTUAL_ENV or python3 on PATH): set [tool.threadradar] python = \"/path/to/python\"".into())
+        }
     }
 }
 
@@ -384,7 +389,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         assert_eq!(ProjectConfig::load(root).unwrap(), ProjectConfig::default());
-        std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"x\"\n\n[tool.threadradar]\npython = \".venv/bin/python\"\ninterval-ms = 2\nkeep-runs = 5\nstates = \"all\"\n").unwrap();
+        std::fs::write(
+            root.join("pyproject.toml"),
+            "[project]\nname = \"x\"\n\n[tool.threadradar]\npython = \".venv/bin/python\"\ninterval-ms = 2\nkeep-runs = 5\nstates = \"all\"\n",
+        )
+        .unwrap();
         let c = ProjectConfig::load(root).unwrap();
         assert_eq!(c.python, Some(root.join(".venv/bin/python")));
         assert_eq!(c.interval_ms, Some(2.0));
@@ -426,7 +435,11 @@ mod tests {
         let sub = root.join("tests");
         std::fs::create_dir_all(&sub).unwrap();
         assert_eq!(PytestConventions::find(&sub, Some(root)), PytestConventions::default());
-        std::fs::write(root.join("setup.cfg"), "[metadata]\nname = x\n[tool:pytest]\npython_files =\n    check_*.py\n    *_spec.py\npython_functions = check\n").unwrap();
+        std::fs::write(
+            root.join("setup.cfg"),
+            "[metadata]\nname = x\n[tool:pytest]\npython_files =\n    check_*.py\n    *_spec.py\npython_functions = check\n",
+        )
+        .unwrap();
         let c = PytestConventions::find(&sub, Some(root));
         assert_eq!(c.python_files, vec!["check_*.py", "*_spec.py"]);
         assert!(c.is_test_file(Path::new("/a/check_pool.py")) && !c.is_test_file(Path::new("/a/test_pool.py")));
