@@ -188,11 +188,34 @@ pub fn resolve_python(root: &Path, config: &ProjectConfig, explicit: Option<&Pat
         }
     }
     match find_executable(Path::new("python3")) {
-        Some(path) => Ok(Python { path, source: "python3 on PATH".into() }),
+        Some(path) => Ok(Python { path: real_interpreter(path), source: "python3 on PATH".into() }),
         None => {
             Err("no Python interpreter found (no .venv, venv, $VIRTUAL_ENV or python3 on PATH): set [tool.threadradar] python = \"/path/to/python\"".into())
         }
     }
+}
+
+/// The interpreter a wrapper script runs (a pyenv shim is a shell script that finds and execs the
+/// real one): the recorder samples the process it starts, and a wrapper that takes a while to exec
+/// on a busy machine looks like a program that never starts Python. Anything else is kept.
+fn real_interpreter(p: PathBuf) -> PathBuf {
+    use std::io::Read;
+    let mut head = [0u8; 2];
+    let is_script = std::fs::File::open(&p).and_then(|mut f| f.read_exact(&mut head)).is_ok() && &head == b"#!";
+    if !is_script {
+        return p;
+    }
+    std::process::Command::new(&p)
+        .args(["-c", "import sys; print(sys.executable)"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| PathBuf::from(s.trim()))
+        .filter(|q| q.is_absolute() && is_executable(q))
+        .unwrap_or(p)
 }
 
 fn is_executable(p: &Path) -> bool {

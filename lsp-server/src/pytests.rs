@@ -217,9 +217,9 @@ class PoolCase(unittest.TestCase):
                 ("test_async", 10),
                 ("TestPool", 16),
                 ("TestPool::test_map", 17),
-                ("PoolCase", 27),
-                ("PoolCase::test_case", 28),
-                ("PoolCase::test_case_async", 30)
+                ("PoolCase", 28),
+                ("PoolCase::test_case", 29),
+                ("PoolCase::test_case_async", 31)
             ]
         );
         assert!(items[1].is_async && !items[0].is_async);
