@@ -71,7 +71,9 @@ fn lens_summary(lenses: &[Value]) -> Vec<(u64, String, Value)> {
     lenses
         .iter()
         .filter(|l| l["command"]["command"] == "threadradar.profileTest")
-        .map(|l| (l["range"]["start"]["line"].as_u64().unwrap(), l["command"]["title"].as_str().unwrap().to_string(), l["command"]["arguments"][0]["name"].clone()))
+        .map(|l| {
+            (l["range"]["start"]["line"].as_u64().unwrap(), l["command"]["title"].as_str().unwrap().to_string(), l["command"]["arguments"][0]["name"].clone())
+        })
         .collect()
 }
 
@@ -121,7 +123,10 @@ fn lenses_on_tests_profile_with_progress_and_the_outcome_pytest_reports() {
     assert_eq!(run.parent().unwrap(), root.join(".threadradar/runs"));
     let truth = pytest_counts(&root, &["tests/check_pool.py"]);
     assert_eq!(counts(&answer["outcome"]), truth, "{answer}");
-    assert!(answer["outcome"]["first_failure"].as_str().unwrap().starts_with("test_checked_sum_is_right: AssertionError: checked_sum leaves the last number out"), "{answer}");
+    assert!(
+        answer["outcome"]["first_failure"].as_str().unwrap().starts_with("test_checked_sum_is_right: AssertionError: checked_sum leaves the last number out"),
+        "{answer}"
+    );
     let token = c.server_requests[before..]
         .iter()
         .find(|r| r["method"] == "window/workDoneProgress/create")
@@ -272,7 +277,10 @@ fn bad_input_is_one_sentence() {
     assert_eq!(recorded.meta.exit_status.and_then(|s| s.signal), Some(9));
     c.drain(Duration::from_millis(300));
     let shown = messages_of(&c, "window/showMessage");
-    assert!(shown.iter().any(|m| m.contains("test_kills_its_process_group: outcome unknown: pytest wrote no report (it was killed with SIGKILL)")), "{shown:?}");
+    assert!(
+        shown.iter().any(|m| m.contains("test_kills_its_process_group: outcome unknown: pytest wrote no report (it was killed with SIGKILL)")),
+        "{shown:?}"
+    );
     // The server is still there.
     assert!(c.alive());
     assert!(c.shutdown().success());
@@ -290,7 +298,11 @@ fn an_xdist_run_includes_the_workers_threads() {
     // The test command template: pytest-xdist with two workers.
     let pyproject = root.join("pyproject.toml");
     let text = std::fs::read_to_string(&pyproject).unwrap();
-    std::fs::write(&pyproject, text.replace("interval-ms = 2", "interval-ms = 2\ntest-command = [\"{python}\", \"-m\", \"pytest\", \"-n\", \"2\", \"{tests}\"]")).unwrap();
+    std::fs::write(
+        &pyproject,
+        text.replace("interval-ms = 2", "interval-ms = 2\ntest-command = [\"{python}\", \"-m\", \"pytest\", \"-n\", \"2\", \"{tests}\"]"),
+    )
+    .unwrap();
     let tests = root.join("tests/check_xdist.py");
     let mut c = LspClient::spawn(common::bin(), &root);
     c.initialize(&root, json!({ "pollMs": 200 }));

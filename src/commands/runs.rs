@@ -11,7 +11,9 @@ use threadradar_lsp::pytests;
 use threadradar_profiler::runfile;
 
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Examples:\n  threadradar runs\n  threadradar runs label latest \"before the fix\"\n  threadradar runs pin 20261123T101500Z-pytest.json\n  threadradar runs prune --keep 10")]
+#[command(
+    after_help = "Examples:\n  threadradar runs\n  threadradar runs label latest \"before the fix\"\n  threadradar runs pin 20261123T101500Z-pytest.json\n  threadradar runs prune --keep 10"
+)]
 pub struct RunsArgs {
     /// The runs directory [default: [tool.threadradar] runs-dir, else .threadradar/runs].
     #[arg(long, value_name = "DIR", global = true)]
@@ -69,7 +71,9 @@ pub fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
         Action::Pin { run } => history::set_pinned(&dir, &history::find_run(&dir, &run).map_err(err)?, true).map_err(err)?,
         Action::Unpin { run } => history::set_pinned(&dir, &history::find_run(&dir, &run).map_err(err)?, false).map_err(err)?,
         Action::Prune { keep } => {
-            let keep = keep.or(config.keep_runs).ok_or_else(|| anyhow::anyhow!("how many runs to keep? `threadradar runs prune --keep N`, or set [tool.threadradar] keep-runs"))?;
+            let keep = keep
+                .or(config.keep_runs)
+                .ok_or_else(|| anyhow::anyhow!("how many runs to keep? `threadradar runs prune --keep N`, or set [tool.threadradar] keep-runs"))?;
             let gone = history::prune(&dir, keep).map_err(err)?;
             eprintln!("threadradar: deleted {} runs, kept the newest {keep} and every labelled or pinned one", gone.len());
         }

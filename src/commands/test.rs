@@ -14,9 +14,11 @@ use threadradar_profiler::run::{Interpreter, TestRun};
 use threadradar_profiler::runfile;
 
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Examples:\n  threadradar test tests/test_pool.py::TestPool::test_map\n  threadradar test -- -n 4 tests/\n  threadradar test --python .venv/bin/python -k slow\n\n\
+#[command(
+    after_help = "Examples:\n  threadradar test tests/test_pool.py::TestPool::test_map\n  threadradar test -- -n 4 tests/\n  threadradar test --python .venv/bin/python -k slow\n\n\
 The interpreter is --python, else [tool.threadradar] python (pyproject.toml or threadradar.toml),\n\
-else .venv/bin/python, venv/bin/python, $VIRTUAL_ENV/bin/python, python3 on PATH.\nSee docs/testing.md.")]
+else .venv/bin/python, venv/bin/python, $VIRTUAL_ENV/bin/python, python3 on PATH.\nSee docs/testing.md."
+)]
 pub struct TestArgs {
     /// The Python interpreter that runs pytest (overrides the project's configuration).
     #[arg(long, value_name = "PYTHON")]
@@ -103,7 +105,9 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     if let Some(keep) = config.keep_runs {
         if rec.path.parent() == Some(runs_dir.as_path()) {
             match history::prune(&runs_dir, keep) {
-                Ok(gone) if !gone.is_empty() => eprintln!("threadradar: pruned {} old runs (keep-runs = {keep}; labelled and pinned runs are kept)", gone.len()),
+                Ok(gone) if !gone.is_empty() => {
+                    eprintln!("threadradar: pruned {} old runs (keep-runs = {keep}; labelled and pinned runs are kept)", gone.len())
+                }
                 Ok(_) => {}
                 Err(e) => eprintln!("threadradar: {e}"),
             }

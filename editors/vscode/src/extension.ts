@@ -311,7 +311,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }),
     ),
     // Issue 19: the Python extension's interpreter and the workspace trust reach the server.
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void server.sendSettings()),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => refreshSelectedPython().then(() => server.sendSettings())),
     vscode.workspace.onDidChangeConfiguration(
       guarded(async (e: vscode.ConfigurationChangeEvent) => {
         if (!e.affectsConfiguration("threadradar")) return;
@@ -357,7 +357,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand(Commands.deleteRunItem, guarded(deleteRun)),
     // Issue 19: the run history's context menu.
     vscode.commands.registerCommand(
-      "threadradar.runs.label",
+      Commands.labelRunItem,
       guarded(async (n?: RunNode) => {
         if (n === undefined) return;
         const label = await vscode.window.showInputBox({ prompt: "Label of the run (empty: none). A labelled run is never pruned.", value: n.history?.label ?? "" });
@@ -367,7 +367,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }),
     ),
     vscode.commands.registerCommand(
-      "threadradar.runs.pin",
+      Commands.pinRunItem,
       guarded(async (n?: RunNode) => {
         if (n === undefined) return;
         await server.sendRequest(Requests.runs, { pin: { run: n.path, pinned: n.history?.pinned !== true } });
@@ -375,7 +375,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }),
     ),
     vscode.commands.registerCommand(
-      "threadradar.runs.compareWithPrevious",
+      Commands.compareRunItemWithPrevious,
       guarded(async (n?: RunNode) => {
         if (n?.history?.previous === undefined) return;
         await compare({ base: n.history.previous, new: n.path });

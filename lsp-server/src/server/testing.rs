@@ -67,7 +67,10 @@ impl Backend {
         };
         let mut out = vec![lens(0, "▶ Profile file", Value::Null)];
         if let Some(last) = last.filter(|l| l["uri"].as_str() == Some(uri.as_str())) {
-            out.push(CodeLens { command: Some(Command { title: "▶ Profile again".into(), command: "threadradar.profileTest".into(), arguments: Some(vec![last]) }), ..out[0].clone() });
+            out.push(CodeLens {
+                command: Some(Command { title: "▶ Profile again".into(), command: "threadradar.profileTest".into(), arguments: Some(vec![last]) }),
+                ..out[0].clone()
+            });
         }
         for t in pytests::discover(&text, &conv) {
             let title = match t.kind {
@@ -104,10 +107,7 @@ impl Backend {
             let text = self.text_of(&uri, &path).unwrap_or_default();
             let conv = PytestConventions::find(path.parent().unwrap_or(&root), Some(&root));
             if !pytests::discover(&text, &conv).iter().any(|t| &t.id == n) {
-                return Err(invalid(format!(
-                    "there is no test {n} in {} (renamed or removed?): the lenses show the tests as the file is now",
-                    path.display()
-                )));
+                return Err(invalid(format!("there is no test {n} in {} (renamed or removed?): the lenses show the tests as the file is now", path.display())));
             }
         }
         // The same rules `threadradar test` applies, checked here so that a bad setting is one
@@ -261,7 +261,8 @@ impl Backend {
                 (typ, format!("ThreadRadar: {node}: {}.{first}", pytests::outcome_words(o)))
             }
             None => {
-                let why = recorder.iter().find(|l| l.starts_with("outcome unknown")).cloned().unwrap_or_else(|| "outcome unknown: pytest wrote no report".into());
+                let why =
+                    recorder.iter().find(|l| l.starts_with("outcome unknown")).cloned().unwrap_or_else(|| "outcome unknown: pytest wrote no report".into());
                 (MessageType::WARNING, format!("ThreadRadar: {node}: {why}; the run keeps what was sampled."))
             }
         };

@@ -1,0 +1,128 @@
+// Profiling tests (issue 19): the bundled extension in plain Node against the stand-in `vscode`
+// module and the real server, in a copy of samples/python/testproject. An untrusted workspace runs
+// nothing; the Python extension's active environment (its exported API) reaches the server, which
+// then runs the test with that interpreter (or says it has no pytest).
+
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import Module, { createRequire } from "node:module";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as esbuild from "esbuild";
+import { expect } from "expect";
+import { after, before, describe, test } from "node:test";
+import { fakeVscode } from "../support/fakeVscode";
+import type { FakeVscode } from "../support/fakeVscode";
+import { EXTENSION_DIR, REPO, serverBinary } from "../support/server";
+
+const BUNDLE = path.join(EXTENSION_DIR, "test-output/testing/extension.js");
+
+interface Extension {
+  activate(context: unknown): void;
+  deactivate(): Promise<void> | undefined;
+}
+
+const loader = Module as unknown as { _load: (request: string, parent: unknown, isMain: boolean) => unknown };
+const originalLoad = loader._load;
+let current: FakeVscode | undefined;
+
+before(async () => {
+  await esbuild.build({ entryPoints: [path.join(EXTENSION_DIR, "src/extension.ts")], bundle: true, outfile: BUNDLE, external: ["vscode"], format: "cjs", platform: "node", logLevel: "error" });
+  loader._load = function (request: string, parent: unknown, isMain: boolean) {
+    if (request === "vscode") {
+      if (current === undefined) throw new Error("no fake vscode");
+      return current.module as unknown;
+    }
+    return originalLoad.call(this, request, parent, isMain);
+  };
+});
+
+after(() => {
+  loader._load = originalLoad;
+});
+
+async function until(what: string, f: () => boolean, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function runsIn(dir: string): string[] {
+  try {
+    return fs.readdirSync(path.join(dir, ".threadradar/runs")).filter((n) => n.endsWith(".json"));
+  } catch {
+    return [];
+  }
+}
+
+describe("profiling tests", () => {
+  test("untrusted: nothing runs; trusted: the Python extension's interpreter runs the test", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tr-vscode-testing-"));
+    fs.cpSync(path.join(REPO, "samples/python/testproject"), dir, { recursive: true });
+    const testFile = path.join(dir, "tests/check_pool.py");
+    const python = execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).trim();
+    const bare = path.join(dir, "bare-venv");
+    execFileSync("python3", ["-m", "venv", "--without-pip", bare]);
+    let selected = path.join(bare, "bin/python");
+
+    const fake = fakeVscode({ "threadradar.serverPath": serverBinary(), "threadradar.trace.server": "off" }, dir);
+    const mod = fake.module as { workspace: Record<string, unknown>; extensions?: unknown };
+    let grant: (() => unknown) | undefined;
+    mod.workspace.isTrusted = false;
+    mod.workspace.onDidGrantWorkspaceTrust = (l: () => unknown) => {
+      grant = l;
+      return { dispose: () => undefined };
+    };
+    const asked: unknown[] = [];
+    mod.extensions = {
+      getExtension: (id: string) =>
+        id === "ms-python.python"
+          ? { isActive: true, exports: { environments: { getActiveEnvironmentPath: (r?: unknown) => (asked.push(r), { path: selected }) } } }
+          : undefined,
+    };
+    current = fake;
+    const req = createRequire(__filename);
+    Reflect.deleteProperty(req.cache, BUNDLE);
+    const ext = req(BUNDLE) as Extension;
+    const subscriptions: { dispose(): unknown }[] = [];
+    ext.activate({ subscriptions, extensionUri: { scheme: "file", path: EXTENSION_DIR, fsPath: EXTENSION_DIR, toString: () => `file://${EXTENSION_DIR}` }, extensionPath: EXTENSION_DIR });
+    try {
+      await until("the server's commands", () => fake.commands.has("threadradar.profileTest"));
+      expect(asked.length).toBeGreaterThan(0);
+      const arg = { uri: `file://${testFile}`, name: "test_parallel_sum_is_right" };
+
+      // Untrusted: refused by the extension, nothing is run.
+      const refused = await fake.commands.get("threadradar.profileTest")?.(arg);
+      expect(refused).toBeUndefined();
+      expect(fake.messages.some((m) => m.level === "warning" && m.text.includes("trust the workspace first"))).toBe(true);
+      expect(runsIn(dir)).toEqual([]);
+
+      // Trust granted: the settings go again, with the selected interpreter. It has no pytest.
+      mod.workspace.isTrusted = true;
+      expect(grant).toBeDefined();
+      await grant?.();
+      let error = "";
+      try {
+        await fake.commands.get("threadradar.profileTest")?.(arg);
+      } catch (e) {
+        error = e instanceof Error ? e.message : String(e);
+      }
+      expect(error).toBe(`pytest is not installed in ${selected}: \`${selected} -m pip install pytest\`, or set [tool.threadradar] python`);
+      expect(runsIn(dir)).toEqual([]);
+
+      // An interpreter with pytest is selected (read again when trust is granted): the test runs with it.
+      selected = python;
+      await grant?.();
+      const answer = (await fake.commands.get("threadradar.profileTest")?.(arg)) as { run: string; outcome: { passed: number; failed: number } };
+      expect([answer.outcome.passed, answer.outcome.failed]).toEqual([1, 0]);
+      const info = JSON.parse(execFileSync(serverBinary(), ["info", "--json", answer.run], { encoding: "utf8" })) as { meta?: { interpreter?: { path: string; source: string } } };
+      expect(info.meta?.interpreter).toEqual({ path: python, source: "the interpreter selected in the editor" });
+    } finally {
+      await ext.deactivate();
+      for (const d of subscriptions) d.dispose();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
