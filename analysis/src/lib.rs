@@ -47,7 +47,7 @@ pub mod threads;
 pub mod timeline;
 pub mod view;
 
-pub use analysis::{Analysis, Cluster, Options, TimeWindow};
+pub use analysis::{Analysis, Cluster, Options, TimeWindow, Window};
 pub use artifact::{Artifact, ArtifactId, ArtifactKind, Artifacts, Level};
 pub use cluster::{ClusterMethod, Clustering, CopKMeans};
 pub use compare::{ArtifactDelta, Change, CompareOptions, Comparison, DeltaStatus, SideFigures, SideSummary, Trend};

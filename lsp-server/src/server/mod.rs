@@ -41,9 +41,10 @@ use tower_lsp_server::lsp_types::*;
 use tower_lsp_server::{Client, LanguageServer, UriExt};
 
 /// The commands of `workspace/executeCommand`.
-pub const COMMANDS: [&str; 10] = [
+pub const COMMANDS: [&str; 11] = [
     "threadradar.openOverview",
     "threadradar.openDetail",
+    "threadradar.openTimeline",
     "threadradar.selectRun",
     "threadradar.deleteRun",
     "threadradar.setThreadFilter",
@@ -136,6 +137,8 @@ struct State {
     pinned: bool,
     /// The global thread filter: thread ids of the active run.
     exclude: Vec<u32>,
+    /// The global time window (seconds of the active run); cleared with the run.
+    window: Option<threadradar_analysis::Window>,
     /// Run files that failed to load, with the (size, mtime) they had: retried when it changes.
     failed: HashMap<PathBuf, (u64, u64)>,
     told_no_runs: bool,
@@ -191,7 +194,7 @@ impl Backend {
 
     fn params(&self) -> Params {
         let s = self.state();
-        Params { exclude_threads: s.exclude.clone(), states: s.settings.states }
+        Params { exclude_threads: s.exclude.clone(), states: s.settings.states, window: s.window }
     }
 
     fn arc(&self) -> Arc<Backend> {
@@ -566,6 +569,7 @@ impl LanguageServer for Server {
         match params.command.as_str() {
             "threadradar.openOverview" => self.0.open_overview(arg).await,
             "threadradar.openDetail" => self.0.open_detail(arg).await,
+            "threadradar.openTimeline" => self.0.open_timeline(arg).await,
             "threadradar.selectRun" => self.0.select_run_command(arg).await,
             "threadradar.deleteRun" => self.0.delete_run(arg).await,
             "threadradar.goToHottest" => self.0.go_to_hottest(arg).await,
