@@ -52,19 +52,23 @@ function serve(run) {
   });
 }
 
-const api = async (url, method, body) => (await fetch(url + "api/" + method, { method: "POST", body: JSON.stringify(body || {}) })).json();
+const api = async (url, method, body) => (await fetch(url + "api/" + method, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) })).json();
 
 let browser, server, page, logged, startUnix, key;
 const problems = [];
 
 before(async () => {
   const run = path.join(tmp, "phases.json");
-  const stdout = execFileSync(BIN, ["record", "--no-progress", "-o", run, "--", "python3", path.join(root, "tests/scripts/phases.py")], { cwd: tmp, timeout: 120000 }).toString();
+  // The interpreter itself, not a wrapper script (a pyenv shim is a shell script, which record cannot sample).
+  const python = execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { cwd: root }).toString().trim();
+  const stdout = execFileSync(BIN, ["record", "--no-progress", "-o", run, "--", python, path.join(root, "tests/scripts/phases.py")], { cwd: root, timeout: 120000 }).toString();
   logged = JSON.parse(stdout.trim().split("\n").at(-1));
-  startUnix = JSON.parse(execFileSync(BIN, ["info", "--json", run]).toString()).start_unix_ms / 1000;
+  startUnix = JSON.parse(execFileSync(BIN, ["info", "--json", run]).toString()).meta.start_unix_ms / 1000;
   server = await serve(run);
   const ov = await api(server.url, "overview", {});
-  key = ov.functions.find((f) => f.qualname === "compute_phase").key;
+  const cp = ov.functions.find((f) => f.qualname === "compute_phase");
+  assert.ok(cp, "compute_phase in the overview: " + ov.functions.map((f) => f.qualname).join(", "));
+  key = cp.key;
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     headless: true,
@@ -95,13 +99,16 @@ describe("the Timeline tab with the other panels (phases.py)", () => {
     // Highlighted: exactly the frames of compute_phase.
     const lit = l.frames.filter((f) => f.highlighted).map((f) => f.function);
     assert.ok(lit.length > 0 && lit.every((f) => f === "compute_phase"), JSON.stringify(lit));
-    // Its spans cover the two logged compute phases (edges within a sampling period and 15 ms),
-    // all on the phaser thread.
+    // Its spans are the two logged compute phases, on the phaser thread only: each phase overlaps
+    // one span for most of its length (the precision of bar edges against the program's clock is
+    // tests/timeline_cli.rs's business; here the machine may be loaded).
     const phaser = l.lanes.find((x) => x.name === "phaser").thread;
     assert.deepEqual(l.focus.threads, [phaser]);
-    const tol = 2 * l.period_s + 0.015;
-    for (const [a, b] of phases("compute_phase")) {
-      assert.ok(l.focus.spans.some((s) => Math.abs(s.from_s - a) < tol && Math.abs(s.to_s - b) < tol), `no span ≈ ${a.toFixed(3)}–${b.toFixed(3)} in ${JSON.stringify(l.focus.spans)}`);
+    const logged = phases("compute_phase");
+    assert.equal(l.focus.span_count, logged.length, JSON.stringify(l.focus.spans));
+    for (const [a, b] of logged) {
+      const overlap = (s) => Math.max(0, Math.min(s.to_s, b) - Math.max(s.from_s, a));
+      assert.ok(l.focus.spans.some((s) => overlap(s) > 0.5 * (b - a)), `no span over ${a.toFixed(3)}–${b.toFixed(3)} in ${JSON.stringify(l.focus.spans)}`);
     }
     // The view shows the artifact's bars: from (about) its first span to its last.
     assert.ok(l.from_s <= l.focus.from_s && l.to_s >= l.focus.to_s - 1e-6, `${l.from_s}-${l.to_s} vs ${l.focus.from_s}-${l.focus.to_s}`);
@@ -112,7 +119,7 @@ describe("the Timeline tab with the other panels (phases.py)", () => {
     await page.screenshot({ path: path.join(out, "timeline-focused.png"), fullPage: true });
   });
 
-  test("the per-thread table: the waiter mostly waiting, the phaser busy about two thirds", async () => {
+  test("the per-thread table: the waiter mostly waiting, the phaser busy as long as it logged computing", async () => {
     await page.click("text=whole run");
     await page.waitForFunction(() => { const l = window.ThreadRadarPanels.timeline().layout(); return l.from_s === l.run_from_s; });
     const rows = await page.$$eval("#timeline table.tr-overview tbody tr", (trs) => trs.map((tr) => ({
@@ -121,9 +128,14 @@ describe("the Timeline tab with the other panels (phases.py)", () => {
     const l = await layoutOf();
     assert.equal(rows.length, l.lanes.length, "a row per lane");
     const waiter = rows.find((r) => r.name === "waiter"), phaser = rows.find((r) => r.name === "phaser");
-    // The program: 0.5 s waiting for the phaser's first phase; then compute 0.5 s, sleep 0.5 s, compute 0.5 s.
+    // The truth from the program's log: the waiter waits for the phaser's whole first phase; the
+    // phaser computes for the logged compute phases' share of its logged lifetime.
+    const ph = logged.filter((e) => e.thread === "phaser");
+    const life = Math.max(...ph.map((e) => e.end)) - Math.min(...ph.map((e) => e.start));
+    const computing = ph.filter((e) => e.phase === "compute_phase").reduce((t, e) => t + e.end - e.start, 0);
+    const expected = 100 * computing / life;
     assert.ok(waiter.waiting > 80, JSON.stringify(waiter));
-    assert.ok(phaser.busy > 45 && phaser.busy < 85, JSON.stringify(phaser));
+    assert.ok(Math.abs(phaser.busy - expected) < 15, `phaser busy ${phaser.busy} %, logged ${expected.toFixed(1)} %`);
     assert.ok(Math.abs(phaser.busy + phaser.waiting - 100) < 0.2);
   });
 
