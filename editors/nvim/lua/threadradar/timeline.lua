@@ -223,9 +223,9 @@ local function show(client, artifact, range)
   view.client = client
   view.artifact = artifact
   view.width = math.max(20, math.floor(vim.o.columns * 0.8) - LABEL - 2)
+  -- The artifact's spans as they are (both ends inside the run: the server refuses others).
   if range and range.from_s and range.to_s and range.to_s > range.from_s then
-    local m = (range.to_s - range.from_s) * 0.05
-    view.from_s, view.to_s = math.max(0, range.from_s - m), range.to_s + m
+    view.from_s, view.to_s = range.from_s, range.to_s
   end
   ui.map(view, "q", function()
     ui.close(view)
@@ -288,7 +288,8 @@ function M.browser(client, key)
       return
     end
     open.serve(res.active, function(url)
-      local target = url:gsub("/?$", "/") .. "?view=timeline" .. (key and ("&artifact=" .. url_encode(key)) or "")
+      local base = url:sub(-1) == "/" and url or (url .. "/")
+      local target = base .. "?view=timeline" .. (key and ("&artifact=" .. url_encode(key)) or "")
       util.notify("timeline of " .. vim.fn.fnamemodify(res.active, ":t") .. " at " .. target)
       open.open_url(target)
     end)
