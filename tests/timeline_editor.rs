@@ -33,9 +33,13 @@ fn record_phases() -> Recorded {
     let runs = root.join(".threadradar/runs");
     std::fs::create_dir_all(&runs).unwrap();
     let run = runs.join("20000101T000000Z-phases.json");
+    // The interpreter itself, not a wrapper (a pyenv shim is a shell script that record may catch
+    // before it execs Python).
+    let py = std::process::Command::new(python()).args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
+    let py = String::from_utf8_lossy(&py.stdout).trim().to_string();
     let rec = {
         let _g = serial();
-        record(&run, &[], &[script.to_str().unwrap()])
+        threadradar(&root, &["record", "--no-progress", "-o", run.to_str().unwrap(), "--", &py, script.to_str().unwrap()])
     };
     assert!(rec.status.success(), "record failed: {}", stderr(&rec));
     let logged: Value = serde_json::from_str(String::from_utf8_lossy(&rec.stdout).lines().last().unwrap()).expect("the program's event log");
@@ -111,7 +115,11 @@ fn a_time_window_changes_hints_lenses_and_panel_figures_as_the_program_logged() 
     assert!(counted < whole_counted, "{counted} vs {whole_counted}");
     // The editor says so: the status (runs), the change notification and the hover's footer.
     assert_eq!(c.call("threadRadar/runs", json!({}))["window"], json!({ "from_s": wf, "to_s": wt }));
-    let changed = c.wait_for(Duration::from_secs(20), |n| n["method"] == "threadRadar/changed" && n["params"]["window"].is_object()).expect("a change notification with the window");
+    let with_window = |n: &Value| n["method"] == "threadRadar/changed" && n["params"]["window"].is_object();
+    let changed = match c.notifications.iter().find(|n| with_window(n)).cloned() {
+        Some(n) => n,
+        None => c.wait_for(Duration::from_secs(20), with_window).expect("a change notification with the window"),
+    };
     assert_eq!(changed["params"]["window"]["from_s"], json!(wf));
     let lens_line = c
         .code_lenses(&r.script)
@@ -176,7 +184,11 @@ fn the_timeline_lens_opens_the_timeline_on_its_function() {
             "no span of {name} covering its logged {from:.3}–{to:.3} s: {spans:?}"
         );
     }
-    let open = c.wait_for(Duration::from_secs(10), |n| n["method"] == "threadRadar/openPanel").expect("openPanel");
+    let is_open = |n: &Value| n["method"] == "threadRadar/openPanel";
+    let open = match c.notifications.iter().find(|n| is_open(n)).cloned() {
+        Some(n) => n,
+        None => c.wait_for(Duration::from_secs(10), is_open).expect("openPanel"),
+    };
     assert_eq!(open["params"]["panel"], "timeline");
     assert_eq!(open["params"]["artifact"], key);
     // Unknown artifacts are one sentence.
