@@ -212,6 +212,10 @@ fn hints_lenses_hover_edits_filter_symbols_and_new_runs() {
     assert!(top_title.starts_with(&format!("ThreadRadar: this file {:.1} % (", file_crt * 100.0)), "{top_title}");
     assert!(top_title.ends_with("· Open overview"));
     assert_eq!(top["command"]["command"], "threadradar.openOverview");
+    // Beside each declaration's lens, a "Timeline" lens on the same line (tests/timeline_editor.rs).
+    let timeline_lenses = lenses.iter().filter(|l| l["command"]["command"] == "threadradar.openTimeline").count();
+    assert_eq!(timeline_lenses, expected.len());
+    let lenses: Vec<Value> = lenses.into_iter().filter(|l| l["command"]["command"] != "threadradar.openTimeline").collect();
     assert_eq!(lenses.len(), expected.len() + 1);
     let run_line = run_fn["line"].as_u64().unwrap();
     let lens = lenses.iter().find(|l| l["range"]["start"]["line"].as_u64() == Some(run_line - 1)).unwrap();

@@ -8,6 +8,7 @@
   const $ = (id) => document.getElementById(id);
   const state = {
     global: [],          // the applied thread filter (excluded thread ids)
+    window: null,        // the applied time window {from_s, to_s} (a brush on the timeline), or null
     excluded: new Set(), // the detail view's selection: deselected threads
     detailKey: null,
     detail: null,
@@ -107,7 +108,7 @@
   function renderOverview(ov) {
     const r = ov.run;
     $("run-info").textContent = (r.command || []).join(" ") + " · " + r.duration_s.toFixed(1) + " s · " + r.thread_count + " threads · " + r.counted_samples + " counted samples";
-    $("filter-info").textContent = state.global.length ? state.global.length + " threads excluded by the thread filter" : "";
+    showFilterInfo();
     $("program-glyph").replaceChildren(svgNode(ov.program.glyph_svg));
     const clusters = ov.program.clusters.map((c) => c.threads.length + " " + c.colour);
     $("program-figures").textContent = ov.program.threads + " threads, " + ov.program.thread_types + " thread types" + (clusters.length ? "; clusters: " + clusters.join(", ") : "");
@@ -174,6 +175,7 @@
     showError(null);
     state.detail = d;
     renderDetail(d);
+    if (timeline) timeline.setArtifact(d.artifact.key === "program" ? null : d.artifact.key, clusterColours(d.artifact));
     $("detail").setAttribute("data-rendered", seq);
   }
 
@@ -283,6 +285,7 @@
     try {
       const r = await T.request("filter", { exclude_threads: [...state.excluded].sort((a, b) => a - b) });
       state.global = r.exclude_threads;
+      if (timeline) timeline.setExcluded(state.global);
       status(state.global.length ? "Thread filter applied: " + state.global.length + " threads excluded from every view." : "Thread filter cleared.");
       await Promise.all([loadOverview(), loadDetail()]);
     } catch (e) { showError(e); }
@@ -292,6 +295,7 @@
     try {
       const r = await T.request("filter", { exclude_threads: [] });
       state.global = r.exclude_threads;
+      if (timeline) timeline.setExcluded(state.global);
     } catch (e) { showError(e); }
     status("Every thread selected; thread filter cleared.");
     await Promise.all([loadOverview(), loadDetail()]);
@@ -337,7 +341,43 @@
     timeline = window.ThreadRadarTimeline.create($("timeline"), {
       fetchLayout: (params) => T.request("timeline", params),
       onNavigate: (file, line) => navigate(file, line),
+      onTimeWindow: (from, to) => setWindow(from == null ? null : { from_s: from, to_s: to }),
     });
+    timeline.setExcluded(state.global);
+    if (state.window) timeline.setWindow(state.window.from_s, state.window.to_s);
+    if (state.detail && state.detail.artifact.key !== "program") timeline.setArtifact(state.detail.artifact.key, clusterColours(state.detail.artifact));
+  }
+  // Thread id → the colour of its cluster for an artifact (the lanes' colour).
+  function clusterColours(a) {
+    const out = {};
+    for (const c of a.clusters) for (const t of c.threads) out[t] = c.colour;
+    return out;
+  }
+  // The Timeline tab focused on an artifact's bars (the editors' "Timeline" lens), its lanes in
+  // the colours of the artifact's clusters.
+  async function openTimeline(key) {
+    await showView("timeline");
+    let colours = {};
+    try { colours = clusterColours((await T.request("detail", params({ artifact: key }))).artifact); } catch (e) { showError(e); }
+    timeline.setArtifact(key, colours, true);
+  }
+  function windowText(w) { return w ? "window " + w.from_s.toFixed(2) + "–" + w.to_s.toFixed(2) + " s" : ""; }
+  function showFilterInfo() {
+    const parts = [];
+    if (state.global.length) parts.push(state.global.length + " threads excluded by the thread filter");
+    if (state.window) parts.push(windowText(state.window));
+    $("filter-info").textContent = parts.join(" · ");
+  }
+  // The global time window: every figure (overview, detail, the editor's hints) counts only its
+  // samples. The server checks it; `null` resets it.
+  async function setWindow(w) {
+    try {
+      const r = await T.request("filter", { window: w });
+      state.window = r.window || null;
+      showFilterInfo();
+      status(state.window ? "Time window applied: every figure now counts only the samples of " + windowText(state.window).slice(7) + "." : "Time window reset: figures cover the whole run.");
+      await Promise.all([loadOverview(), loadDetail()]);
+    } catch (e) { showError(e); }
   }
 
   async function showView(view) {
@@ -428,7 +468,7 @@
   async function init() {
     if (T.mode === "static") { $("static-note").hidden = false; $("theme").disabled = true; }
     state.theme = pickTheme();
-    try { const f = await T.request("filter", {}); state.global = f.exclude_threads || []; } catch (e) { showError(e); }
+    try { const f = await T.request("filter", {}); state.global = f.exclude_threads || []; state.window = f.window || null; } catch (e) { showError(e); }
     tabs($("overview-tabs"), (tab) => {
       state.overviewTab = tab;
       for (const id of ["functions", "classes", "threads"]) $(id).hidden = id !== tab;
@@ -444,7 +484,7 @@
     $("theme").addEventListener("change", () => { state.theme = pickTheme(); loadOverview(); loadDetail(); });
     $("runs").addEventListener("change", async () => {
       try {
-        await T.request("runs", { select: $("runs").value }); state.global = []; await loadOverview(); if (state.detailKey) openDetail("program");
+        await T.request("runs", { select: $("runs").value }); state.global = []; state.window = null; await loadOverview(); if (state.detailKey) openDetail("program");
         if (timeline) { timeline.destroy(); timeline = null; if (!$("timeline").hidden) showTimeline(); }
       }
       catch (e) { showError(e); }
@@ -461,9 +501,13 @@
     window.addEventListener("resize", debounce(() => { if (state.detailKey) loadDetail(); }, 300));
     await loadOverview();
     loadRuns();
-    const wanted = new URLSearchParams(location.search).get("artifact");
-    if (wanted) openDetail(wanted);
+    const query = new URLSearchParams(location.search);
+    const wanted = query.get("artifact");
+    // `?view=timeline[&artifact=key]`: the Timeline tab (Neovim's `:ThreadRadarTimeline browser`).
+    if (query.get("view") === "timeline" && T.mode !== "static") {
+      if (wanted) openTimeline(wanted); else showView("timeline");
+    } else if (wanted) openDetail(wanted);
   }
-  window.ThreadRadarPanels = { state, openDetail, loadOverview, showView, timeline: () => timeline };
+  window.ThreadRadarPanels = { state, openDetail, openTimeline, loadOverview, showView, timeline: () => timeline };
   init();
 })();

@@ -97,6 +97,13 @@ hide_stdlib: boolean,
 hide_third_party: boolean, };
 
 /**
+ * A time window as the protocol and the panels name it: seconds from the run's start. The
+ * global "window" of the language server and `serve` (like the global thread filter): every
+ * figure, hint, lens and panel is then computed over the samples in `[from_s, to_s)`.
+ */
+export type Window = { from_s: number, to_s: number, };
+
+/**
  * Light or dark background: `radar --theme`, the panels' and the language server's `theme`.
  */
 export type Theme = "light" | "dark";
@@ -176,7 +183,11 @@ export type Params = {
 /**
  * Threads left out of every metric and clustering (ids in the run).
  */
-exclude_threads: Array<number>, states: CountedStates, };
+exclude_threads: Array<number>, states: CountedStates, 
+/**
+ * Only the samples of this time window count (the global window); the whole run when absent.
+ */
+window?: Window, };
 
 /**
  * `overview`: the lists of methods and classes, the Program ThreadRadar and the threads tab.
@@ -198,6 +209,10 @@ glyph_size: number | null,
  * Threads left out of every metric and clustering (ids in the run).
  */
 exclude_threads: Array<number>, states: CountedStates, 
+/**
+ * Only the samples of this time window count (the global window); the whole run when absent.
+ */
+window?: Window, 
 /**
  * Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
  */
@@ -248,7 +263,11 @@ export type RunInfo = { command: Array<string>, duration_s: number, sample_count
 /**
  * FRQ (Eq. 4) under the request's filter and states.
  */
-counted_samples: number, states: CountedStates, excluded_threads: Array<number>, };
+counted_samples: number, states: CountedStates, excluded_threads: Array<number>, 
+/**
+ * The time window every figure is computed over; absent for the whole run.
+ */
+window?: Window, };
 
 /**
  * The palettes, so the page colours its text with the glyph's colours.
@@ -325,7 +344,11 @@ histogram_columns: number | null,
 /**
  * Threads left out of every metric and clustering (ids in the run).
  */
-exclude_threads: Array<number>, states: CountedStates, };
+exclude_threads: Array<number>, states: CountedStates, 
+/**
+ * Only the samples of this time window count (the global window); the whole run when absent.
+ */
+window?: Window, };
 
 export type DetailResponse = { 
 /**
@@ -401,7 +424,11 @@ export type GlyphRequest = { artifact: ArtifactKey, theme: Theme, size: number |
 /**
  * Threads left out of every metric and clustering (ids in the run).
  */
-exclude_threads: Array<number>, states: CountedStates, };
+exclude_threads: Array<number>, states: CountedStates, 
+/**
+ * Only the samples of this time window count (the global window); the whole run when absent.
+ */
+window?: Window, };
 
 /**
  * `glyph`'s result.
@@ -415,7 +442,11 @@ export type ThreadsRequest = {
 /**
  * Threads left out of every metric and clustering (ids in the run).
  */
-exclude_threads: Array<number>, states: CountedStates, };
+exclude_threads: Array<number>, states: CountedStates, 
+/**
+ * Only the samples of this time window count (the global window); the whole run when absent.
+ */
+window?: Window, };
 
 export type ThreadsResponse = { threads: Array<ThreadEntry>, types: Array<TypeGroup>, counted_samples: number, };
 
@@ -452,7 +483,11 @@ runs: Array<RunItem>,
 /**
  * The global thread filter (ids of the active run's threads).
  */
-exclude_threads: Array<number>, summary: RunSummary | null, };
+exclude_threads: Array<number>, 
+/**
+ * The global time window; `null`: the whole run.
+ */
+window: Window | null, summary: RunSummary | null, };
 
 export type RunItem = { path: string, 
 /**
@@ -520,9 +555,18 @@ previous?: string, };
 /**
  * `filter`: read the global thread filter, or set it with `exclude_threads`.
  */
-export type FilterParams = { exclude_threads?: Array<number>, };
+export type FilterParams = { exclude_threads?: Array<number>, 
+/**
+ * The global time window: `{from_s, to_s}` sets it, `null` clears it, absent leaves it.
+ * Hints, lenses, hovers and the overview and detail figures then count only its samples.
+ */
+window?: Window | null, };
 
-export type FilterResult = { exclude_threads: Array<number>, };
+export type FilterResult = { exclude_threads: Array<number>, 
+/**
+ * The global time window; `null`: the whole run.
+ */
+window: Window | null, };
 
 /**
  * `compare`: two runs (paths or file names; by default the active run against the run recorded
@@ -810,7 +854,16 @@ to_s: number | null, width_px: number, threads: ThreadSelection,
 /**
  * θ of `logscale` per millisecond; 0 is linear.
  */
-theta: number, fold: Fold, };
+theta: number, fold: Fold, 
+/**
+ * An artifact whose frames are marked [`FrameInfo::highlighted`], with its place on the
+ * whole run in [`Layout::focus`].
+ */
+highlight?: ArtifactKey, 
+/**
+ * Also answer the textual per-thread overview of the viewport ([`Layout::overview`]).
+ */
+overview?: boolean, };
 
 /**
  * Stack folding.
@@ -849,7 +902,16 @@ obtained: string,
 /**
  * The underlay colour of each state (the one definition, shared with the SVG chart).
  */
-state_colours: StateColours, axis: Array<AxisTick>, frames: Array<FrameInfo>, lanes: Array<LaneLayout>, };
+state_colours: StateColours, axis: Array<AxisTick>, frames: Array<FrameInfo>, lanes: Array<LaneLayout>, 
+/**
+ * Where the highlighted artifact ran, over the whole run.
+ */
+focus?: Focus, 
+/**
+ * With `overview`: per shown thread (in lane order) its busy and waiting shares, longest
+ * wait and top frames over the viewport (Trümper et al.'s textual overview).
+ */
+overview?: Array<ThreadOverview>, };
 
 /**
  * The underlay colours of the three states.
@@ -876,7 +938,11 @@ line: number, stdlib: boolean,
 /**
  * The frame's colour (by function name, stable across runs and viewports).
  */
-colour: string, };
+colour: string, 
+/**
+ * `true`: the frame is one of the highlighted artifact's functions (absent otherwise).
+ */
+highlighted?: boolean, };
 
 /**
  * One thread's lane.
@@ -942,6 +1008,72 @@ export type BarState = "computing" | "gil" | "idle";
  * for how it is inferred).
  */
 export type BlockedKind = "lock" | "condition" | "queue" | "join" | "sleep" | "io" | "process" | "other";
+
+/**
+ * One artifact's place on the timeline.
+ */
+export type Focus = { artifact: ArtifactKey, 
+/**
+ * Qualified name (the path for a file, `program` for the program).
+ */
+name: string, 
+/**
+ * From the start of its first span to the end of its last one, s (0–0 when it never ran).
+ */
+from_s: number, to_s: number, 
+/**
+ * The threads it ran on, by id.
+ */
+threads: Array<number>, 
+/**
+ * Merged intervals per thread in which one of its functions was on the stack, by start time;
+ * at most [`MAX_SPANS`].
+ */
+spans: Array<Span>, span_count: number, 
+/**
+ * How the spans were obtained.
+ */
+obtained: string, };
+
+export type Span = { thread: number, from_s: number, to_s: number, };
+
+/**
+ * One thread's row.
+ */
+export type ThreadOverview = { thread: number, name: string, type: string, 
+/**
+ * Samples of the thread in the window.
+ */
+samples: number, 
+/**
+ * Share of those samples computing.
+ */
+busy: number, 
+/**
+ * Share waiting for the GIL.
+ */
+gil: number, 
+/**
+ * Share idle (blocked or sleeping).
+ */
+idle: number, 
+/**
+ * The longest run of samples waiting (GIL or idle) in one state and kind, if any.
+ */
+longest_wait: Wait | null, 
+/**
+ * The functions most often innermost in the thread's samples (any state), most first, at
+ * most three.
+ */
+top_frames: Array<TopFrame>, };
+
+export type Wait = { start_s: number, duration_s: number, state: BarState, blocked: BlockedKind | null, };
+
+export type TopFrame = { function: string, file: string, line: number, 
+/**
+ * Share of the thread's samples in the window.
+ */
+share: number, };
 
 /**
  * `navigate`: show `file` at `line` (1-based).

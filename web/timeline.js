@@ -11,6 +11,10 @@
 //   });
 //   tl.setThreads(ids | null); tl.setTheta(x); tl.setFold({top, stdlib}); tl.setSort(key);
 //   tl.zoomTo(fromS, toS); tl.destroy();
+//   tl.setExcluded(ids);          // the global thread filter: those lanes are not shown
+//   tl.setArtifact(key | null, colours);  // highlight its bars (and, when `focus`, zoom to
+//                                 // them); colours = {thread id: cluster colour} for the lanes
+//   tl.setWindow(fromS, toS);     // show the applied time window (null, null: none)
 "use strict";
 (function () {
   const ROW = 12;      // px per stack level
@@ -47,6 +51,10 @@
       seq: 0, pending: false, again: false,
       brush: null,                 // [fromS, toS] of the time window
       drag: null, hover: null, index: null, frameTimes: [],
+      excluded: new Set(),         // lanes left out by the global thread filter
+      artifact: null,              // the selected artifact's key: its bars are highlighted
+      laneColours: {},             // thread id → its cluster colour for the selected artifact
+      focusNext: false,            // zoom to the artifact's bars when its layout comes
     };
 
     // ---- DOM ------------------------------------------------------------------------------------
@@ -73,7 +81,9 @@
     const tip = el("div", { class: "tr-tip", role: "tooltip", hidden: true });
     const note = el("div", { class: "tr-note" });
     const body = el("div", { class: "tr-body" }, labels, canvas);
-    root.replaceChildren(toolbar, body, note, tip);
+    // The textual per-thread overview (Trümper et al.): one row per lane, over the viewport.
+    const table = el("table", { class: "tr-overview", "aria-label": "Per-thread overview of the viewport" });
+    root.replaceChildren(toolbar, body, note, table, tip);
     const ctx = canvas.getContext("2d");
 
     // ---- data -----------------------------------------------------------------------------------
@@ -81,6 +91,7 @@
       return {
         from_s: st.from, to_s: st.to, width_px: plotWidth(), theta: st.theta, fold: st.fold,
         threads: st.threads == null ? undefined : st.threads,
+        highlight: st.artifact || undefined, overview: true,
       };
     }
     function plotWidth() {
@@ -96,6 +107,17 @@
         st.pending = false;
         if (layout && layout.error) throw new Error(layout.error);
         st.layout = layout;
+        // Focused on an artifact (a code lens, a list): show where its bars are, with a margin.
+        if (st.focusNext && layout.focus) {
+          st.focusNext = false;
+          const f = layout.focus;
+          if (f.to_s > f.from_s && (f.from_s > layout.from_s || f.to_s < layout.to_s || st.from == null)) {
+            const m = (f.to_s - f.from_s) * 0.05;
+            st.from = Math.max(layout.run_from_s, f.from_s - m);
+            st.to = Math.min(layout.run_to_s, f.to_s + m);
+            st.again = true;
+          }
+        }
         // While a pan goes on, keep drawing the part of the drag the new layout does not have.
         st.shift = st.drag && st.drag.mode === "pan" ? (st.drag.x - st.drag.x0) - dx : 0;
         if (st.drag && st.drag.mode === "pan") st.drag.applied = dx;
@@ -116,7 +138,7 @@
     // x for hit-testing.
     function build() {
       const l = st.layout;
-      const lanes = l.lanes.slice();
+      const lanes = l.lanes.filter((lane) => !st.excluded.has(lane.thread));
       const by = {
         first: (a, b) => a.first_s - b.first_s || a.thread - b.thread,
         name: (a, b) => a.name.localeCompare(b.name) || a.thread - b.thread,
@@ -137,17 +159,41 @@
       });
       st.index = { lanes: placed, height: y };
       labels.replaceChildren(...placed.map((p) => {
-        const d = el("div", { class: "tr-lane-label", "data-thread": String(p.lane.thread) },
+        const colour = st.laneColours[p.lane.thread];
+        const d = el("div", { class: "tr-lane-label" + (colour ? " tr-c-" + colour : ""), "data-thread": String(p.lane.thread), "data-cluster": colour || "" },
           el("span", { class: "tr-name", text: p.lane.name }),
           el("span", { class: "tr-type", text: p.lane.type }));
         d.style.height = p.h + "px";
         d.style.marginBottom = GAP + "px";
-        d.title = `${p.lane.name} (${p.lane.type}), crt ${(p.lane.crt * 100).toFixed(1)} %`;
+        d.title = `${p.lane.name} (${p.lane.type}), crt ${(p.lane.crt * 100).toFixed(1)} %` + (colour ? `, ${colour} cluster of the selected artifact` : "");
         return d;
       }));
+      renderOverview(placed.map((p) => p.lane.thread));
       const scale = l.theta > 0 ? `log-scaled (θ = ${l.theta}/ms)` : "linear";
-      info.textContent = `${fmtS(l.from_s)} – ${fmtS(l.to_s)} of ${fmtS(l.run_to_s)}, ${scale}`;
+      const focus = l.focus ? ` · ${l.focus.name}: ${l.focus.span_count} span(s) on ${l.focus.threads.length} thread(s), highlighted` : "";
+      info.textContent = `${fmtS(l.from_s)} – ${fmtS(l.to_s)} of ${fmtS(l.run_to_s)}, ${scale}${focus}`;
+      root.setAttribute("data-highlight", l.focus ? l.focus.artifact : "");
       note.textContent = `How this was obtained: ${l.obtained}. Sampling period ${fmtS(l.period_s)}; lighter blocks stand for bars narrower than a pixel (hover for their count).`;
+    }
+
+    // The per-thread table, in lane order; names as text.
+    function renderOverview(order) {
+      const rows = (st.layout.overview || []).slice();
+      const at = new Map(order.map((t, i) => [t, i]));
+      const shown = rows.filter((r) => at.has(r.thread)).sort((a, b) => at.get(a.thread) - at.get(b.thread));
+      const pct = (x) => (x * 100).toFixed(1) + " %";
+      const head = el("tr", {}, ...["thread", "type", "samples", "busy", "waiting", "longest wait", "top frames"].map((t) => el("th", { text: t })));
+      const body = shown.map((r) => {
+        const w = r.longest_wait;
+        const wait = w ? `${fmtS(w.duration_s)} ${w.state}${w.blocked ? " (" + w.blocked + ")" : ""} at ${fmtS(w.start_s)}` : "–";
+        const top = r.top_frames.map((f) => `${f.function} ${pct(f.share)}`).join(", ");
+        return el("tr", { "data-thread": String(r.thread) },
+          el("td", { text: r.name }), el("td", { text: r.type }), el("td", { class: "num", text: String(r.samples) }),
+          el("td", { class: "num", "data-field": "busy", text: pct(r.busy) }),
+          el("td", { class: "num", "data-field": "waiting", text: pct(r.gil + r.idle) }),
+          el("td", { text: wait }), el("td", { text: top }));
+      });
+      table.replaceChildren(el("caption", { text: "Per thread over the viewport (sampled): busy = computing, waiting = GIL or idle" }), el("thead", {}, head), el("tbody", {}, ...body));
     }
 
     // ---- drawing --------------------------------------------------------------------------------
@@ -164,8 +210,16 @@
       const c = cache.getContext("2d");
       c.setTransform(dpr, 0, 0, dpr, 0, 0);
       const colours = l.state_colours;
+      const highlighting = !!l.focus;
+      const css = getComputedStyle(root);
       for (const p of st.index.lanes) {
         const lane = p.lane;
+        // The lane's cluster colour for the selected artifact: a stripe along its left edge.
+        const cc = st.laneColours[lane.thread];
+        if (cc) {
+          c.fillStyle = css.getPropertyValue("--" + cc).trim() || "#888";
+          c.fillRect(0, p.y, 3, p.h);
+        }
         // State underlay: the strip above the rows, and faintly behind them.
         for (const s of lane.states) {
           c.fillStyle = colours[s.state];
@@ -182,7 +236,15 @@
           const f = l.frames[b.frame];
           const x = b.x0, y = p.y + HEAD + b.depth * ROW, bw = b.x1 - b.x0;
           c.fillStyle = f.colour;
+          // With an artifact selected, its bars stay bright and outlined; the others fade.
+          if (highlighting && !f.highlighted) c.globalAlpha = 0.3;
           c.fillRect(x, y, bw, ROW - 1);
+          c.globalAlpha = 1;
+          if (highlighting && f.highlighted) {
+            c.strokeStyle = "#d0006f";
+            c.lineWidth = 1.5;
+            c.strokeRect(x + 0.75, y + 0.75, Math.max(bw - 1.5, 0.5), ROW - 2.5);
+          }
           if (b.folded_levels > 0 || b.stdlib_band) {
             c.fillStyle = "rgba(255,255,255,0.45)";
             c.fillRect(x, y + ROW - 4, bw, 3);
@@ -439,6 +501,13 @@
     request();
     return {
       setThreads(ids) { st.threads = ids; request(); },
+      setExcluded(ids) { st.excluded = new Set(ids || []); if (st.layout) { build(); paint(); draw(); } },
+      setArtifact(key, colours, focus) {
+        st.laneColours = colours || {};
+        if (key !== st.artifact || focus) { st.artifact = key; st.focusNext = !!focus && !!key; request(); }
+        else if (st.layout) { build(); paint(); draw(); }
+      },
+      setWindow(from, to) { st.brush = from == null ? null : [from, to]; resetBrush.disabled = !st.brush; draw(); },
       setTheta(x) { theta.value = String(x); theta.dispatchEvent(new Event("input")); },
       setFold(f) { st.fold = { top: f.top || 0, stdlib: !!f.stdlib }; request(); },
       setSort(k) { sort.value = k; sort.dispatchEvent(new Event("change")); },

@@ -44,6 +44,56 @@ impl TimeWindow {
     }
 }
 
+/// A time window as the protocol and the panels name it: seconds from the run's start. The
+/// global "window" of the language server and `serve` (like the global thread filter): every
+/// figure, hint, lens and panel is then computed over the samples in `[from_s, to_s)`.
+#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct Window {
+    pub from_s: f64,
+    pub to_s: f64,
+}
+
+// Windows are cache keys (with the thread filter): equal when their bits are.
+impl PartialEq for Window {
+    fn eq(&self, other: &Window) -> bool {
+        self.from_s.to_bits() == other.from_s.to_bits() && self.to_s.to_bits() == other.to_s.to_bits()
+    }
+}
+impl Eq for Window {}
+impl std::hash::Hash for Window {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.from_s.to_bits().hash(h);
+        self.to_s.to_bits().hash(h);
+    }
+}
+
+impl Window {
+    /// The window as sample times, after checking it lies in the run: it must start at or after
+    /// 0, before the run's end, and end after it starts (an end up to 1 ms past the run's end is
+    /// its end, for rounded figures a user copied).
+    pub fn check(&self, run: &Run) -> Result<TimeWindow, AnalysisError> {
+        let end = run_end_s(run);
+        let (f, t) = (self.from_s, self.to_s);
+        if !f.is_finite() || !t.is_finite() || f < 0.0 || f >= end || t > end + 1e-3 || t <= f {
+            return Err(AnalysisError::BadWindow { from: f, to: t, duration: end });
+        }
+        Ok(TimeWindow::from_secs(f, t.min(end)))
+    }
+
+    /// `1.20–1.50 s`: how the window is shown in a status line.
+    pub fn label(&self) -> String {
+        format!("{:.2}–{:.2} s", self.from_s, self.to_s)
+    }
+}
+
+/// The end of the run in seconds: its recorded duration, or the end of its last sample's
+/// interval when that is later.
+pub fn run_end_s(run: &Run) -> f64 {
+    let last = run.samples.last().map_or(0.0, |s| s.t as f64 / 1e9 + run.meta.interval_ms / 1e3);
+    run.meta.duration_s.max(last)
+}
+
 /// A cluster of threads for one artifact (or the program): the unit of one glyph sector.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Cluster {

@@ -19,6 +19,8 @@ pub enum AnalysisError {
     NoCountedSamples { states: &'static str, excluded: String },
     #[error("{value:?} is not a valid {what}: use {expected}")]
     BadValue { what: &'static str, value: String, expected: &'static str },
+    #[error("the time window {from:.3}–{to:.3} s is not inside the run (0–{duration:.3} s): choose a window that starts before the run ends and ends after it starts, or clear it")]
+    BadWindow { from: f64, to: f64, duration: f64 },
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
 }

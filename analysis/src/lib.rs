@@ -55,7 +55,7 @@ pub mod tracediff;
 pub mod view;
 pub mod waits;
 
-pub use analysis::{Analysis, Cluster, Options, TimeWindow};
+pub use analysis::{Analysis, Cluster, Options, TimeWindow, Window};
 pub use artifact::{Artifact, ArtifactId, ArtifactKind, Artifacts, Level};
 pub use cluster::{ClusterMethod, Clustering, CopKMeans};
 pub use compare::{ArtifactDelta, Change, CompareOptions, Comparison, DeltaStatus, SideFigures, SideSummary, Trend};

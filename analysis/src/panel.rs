@@ -33,7 +33,7 @@ use crate::histogram::{self, HistogramBin, HistogramPoint};
 use crate::metrics::ratio;
 use crate::threads::{CountedStates, ThreadFilter};
 use crate::view::{artifact_view, ArtifactView, ClusterView};
-use crate::{ClusterMethod, Options};
+use crate::{ClusterMethod, Options, Window};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 use std::collections::{BTreeMap, BTreeSet};
@@ -93,12 +93,21 @@ pub struct Params {
     /// Threads left out of every metric and clustering (ids in the run).
     pub exclude_threads: Vec<ThreadId>,
     pub states: CountedStates,
+    /// Only the samples of this time window count (the global window); the whole run when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub window: Option<Window>,
 }
 
 impl Params {
     fn normalised(&self) -> Params {
         let set: BTreeSet<ThreadId> = self.exclude_threads.iter().copied().collect();
-        Params { exclude_threads: set.into_iter().collect(), states: self.states }
+        Params { exclude_threads: set.into_iter().collect(), states: self.states, window: self.window }
+    }
+    /// The analysis of `run` under these parameters (in their window, checked against the run).
+    fn analyse(&self, run: &Run) -> Result<Analysis, PanelError> {
+        let window = self.window.map(|w| w.check(run)).transpose()?;
+        Ok(Analysis::in_window(run, &self.options(), window)?)
     }
     fn options(&self) -> Options {
         Options {
@@ -181,6 +190,10 @@ pub struct RunInfo {
     pub counted_samples: u64,
     pub states: CountedStates,
     pub excluded_threads: Vec<ThreadId>,
+    /// The time window every figure is computed over; absent for the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub window: Option<Window>,
 }
 
 /// The palettes, so the page colours its text with the glyph's colours.
@@ -397,7 +410,7 @@ impl Panels {
         if let Some(a) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key).map(|(_, a)| a.clone()) {
             return Ok(a);
         }
-        let a = Arc::new(Analysis::new(&self.run, &key.options())?);
+        let a = Arc::new(key.analyse(&self.run)?);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= CACHE {
             cache.remove(0);
@@ -423,7 +436,7 @@ impl Panels {
 type Analyse<'a> = dyn Fn(&Params) -> Result<Arc<Analysis>, PanelError> + 'a;
 
 fn fresh(run: &Run) -> impl Fn(&Params) -> Result<Arc<Analysis>, PanelError> + '_ {
-    move |p| Ok(Arc::new(Analysis::new(run, &p.options())?))
+    move |p| Ok(Arc::new(p.analyse(run)?))
 }
 
 /// The overview of `run` (one fresh analysis; see [`Panels`] to cache).
@@ -739,7 +752,7 @@ fn no_counted_note(analysis: &Analysis, states: CountedStates) -> Option<String>
 fn overview_with(run: &Run, analyse: &Analyse, req: &OverviewRequest) -> Result<OverviewResponse, PanelError> {
     check_threads(run, &req.params)?;
     let analysis = analyse(&req.params)?;
-    let unfiltered = analyse(&Params { exclude_threads: Vec::new(), states: req.params.states })?;
+    let unfiltered = analyse(&Params { exclude_threads: Vec::new(), states: req.params.states, window: req.params.window })?;
     let filter = req.filter.build()?;
     let size = req.glyph_size.unwrap_or(glyph::IN_SITU_PX);
     let m = analysis.metrics();
@@ -789,6 +802,7 @@ fn overview_with(run: &Run, analyse: &Analyse, req: &OverviewRequest) -> Result<
             counted_samples: analysis.counted_samples(),
             states: req.params.states,
             excluded_threads: analysis.options().threads.excluded().collect(),
+            window: req.params.window,
         },
         program: program_entry(run, &analysis, &glyph_opts(size * 2, req.theme, false, "Program ThreadRadar".into())),
         functions,
@@ -808,7 +822,7 @@ type Member = (ThreadId, Option<f64>, f64, u64);
 fn detail_with(run: &Run, analyse: &Analyse, req: &DetailRequest) -> Result<DetailResponse, PanelError> {
     check_threads(run, &req.params)?;
     let analysis = analyse(&req.params)?;
-    let unfiltered = analyse(&Params { exclude_threads: Vec::new(), states: req.params.states })?;
+    let unfiltered = analyse(&Params { exclude_threads: Vec::new(), states: req.params.states, window: req.params.window })?;
     let target = resolve(run, &unfiltered, &req.artifact)?;
     let opts = glyph_opts(req.size.unwrap_or(glyph::ENLARGED_PX), req.theme, true, String::new());
     let m = analysis.metrics();
@@ -958,7 +972,7 @@ fn glyph_with(run: &Run, analyse: &Analyse, req: &GlyphRequest) -> Result<String
 fn threads_with(run: &Run, analyse: &Analyse, req: &ThreadsRequest) -> Result<ThreadsResponse, PanelError> {
     check_threads(run, &req.params)?;
     let analysis = analyse(&req.params)?;
-    let unfiltered = analyse(&Params { exclude_threads: Vec::new(), states: req.params.states })?;
+    let unfiltered = analyse(&Params { exclude_threads: Vec::new(), states: req.params.states, window: req.params.window })?;
     let sources = thread_sources(run, &unfiltered);
     Ok(ThreadsResponse {
         threads: thread_entries(run, &analysis, &sources),

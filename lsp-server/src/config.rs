@@ -35,6 +35,8 @@ pub struct Settings {
     pub hint_clusters: bool,
     /// A code lens above each profiled declaration.
     pub code_lens: bool,
+    /// A "Timeline" lens beside it (opens the timeline on that declaration's bars).
+    pub timeline_lens: bool,
     /// The code lens at the top of each profiled file.
     pub file_lens: bool,
     pub hover: bool,
@@ -73,6 +75,7 @@ impl Default for Settings {
             hint_threads: true,
             hint_clusters: true,
             code_lens: true,
+            timeline_lens: true,
             file_lens: true,
             hover: true,
             classes: true,
@@ -108,6 +111,7 @@ impl Settings {
                 "hintThreads" => set_bool(&mut self.hint_threads, v),
                 "hintClusters" => set_bool(&mut self.hint_clusters, v),
                 "codeLens" => set_bool(&mut self.code_lens, v),
+                "timelineLens" => set_bool(&mut self.timeline_lens, v),
                 "fileLens" => set_bool(&mut self.file_lens, v),
                 "hover" => set_bool(&mut self.hover, v),
                 "classes" => set_bool(&mut self.classes, v),

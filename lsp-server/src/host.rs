@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use threadradar_analysis::glyph::Theme;
 use threadradar_analysis::panel::Params;
-use threadradar_analysis::CountedStates;
+use threadradar_analysis::{CountedStates, Window};
 use threadradar_profiler::run::ThreadId;
 
 /// What a request leaves out is taken from here.
@@ -27,11 +27,13 @@ pub struct Defaults {
     pub exclude_threads: Vec<ThreadId>,
     pub states: CountedStates,
     pub theme: Theme,
+    /// The global time window (seconds of the active run); `None`: the whole run.
+    pub window: Option<Window>,
 }
 
 impl Defaults {
     pub fn params(&self) -> Params {
-        Params { exclude_threads: self.exclude_threads.clone(), states: self.states }
+        Params { exclude_threads: self.exclude_threads.clone(), states: self.states, window: self.window }
     }
 }
 
@@ -56,6 +58,9 @@ pub trait Host: Send + Sync {
     fn select_run(&self, which: &str) -> Result<(), ProtocolError>;
     /// Sets the global thread filter (validated against the active run by the caller).
     fn set_filter(&self, exclude: Vec<ThreadId>) -> Result<(), ProtocolError>;
+    /// Sets the global time window (validated against the active run by the caller); `None`
+    /// clears it.
+    fn set_window(&self, window: Option<Window>) -> Result<(), ProtocolError>;
     /// The active run's figures under the defaults.
     fn figures(&self) -> Result<(Arc<LoadedRun>, Arc<Figures>), ProtocolError>;
     /// The current text of a document (an open buffer, else the file on disk) and where the

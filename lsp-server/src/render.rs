@@ -155,6 +155,9 @@ pub fn footer(run_name: &str, f: &Figures) -> String {
         let names: Vec<&str> = f.params.exclude_threads.iter().map(|&t| f.thread_name(t)).collect();
         let _ = write!(s, " · thread filter: {} excluded ({})", f.params.exclude_threads.len(), names.join(", "));
     }
+    if let Some(w) = f.params.window {
+        let _ = write!(s, " · window {}", w.label());
+    }
     s.push('_');
     s
 }

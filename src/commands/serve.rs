@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use threadradar_analysis::panel::Params;
+use threadradar_analysis::Window;
 use threadradar_lsp::config::Settings;
 use threadradar_lsp::figures::Figures;
 use threadradar_lsp::handlers;
@@ -105,6 +106,8 @@ struct Current {
     loaded: Arc<LoadedRun>,
     /// The applied thread filter.
     filter: Vec<ThreadId>,
+    /// The applied time window.
+    window: Option<Window>,
     /// A run was chosen with `runs {select}`.
     pinned: bool,
 }
@@ -127,7 +130,8 @@ impl Host for State {
     }
 
     fn defaults(&self) -> Defaults {
-        Defaults { exclude_threads: self.current().filter.clone(), ..Defaults::default() }
+        let cur = self.current();
+        Defaults { exclude_threads: cur.filter.clone(), window: cur.window, ..Defaults::default() }
     }
 
     fn settings(&self) -> Settings {
@@ -158,7 +162,7 @@ impl Host for State {
         let loaded = self.load(&entry.path)?;
         self.figures.clear();
         self.disk.clear();
-        *self.current() = Current { loaded, filter: Vec::new(), pinned: !newest };
+        *self.current() = Current { loaded, filter: Vec::new(), window: None, pinned: !newest };
         Ok(())
     }
 
@@ -167,10 +171,15 @@ impl Host for State {
         Ok(())
     }
 
+    fn set_window(&self, window: Option<Window>) -> Result<(), ProtocolError> {
+        self.current().window = window;
+        Ok(())
+    }
+
     fn figures(&self) -> Result<(Arc<LoadedRun>, Arc<Figures>), ProtocolError> {
         let (loaded, params) = {
             let cur = self.current();
-            (cur.loaded.clone(), Params { exclude_threads: cur.filter.clone(), states: Default::default() })
+            (cur.loaded.clone(), Params { exclude_threads: cur.filter.clone(), states: Default::default(), window: cur.window })
         };
         let f = self.figures.get(&loaded, &params)?;
         Ok((loaded, f))
@@ -209,7 +218,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let server = Server::from_listener(listener, None).map_err(|e| anyhow::anyhow!("cannot serve on 127.0.0.1:{port}: {e}"))?;
     let state = Arc::new(State {
         dir,
-        current: Mutex::new(Current { loaded, filter: Vec::new(), pinned: false }),
+        current: Mutex::new(Current { loaded, filter: Vec::new(), window: None, pinned: false }),
         generation: AtomicU64::new(1),
         figures: FiguresCache::default(),
         disk: DiskDocuments::default(),

@@ -87,6 +87,7 @@ pub fn run(args: TimelineArgs) -> anyhow::Result<ExitCode> {
         threads: threads.clone().map_or(ThreadSelection::All, ThreadSelection::Ids),
         theta: args.theta,
         fold: Fold { top: args.fold_top, stdlib: args.fold_stdlib },
+        ..LayoutRequest::default()
     };
     let lay = layout::layout(&run, &index, &req)?;
     let Some(output) = &args.output else {

@@ -15,7 +15,10 @@
 
 use super::axis::Axis;
 use super::index::{Bar, BarState, BlockedKind, Lane, StateRun, TimelineIndex};
+use super::focus::{self, Focus};
+use super::overview::{thread_overview, ThreadOverview};
 use super::{secs, TimelineError};
+use crate::panel::ArtifactKey;
 use serde::{Deserialize, Serialize};
 use threadradar_profiler::run::{FileKind, FrameId, Run, ThreadId};
 
@@ -58,11 +61,18 @@ pub struct LayoutRequest {
     /// θ of `logscale` per millisecond; 0 is linear.
     pub theta: f64,
     pub fold: Fold,
+    /// An artifact whose frames are marked [`FrameInfo::highlighted`], with its place on the
+    /// whole run in [`Layout::focus`].
+    #[ts(optional)]
+    pub highlight: Option<ArtifactKey>,
+    /// Also answer the textual per-thread overview of the viewport ([`Layout::overview`]).
+    #[ts(optional)]
+    pub overview: Option<bool>,
 }
 
 impl Default for LayoutRequest {
     fn default() -> Self {
-        LayoutRequest { from_s: None, to_s: None, width_px: 1200, threads: ThreadSelection::All, theta: 0.0, fold: Fold::default() }
+        LayoutRequest { from_s: None, to_s: None, width_px: 1200, threads: ThreadSelection::All, theta: 0.0, fold: Fold::default(), highlight: None, overview: None }
     }
 }
 
@@ -77,6 +87,10 @@ pub struct FrameInfo {
     pub stdlib: bool,
     /// The frame's colour (by function name, stable across runs and viewports).
     pub colour: String,
+    /// `true`: the frame is one of the highlighted artifact's functions (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub highlighted: Option<bool>,
 }
 
 /// A bar as drawn.
@@ -167,6 +181,15 @@ pub struct Layout {
     pub axis: Vec<AxisTick>,
     pub frames: Vec<FrameInfo>,
     pub lanes: Vec<LaneLayout>,
+    /// Where the highlighted artifact ran, over the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub focus: Option<Focus>,
+    /// With `overview`: per shown thread (in lane order) its busy and waiting shares, longest
+    /// wait and top frames over the viewport (Trümper et al.'s textual overview).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub overview: Option<Vec<ThreadOverview>>,
 }
 
 /// What every layout says about its origin.
@@ -198,7 +221,11 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
     let lanes: Vec<&Lane> = ids.iter().map(|&id| &all_lanes[id as usize]).collect();
     let axis = Axis::new(index, &lanes, req.theta);
     let width = req.width_px as f64;
-    let mut frames = FrameTable::new(run);
+    let (highlight, focus) = match &req.highlight {
+        Some(key) => (focus::members(run, key)?.0, Some(focus::focus(run, index, key)?)),
+        None => (Vec::new(), None),
+    };
+    let mut frames = FrameTable { highlight, ..FrameTable::new(run) };
     let mut out = Vec::with_capacity(lanes.len());
     let total_computing: u64 = index.lanes.iter().map(|l| l.computing as u64).sum();
     if index.ticks() == 0 {
@@ -216,6 +243,8 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
             axis: Vec::new(),
             frames: Vec::new(),
             lanes: Vec::new(),
+            focus,
+            overview: (req.overview == Some(true)).then(Vec::new),
         });
     }
     let p0 = axis.position((from_s * 1e9).round() as u64);
@@ -312,7 +341,9 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         state_colours: StateColours::LIGHT,
         axis: axis_ticks,
         frames: frames.into_frames(),
+        overview: (req.overview == Some(true)).then(|| thread_overview(run, index, Some(&ids), Some((from_s, to_s)))),
         lanes: out,
+        focus,
     })
 }
 
@@ -440,11 +471,13 @@ struct FrameTable<'r> {
     run: &'r Run,
     ids: crate::metrics::FxMap<FrameId, u32>,
     frames: Vec<FrameInfo>,
+    /// Per function: highlighted (empty: none).
+    highlight: Vec<bool>,
 }
 
 impl<'r> FrameTable<'r> {
     fn new(run: &'r Run) -> Self {
-        FrameTable { run, ids: Default::default(), frames: Vec::new() }
+        FrameTable { run, ids: Default::default(), frames: Vec::new(), highlight: Vec::new() }
     }
     fn id(&mut self, frame: FrameId) -> u32 {
         if let Some(&i) = self.ids.get(&frame) {
@@ -461,6 +494,7 @@ impl<'r> FrameTable<'r> {
             file: run.file_path(f.file).to_string(),
             line: if fr.line > 0 { fr.line } else { f.line },
             stdlib: run.files[f.file as usize].kind == FileKind::Stdlib,
+            highlighted: self.highlight.get(fr.function as usize).copied().filter(|&h| h),
         });
         self.ids.insert(frame, i);
         i

@@ -18,6 +18,7 @@
 
 pub mod axis;
 pub mod export;
+pub mod focus;
 pub mod index;
 pub mod layout;
 pub mod overview;
@@ -45,6 +46,8 @@ pub enum TimelineError {
     BadPattern { pattern: String, detail: String },
     #[error("the run has {0} distinct frames, more than the timeline can index (33 554 431): record a shorter run")]
     TooManyFrames(usize),
+    #[error("no artifact {0} in this run: pick a function or class from the overview (or `threadradar report`)")]
+    UnknownArtifact(String),
     #[error("the thread pattern {0:?} matches no thread of this run (threads: {1})")]
     NoThreadMatches(String, String),
 }

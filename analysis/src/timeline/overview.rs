@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use threadradar_profiler::run::{Run, ThreadId, ThreadState};
 
 /// One thread's row.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct ThreadOverview {
     pub thread: ThreadId,
     pub name: String,
@@ -29,7 +29,7 @@ pub struct ThreadOverview {
     pub top_frames: Vec<TopFrame>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct Wait {
     pub start_s: f64,
     pub duration_s: f64,
@@ -37,7 +37,7 @@ pub struct Wait {
     pub blocked: Option<BlockedKind>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct TopFrame {
     pub function: String,
     pub file: String,

@@ -19,6 +19,13 @@ end
 
 command("ThreadRadarOverview", "overview", { bang = true, desc = "ThreadRadar: overview (! = current file only)" })
 command("ThreadRadarDetail", "detail", { nargs = "?", desc = "ThreadRadar: detail of the function under the cursor" })
+command("ThreadRadarTimeline", "timeline", {
+  nargs = "?",
+  complete = function()
+    return { "browser" }
+  end,
+  desc = "ThreadRadar: text timeline of every thread (browser = the web panel)",
+})
 command("ThreadRadarRuns", "runs", { desc = "ThreadRadar: choose the run" })
 command("ThreadRadarDeleteRun", "delete_run", { desc = "ThreadRadar: delete a run file" })
 command("ThreadRadarOpen", "open", { desc = "ThreadRadar: the web panels in the browser" })

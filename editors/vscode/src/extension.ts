@@ -297,7 +297,7 @@ export function activate(context: vscode.ExtensionContext): void {
       status.show(server.state === "running" ? lastRuns : undefined);
       if (server.state !== "running") refresh(0);
     }),
-    server.onOpenPanel((p) => (p.panel === "overview" ? panels.showOverview(p.file) : panels.showDetail(p.artifact))),
+    server.onOpenPanel((p) => (p.panel === "overview" ? panels.showOverview(p.file) : p.panel === "timeline" ? panels.showTimeline(p.artifact) : panels.showDetail(p.artifact))),
     threadsTree.onDidChangeCheckboxState(
       guarded(async (e: vscode.TreeCheckboxChangeEvent<ThreadNode>) => {
         const runs = (await server.sendRequest(Requests.runs, {})) as RunsResult;

@@ -10,9 +10,9 @@ import type { RouterHost } from "./router";
 import { buildWebviewHtml, makeNonce, readWebAssets } from "./webviewHtml";
 import type { PanelBoot, PanelCommand, WebAssets } from "./webviewHtml";
 
-type Kind = "overview" | "detail";
+type Kind = "overview" | "detail" | "timeline";
 
-const TITLES: Record<Kind, string> = { overview: "ThreadRadar Overview", detail: "ThreadRadar Detail" };
+const TITLES: Record<Kind, string> = { overview: "ThreadRadar Overview", detail: "ThreadRadar Detail", timeline: "ThreadRadar Timeline" };
 
 /** Opens `file` at the 1-based `line` in a text editor (not over a panel). */
 export async function openLocation(file: string, line: number): Promise<void> {
@@ -68,6 +68,11 @@ export class Panels implements vscode.Disposable {
     this.show("detail", { panel: "detail", artifact });
   }
 
+  /** The Timeline tab of the panel, focused on an artifact's bars (the "Timeline" code lens). */
+  showTimeline(artifact: string): void {
+    this.show("timeline", { panel: "timeline", artifact });
+  }
+
   private show(kind: Kind, boot: PanelBoot): void {
     let panel = this.panels.get(kind);
     if (panel === undefined) {
@@ -96,6 +101,7 @@ export class Panels implements vscode.Disposable {
     }
     this.boots.set(kind, JSON.stringify(boot));
     if (boot.panel === "detail") panel.title = `${TITLES.detail}: ${shortName(boot.artifact)}`;
+    if (boot.panel === "timeline") panel.title = `${TITLES.timeline}: ${shortName(boot.artifact)}`;
     try {
       panel.webview.html = buildWebviewHtml(this.webAssets(), { nonce: makeNonce(), cspSource: panel.webview.cspSource, boot });
     } catch (e) {

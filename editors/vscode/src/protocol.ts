@@ -31,6 +31,7 @@ export const Notifications = {
 export const ServerCommands = {
   openOverview: "threadradar.openOverview",
   openDetail: "threadradar.openDetail",
+  openTimeline: "threadradar.openTimeline",
   selectRun: "threadradar.selectRun",
   setThreadFilter: "threadradar.setThreadFilter",
   clearThreadFilter: "threadradar.clearThreadFilter",
@@ -151,7 +152,8 @@ export type CompareResult = P.Comparison;
 
 export type OpenPanelParams =
   | { panel: "overview"; file: string | null }
-  | { panel: "detail"; artifact: ArtifactKey };
+  | { panel: "detail"; artifact: ArtifactKey }
+  | { panel: "timeline"; artifact: ArtifactKey };
 
 /** `threadradar.goToHottest` (server addition D). */
 export interface HottestResult {
@@ -174,6 +176,9 @@ export function parseOpenPanel(v: unknown): OpenPanelParams | undefined {
   }
   if (v.panel === "detail" && typeof v.artifact === "string" && v.artifact !== "") {
     return { panel: "detail", artifact: v.artifact };
+  }
+  if (v.panel === "timeline" && typeof v.artifact === "string" && v.artifact !== "") {
+    return { panel: "timeline", artifact: v.artifact };
   }
   return undefined;
 }

@@ -48,7 +48,7 @@ async function answer(host: RouterHost, req: WebviewRequest): Promise<unknown> {
   if (request === undefined) throw new Error(`the panels have no method ${JSON.stringify(req.method)}`);
   const result = await host.sendRequest(request, req.params);
   // Views outside the page (decorations, trees, status bar) follow what the page changed.
-  if (req.method === "filter" && req.params.exclude_threads !== undefined && req.params.exclude_threads !== null) host.changed?.("filter");
+  if (req.method === "filter" && ((req.params.exclude_threads !== undefined && req.params.exclude_threads !== null) || req.params.window !== undefined)) host.changed?.("filter");
   if (req.method === "runs" && req.params.select !== undefined && req.params.select !== null) host.changed?.("run");
   return result;
 }

@@ -59,11 +59,14 @@ function runStatusView(runs: RunsResult | undefined, serverState: "starting" | "
   const name = runLabel(s ? s.name : baseName(runs.active));
   const parts = [`$(pulse) ThreadRadar: ${name}`];
   if (s) parts.push(plural(s.samples, "sample", "samples"), plural(s.threads, "thread", "threads"));
+  // The global time window (set by a brush on the timeline): every figure is the window's.
+  if (runs.window) parts.push(`window ${runs.window.from_s.toFixed(2)}–${runs.window.to_s.toFixed(2)} s`);
   const lines = [`Run ${runs.active}`];
   if (s) {
     lines.push(s.command, `${s.duration_s.toFixed(1)} s · ${plural(s.samples, "sample", "samples")} · ${plural(s.threads, "thread", "threads")} · ${plural(s.processes, "process", "processes")}${s.python_version ? " · Python " + s.python_version : ""}`);
   }
   if (runs.exclude_threads.length > 0) lines.push(`Thread filter: ${plural(runs.exclude_threads.length, "thread", "threads")} excluded`);
+  if (runs.window) lines.push(`Time window: ${runs.window.from_s.toFixed(2)}–${runs.window.to_s.toFixed(2)} s (figures count only its samples; reset it on the timeline)`);
   lines.push(runs.pinned ? "Pinned (new runs are not followed)." : "Following the newest run.");
   lines.push("Click to switch runs.");
   return { text: parts.join(" · "), tooltip: lines.join("\n") };

@@ -16,7 +16,7 @@ export interface WebAssets {
 }
 
 /** What the page shows first. */
-export type PanelBoot = { panel: "overview"; file?: string | null } | { panel: "detail"; artifact: string };
+export type PanelBoot = { panel: "overview"; file?: string | null } | { panel: "detail"; artifact: string } | { panel: "timeline"; artifact: string };
 
 /** Messages the extension posts to a page (never with an `id`, so the transport ignores them). */
 export type PanelCommand = { type: "threadradar.refresh" } | { type: "threadradar.show"; artifact: string };
@@ -102,6 +102,7 @@ const BOOT_SCRIPT = `
   }
   afterFirstOverview(function () {
     if (boot.panel === "detail" && boot.artifact) P.openDetail(boot.artifact);
+    if (boot.panel === "timeline" && boot.artifact) P.openTimeline(boot.artifact);
     if (boot.panel === "overview" && boot.file) showFile(boot.file);
   });
   // The run, the thread filter or VS Code's colour theme changed: read the filter again, then let
@@ -110,6 +111,7 @@ const BOOT_SCRIPT = `
     T.request("filter", {}).then(function (f) {
       P.state.global = (f && f.exclude_threads) || [];
       P.state.excluded = new Set(P.state.global);
+      P.state.window = (f && f.window) || null;
     }, function () { /* the reload shows the error */ }).then(function () {
       document.getElementById("theme").dispatchEvent(new Event("change"));
     });

@@ -42,7 +42,8 @@ pub fn compare(host: &dyn Host, req: CompareParams) -> Result<Comparison, Protoc
     let base = load(&base_path)?;
     let new = if new_path == base_path { base.clone() } else { load(&new_path)? };
     // Thread ids differ between runs: the comparison never applies the thread filter.
-    let params = Params { exclude_threads: Vec::new(), states: req.states.unwrap_or(host.defaults().states) };
+    // Whole runs: the global window is a time range of the active run only.
+    let params = Params { exclude_threads: Vec::new(), states: req.states.unwrap_or(host.defaults().states), window: None };
     let (ba, na) = (base.analysis(&params)?, new.analysis(&params)?);
     let opts = CompareOptions { level: req.level, filter, top: req.top };
     let mut c = Comparison::build(base.run(), &ba, new.run(), &na, &opts)?;

@@ -47,6 +47,9 @@ fn with_defaults(host: &dyn Host, params: Value) -> Value {
         o.entry("exclude_threads").or_insert_with(|| serde_json::json!(d.exclude_threads));
         o.entry("states").or_insert_with(|| serde_json::json!(d.states));
         o.entry("theme").or_insert_with(|| serde_json::json!(d.theme));
+        if let Some(w) = d.window {
+            o.entry("window").or_insert_with(|| serde_json::json!(w));
+        }
     }
     params
 }

@@ -62,6 +62,7 @@ pub fn runs(host: &dyn Host, req: RunsParams) -> Result<RunsResult, ProtocolErro
         pinned,
         runs,
         exclude_threads: host.defaults().exclude_threads,
+        window: host.defaults().window,
         summary,
     })
 }
@@ -80,7 +81,14 @@ pub fn filter(host: &dyn Host, req: FilterParams) -> Result<FilterResult, Protoc
         }
         host.set_filter(ids)?;
     }
-    Ok(FilterResult { exclude_threads: host.defaults().exclude_threads })
+    if let Some(window) = req.window {
+        if let Some(w) = window {
+            w.check(host.active()?.run())?;
+        }
+        host.set_window(window)?;
+    }
+    let d = host.defaults();
+    Ok(FilterResult { exclude_threads: d.exclude_threads, window: d.window })
 }
 
 fn runs_dir(run: &Path) -> &Path {

@@ -83,7 +83,7 @@ methods! {
     Runs = "runs", RunsParams => RunsResult,
         "The runs of the workspace (or served directory), the active one with its summary; `select` makes a run active.";
     Filter = "filter", FilterParams => FilterResult,
-        "The global thread filter; `exclude_threads` sets it (every figure, hint and panel then leaves those threads out).";
+        "The global thread filter and time window; `exclude_threads` sets the one, `window` (`null` clears it) the other (every figure, hint and panel then leaves those threads out, or counts only that window).";
     Compare = "compare", CompareParams => Comparison,
         "Two runs side by side per artifact: deltas, statuses and their statements in words.";
     DocumentArtifacts = "documentArtifacts", DocumentArtifactsParams => DocumentArtifactsResult,
@@ -264,6 +264,7 @@ pub fn typescript() -> String {
         a::Level,
         a::ArtifactKind,
         a::FilterSpec,
+        a::Window,
         a::glyph::Theme,
         a::glyph::ClusterColour,
         a::glyph::RadarLevel,
@@ -335,6 +336,11 @@ pub fn typescript() -> String {
         a::timeline::layout::Block,
         a::timeline::index::BarState,
         a::timeline::index::BlockedKind,
+        a::timeline::focus::Focus,
+        a::timeline::focus::Span,
+        a::timeline::overview::ThreadOverview,
+        a::timeline::overview::Wait,
+        a::timeline::overview::TopFrame,
         NavigateParams,
         NavigateResult,
         // sections

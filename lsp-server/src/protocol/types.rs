@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use threadradar_analysis::glyph::{GlyphCell, Theme};
 use threadradar_analysis::panel::ArtifactKey;
-use threadradar_analysis::{ArtifactKind, CountedStates, FilterSpec, Level};
+use threadradar_analysis::{ArtifactKind, CountedStates, FilterSpec, Level, Window};
 use threadradar_profiler::run::ThreadId;
 use ts_rs::TS;
 
@@ -41,6 +41,8 @@ pub struct RunsResult {
     pub runs: Vec<RunItem>,
     /// The global thread filter (ids of the active run's threads).
     pub exclude_threads: Vec<ThreadId>,
+    /// The global time window; `null`: the whole run.
+    pub window: Option<Window>,
     pub summary: Option<RunSummary>,
 }
 
@@ -79,11 +81,23 @@ pub struct RunSummary {
 pub struct FilterParams {
     #[ts(optional)]
     pub exclude_threads: Option<Vec<ThreadId>>,
+    /// The global time window: `{from_s, to_s}` sets it, `null` clears it, absent leaves it.
+    /// Hints, lenses, hovers and the overview and detail figures then count only its samples.
+    #[serde(default, deserialize_with = "present")]
+    #[ts(optional, type = "Window | null")]
+    pub window: Option<Option<Window>>,
+}
+
+/// A field that is present (even as `null`) is `Some`; absent is `None` (`#[serde(default)]`).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 #[derive(Clone, Debug, Serialize, TS)]
 pub struct FilterResult {
     pub exclude_threads: Vec<ThreadId>,
+    /// The global time window; `null`: the whole run.
+    pub window: Option<Window>,
 }
 
 /// `compare`: two runs (paths or file names; by default the active run against the run recorded

@@ -63,6 +63,35 @@ impl Backend {
         Ok(Some(detail))
     }
 
+    /// The timeline focused on an artifact's bars: answers where it ran (its spans per thread)
+    /// and asks the client to open the Timeline panel on it (`threadRadar/openPanel`).
+    pub(super) async fn open_timeline(&self, arg: Value) -> Result<Option<Value>> {
+        let artifact = arg.get("artifact").and_then(|a| a.as_str()).map(String::from).ok_or_else(|| invalid("threadradar.openTimeline needs {\"artifact\": key}"))?;
+        self.wait_scanned().await;
+        let key = threadradar_analysis::panel::ArtifactKey(artifact.clone());
+        let focus = self
+            .blocking(move |b| -> std::result::Result<_, ProtocolError> {
+                let loaded = Host::active(b)?;
+                let index = loaded.timeline()?;
+                Ok(threadradar_analysis::timeline::focus::focus(loaded.run(), &index, &key)?)
+            })
+            .await
+            .ok_or_else(Error::internal_error)?
+            .map_err(|e| e.to_jsonrpc())?;
+        if self.settings().panels {
+            self.client
+                .send_notification::<OpenPanel>(json!({ "panel": "timeline", "artifact": artifact, "from_s": focus.from_s, "to_s": focus.to_s }))
+                .await;
+        } else {
+            self.show(
+                MessageType::INFO,
+                format!("ThreadRadar timeline of {}: {} span(s) on {} thread(s), {:.2}–{:.2} s", focus.name, focus.span_count, focus.threads.len(), focus.from_s, focus.to_s),
+            )
+            .await;
+        }
+        Ok(Some(serde_json::to_value(focus).map_err(|_| Error::internal_error())?))
+    }
+
     pub(super) async fn select_run_command(&self, arg: Value) -> Result<Option<Value>> {
         self.wait_scanned().await;
         let wanted = match &arg {
@@ -152,6 +181,7 @@ impl Backend {
             if was_active {
                 s.active = None;
                 s.exclude.clear();
+                s.window = None;
                 s.pinned = false;
             }
         }

@@ -84,8 +84,16 @@ impl Backend {
                     }),
                     data: None,
                 });
+                if settings.timeline_lens {
+                    lenses.push(CodeLens {
+                        range,
+                        command: Some(Command { title: "Timeline".into(), command: "threadradar.openTimeline".into(), arguments: Some(vec![json!({ "artifact": a.key })]) }),
+                        data: None,
+                    });
+                }
             }
         }
+        // Stable: on one line, the figures' lens stays first.
         lenses.sort_by_key(|l| l.range.start.line);
         Ok(Some(lenses))
     }

@@ -11,7 +11,7 @@ impl Host for Backend {
 
     fn defaults(&self) -> Defaults {
         let s = self.state();
-        Defaults { exclude_threads: s.exclude.clone(), states: s.settings.states, theme: s.settings.glyph_theme }
+        Defaults { exclude_threads: s.exclude.clone(), states: s.settings.states, theme: s.settings.glyph_theme, window: s.window }
     }
 
     fn settings(&self) -> Settings {
@@ -35,6 +35,19 @@ impl Host for Backend {
             let mut s = self.state();
             let changed = s.exclude != exclude;
             s.exclude = exclude;
+            changed
+        };
+        if changed {
+            tokio::runtime::Handle::current().block_on(self.refresh(Change::Filter));
+        }
+        Ok(())
+    }
+
+    fn set_window(&self, window: Option<threadradar_analysis::Window>) -> std::result::Result<(), ProtocolError> {
+        let changed = {
+            let mut s = self.state();
+            let changed = s.window != window;
+            s.window = window;
             changed
         };
         if changed {

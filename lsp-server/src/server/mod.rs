@@ -42,9 +42,10 @@ use tower_lsp_server::lsp_types::*;
 use tower_lsp_server::{Client, LanguageServer, UriExt};
 
 /// The commands of `workspace/executeCommand`.
-pub const COMMANDS: [&str; 12] = [
+pub const COMMANDS: &[&str] = &[
     "threadradar.openOverview",
     "threadradar.openDetail",
+    "threadradar.openTimeline",
     "threadradar.selectRun",
     "threadradar.deleteRun",
     "threadradar.setThreadFilter",
@@ -139,6 +140,8 @@ struct State {
     pinned: bool,
     /// The global thread filter: thread ids of the active run.
     exclude: Vec<u32>,
+    /// The global time window (seconds of the active run); cleared with the run.
+    window: Option<threadradar_analysis::Window>,
     /// Run files that failed to load, with the (size, mtime) they had: retried when it changes.
     failed: HashMap<PathBuf, (u64, u64)>,
     told_no_runs: bool,
@@ -196,7 +199,7 @@ impl Backend {
 
     fn params(&self) -> Params {
         let s = self.state();
-        Params { exclude_threads: s.exclude.clone(), states: s.settings.states }
+        Params { exclude_threads: s.exclude.clone(), states: s.settings.states, window: s.window }
     }
 
     fn arc(&self) -> Arc<Backend> {
@@ -574,6 +577,7 @@ impl LanguageServer for Server {
         match params.command.as_str() {
             "threadradar.openOverview" => self.0.open_overview(arg).await,
             "threadradar.openDetail" => self.0.open_detail(arg).await,
+            "threadradar.openTimeline" => self.0.open_timeline(arg).await,
             "threadradar.selectRun" => self.0.select_run_command(arg).await,
             "threadradar.deleteRun" => self.0.delete_run(arg).await,
             "threadradar.goToHottest" => self.0.go_to_hottest(arg).await,

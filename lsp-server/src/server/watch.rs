@@ -91,7 +91,7 @@ impl Backend {
         let path = entry.path.clone();
         let cancel = cancelled.clone();
         // Exclusions are thread ids of the old run: a new run starts unfiltered.
-        let params = Params { exclude_threads: Vec::new(), ..params };
+        let params = Params { exclude_threads: Vec::new(), window: None, ..params };
         let result = tokio::task::spawn_blocking(move || -> std::result::Result<Option<(LoadedRun, Figures)>, String> {
             let run = threadradar_profiler::runfile::read(&path).map_err(|e| {
                 if runs::may_be_incomplete(&e) {
@@ -122,6 +122,7 @@ impl Backend {
                     let mut s = self.state();
                     s.active = Some(Arc::new(loaded));
                     s.exclude.clear();
+                    s.window = None;
                     s.failed.remove(&entry.path);
                 }
                 self.figures.clear();
@@ -172,6 +173,7 @@ impl Backend {
                 "run": s.active.as_ref().map(|a| a.path.clone()),
                 "generation": s.active.as_ref().map_or(0, |a| a.generation),
                 "exclude_threads": s.exclude,
+                "window": s.window,
                 "recording": s.recording.as_ref().map(|r| json!({ "command": r.command, "output": r.output })),
             })
         };

@@ -15,6 +15,7 @@ M.highlights = {
   ThreadRadarText = "Comment",
   ThreadRadarLens = "LspCodeLens", -- Comment where there is no LspCodeLens
   ThreadRadarTitle = "Title",
+  ThreadRadarTimelineHit = "IncSearch", -- the selected artifact's cells in :ThreadRadarTimeline
   ThreadRadarSection = "Statement",
   ThreadRadarKey = "Special",
   ThreadRadarPath = "Directory",
@@ -129,6 +130,9 @@ function M.command(name, args)
   elseif name == "detail" then
     local arg = args.args ~= "" and args.args or nil
     require("threadradar.detail").open({ artifact = arg })
+  elseif name == "timeline" then
+    local arg = args.args or ""
+    require("threadradar.timeline").open({ browser = arg == "browser", artifact = (arg ~= "" and arg ~= "browser") and arg or nil })
   elseif name == "runs" then
     require("threadradar.runs").select()
   elseif name == "delete_run" then

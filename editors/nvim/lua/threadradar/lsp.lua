@@ -195,6 +195,8 @@ local handlers = {
       last_client = ctx.client_id
       if params.panel == "detail" then
         require("threadradar.detail").open({ artifact = params.artifact })
+      elseif params.panel == "timeline" then
+        require("threadradar.timeline").open({ artifact = params.artifact, from_s = params.from_s, to_s = params.to_s })
       else
         require("threadradar.overview").open({ file = params.file })
       end
