@@ -61,6 +61,21 @@ pub struct Interpreter {
     /// reused by another code object.
     codes: HashMap<usize, ([u8; 32], Code)>,
     names: HashMap<u64, Option<String>>,
+    /// Each thread's last stack, by (thread state address, thread id), with the top frame's
+    /// identity when it was read: see [`Interpreter::frames`].
+    stacks: HashMap<(usize, u64), (TopFrame, Vec<Frame>)>,
+}
+
+/// What identifies a thread's innermost frame: its address, its code object, its instruction
+/// pointer and its caller's frame. When all four are what they were at the previous tick, the
+/// thread has not moved (an idle thread waiting in the same call), and its previous stack is
+/// reused instead of walked again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TopFrame {
+    frame: usize,
+    executable: usize,
+    instr: usize,
+    previous: usize,
 }
 
 /// The outcome of looking for the debug offsets in a process.
@@ -97,7 +112,7 @@ impl Interpreter {
             Err(LayoutError::Implausible(h, why)) => return Err(unsupported(&h.version(), &format!(": its layout table is not readable ({why})"))),
         };
         let mem = mem.with_layout(o);
-        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new() };
+        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new(), stacks: HashMap::new() };
         // `_PyRuntime` and its table are in the executable's static data from the moment it is
         // mapped; wait (like py-spy does) until the interpreter runs a thread, so that the
         // start-up is not counted as failed samples.
@@ -201,18 +216,22 @@ impl Interpreter {
             let holder = if k == interps.len() - 1 { self.holder_tstate(interp).unwrap_or(0) } else { 0 };
             let mut ts = self.mem.ptr(interp + o.interp_threads_head as usize)?;
             let mut seen = 0;
+            // The fields of a thread state, read in one system call.
+            let span = [o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, o.tstate_current_frame].into_iter().max().unwrap_or(0) as usize + 8;
             while ts != 0 && seen < MAX_THREADS && visited.insert(ts) {
                 seen += 1;
-                let next = self.mem.ptr(ts + o.tstate_next as usize)?;
-                let thread_id = self.mem.u64(ts + o.tstate_thread_id as usize)?;
+                let head = self.mem.bytes(ts, span)?;
+                let field = |off: u64| u64::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
+                let next = field(o.tstate_next) as usize;
+                let thread_id = field(o.tstate_thread_id);
                 if thread_id == 0 {
                     // Created, not yet bound to an OS thread: no thread to report.
                     ts = next;
                     continue;
                 }
-                let native = self.mem.u64(ts + o.tstate_native_thread_id as usize)?;
-                let frame = self.mem.ptr(ts + o.tstate_current_frame as usize)?;
-                let frames = self.frames(frame, locals);
+                let native = field(o.tstate_native_thread_id);
+                let frame = field(o.tstate_current_frame) as usize;
+                let frames = self.frames((ts, thread_id), frame, locals);
                 let thread_name = self.thread_name(interp, thread_id);
                 out.push(StackTrace {
                     pid: self.pid as py_spy::Pid,
@@ -227,18 +246,35 @@ impl Interpreter {
                 ts = next;
             }
         }
+        // Threads that ended take their cached stacks with them.
+        self.stacks.retain(|(ts, _), _| visited.contains(ts));
         tracing::debug!(pid = self.pid, threads = out.len(), frames = out.iter().map(|t| t.frames.len()).sum::<usize>(), elapsed_us = began.elapsed().as_micros() as u64, "stacks read through the debug offsets");
         Ok(out)
     }
 
-    fn frames(&mut self, mut frame: usize, locals: bool) -> Vec<Frame> {
+    /// The thread's frames, innermost first. When the innermost frame is the one of the previous
+    /// tick ([`TopFrame`]), the previous stack is returned without walking (not when `locals` are
+    /// wanted: they change while the frame stays).
+    fn frames(&mut self, thread: (usize, u64), mut frame: usize, locals: bool) -> Vec<Frame> {
         let o = self.o().clone();
         let mut frames = Vec::new();
         let mut visited = HashSet::new();
+        let mut top: Option<TopFrame> = None;
         while frame != 0 && visited.len() < MAX_FRAMES && visited.insert(frame) {
             let Ok(head) = self.mem.bytes(frame, o.frame_localsplus as usize + 8) else { break };
             let field = |off: u64| usize::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
             let previous = field(o.frame_previous);
+            if visited.len() == 1 {
+                let t = TopFrame { frame, executable: field(o.frame_executable), instr: field(o.frame_instr_ptr), previous };
+                if !locals {
+                    if let Some((was, stack)) = self.stacks.get(&thread) {
+                        if *was == t {
+                            return stack.clone();
+                        }
+                    }
+                }
+                top = Some(t);
+            }
             let owner = head[o.frame_owner as usize];
             let executable = field(o.frame_executable);
             if owner != FRAME_OWNED_BY_CSTACK && executable != 0 {
@@ -264,19 +300,26 @@ impl Interpreter {
             }
             frame = previous;
         }
+        match top {
+            Some(t) if !locals => {
+                self.stacks.insert(thread, (t, frames.clone()));
+            }
+            _ => {}
+        }
         frames
     }
 
     /// The code object at `addr`, from the cache when the same object is still there.
     fn code(&mut self, addr: usize) -> Option<Code> {
         let o = self.o().clone();
+        // The object header and the code fields in one read.
+        let head = self.mem.bytes(addr, (o.code_adaptive as usize).max(o.object_type as usize + 8)).ok()?;
+        let ptr = |off: u64| usize::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
         if let Some(ct) = self.code_type {
-            if self.mem.ptr(addr + o.object_type as usize).ok()? != ct {
+            if ptr(o.object_type) != ct {
                 return None;
             }
         }
-        let head = self.mem.bytes(addr, o.code_adaptive as usize).ok()?;
-        let ptr = |off: u64| usize::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
         let int = |off: u64| i32::from_ne_bytes(head[off as usize..off as usize + 4].try_into().unwrap());
         let mut key = [0u8; 32];
         key[..8].copy_from_slice(&ptr(o.code_filename).to_ne_bytes());
