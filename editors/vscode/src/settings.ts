@@ -17,6 +17,7 @@ export const SERVER_SETTINGS: readonly Spec[] = [
   { key: "hintThreads", type: "boolean", default: true, description: "Show the threads and thread types in the inlay hints." },
   { key: "hintClusters", type: "boolean", default: true, description: "Show the clusters (text glyph) in the inlay hints." },
   { key: "codeLens", type: "boolean", default: true, description: "Show code lenses above profiled declarations." },
+  { key: "timelineLens", type: "boolean", default: true, description: "Show a \"Timeline\" code lens beside each declaration's lens (opens the timeline on its bars)." },
   { key: "fileLens", type: "boolean", default: true, description: "Show the code lens at the top of each profiled file." },
   { key: "hover", type: "boolean", default: true, description: "Show hovers with the glyph, the figures and the clusters." },
   { key: "classes", type: "boolean", default: true, description: "Annotate classes as well as functions and methods." },

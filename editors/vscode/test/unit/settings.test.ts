@@ -18,6 +18,7 @@ describe("server settings", () => {
       hintThreads: true,
       hintClusters: true,
       codeLens: true,
+      timelineLens: true,
       fileLens: true,
       hover: true,
       classes: true,
