@@ -224,12 +224,18 @@ impl Interpreter {
                 let field = |off: u64| u64::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
                 let next = field(o.tstate_next) as usize;
                 let thread_id = field(o.tstate_thread_id);
-                if thread_id == 0 {
-                    // Created, not yet bound to an OS thread: no thread to report.
+                let native = field(o.tstate_native_thread_id);
+                if thread_id == 0 || native == 0 {
+                    // Created, not yet bound to an OS thread: no thread to report. The new thread
+                    // binds its state itself (`bind_tstate`): it stores its ident, then calls
+                    // gettid() and stores the native id. A read between the two stores saw an
+                    // ident without a tid, which the sampler took for a thread of its own (tid 0,
+                    // maybe another thread's cached name, two of them in one sample when two
+                    // threads started together): the thread-churn flake on 3.13t. On Linux
+                    // every bound thread has a native id, so a state without one is not bound yet.
                     ts = next;
                     continue;
                 }
-                let native = field(o.tstate_native_thread_id);
                 let frame = field(o.tstate_current_frame) as usize;
                 let frames = self.frames((ts, thread_id), frame, locals);
                 let thread_name = self.thread_name(interp, thread_id);
@@ -237,7 +243,7 @@ impl Interpreter {
                     pid: self.pid as py_spy::Pid,
                     thread_id,
                     thread_name,
-                    os_thread_id: (native != 0).then_some(native),
+                    os_thread_id: Some(native),
                     active: true,
                     owns_gil: ts == holder,
                     frames,
