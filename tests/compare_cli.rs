@@ -176,7 +176,10 @@ fn the_table_has_arrow_rows_and_top_cuts_it() {
     let r = runs();
     let (buggy, fixed) = (r.buggy.to_str().unwrap(), r.fixed.to_str().unwrap());
     let out = stdout(&run_ok(&r.dir, &["compare", buggy, fixed, "--color", "never"]));
-    assert!(out.starts_with(&format!("Base  {buggy}  (buggy: ")), "{out}");
+    // The words first (issue 17), then the header and the table.
+    assert!(out.starts_with("What changed:"), "{out}");
+    assert!(out.contains(&format!("\nBase  {buggy}  (buggy: ")), "{out}");
+    assert!(out.contains("\nTrace    "), "{out}");
     assert!(out.contains(&format!("\nNew   {fixed}  (fixed: ")), "{out}");
     assert!(out.contains("crt base → new") && out.contains("radar base → new"), "{out}");
     assert!(!out.contains('\x1b'), "--color never: {out:?}");
@@ -185,7 +188,11 @@ fn the_table_has_arrow_rows_and_top_cuts_it() {
     // change more than it).
     let out = stdout(&run_ok(&r.dir, &["compare", buggy, fixed, "--color", "never", "--no-stdlib"]));
     assert!(!out.contains("[stdlib]"), "{out}");
-    let row = out.lines().find(|l| l.contains("WorkerManager.__init__")).unwrap_or_else(|| panic!("a row for the constructor: {out}"));
+    let row = out
+        .lines()
+        .skip_while(|l| !l.contains("crt base → new"))
+        .find(|l| l.contains("WorkerManager.__init__"))
+        .unwrap_or_else(|| panic!("a row for the constructor: {out}"));
     assert!(row.contains("% → ") && row.contains("pp "), "{row}");
     assert!(row.contains("bug1_worker_manager/buggy.py:") && row.contains(" → fixed.py:"), "{row}");
 
