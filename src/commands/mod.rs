@@ -14,3 +14,4 @@ pub mod record;
 pub mod report;
 pub mod serve;
 pub mod timeline;
+pub mod waits;
