@@ -7,6 +7,7 @@ mod documents;
 mod panels;
 mod runs;
 mod timeline;
+mod waits;
 
 pub use documents::{document_artifact, placed, Placed};
 
@@ -28,6 +29,7 @@ pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, P
         p::DocumentArtifacts::NAME => call::<p::DocumentArtifacts>(host, params, documents::document_artifacts),
         p::ArtifactAt::NAME => call::<p::ArtifactAt>(host, params, documents::artifact_at),
         p::Timeline::NAME => call::<p::Timeline>(host, params, timeline::timeline),
+        p::Waits::NAME => call::<p::Waits>(host, params, waits::waits),
         p::Navigate::NAME => call::<p::Navigate>(host, params, |h, req| h.navigate(&req.file, req.line)),
         other => Err(ProtocolError::new(
             p::ErrorCode::UnknownMethod,

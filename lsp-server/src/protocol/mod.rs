@@ -18,12 +18,14 @@
 //! TypeScript (`UPDATE_EXPECT=1 cargo test --test protocol`).
 
 pub mod types;
+pub mod waits;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use ts_rs::TS;
 
 pub use types::*;
+pub use waits::*;
 
 /// The protocol's version. It grows when a method's parameters or results change incompatibly;
 /// clients read it from `threadRadar/runs` (`protocol`) and from the server's capabilities.
@@ -88,6 +90,8 @@ methods! {
         "The innermost profiled function and class at a position of a document, found with tree-sitter in the current text.";
     Timeline = "timeline", LayoutRequest => Layout,
         "One viewport of the timeline: every thread's icicle on one merged, log-scalable time axis, narrower bars aggregated.";
+    Waits = "waits", WaitsParams => WaitsResult,
+        "Who waited for whom: wait intervals per thread in a time range, wake edges with their evidence (bundled per pixel column given a width), the objects table and what evidence the run holds.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
 }
@@ -325,6 +329,18 @@ pub fn typescript() -> String {
         a::timeline::layout::Block,
         a::timeline::index::BarState,
         a::timeline::index::BlockedKind,
+        // waits
+        WaitsParams,
+        WaitsResult,
+        EdgeBundle,
+        a::waits::WaitsView,
+        a::waits::EvidenceAvailable,
+        a::waits::WaitThread,
+        a::waits::WaitInterval,
+        a::waits::WakeEdge,
+        a::waits::Evidence,
+        a::waits::ObjectSummary,
+        a::waits::Location,
         NavigateParams,
         NavigateResult,
     );

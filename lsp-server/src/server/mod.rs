@@ -399,6 +399,9 @@ impl Server {
     pub async fn timeline(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Timeline::NAME, p).await
     }
+    pub async fn waits(&self, p: Value) -> Result<Value> {
+        self.0.request(protocol::Waits::NAME, p).await
+    }
     pub async fn navigate(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Navigate::NAME, p).await
     }
