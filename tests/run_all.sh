@@ -107,8 +107,9 @@ for py in "$PYDIR/3.13/bin/python3.13" "$PYDIR/3.13t/bin/python3.13t"; do
   # FLAKY by nextest rather than failing the run: these interpreters are new here, and a flaky
   # result is a finding to fix, shown in the log, not hidden.
   if cargo nextest --version >/dev/null 2>&1; then
-    PYTHON="$py" cargo nextest run --release --locked --test record --test paper_outcomes --test-threads 1 --retries 1 --no-fail-fast
+    # record_waits (issue #16): wait objects and scheduler events on each interpreter too.
+    PYTHON="$py" cargo nextest run --release --locked --test record --test record_waits --test paper_outcomes --test-threads 1 --retries 1 --no-fail-fast
   else
-    PYTHON="$py" cargo test --release --locked --test record --test paper_outcomes
+    PYTHON="$py" cargo test --release --locked --test record --test record_waits --test paper_outcomes
   fi
 done

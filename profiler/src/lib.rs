@@ -5,6 +5,8 @@
 //! - [`runfile`]: reading (with clear errors) and atomic writing of run files.
 //! - [`builder`]: interning tables while a run is built.
 //! - `sampler` (feature `sampler`): the sampling loop, processes, thread states.
+//! - `waits`, `sched` (feature `sampler`): what blocked threads wait on; the scheduler's switch
+//!   and wake-up events (`perf_event_open`).
 //! - `source` (feature `source`, part of `sampler`): definitions and hashes of Python source files.
 
 pub mod builder;
@@ -24,9 +26,13 @@ pub mod gil;
 pub mod procfs;
 #[cfg(feature = "sampler")]
 pub mod sampler;
+#[cfg(feature = "sampler")]
+pub mod sched;
 #[cfg(feature = "source")]
 pub mod source;
 #[cfg(feature = "sampler")]
 pub mod stack_source;
 #[cfg(feature = "sampler")]
 pub mod state;
+#[cfg(feature = "sampler")]
+pub mod waits;

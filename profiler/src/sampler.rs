@@ -28,6 +28,10 @@ pub struct SamplerOptions {
     pub subprocesses: bool,
     /// How long to wait for the root process to become a sampleable Python process.
     pub startup_timeout: Duration,
+    /// Read what blocked threads wait on (`Run::waits`).
+    pub waits: bool,
+    /// Record the scheduler's switches and wake-ups (`Run::switches`, `Run::wakeups`).
+    pub sched: bool,
 }
 
 impl Default for SamplerOptions {
@@ -37,6 +41,8 @@ impl Default for SamplerOptions {
             duration: None,
             subprocesses: false,
             startup_timeout: Duration::from_secs(5),
+            waits: true,
+            sched: false,
         }
     }
 }
@@ -151,6 +157,13 @@ pub struct Sampler {
     stream: Option<Stream>,
     /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
     tick_holder: Option<Option<u64>>,
+    /// What blocked threads wait on.
+    waits: crate::waits::WaitReader,
+    /// The scheduler events being recorded, the sampled pids they are kept for, and t = 0 on
+    /// their clock.
+    sched: Option<crate::sched::SchedRecorder>,
+    sched_pids: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
+    sched_start: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// How much of the run has been appended to the run file so far.
@@ -286,6 +299,10 @@ impl Sampler {
             user_roots: UserRoots::default(),
             stream: None,
             tick_holder: None,
+            waits: Default::default(),
+            sched: None,
+            sched_pids: Default::default(),
+            sched_start: Default::default(),
         };
         match first {
             Some(spy) => s.add_spy(root, spy),
@@ -302,6 +319,7 @@ impl Sampler {
             self.builder.run_mut().meta.python_version = Some(version.clone());
         }
         self.builder.run_mut().meta.pids.push(pid);
+        self.sched_pids.lock().unwrap().push(pid);
         self.builder.run_mut().processes.push(Process {
             pid,
             ppid: procfs::ppid(pid),
@@ -332,6 +350,34 @@ impl Sampler {
         }
     }
 
+    /// Starts recording the scheduler's switches and wake-ups of the sampled processes' threads
+    /// (when `SamplerOptions::sched` is set). The error is one sentence saying why it cannot be
+    /// done here; sampling goes on without them.
+    pub fn start_sched(&mut self) -> Result<(), String> {
+        if !self.opts.sched || self.sched.is_some() {
+            return Ok(());
+        }
+        self.sched_start.store(crate::sched::monotonic_ns(), Ordering::Relaxed);
+        self.sched = Some(crate::sched::SchedRecorder::start(self.sched_pids.clone(), self.sched_start.clone())?);
+        Ok(())
+    }
+
+    /// Moves the scheduler events drained so far into the run (all of them when `last`).
+    fn take_sched(&mut self, last: bool) {
+        let now_ns = self.start.elapsed().as_nanos() as u64;
+        let got = match (last, &self.sched) {
+            (true, Some(_)) => self.sched.take().map(|r| r.stop()),
+            (false, Some(r)) => Some(r.take(now_ns)),
+            _ => None,
+        };
+        if let Some((switches, wakeups, info)) = got {
+            let run = self.builder.run_mut();
+            run.switches.extend(switches);
+            run.wakeups.extend(wakeups);
+            run.sched = Some(info);
+        }
+    }
+
     /// Writes the run to `path` while recording, every half second (the file is created at the
     /// first write that has samples). Frames are written with the interpreter's names, as they
     /// are before the source is read; the caller replaces the file with the finished run.
@@ -355,6 +401,7 @@ impl Sampler {
 
     /// Appends what is new since the last append to the run file.
     fn flush_stream(&mut self) {
+        self.take_sched(false);
         let Some(mut st) = self.stream.take() else { return };
         st.last = Instant::now();
         if self.builder.run().samples.is_empty() {
@@ -441,6 +488,8 @@ impl Sampler {
         set_timer_slack();
         let interval = self.opts.interval;
         self.start = Instant::now();
+        // t = 0 of the scheduler's events: the same instant on their clock (CLOCK_MONOTONIC).
+        self.sched_start.store(crate::sched::monotonic_ns(), Ordering::Relaxed);
         self.builder.run_mut().meta.started_at =
             SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_secs_f64());
         let mut tick: u64 = 0;
@@ -610,9 +659,21 @@ impl Sampler {
             any_ok = true;
             let mut wants_type = false;
             let mut unnamed = false;
+            let first = threads.len();
             for trace in traces {
                 if let Some(ts) = self.observe(si, pid, trace, &mut wants_type, &mut unnamed) {
                     threads.push(ts);
+                }
+            }
+            // The objects of waits that changed: one more walk of this process, with arguments.
+            if self.waits.has_pending() && self.waits.walk_due(pid, t) {
+                match self.spies[si].spy.stack_traces_with_arguments() {
+                    Ok(with_args) => {
+                        for (thread, wait) in self.waits.resolve(&with_args, &mut self.builder, t) {
+                            threads[first..].iter_mut().filter(|t| t.thread == thread).for_each(|t| t.wait = Some(wait));
+                        }
+                    }
+                    Err(_) => self.waits.clear_pending(),
                 }
             }
             // py-spy caches "no name" for a thread seen before `threading` registered it; drop
@@ -752,9 +813,46 @@ impl Sampler {
             *wants_type = true;
         }
         let stack = self.intern_stack(&trace.frames);
+        let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, state, blocked, syscall, stack, &trace.frames) } else { None };
         let blocked = blocked.map(|b| self.builder.string(b));
         self.threads.insert(key, e);
-        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait: None })
+        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait })
+    }
+
+    /// What a blocked thread waits on (see `waits`); the object, when it needs the frames'
+    /// arguments, is read after the process's walk by `sample_once`.
+    #[allow(clippy::too_many_arguments)]
+    fn read_wait(
+        &mut self,
+        pid: u32,
+        thread: ThreadId,
+        python_id: u64,
+        state: ThreadState,
+        blocked: Option<&str>,
+        syscall: Option<procfs::Syscall>,
+        stack: Option<StackId>,
+        frames: &[py_spy::Frame],
+    ) -> Option<WaitId> {
+        if state == ThreadState::Computing && blocked.is_none() {
+            self.waits.forget(thread);
+            return None;
+        }
+        let refs: Vec<crate::waits::FrameRef> =
+            frames.iter().map(|f| crate::waits::FrameRef { name: &f.name, file: &f.filename, line: f.line.max(0) as u32 }).collect();
+        let list = &self.raw_stack_list;
+        let frame_ids = || {
+            let mut ids = Vec::new();
+            let mut node = stack;
+            while let Some(n) = node {
+                let (parent, frame) = list[n as usize];
+                ids.push(frame);
+                node = parent;
+            }
+            ids
+        };
+        let now_ns = self.start.elapsed().as_nanos() as u64;
+        let o = crate::waits::Observation { pid, thread, python_id, state, blocked, syscall, stack, frames: &refs, frame_ids: &frame_ids, now_ns };
+        self.waits.observe(&o, &mut self.builder)
     }
 
     /// A new entry for the thread behind `trace`. Its name is trusted only when no earlier thread
@@ -865,6 +963,7 @@ impl Sampler {
     /// thread types from entry points and returns the finished run.
     pub fn finish(mut self, end_reason: EndReason, exit_status: Option<ExitStatus>) -> Run {
         let elapsed = self.start.elapsed();
+        self.take_sched(true);
         let infos: HashMap<u32, FileInfo> = match self.resolver.take() {
             Some((tx, handle)) => {
                 drop(tx);

@@ -38,6 +38,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         subprocesses: false,
         pid: None,
         no_progress: false,
+        sched: false,
+        no_sched: false,
+        no_waits: false,
         command: vec![args.python.clone(), script.display().to_string()],
     })?;
     summarize(&rec.run, &rec.path);

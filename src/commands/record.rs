@@ -39,6 +39,20 @@ pub struct RecordArgs {
     #[arg(long)]
     pub no_progress: bool,
 
+    /// Record the scheduler's context switches and wake-ups of the program's threads
+    /// (perf_event_open on sched:sched_switch / sched_waking). On by default where permitted
+    /// (root or kernel.perf_event_paranoid <= -1); otherwise off, with one line saying why.
+    #[arg(long, overrides_with = "no_sched")]
+    pub sched: bool,
+
+    /// Do not record scheduler events.
+    #[arg(long, overrides_with = "sched")]
+    pub no_sched: bool,
+
+    /// Do not read what blocked threads wait on (system call targets, lock/queue objects).
+    #[arg(long)]
+    pub no_waits: bool,
+
     /// The program to launch and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND", required_unless_present = "pid")]
     pub command: Vec<String>,
@@ -77,6 +91,8 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         interval: Duration::from_secs_f64(args.interval_ms / 1000.0),
         duration: args.duration.map(Duration::from_secs_f64),
         subprocesses: args.subprocesses,
+        waits: !args.no_waits,
+        sched: !args.no_sched,
         ..SamplerOptions::default()
     };
 
@@ -120,6 +136,10 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
     // Written while recording, so that a recorder that is killed leaves a readable run.
     let live = runfile::live_path(&path);
     sampler.stream_to(&live);
+    if let Err(why) = sampler.start_sched() {
+        // Asked for explicitly: say so; by default only when it could matter (one line).
+        eprintln!("threadradar: {why}");
+    }
     let pb = progress_bar(args.no_progress);
     let end = sampler.run_until(&STOP, |p| {
         pb.set_message(format!(

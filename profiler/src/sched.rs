@@ -1,0 +1,523 @@
+//! The scheduler's own record of who ran and who woke whom: the `sched:sched_switch` and
+//! `sched:sched_waking` tracepoints (`sched_wakeup` where the kernel has no `sched_waking`),
+//! read through `perf_event_open` with one ring buffer per CPU.
+//!
+//! Each event is opened once per online CPU, for every task (the switch to a target thread and the
+//! wake-up of one happen in another task's context, so per-thread events would miss them), with
+//! `PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW` on `CLOCK_MONOTONIC`, the clock of the
+//! run's `Instant`s. The wake-up event writes into the switch event's buffer of the same CPU
+//! (`PERF_EVENT_IOC_SET_OUTPUT`), so one buffer per CPU holds both in time order. A drain thread
+//! empties the buffers every few milliseconds, decodes the raw tracepoint records with the field
+//! offsets of the event's `format` file in tracefs, and keeps only the events of the target
+//! processes' threads: switches where the thread leaving or getting the CPU is one, wake-ups whose
+//! wakee is one. Records the kernel had to drop (buffer full) are counted, never guessed.
+//!
+//! Permission: CPU-wide tracepoint events with raw data need `CAP_PERFMON` (or `CAP_SYS_ADMIN`,
+//! i.e. root) or `kernel.perf_event_paranoid` ≤ -1; tracefs must be readable to learn the event
+//! ids (it is mounted at `/sys/kernel/tracing` when it is not).
+
+use crate::run::{SchedInfo, SchedSwitch, SchedWakeup};
+use perf_event_open_sys as sys;
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Pages of ring buffer per CPU (a power of two), plus the header page.
+const RING_PAGES: usize = 128;
+/// How often the drain thread empties the buffers when they do not fill up first.
+const DRAIN_EVERY: Duration = Duration::from_millis(10);
+/// Events newer than this are held back by [`SchedRecorder::take`]: a CPU's buffer may still
+/// receive events older than another CPU's newest, so the tables stay in time order.
+const HOLD_BACK_NS: u64 = 30_000_000;
+
+/// `common_flags` bits of a tracepoint record that mean interrupt context (hard IRQ, soft IRQ,
+/// NMI): the task on the CPU did not issue the wake-up.
+const IRQ_FLAGS: u8 = 0x08 | 0x10 | 0x40;
+
+/// Where the events' fields are in a raw record (from the event's `format` file).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct SwitchFormat {
+    id: u16,
+    prev_pid: usize,
+    prev_state: (usize, usize),
+    next_pid: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct WakeFormat {
+    id: u16,
+    pid: usize,
+}
+
+/// Offset and size of each field of a tracepoint `format` file.
+fn parse_format(text: &str) -> HashMap<String, (usize, usize)> {
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix("field:") else { continue };
+        let mut parts = rest.split(';').map(str::trim);
+        let decl = parts.next().unwrap_or("");
+        let name = decl.rsplit(' ').next().unwrap_or("").split('[').next().unwrap_or("");
+        let mut offset = None;
+        let mut size = None;
+        for p in parts {
+            if let Some(v) = p.strip_prefix("offset:") {
+                offset = v.parse().ok();
+            } else if let Some(v) = p.strip_prefix("size:") {
+                size = v.parse().ok();
+            }
+        }
+        if let (Some(o), Some(s)) = (offset, size) {
+            out.insert(name.to_string(), (o, s));
+        }
+    }
+    out
+}
+
+fn event_id(text: &str) -> Option<u16> {
+    text.lines().find_map(|l| l.strip_prefix("ID:")).and_then(|v| v.trim().parse().ok())
+}
+
+/// The tracefs directory, mounting it at `/sys/kernel/tracing` when no tracefs is visible.
+fn tracefs() -> Result<PathBuf, String> {
+    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        if Path::new(dir).join("events/sched").is_dir() {
+            return Ok(PathBuf::from(dir));
+        }
+    }
+    let dir = Path::new("/sys/kernel/tracing");
+    if dir.is_dir() {
+        let c = |s: &str| std::ffi::CString::new(s).unwrap();
+        let (src, target, fstype) = (c("nodev"), c("/sys/kernel/tracing"), c("tracefs"));
+        // SAFETY: plain mount(2) with valid C strings and no data.
+        let r = unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null()) };
+        if r == 0 && dir.join("events/sched").is_dir() {
+            return Ok(dir.to_path_buf());
+        }
+    }
+    Err("tracefs (the kernel's tracepoint ids) is not mounted and could not be mounted at /sys/kernel/tracing".into())
+}
+
+fn read_event(root: &Path, name: &str) -> Option<(u16, HashMap<String, (usize, usize)>)> {
+    let text = fs::read_to_string(root.join("events/sched").join(name).join("format")).ok()?;
+    Some((event_id(&text)?, parse_format(&text)))
+}
+
+/// Why scheduler events cannot be recorded here, as one sentence, or `None` when they can be
+/// tried: needs `CAP_PERFMON`/`CAP_SYS_ADMIN` or `perf_event_paranoid` ≤ -1.
+pub fn not_permitted() -> Option<String> {
+    let paranoid: i32 = fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(2);
+    let caps = fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("CapEff:").map(|v| u64::from_str_radix(v.trim(), 16).unwrap_or(0))))
+        .unwrap_or(0);
+    const CAP_SYS_ADMIN: u64 = 1 << 21;
+    const CAP_PERFMON: u64 = 1 << 38;
+    if caps & (CAP_SYS_ADMIN | CAP_PERFMON) != 0 || paranoid <= -1 {
+        None
+    } else {
+        Some(format!(
+            "scheduler events are not recorded: they need root (CAP_PERFMON) or kernel.perf_event_paranoid <= -1 (it is {paranoid}); run as root, or `sudo sysctl kernel.perf_event_paranoid=-1`, or pass --no-sched to silence this"
+        ))
+    }
+}
+
+/// One CPU's ring buffer.
+struct Ring {
+    fds: Vec<i32>,
+    base: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is only touched by the drain thread that owns the rings.
+unsafe impl Send for Ring {}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: `base`/`len` are the mapping made in `open_ring`; the fds are ours.
+        unsafe {
+            libc::munmap(self.base as *mut libc::c_void, self.len);
+            for &fd in &self.fds {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
+}
+
+fn open_event(id: u16, cpu: i32) -> Result<i32, std::io::Error> {
+    let mut attr = sys::bindings::perf_event_attr::default();
+    attr.size = std::mem::size_of::<sys::bindings::perf_event_attr>() as u32;
+    attr.type_ = sys::bindings::PERF_TYPE_TRACEPOINT;
+    attr.config = id as u64;
+    attr.sample_period = 1;
+    attr.sample_type = (sys::bindings::PERF_SAMPLE_TID | sys::bindings::PERF_SAMPLE_TIME | sys::bindings::PERF_SAMPLE_RAW) as u64;
+    attr.set_disabled(1);
+    attr.set_use_clockid(1);
+    attr.clockid = libc::CLOCK_MONOTONIC;
+    attr.set_watermark(1);
+    attr.wakeup_watermark = (RING_PAGES * page_size() / 4) as u32;
+    // SAFETY: a valid attr; pid -1 + cpu = every task on that CPU.
+    let fd = unsafe { sys::perf_event_open(&mut attr, -1, cpu, -1, sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong) };
+    if fd < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(fd)
+    }
+}
+
+fn open_ring(cpu: i32, ids: &[u16]) -> Result<Ring, std::io::Error> {
+    let mut fds = Vec::new();
+    let close_all = |fds: &[i32]| fds.iter().for_each(|&fd| unsafe {
+        libc::close(fd);
+    });
+    for &id in ids {
+        match open_event(id, cpu) {
+            Ok(fd) => fds.push(fd),
+            Err(e) => {
+                close_all(&fds);
+                return Err(e);
+            }
+        }
+    }
+    let len = (RING_PAGES + 1) * page_size();
+    // SAFETY: mapping the first event's buffer, as perf_event_open(2) describes.
+    let base = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fds[0], 0) };
+    if base == libc::MAP_FAILED {
+        let e = std::io::Error::last_os_error();
+        close_all(&fds);
+        return Err(e);
+    }
+    for &fd in &fds[1..] {
+        // SAFETY: both fds are perf events of the same CPU.
+        if unsafe { sys::ioctls::SET_OUTPUT(fd, fds[0]) } < 0 {
+            let e = std::io::Error::last_os_error();
+            unsafe { libc::munmap(base, len) };
+            close_all(&fds);
+            return Err(e);
+        }
+    }
+    Ok(Ring { fds, base: base as *mut u8, len })
+}
+
+fn online_cpus() -> Vec<i32> {
+    let text = fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_else(|_| "0".into());
+    let mut out = Vec::new();
+    for part in text.trim().split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
+                    out.extend(a..=b);
+                }
+            }
+            None => out.extend(part.parse::<i32>().ok()),
+        }
+    }
+    out
+}
+
+/// The events of the target threads, collected by the drain thread.
+#[derive(Default)]
+struct Collected {
+    switches: Vec<SchedSwitch>,
+    wakeups: Vec<SchedWakeup>,
+}
+
+/// Records scheduler events in a thread of its own until [`SchedRecorder::stop`].
+pub struct SchedRecorder {
+    stop: Arc<AtomicBool>,
+    lost: Arc<AtomicU64>,
+    collected: Arc<Mutex<Collected>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    info: SchedInfo,
+}
+
+/// Decides whether a tid is a thread of one of the target processes: `/proc/<pid>/task/<tid>`
+/// exists. Answers are cached (a tid's answer stays right until the tid is reused, which takes
+/// the kernel's whole pid space).
+struct Targets {
+    pids: Arc<Mutex<Vec<u32>>>,
+    /// The sampled pids as of the current drain round.
+    current: Vec<u32>,
+    known: HashMap<u32, bool>,
+}
+
+impl Targets {
+    /// Takes the sampled pids for this drain round; a new process makes earlier "no" answers
+    /// doubtful, so they are forgotten.
+    fn refresh(&mut self) {
+        let pids = self.pids.lock().unwrap();
+        if *pids != self.current {
+            self.current = pids.clone();
+            self.known.retain(|_, v| *v);
+        }
+    }
+
+    fn is_target(&mut self, tid: u32) -> bool {
+        if tid == 0 {
+            return false;
+        }
+        if let Some(&k) = self.known.get(&tid) {
+            return k;
+        }
+        let yes = self.current.iter().any(|p| *p == tid || Path::new(&format!("/proc/{p}/task/{tid}")).exists());
+        if self.known.len() > 200_000 {
+            self.known.clear();
+        }
+        self.known.insert(tid, yes);
+        yes
+    }
+}
+
+impl SchedRecorder {
+    /// Opens the events on every online CPU and starts draining them. `pids` are the processes
+    /// whose threads count (the sampler adds to it); `start_mono_ns` is `CLOCK_MONOTONIC` at the
+    /// run's `t = 0` (events before it are dropped; the sampler sets it when sampling starts).
+    /// Fails with one sentence when the kernel does not let us.
+    pub fn start(pids: Arc<Mutex<Vec<u32>>>, start_mono_ns: Arc<AtomicU64>) -> Result<SchedRecorder, String> {
+        if let Some(why) = not_permitted() {
+            return Err(why);
+        }
+        let root = tracefs()?;
+        let (switch_id, sf) = read_event(&root, "sched_switch").ok_or("the kernel has no sched:sched_switch tracepoint")?;
+        let (wake_id, wf, note) = match read_event(&root, "sched_waking") {
+            Some((id, f)) => (id, f, None),
+            None => {
+                let (id, f) = read_event(&root, "sched_wakeup").ok_or("the kernel has neither sched:sched_waking nor sched:sched_wakeup")?;
+                (id, f, Some("the kernel has no sched_waking: wake-ups are sched_wakeup events (recorded when the wakee is enqueued)".to_string()))
+            }
+        };
+        let field = |f: &HashMap<String, (usize, usize)>, n: &str| f.get(n).copied().ok_or(format!("the tracepoint format has no field {n}"));
+        let sfmt = SwitchFormat { id: switch_id, prev_pid: field(&sf, "prev_pid")?.0, prev_state: field(&sf, "prev_state")?, next_pid: field(&sf, "next_pid")?.0 };
+        let wfmt = WakeFormat { id: wake_id, pid: field(&wf, "pid")?.0 };
+        let mut rings = Vec::new();
+        for cpu in online_cpus() {
+            match open_ring(cpu, &[switch_id, wake_id]) {
+                Ok(r) => rings.push(r),
+                Err(e) => return Err(format!("scheduler events are not recorded: perf_event_open on CPU {cpu} failed ({e}); pass --no-sched to silence this")),
+            }
+        }
+        for r in &rings {
+            for &fd in &r.fds {
+                // SAFETY: an event fd we opened.
+                unsafe { sys::ioctls::ENABLE(fd, 0) };
+            }
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let lost = Arc::new(AtomicU64::new(0));
+        let collected = Arc::new(Mutex::new(Collected::default()));
+        let (s, l, c) = (stop.clone(), lost.clone(), collected.clone());
+        let thread = std::thread::Builder::new()
+            .name("threadradar-sched".into())
+            .spawn(move || {
+                let mut d = Drain { rings, sfmt, wfmt, start_mono_ns, targets: Targets { pids, current: Vec::new(), known: HashMap::new() }, lost: l, out: c };
+                d.run(&s)
+            })
+            .map_err(|e| format!("scheduler events are not recorded: cannot start the drain thread ({e})"))?;
+        Ok(SchedRecorder { stop, lost, collected, thread: Some(thread), info: SchedInfo { source: "perf_event_open".into(), lost_events: 0, note } })
+    }
+
+    /// The events collected so far that are older than the hold-back, in time order, and the
+    /// lost-event count. `now_ns` is the run's current time.
+    pub fn take(&self, now_ns: u64) -> (Vec<SchedSwitch>, Vec<SchedWakeup>, SchedInfo) {
+        let mut c = self.collected.lock().unwrap();
+        let cut = now_ns.saturating_sub(HOLD_BACK_NS);
+        let (sw, wk) = take_older(&mut c, Some(cut));
+        (sw, wk, self.info())
+    }
+
+    fn info(&self) -> SchedInfo {
+        SchedInfo { lost_events: self.lost.load(Ordering::Relaxed), ..self.info.clone() }
+    }
+
+    /// Stops recording, drains what is left and returns it, in time order.
+    pub fn stop(mut self) -> (Vec<SchedSwitch>, Vec<SchedWakeup>, SchedInfo) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let mut c = self.collected.lock().unwrap();
+        let (sw, wk) = take_older(&mut c, None);
+        drop(c);
+        (sw, wk, self.info())
+    }
+}
+
+impl Drop for SchedRecorder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Takes the collected events up to `cut` (all without one), sorted by time.
+fn take_older(c: &mut Collected, cut: Option<u64>) -> (Vec<SchedSwitch>, Vec<SchedWakeup>) {
+    c.switches.sort_by_key(|s| s.t);
+    c.wakeups.sort_by_key(|w| w.t);
+    let ns = cut.map_or(c.switches.len(), |cut| c.switches.partition_point(|s| s.t <= cut));
+    let nw = cut.map_or(c.wakeups.len(), |cut| c.wakeups.partition_point(|w| w.t <= cut));
+    (c.switches.drain(..ns).collect(), c.wakeups.drain(..nw).collect())
+}
+
+struct Drain {
+    rings: Vec<Ring>,
+    sfmt: SwitchFormat,
+    wfmt: WakeFormat,
+    start_mono_ns: Arc<AtomicU64>,
+    targets: Targets,
+    lost: Arc<AtomicU64>,
+    out: Arc<Mutex<Collected>>,
+}
+
+impl Drain {
+    fn run(&mut self, stop: &AtomicBool) {
+        let mut pfds: Vec<libc::pollfd> = self.rings.iter().map(|r| libc::pollfd { fd: r.fds[0], events: libc::POLLIN, revents: 0 }).collect();
+        loop {
+            let stopping = stop.load(Ordering::Relaxed);
+            let mut batch = Collected::default();
+            self.targets.refresh();
+            for i in 0..self.rings.len() {
+                self.drain_ring(i, &mut batch);
+            }
+            if !batch.switches.is_empty() || !batch.wakeups.is_empty() {
+                let mut out = self.out.lock().unwrap();
+                out.switches.append(&mut batch.switches);
+                out.wakeups.append(&mut batch.wakeups);
+            }
+            if stopping {
+                return;
+            }
+            // SAFETY: valid pollfd array; wakes early when a buffer passes its watermark.
+            unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, DRAIN_EVERY.as_millis() as i32) };
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn drain_ring(&mut self, i: usize, batch: &mut Collected) {
+        let page = page_size();
+        let ring = &self.rings[i];
+        let meta = ring.base as *mut sys::bindings::perf_event_mmap_page;
+        let data = unsafe { ring.base.add(page) };
+        let size = (RING_PAGES * page) as u64;
+        // SAFETY: the header page is mapped; data_head is read before the data (acquire).
+        let head = unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*meta).data_head)) };
+        std::sync::atomic::fence(Ordering::Acquire);
+        let mut tail = unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*meta).data_tail)) };
+        let mut rec = Vec::with_capacity(256);
+        while tail < head {
+            let at = |off: u64| (off % size) as usize;
+            let mut hdr = [0u8; 8];
+            for (k, b) in hdr.iter_mut().enumerate() {
+                *b = unsafe { *data.add(at(tail + k as u64)) };
+            }
+            let typ = u32::from_ne_bytes(hdr[0..4].try_into().unwrap());
+            let len = u16::from_ne_bytes(hdr[6..8].try_into().unwrap()) as u64;
+            if len < 8 || tail + len > head {
+                break;
+            }
+            rec.clear();
+            for k in 0..len {
+                rec.push(unsafe { *data.add(at(tail + k)) });
+            }
+            self.record(typ, &rec, batch);
+            tail += len;
+        }
+        std::sync::atomic::fence(Ordering::Release);
+        // SAFETY: hands the space back to the kernel.
+        unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*meta).data_tail), tail) };
+    }
+
+    fn record(&mut self, typ: u32, rec: &[u8], batch: &mut Collected) {
+        let u32_at = |o: usize| rec.get(o..o + 4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()));
+        let u64_at = |o: usize| rec.get(o..o + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()));
+        if typ == sys::bindings::PERF_RECORD_LOST {
+            if let Some(n) = u64_at(16) {
+                self.lost.fetch_add(n, Ordering::Relaxed);
+            }
+            return;
+        }
+        if typ != sys::bindings::PERF_RECORD_SAMPLE {
+            return;
+        }
+        // header(8) | pid u32, tid u32 | time u64 | raw size u32 | raw data
+        let (Some(cur_tid), Some(time), Some(raw_len)) = (u32_at(12), u64_at(16), u32_at(24)) else { return };
+        let raw = match rec.get(28..28 + raw_len as usize) {
+            Some(r) => r,
+            None => return,
+        };
+        let Some(t) = time.checked_sub(self.start_mono_ns.load(Ordering::Relaxed)) else { return };
+        let r32 = |o: usize| raw.get(o..o + 4).map(|b| i32::from_ne_bytes(b.try_into().unwrap()) as u32);
+        let Some(common_type) = raw.get(0..2).map(|b| u16::from_ne_bytes(b.try_into().unwrap())) else { return };
+        if common_type == self.sfmt.id {
+            let (Some(prev), Some(next)) = (r32(self.sfmt.prev_pid), r32(self.sfmt.next_pid)) else { return };
+            let (so, ss) = self.sfmt.prev_state;
+            let state = raw.get(so..so + ss).map(|b| b.iter().rev().fold(0u64, |a, &x| a << 8 | x as u64)).unwrap_or(0);
+            if self.targets.is_target(prev) || self.targets.is_target(next) {
+                batch.switches.push(SchedSwitch { t, prev_tid: prev, prev_state: state_letter(state), next_tid: next });
+            }
+        } else if common_type == self.wfmt.id {
+            let Some(wakee) = r32(self.wfmt.pid) else { return };
+            if self.targets.is_target(wakee) {
+                let flags = raw.get(2).copied().unwrap_or(0);
+                let waker = if flags & IRQ_FLAGS != 0 { 0 } else { cur_tid };
+                batch.wakeups.push(SchedWakeup { t, waker_tid: waker, wakee_tid: wakee });
+            }
+        }
+    }
+}
+
+/// The letter `ps` shows for a `prev_state` value: the lowest of the report bits (S, D, T, t, X,
+/// Z, P, I), `R` when none is set (the task was preempted).
+fn state_letter(state: u64) -> u8 {
+    const LETTERS: &[u8] = b"SDTtXZPI";
+    match (0..LETTERS.len()).find(|&b| state & (1 << b) != 0) {
+        Some(b) => LETTERS[b],
+        None => b'R',
+    }
+}
+
+/// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of [`std::time::Instant`] and of the events.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_files_and_states() {
+        let text = "name: sched_switch\nID: 372\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n";
+        assert_eq!(event_id(text), Some(372));
+        let f = parse_format(text);
+        assert_eq!(f["prev_pid"], (24, 4));
+        assert_eq!(f["prev_comm"], (8, 16));
+        assert_eq!(f["prev_state"], (32, 8));
+        assert_eq!(state_letter(0), b'R');
+        assert_eq!(state_letter(0x100), b'R', "preempted");
+        assert_eq!(state_letter(1), b'S');
+        assert_eq!(state_letter(2), b'D');
+        assert_eq!(state_letter(0x80), b'I');
+    }
+
+    #[test]
+    fn held_back_events_stay_until_older() {
+        let mut c = Collected::default();
+        for t in [5, 1, 9] {
+            c.switches.push(SchedSwitch { t, ..Default::default() });
+        }
+        let (sw, _) = take_older(&mut c, Some(5));
+        assert_eq!(sw.iter().map(|s| s.t).collect::<Vec<_>>(), [1, 5]);
+        let (sw, _) = take_older(&mut c, None);
+        assert_eq!(sw.iter().map(|s| s.t).collect::<Vec<_>>(), [9]);
+    }
+}

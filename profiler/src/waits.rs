@@ -1,0 +1,449 @@
+//! What a blocked thread waits on, for "who waits for whom" (issue #16).
+//!
+//! For each thread-sample blocked in a system call (idle, waiting for the GIL, or in blocking
+//! I/O) the sampler asks [`WaitReader::observe`], which builds a [`WaitTarget`] from:
+//!
+//! - the system call and its first argument (`/proc/<pid>/task/<tid>/syscall`, already read for
+//!   the thread's state): the futex address for `futex`; for calls on a descriptor (`read`,
+//!   `recvfrom`, `accept`, …) the descriptor and what it is open on
+//!   (`readlink /proc/<pid>/fd/<n>`: `pipe:[456]`, `socket:[123]`, a path; left out when the
+//!   descriptor was closed meanwhile, never guessed);
+//! - the Python object waited on, when the top Python frames are in `threading`, `queue` or
+//!   `concurrent.futures` (`Condition.wait`, `Event.wait`, `Semaphore.acquire`, `Queue.get/put`,
+//!   `Thread.join`, `Future.result`, …): the `self` of the outermost of those frames (the call the
+//!   program made), read with the frame's arguments; or, when the thread sleeps in a `futex` right
+//!   in the program's code (a C-level `with lock:` / `lock.acquire()` / `work_queue.get()`), the
+//!   local variable that line names, when it is one. The object's name is the expression the
+//!   calling line uses for it (`q.get()` → `q`, `with self.not_empty:` → `self.not_empty`), read
+//!   from the caller's source file.
+//! - samples waiting for the GIL get one target whose object is the GIL (type `GIL`).
+//!
+//! Reading arguments costs a second stack walk of the process, so it is done only when a thread's
+//! wait changed: each thread's last (system call, argument, stack) and its answer are cached, and a
+//! thread that keeps waiting the same way costs a comparison per sample.
+
+use crate::builder::RunBuilder;
+use crate::procfs::{syscall_name, Syscall};
+use crate::run::{FrameId, StackId, ThreadId, ThreadState, WaitId, WaitObject, WaitTarget};
+use std::collections::HashMap;
+
+/// Classes of the synchronisation modules whose methods block on behalf of an object.
+const SYNC_CLASSES: &[&str] = &[
+    "Condition",
+    "Event",
+    "Semaphore",
+    "BoundedSemaphore",
+    "Barrier",
+    "_RLock",
+    "Queue",
+    "LifoQueue",
+    "PriorityQueue",
+    "_PySimpleQueue",
+    "Future",
+];
+
+/// Calls on a file descriptor given as the first argument.
+const FD_CALLS: &[&str] = &["read", "write", "pread64", "accept", "accept4", "connect", "recvfrom", "recvmsg", "sendto", "sendmsg", "epoll_wait", "epoll_pwait", "epoll_pwait2"];
+
+/// The module a synchronisation frame's file belongs to, if it is one.
+fn sync_module(file: &str) -> Option<&'static str> {
+    if file.ends_with("/threading.py") || file == "threading.py" {
+        Some("threading")
+    } else if file.ends_with("/queue.py") || file == "queue.py" {
+        Some("queue")
+    } else if file.ends_with("concurrent/futures/_base.py") {
+        Some("concurrent.futures")
+    } else if file.contains("/asyncio/") {
+        Some("asyncio")
+    } else {
+        None
+    }
+}
+
+/// One frame as the reader needs it.
+#[derive(Clone, Debug)]
+pub struct FrameRef<'a> {
+    pub name: &'a str,
+    pub file: &'a str,
+    pub line: u32,
+}
+
+/// Whether a frame blocks on behalf of a synchronisation object: `(module, class, method)`.
+fn sync_frame<'a>(f: &FrameRef<'a>) -> Option<(&'static str, &'a str, &'a str)> {
+    let module = sync_module(f.file)?;
+    let (class, method) = f.name.rsplit_once('.')?;
+    let class = class.rsplit('.').next().unwrap_or(class);
+    let ok = SYNC_CLASSES.contains(&class) || (class == "Thread" && (method == "join" || method == "_wait_for_tstate_lock"));
+    ok.then_some((module, class, method))
+}
+
+/// Where the object of a wait is found in the stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Site {
+    /// Frame `api` (innermost first) is the outermost synchronisation method on top of the stack:
+    /// its `self` is the object, `module.class` its type; its caller's line names it.
+    Api { api: usize, module: String, class: String, method: String },
+    /// The innermost frame is the program's own code sleeping in a C-level lock or queue; the
+    /// line names the object; `local` when that name is a plain variable that can be looked up.
+    CLevel { name: String, local: bool },
+}
+
+/// Finds the site of a futex or GIL-free wait from the frames (innermost first).
+fn find_site(frames: &[FrameRef], line_of: &mut impl FnMut(&str, u32) -> Option<String>) -> Option<Site> {
+    let mut api = None;
+    for (i, f) in frames.iter().enumerate() {
+        match sync_frame(f) {
+            Some((m, c, meth)) => api = Some((i, m, c, meth)),
+            None => break,
+        }
+    }
+    if let Some((i, m, c, meth)) = api {
+        return Some(Site::Api { api: i, module: m.into(), class: c.into(), method: meth.into() });
+    }
+    // The innermost frame's own line, when it is code that blocks in C (`with lock:`).
+    let f = frames.first()?;
+    if sync_module(f.file).is_some() {
+        return None;
+    }
+    let text = line_of(f.file, f.line)?;
+    let name = name_in_line(&text, &["acquire", "get", "put", "wait", "join", "result", "__enter__"])?;
+    let local = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    Some(Site::CLevel { name, local })
+}
+
+/// The expression a source line uses for the object it waits on: the item of a `with` statement,
+/// or the receiver of a call to one of `methods` (`q.get()` → `q`, `self.cond.wait()` →
+/// `self.cond`). `None` when the line shows neither.
+pub fn name_in_line(line: &str, methods: &[&str]) -> Option<String> {
+    let code = line.split('#').next().unwrap_or("").trim();
+    let with_item = code.strip_prefix("async with ").or_else(|| code.strip_prefix("with "));
+    if let Some(rest) = with_item {
+        let item = rest.split([':', ',']).next().unwrap_or("").split(" as ").next().unwrap_or("").trim();
+        return is_dotted(item).then(|| item.to_string());
+    }
+    for m in methods {
+        let pat = format!(".{m}(");
+        if let Some(pos) = code.find(&pat) {
+            let before = &code[..pos];
+            let start = before
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                .map_or(0, |(i, c)| i + c.len_utf8());
+            let recv = &before[start..];
+            if is_dotted(recv) {
+                return Some(recv.to_string());
+            }
+        }
+    }
+    None
+}
+
+fn is_dotted(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.').all(|p| p.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
+/// `<Condition at 0x7f…>` → `Condition`; `<_thread.lock at 0x…>` → `_thread.lock`.
+fn type_from_repr(repr: &str) -> Option<&str> {
+    let inner = repr.strip_prefix('<')?;
+    let (name, _) = inner.split_once(" at 0x")?;
+    let name = name.strip_suffix(" object").unwrap_or(name);
+    (!name.is_empty()).then_some(name)
+}
+
+/// The wait of one thread as last observed.
+struct Cached {
+    key: (i64, u64, Option<StackId>),
+    wait: Option<WaitId>,
+    /// Tries left to read the object (a stack that changed between the two walks retries).
+    tries: u8,
+    /// The object last read for this thread, the raw stack it was read at and when (ns of the
+    /// run): reused while the thread waits at the same stack (`Condition.wait` makes a new futex
+    /// for every wait, so the call's argument alone changes all the time), read again after
+    /// [`REREAD_NS`].
+    object: Option<(Option<StackId>, WaitObject, u64)>,
+}
+
+/// An object reused for a thread at an unchanged stack is read again after this long.
+const REREAD_NS: u64 = 200_000_000;
+/// At most one walk with arguments per process this often.
+const WALK_EVERY_NS: u64 = 10_000_000;
+
+/// A wait whose object is to be read from the frames' arguments.
+pub struct Pending {
+    pub thread: ThreadId,
+    pub python_id: u64,
+    base: WaitTarget,
+    site: Site,
+    /// The frames (name, line) as observed, innermost first, to check the second walk.
+    frames: Vec<(String, u32)>,
+    /// The raw frame id of each frame, innermost first.
+    frame_ids: Vec<FrameId>,
+    caller: Option<(String, u32)>,
+}
+
+/// Reads and caches wait targets for the sampler.
+#[derive(Default)]
+pub struct WaitReader {
+    threads: HashMap<ThreadId, Cached>,
+    lines: HashMap<String, Option<Vec<String>>>,
+    pending: Vec<Pending>,
+    /// When each process was last walked with arguments (ns of the run).
+    last_walk: HashMap<u32, u64>,
+    /// Thread-samples that needed a fresh reading, and how many of those needed the arguments.
+    pub misses: u64,
+    pub locals_reads: u64,
+}
+
+/// What the sampler knows about one thread-sample.
+pub struct Observation<'a> {
+    pub pid: u32,
+    pub thread: ThreadId,
+    pub python_id: u64,
+    pub state: ThreadState,
+    /// The blocked call's name as the state rules gave it (`futex`, `read`, `GIL`, …).
+    pub blocked: Option<&'a str>,
+    pub syscall: Option<Syscall>,
+    /// The sample's (raw) stack, and the raw frame id of each frame, innermost first.
+    pub stack: Option<StackId>,
+    pub frames: &'a [FrameRef<'a>],
+    pub frame_ids: &'a dyn Fn() -> Vec<FrameId>,
+    /// The sample's time (ns of the run).
+    pub now_ns: u64,
+}
+
+impl WaitReader {
+    fn line(&mut self, file: &str, line: u32) -> Option<String> {
+        let lines = self
+            .lines
+            .entry(file.to_string())
+            .or_insert_with(|| std::fs::read_to_string(file).ok().map(|t| t.lines().map(str::to_string).collect()));
+        lines.as_ref()?.get((line as usize).checked_sub(1)?).cloned()
+    }
+
+    /// The wait target of a thread-sample, `None` when it is not blocked in a call. When the
+    /// object must be read from the frames' arguments, the target without it is returned and the
+    /// thread is queued: call [`WaitReader::resolve`] with a stack walk that has arguments.
+    pub fn observe(&mut self, o: &Observation, b: &mut RunBuilder) -> Option<WaitId> {
+        let (nr, arg0) = match o.syscall {
+            Some(Syscall::Blocked { nr, arg0 }) => (nr, arg0),
+            _ if o.state == ThreadState::Gil => (-1, 0),
+            _ => {
+                self.threads.remove(&o.thread);
+                return None;
+            }
+        };
+        let waiting = matches!(o.state, ThreadState::Idle | ThreadState::Gil) || o.blocked.is_some_and(|c| FD_CALLS.contains(&c));
+        if !waiting {
+            self.threads.remove(&o.thread);
+            return None;
+        }
+        let key = (if o.state == ThreadState::Gil { -1 } else { nr }, arg0, o.stack);
+        if let Some(c) = self.threads.get(&key_thread(o)) {
+            if c.key == key && c.tries == 0 {
+                return c.wait;
+            }
+        }
+        self.misses += 1;
+        let call = if nr >= 0 { syscall_name(nr) } else { "GIL" };
+        let mut t = WaitTarget::default();
+        if o.state == ThreadState::Gil {
+            t.syscall = b.string("GIL");
+            t.futex = (call == "futex").then_some(arg0);
+            t.object = Some(WaitObject { addr: 0, type_name: b.string("GIL"), name: None, frame: None });
+            let id = b.wait(t);
+            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None });
+            return Some(id);
+        }
+        t.syscall = b.string(call);
+        if call == "futex" {
+            t.futex = Some(arg0);
+        } else if FD_CALLS.contains(&call) {
+            let fd = arg0 as i32;
+            t.fd = Some(fd);
+            t.fd_target = std::fs::read_link(format!("/proc/{}/fd/{fd}", o.pid)).ok().map(|p| b.string(&p.to_string_lossy()));
+        }
+        let site = if call == "futex" {
+            let mut line_of = |f: &str, l: u32| self.line(f, l);
+            find_site(o.frames, &mut line_of)
+        } else {
+            None
+        };
+        let base = b.wait(t.clone());
+        let Some(site) = site else {
+            self.threads.insert(o.thread, Cached { key, wait: Some(base), tries: 0, object: None });
+            return Some(base);
+        };
+        let frame_ids = (o.frame_ids)();
+        let caller_index = match &site {
+            Site::Api { api, .. } => api + 1,
+            Site::CLevel { .. } => 0,
+        };
+        let caller = o.frames.get(caller_index).map(|f| (f.file.to_string(), f.line));
+        if let Site::CLevel { name, local: false } = &site {
+            // An attribute (`self.lock`): the name is known, the object is not read.
+            let name = b.string(name);
+            t.object = Some(WaitObject { addr: 0, type_name: b.string("unknown"), name: Some(name), frame: frame_ids.first().copied() });
+            let id = b.wait(t);
+            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None });
+            return Some(id);
+        }
+        let prev = self.threads.remove(&o.thread);
+        // The same thread at the same stack: the object read there before, re-read now and then.
+        if let Some((_, obj, read_at)) = prev.as_ref().and_then(|c| c.object.clone()).filter(|(st, ..)| *st == o.stack) {
+            let mut with = t.clone();
+            with.object = Some(obj.clone());
+            let id = b.wait(with);
+            let due = o.now_ns.saturating_sub(read_at) >= REREAD_NS;
+            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: if due { 3 } else { 0 }, object: Some((o.stack, obj, read_at)) });
+            if due {
+                self.pending.push(Pending { thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
+            }
+            return Some(id);
+        }
+        let tries = prev.as_ref().filter(|c| c.key == key).map_or(3, |c| c.tries);
+        self.threads.insert(o.thread, Cached { key, wait: Some(base), tries, object: prev.and_then(|c| c.object) });
+        if tries > 0 {
+            self.pending.push(Pending {
+                thread: o.thread,
+                python_id: o.python_id,
+                base: t,
+                site,
+                frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(),
+                frame_ids,
+                caller,
+            });
+        }
+        Some(base)
+    }
+
+    /// Whether some thread waits for its object to be read.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Whether process `pid` may be walked with arguments now (at most every [`WALK_EVERY_NS`]);
+    /// when not, the queued reads are dropped and asked for again at the thread's next sample.
+    pub fn walk_due(&mut self, pid: u32, now_ns: u64) -> bool {
+        let last = self.last_walk.entry(pid).or_insert(0);
+        if *last == 0 || now_ns.saturating_sub(*last) >= WALK_EVERY_NS {
+            *last = now_ns.max(1);
+            true
+        } else {
+            self.pending.clear();
+            false
+        }
+    }
+
+    /// Reads the objects of the queued waits from `traces` (a walk of the process with
+    /// arguments) and returns the new wait of each thread whose object was found.
+    pub fn resolve(&mut self, traces: &[py_spy::StackTrace], b: &mut RunBuilder, now_ns: u64) -> Vec<(ThreadId, WaitId)> {
+        self.locals_reads += 1;
+        let mut out = Vec::new();
+        for p in std::mem::take(&mut self.pending) {
+            // A failed read counts against the thread's tries; found, it stops them.
+            if let Some(c) = self.threads.get_mut(&p.thread) {
+                c.tries = c.tries.saturating_sub(1);
+            }
+            let Some(trace) = traces.iter().find(|t| t.thread_id == p.python_id) else { continue };
+            // The same stack as observed, or the answer may be another wait's.
+            let same = trace.frames.len() == p.frames.len() && trace.frames.iter().zip(&p.frames).all(|(f, (n, l))| f.name == *n && f.line.max(0) as u32 == *l);
+            if !same {
+                continue;
+            }
+            let (frame_index, var) = match &p.site {
+                Site::Api { api, .. } => (*api, None),
+                Site::CLevel { name, .. } => (0, Some(name.as_str())),
+            };
+            let Some(locals) = trace.frames[frame_index].locals.as_ref() else { continue };
+            let local = match var {
+                Some(v) => locals.iter().find(|l| l.name == v),
+                None => locals.iter().find(|l| l.name == "self").or_else(|| locals.iter().find(|l| l.arg)),
+            };
+            let Some(local) = local.filter(|l| l.addr != 0) else { continue };
+            let repr_type = local.repr.as_deref().and_then(type_from_repr);
+            let type_name = match (&p.site, repr_type) {
+                (Site::Api { module, class, .. }, Some(rt)) if rt == class => format!("{module}.{class}"),
+                (Site::Api { .. }, Some(rt)) => rt.to_string(),
+                (Site::Api { module, class, .. }, None) => format!("{module}.{class}"),
+                (Site::CLevel { .. }, Some(rt)) => rt.to_string(),
+                (Site::CLevel { .. }, None) => "unknown".to_string(),
+            };
+            let (name, frame) = match &p.site {
+                Site::Api { api, method, .. } => {
+                    let name = p.caller.as_ref().and_then(|(f, l)| self.line(f, *l)).and_then(|text| name_in_line(&text, &[method.as_str(), "__enter__"]));
+                    (name, p.frame_ids.get(api + 1).copied())
+                }
+                Site::CLevel { name, .. } => (Some(name.clone()), p.frame_ids.first().copied()),
+            };
+            let mut t = p.base;
+            let obj = WaitObject { addr: local.addr as u64, type_name: b.string(&type_name), name: name.map(|n| b.string(&n)), frame };
+            t.object = Some(obj.clone());
+            let id = b.wait(t);
+            if let Some(c) = self.threads.get_mut(&p.thread) {
+                c.wait = Some(id);
+                c.tries = 0;
+                c.object = Some((c.key.2, obj, now_ns));
+            }
+            out.push((p.thread, id));
+        }
+        out
+    }
+
+    /// Forgets a thread's last wait (it runs now).
+    pub fn forget(&mut self, thread: ThreadId) {
+        self.threads.remove(&thread);
+    }
+
+    /// Drops queued reads (the process could not be walked again).
+    pub fn clear_pending(&mut self) {
+        self.pending.clear();
+    }
+}
+
+fn key_thread(o: &Observation) -> ThreadId {
+    o.thread
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_lines() {
+        let m = &["get", "wait", "acquire", "__enter__"];
+        assert_eq!(name_in_line("        with self.not_empty:", m).as_deref(), Some("self.not_empty"));
+        assert_eq!(name_in_line("    with buffer.cond as c:  # wait", m).as_deref(), Some("buffer.cond"));
+        assert_eq!(name_in_line("item = q.get()", m).as_deref(), Some("q"));
+        assert_eq!(name_in_line("  ok = self.cond.wait(timeout=1)", m).as_deref(), Some("self.cond"));
+        assert_eq!(name_in_line("lock.acquire()", m).as_deref(), Some("lock"));
+        assert_eq!(name_in_line("x = compute(3)", m), None);
+        assert_eq!(name_in_line("with open(p) as f:", m), None);
+        assert_eq!(name_in_line("work_item = work_queue.get(block=True)", m).as_deref(), Some("work_queue"));
+    }
+
+    #[test]
+    fn sites_of_waits() {
+        let f = |name, file, line| FrameRef { name, file, line };
+        let mut no_source = |_: &str, _: u32| None;
+        // q.get() → Condition.wait inside Queue.get: the queue is the object.
+        let frames = [f("Condition.wait", "/usr/lib/python3.11/threading.py", 320), f("Queue.get", "/usr/lib/python3.11/queue.py", 171), f("consume", "/app/main.py", 12)];
+        assert_eq!(
+            find_site(&frames, &mut no_source),
+            Some(Site::Api { api: 1, module: "queue".into(), class: "Queue".into(), method: "get".into() })
+        );
+        // Thread.join through _wait_for_tstate_lock.
+        let frames = [f("Thread._wait_for_tstate_lock", "/x/threading.py", 1116), f("Thread.join", "/x/threading.py", 1096), f("main", "/app/m.py", 3)];
+        assert!(matches!(find_site(&frames, &mut no_source), Some(Site::Api { api: 1, ref class, .. }) if class == "Thread"));
+        // Thread.run is not a wait.
+        let frames = [f("Thread.run", "/x/threading.py", 10), f("main", "/app/m.py", 3)];
+        assert_eq!(find_site(&frames, &mut no_source), None);
+        // A C-level lock in the program's code.
+        let mut src = |_: &str, l: u32| Some(if l == 7 { "    with lock:".to_string() } else { "    with self.lock:".to_string() });
+        assert_eq!(find_site(&[f("work", "/app/m.py", 7)], &mut src), Some(Site::CLevel { name: "lock".into(), local: true }));
+        assert_eq!(find_site(&[f("work", "/app/m.py", 8)], &mut src), Some(Site::CLevel { name: "self.lock".into(), local: false }));
+        assert_eq!(type_from_repr("<_thread.lock at 0x7f00>"), Some("_thread.lock"));
+        assert_eq!(type_from_repr("<Condition at 0x7f00>"), Some("Condition"));
+    }
+}
