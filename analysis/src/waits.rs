@@ -688,7 +688,9 @@ impl<'r> Builder<'r> {
                 if ts.state == ThreadState::Gil || call == "GIL" {
                     return (Some(self.gil()), frame);
                 }
-                if let Some(addr) = target.futex {
+                // A futex identifies a lock; a condition's (and so an event's or a queue's)
+                // futex is a fresh waiter lock per wait, so those fall back to the wait site.
+                if let (Some(addr), "lock") = (target.futex, kind) {
                     let key = Key::Addr(addr);
                     let type_name = kind.to_string();
                     let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: Some(addr), scope, frame });
