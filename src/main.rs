@@ -45,6 +45,8 @@ enum Command {
     Radar(commands::radar::RadarArgs),
     /// Every thread's icicle on one time axis: a chart (SVG/PNG), the bars as JSON, or an overview.
     Timeline(commands::timeline::TimelineArgs),
+    /// Who waited for whom: waited-on objects, their waiters and wakers, futile wake-ups, edges.
+    Waits(commands::waits::WaitsArgs),
     /// Export the panels of a run as a static HTML page for sharing.
     Html(commands::html::HtmlArgs),
     /// The language server (LSP over stdio): radars as inlay hints, code lenses and hovers.
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Command::Radar(a) => commands::radar::run(a),
         Command::Sections(a) => commands::sections::run(a),
         Command::Timeline(a) => commands::timeline::run(a),
+        Command::Waits(a) => commands::waits::run(a),
         Command::Html(a) => commands::html::run(a),
         Command::Lsp(a) => commands::lsp::run(a),
         Command::Export(a) => commands::export::run(a),

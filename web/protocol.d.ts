@@ -16,6 +16,7 @@ export const Methods = {
   artifactAt: "artifactAt",
   timeline: "timeline",
   sections: "sections",
+  waits: "waits",
   navigate: "navigate",
 } as const;
 
@@ -32,6 +33,7 @@ export interface MethodTypes {
   artifactAt: { params: ArtifactAtParams; result: ArtifactAtResult };
   timeline: { params: LayoutRequest; result: Layout };
   sections: { params: SectionsParams; result: SectionsResult };
+  waits: { params: WaitsParams; result: WaitsResult };
   navigate: { params: NavigateParams; result: NavigateResult };
 }
 
@@ -1074,6 +1076,191 @@ export type TopFrame = { function: string, file: string, line: number,
  * Share of the thread's samples in the window.
  */
 share: number, };
+
+/**
+ * Parameters of `waits`.
+ */
+export type WaitsParams = { 
+/**
+ * Only objects whose label, type or name contains this (case-insensitive).
+ */
+object: string | null, 
+/**
+ * The time range, seconds from the run's start (the whole run when absent).
+ */
+from_s: number | null, to_s: number | null, 
+/**
+ * The width of the caller's time axis in pixels: edges are then bundled per pixel column,
+ * waker, wakee, object and evidence.
+ */
+width_px: number | null, 
+/**
+ * Ignore the run's kernel scheduler events (inference only).
+ */
+no_kernel: boolean, };
+
+/**
+ * Result of `waits`.
+ */
+export type WaitsResult = { view: WaitsView, 
+/**
+ * With `width_px`: the edges bundled (and `view.edges` then lists them all still, for hover
+ * and navigation of a single edge). `None` without `width_px`.
+ */
+bundles: Array<EdgeBundle> | null, };
+
+/**
+ * Edges that fall in one pixel column with the same waker, wakee, object and evidence.
+ */
+export type EdgeBundle = { waker_thread: number, wakee_thread: number, object_index: number, evidence: Evidence, 
+/**
+ * The first and last edge's time, seconds from the run's start.
+ */
+from_s: number, to_s: number, count: number, 
+/**
+ * The mean confidence of the bundled edges.
+ */
+confidence: number, futile: number, };
+
+/**
+ * The waits view of a run.
+ */
+export type WaitsView = { 
+/**
+ * Unix seconds of the run's t = 0 (`None` in runs recorded before it was stored).
+ */
+started_at: number | null, 
+/**
+ * The achieved sampling period, seconds.
+ */
+period_s: number, evidence: EvidenceAvailable, threads: Array<WaitThread>, objects: Array<ObjectSummary>, intervals: Array<WaitInterval>, edges: Array<WakeEdge>, };
+
+/**
+ * Which evidence the run holds, in words.
+ */
+export type EvidenceAvailable = { 
+/**
+ * The run recorded the scheduler's wake-ups (`record --sched`) and they were used.
+ */
+kernel: boolean, 
+/**
+ * The run recorded what each waiting sample waited on (`Run::waits`).
+ */
+targets: boolean, 
+/**
+ * One sentence per missing kind of evidence, and what was used instead.
+ */
+notes: Array<string>, };
+
+/**
+ * A thread as the waits view names it.
+ */
+export type WaitThread = { id: number, 
+/**
+ * The name the program gave it.
+ */
+name: string, type: string, };
+
+/**
+ * One wait of one thread.
+ */
+export type WaitInterval = { thread: number, 
+/**
+ * Index into [`WaitsView::objects`].
+ */
+object: number, 
+/**
+ * Seconds since the run's start: the first waiting sample, and the thread's next sample.
+ */
+start_s: number, end_s: number, samples: number, 
+/**
+ * The blocking system call seen most (`futex`, `read`, …); `None` for the GIL.
+ */
+syscall: string | null, 
+/**
+ * The waiting frame: the innermost frame of the program's own code.
+ */
+frame: Location | null, 
+/**
+ * The run ended (or the thread vanished) while it waited: no end was seen.
+ */
+open: boolean, 
+/**
+ * The wait ended in a futile wake-up (the thread waited again in the same loop).
+ */
+futile: boolean, };
+
+/**
+ * A waker → wakee edge.
+ */
+export type WakeEdge = { 
+/**
+ * Seconds since the run's start: the kernel's wake-up, or the end of the wait it ended.
+ */
+time_s: number, waker_thread: number, wakee_thread: number, 
+/**
+ * The names the program gave the two threads.
+ */
+waker: string, wakee: string, 
+/**
+ * The object's label, and its index into [`WaitsView::objects`].
+ */
+object: string, object_index: number, 
+/**
+ * Index into [`WaitsView::intervals`] of the wait this edge ended (or woke futilely).
+ */
+interval: number, evidence: Evidence, confidence: number, 
+/**
+ * The wake-up did not end the wait: the thread went on waiting on the same object.
+ */
+futile: boolean, 
+/**
+ * Where the waker was at the sample nearest the edge.
+ */
+waker_frame: Location | null, };
+
+/**
+ * How an edge was found.
+ */
+export type Evidence = "kernel" | "gil-holder" | "same-object" | "running-thread";
+
+/**
+ * Per waited-on object.
+ */
+export type ObjectSummary = { 
+/**
+ * What the view calls it: `threading.Condition self._monitor`, `lock in Storage`, `GIL`.
+ */
+object: string, type: string, 
+/**
+ * The name in the waiting code, when recorded (`self.not_empty`).
+ */
+name: string | null, 
+/**
+ * The object's address, when recorded.
+ */
+addr: number | null, 
+/**
+ * Whether the object was recorded (`recorded`) or inferred from the stack (`wait-site`).
+ */
+identity: string, waits: number, wait_s: number, p50_s: number, p95_s: number, 
+/**
+ * Waiting threads by name, with their number of waits.
+ */
+waiters: { [key in string]: number }, 
+/**
+ * Wakers by name, with the number of edges (futile ones included).
+ */
+wakers: { [key in string]: number }, futile_wakeups: number, 
+/**
+ * Where it was waited on first.
+ */
+frame: Location | null, };
+
+/**
+ * A source location, for navigation.
+ */
+export type Location = { file: string, line: number, function: string, };
 
 /**
  * `navigate`: show `file` at `line` (1-based).

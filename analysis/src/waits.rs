@@ -22,15 +22,17 @@
 //! An edge goes from the thread that released a wait (the *waker*) to the end of the wait it
 //! ended. No edge is drawn without evidence:
 //! - `kernel`: the scheduler's own wake-up of the waiting thread, recorded by `record --sched`:
-//!   the last wake-up of the wakee at most [`END_TOLERANCE_PERIODS`] sampling periods before its
-//!   last waiting sample, up to its next sample. The waker is the thread that ran the wake-up.
+//!   the first wake-up of the wakee after its last waiting sample and up to its next sample (later
+//!   ones are its way back: the condition's lock, the GIL), else the last one at most
+//!   [`END_TOLERANCE_PERIODS`] sampling periods before that last waiting sample. The waker is the
+//!   thread that ran the wake-up.
 //! - `gil-holder` (sampled): for a wait for the GIL, the thread that held the GIL at the waiter's
 //!   last waiting sample.
 //! - `same-object` (inferred): a thread seen, at the last waiting sample or the next one, inside
 //!   a releasing function of the object's type (`Condition.notify`, `Queue.put`, `Event.set`, …)
 //!   or in the code of the object's wait site (e.g. another method of the same class).
 //! - `running-thread` (inferred): nothing touched the object, but exactly one other thread was
-//!   computing at those two samples.
+//!   computing (and held the GIL, in a build with one) at those two samples.
 //!
 //! Each edge has a confidence in [0, 1]: 1 for kernel events; otherwise the share of the evidence
 //! the chosen waker has among all candidates, scaled by how direct the evidence is.
@@ -345,6 +347,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     }
 
     // 4. Edges.
+    let gil_build = run.samples.iter().any(|s| s.threads.iter().any(|o| o.gil));
     let kernel = if opts.no_kernel { None } else { kernel_wakeups(run) };
     let mut edges: Vec<WakeEdge> = Vec::new();
     let mut futile_kernel = vec![0u64; raws.len()];
@@ -387,14 +390,19 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 }
             }
             if let Some(next) = r.next {
-                let hi = wakes.partition_point(|&(x, _)| x <= t(obs[next].tick));
-                if hi > 0 {
-                    let (x, waker) = wakes[hi - 1];
-                    if x + tol >= last_wait && x >= t(obs[r.first].tick).saturating_sub(tol) {
-                        if let Some(waker) = waker {
-                            push(&b, waker, x, Evidence::Kernel, 1.0, false);
-                        }
-                    }
+                // The first wake-up after the last waiting sample: later ones before the next
+                // sample are the woken thread's way back (the condition's lock, the GIL). Failing
+                // that, the last one within the tolerance before it (the thread was woken but not
+                // yet off the waiting frame when sampled).
+                let after = wakes.partition_point(|&(x, _)| x <= last_wait);
+                let upto = wakes.partition_point(|&(x, _)| x <= t(obs[next].tick));
+                let found = if after < upto {
+                    Some(wakes[after])
+                } else {
+                    after.checked_sub(1).map(|i| wakes[i]).filter(|&(x, _)| x + tol >= last_wait && x > t(obs[r.first].tick))
+                };
+                if let Some((x, Some(waker))) = found {
+                    push(&b, waker, x, Evidence::Kernel, 1.0, false);
                 }
             }
             continue;
@@ -430,12 +438,14 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
             push(&b, best, end_ns, Evidence::SameObject, direct * wb as f64 / total as f64, false);
             continue;
         }
-        // Running thread: the only other thread computing at those two samples.
+        // Running thread: the only other thread computing at those two samples (holding the
+        // GIL, in a build that has one: a thread that is merely runnable cannot release anything).
         let mut running: Vec<ThreadId> = Vec::new();
         for tick in [tb, te] {
             for o in &run.samples[tick as usize].threads {
                 if o.thread != r.thread
                     && o.state == ThreadState::Computing
+                    && (o.gil || !gil_build)
                     && waiting_at[tick as usize].get(&o.thread).copied().flatten().is_none()
                     && !running.contains(&o.thread)
                 {
@@ -551,14 +561,22 @@ fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool) -> EvidenceAvailable
         notes.push(if no_kernel {
             "kernel scheduler events were not used (--no-kernel): every edge is inferred from the samples".to_string()
         } else {
-            "no kernel scheduler events in this run (record with --sched): every edge is inferred from the samples".to_string()
+            "no kernel scheduler events in this run (record with --sched where permitted): every edge is inferred from the samples".to_string()
         });
     }
     if !targets {
         notes.push(format!(
-            "no wait targets in this run (recorded {}): objects are wait sites inferred from the stacks, so two objects waited on at the same site are one",
-            run.meta.threadradar_version.as_str().trim().is_empty().then_some("before they were recorded").unwrap_or("without them")
+            "no wait targets in this run (recorded by threadradar {} before they were recorded, or with --no-waits): objects are wait sites inferred from the stacks, so objects waited on at the same site are one",
+            run.meta.threadradar_version
         ));
+    }
+    if let (true, Some(sched)) = (kernel, &run.sched) {
+        if sched.lost_events > 0 {
+            notes.push(format!("the kernel dropped {} scheduler events: some wake-ups have no edge", sched.lost_events));
+        }
+        if let Some(n) = &sched.note {
+            notes.push(n.clone());
+        }
     }
     if run.meta.started_at.is_none() {
         notes.push("no exact start time in this run: times cannot be lined up with the program's own log".to_string());
@@ -566,13 +584,48 @@ fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool) -> EvidenceAvailable
     EvidenceAvailable { kernel, targets, notes }
 }
 
-fn has_targets(_run: &Run) -> bool {
-    false
+fn has_targets(run: &Run) -> bool {
+    !run.waits.is_empty()
 }
 
-/// The kernel's wake-ups, when the run recorded them.
-fn kernel_wakeups(_run: &Run) -> Option<KernelWakeups> {
-    None
+/// The kernel's wake-ups per wakee thread, when the run recorded them. A tid names the thread of
+/// the run that was alive at the event's time (the kernel reuses tids); wakers that are not
+/// threads of the run (interrupts, other processes) are `None`.
+fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
+    run.sched.as_ref()?;
+    let mut by_tid: HashMap<u32, Vec<ThreadId>> = HashMap::new();
+    for (i, th) in run.threads.iter().enumerate() {
+        by_tid.entry(th.tid).or_default().push(i as ThreadId);
+    }
+    let span = |th: ThreadId| {
+        let t = &run.threads[th as usize];
+        let at = |i: u32| run.samples.get(i as usize).map_or(0, |s| s.t);
+        (at(t.first_sample), at(t.last_sample))
+    };
+    let slack = 1_000_000_000; // a thread lives up to a second beyond its first and last samples
+    let thread_of = |tid: u32, t: u64| -> Option<ThreadId> {
+        if tid == 0 {
+            return None;
+        }
+        let c = by_tid.get(&tid)?;
+        if let [one] = c[..] {
+            return Some(one);
+        }
+        c.iter().copied().find(|&th| {
+            let (a, b) = span(th);
+            t + slack >= a && t <= b + slack
+        })
+    };
+    let mut per = vec![Vec::new(); run.threads.len()];
+    for w in &run.wakeups {
+        let Some(wakee) = thread_of(w.wakee_tid, w.t) else { continue };
+        let waker = thread_of(w.waker_tid, w.t).filter(|&x| x != wakee);
+        per[wakee as usize].push((w.t, waker));
+    }
+    for v in &mut per {
+        v.sort_by_key(|&(t, _)| t);
+    }
+    Some(KernelWakeups(per))
 }
 
 struct Builder<'r> {
@@ -593,6 +646,10 @@ impl<'r> Builder<'r> {
         i
     }
 
+    fn gil(&mut self) -> u32 {
+        self.object(Key::Gil, || ObjInfo { key: Key::Gil, type_name: "GIL".into(), name: None, addr: None, scope: Scope::None, frame: None })
+    }
+
     /// The object a sample waits on and its waiting frame; `(None, _)` when it does not wait.
     fn classify(&mut self, ts: &ThreadSample) -> (Option<u32>, Option<FrameId>) {
         let (frame, kind) = match ts.stack {
@@ -611,6 +668,42 @@ impl<'r> Builder<'r> {
                     | "accept4" | "connect" | "recvfrom" | "recvmsg" | "sendto" | "sendmsg"
             )
         };
+        if let (Some(w), false) = (ts.wait, ts.state == ThreadState::Computing) {
+            if let Some(target) = run.waits.get(w as usize) {
+                let call = run.str(target.syscall);
+                if matches!(call, "nanosleep" | "clock_nanosleep" | "pause") {
+                    return (None, frame);
+                }
+                if let Some(obj) = &target.object {
+                    let type_name = run.str(obj.type_name).to_string();
+                    if type_name == "GIL" {
+                        return (Some(self.gil()), frame);
+                    }
+                    let key = Key::Addr(obj.addr);
+                    let name = obj.name.map(|n| run.str(n).to_string());
+                    let of = obj.frame.or(frame);
+                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name, addr: Some(obj.addr), scope, frame: of });
+                    return (Some(o), frame);
+                }
+                if ts.state == ThreadState::Gil || call == "GIL" {
+                    return (Some(self.gil()), frame);
+                }
+                // A futex identifies a lock; a condition's (and so an event's or a queue's)
+                // futex is a fresh waiter lock per wait, so those fall back to the wait site.
+                if let (Some(addr), "lock") = (target.futex, kind) {
+                    let key = Key::Addr(addr);
+                    let type_name = kind.to_string();
+                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: Some(addr), scope, frame });
+                    return (Some(o), frame);
+                }
+                if let Some(t) = target.fd_target {
+                    let key = Key::Target(run.str(t).to_string());
+                    let type_name = format!("I/O ({call})");
+                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame });
+                    return (Some(o), frame);
+                }
+            }
+        }
         match ts.state {
             // Blocking I/O counts as computing for the metrics (the paper's `Runnable`), but it
             // is a wait for whoever writes the other end.
@@ -623,10 +716,7 @@ impl<'r> Builder<'r> {
                 }
                 _ => (None, frame),
             },
-            ThreadState::Gil => {
-                let o = self.object(Key::Gil, || ObjInfo { key: Key::Gil, type_name: "GIL".into(), name: None, addr: None, scope: Scope::None, frame: None });
-                (Some(o), frame)
-            }
+            ThreadState::Gil => (Some(self.gil()), frame),
             ThreadState::Idle => {
                 let call = ts.blocked.map(|c| run.str(c));
                 let type_name = match call {

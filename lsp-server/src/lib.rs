@@ -65,6 +65,7 @@ where
         .custom_method("threadRadar/compare", server::Server::compare)
         .custom_method("threadRadar/timeline", server::Server::timeline)
         .custom_method("threadRadar/sections", server::Server::sections)
+        .custom_method("threadRadar/waits", server::Server::waits)
         .custom_method("threadRadar/navigate", server::Server::navigate)
         .custom_method("window/workDoneProgress/cancel", server::Server::cancel_progress)
         .custom_method(framing::INVALID_MESSAGE, server::Server::invalid_message)

@@ -17,3 +17,4 @@ pub mod runs;
 pub mod serve;
 pub mod test;
 pub mod timeline;
+pub mod waits;

@@ -8,6 +8,7 @@ mod panels;
 mod runs;
 mod sections;
 mod timeline;
+mod waits;
 
 pub use documents::{document_artifact, placed, Placed};
 
@@ -30,6 +31,7 @@ pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, P
         p::ArtifactAt::NAME => call::<p::ArtifactAt>(host, params, documents::artifact_at),
         p::Timeline::NAME => call::<p::Timeline>(host, params, timeline::timeline),
         p::Sections::NAME => call::<p::Sections>(host, params, sections::sections),
+        p::Waits::NAME => call::<p::Waits>(host, params, waits::waits),
         p::Navigate::NAME => call::<p::Navigate>(host, params, |h, req| h.navigate(&req.file, req.line)),
         other => Err(ProtocolError::new(
             p::ErrorCode::UnknownMethod,

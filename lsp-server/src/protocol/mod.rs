@@ -20,6 +20,7 @@
 pub mod sections;
 pub mod history;
 pub mod types;
+pub mod waits;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -28,6 +29,7 @@ use ts_rs::TS;
 pub use sections::*;
 pub use history::*;
 pub use types::*;
+pub use waits::*;
 
 /// The protocol's version. It grows when a method's parameters or results change incompatibly;
 /// clients read it from `threadRadar/runs` (`protocol`) and from the server's capabilities.
@@ -94,6 +96,8 @@ methods! {
         "One viewport of the timeline: every thread's icicle on one merged, log-scalable time axis, narrower bars aggregated.";
     Sections = "sections", SectionsParams => SectionsResult,
         "The active run's critical sections (found in the source) and every execution of each: durations, waits to enter, contention, figures and outliers.";
+    Waits = "waits", WaitsParams => WaitsResult,
+        "Who waited for whom: wait intervals per thread in a time range, wake edges with their evidence (bundled per pixel column given a width), the objects table and what evidence the run holds.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
 }
@@ -341,6 +345,18 @@ pub fn typescript() -> String {
         a::timeline::overview::ThreadOverview,
         a::timeline::overview::Wait,
         a::timeline::overview::TopFrame,
+        // waits
+        WaitsParams,
+        WaitsResult,
+        EdgeBundle,
+        a::waits::WaitsView,
+        a::waits::EvidenceAvailable,
+        a::waits::WaitThread,
+        a::waits::WaitInterval,
+        a::waits::WakeEdge,
+        a::waits::Evidence,
+        a::waits::ObjectSummary,
+        a::waits::Location,
         NavigateParams,
         NavigateResult,
         // sections

@@ -410,6 +410,9 @@ impl Server {
     pub async fn sections(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Sections::NAME, p).await
     }
+    pub async fn waits(&self, p: Value) -> Result<Value> {
+        self.0.request(protocol::Waits::NAME, p).await
+    }
     pub async fn navigate(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Navigate::NAME, p).await
     }
