@@ -12,6 +12,7 @@
 mod commands;
 mod features;
 mod host_impl;
+mod sections;
 mod watch;
 
 use crate::config::{HoverImage, Settings};
