@@ -102,7 +102,7 @@ fn duration(s: f64) -> String {
 /// `critical section · 1 240 runs · median 2 ms · p99 41 ms · others waited 3.1 s`.
 pub fn lens_title(s: &SectionFigures) -> String {
     if s.execution_count == 0 {
-        return format!("critical section ({}) · never seen executing in this run", s.lock);
+        return format!("critical section ({}) · never seen executing (or always shorter than the interval)", s.lock);
     }
     let mut t = format!(
         "critical section · {} runs · median {} · p99 {} · others waited {}",
@@ -159,7 +159,7 @@ fn hover_markdown(s: &SectionFigures) -> String {
     }
     out.push_str(&format!(", lines {}–{}\n\n", s.body_start, s.end_line));
     if s.execution_count == 0 {
-        out.push_str("Never seen executing in this run.");
+        out.push_str("Never seen executing in this run: not executed, or every execution was shorter than the sampling interval and fell between samples.");
         return out;
     }
     if !durations.is_empty() {
@@ -194,9 +194,12 @@ mod tests {
         assert_eq!(duration(0.0414), "41 ms");
         assert_eq!(duration(3.14), "3.1 s");
         assert_eq!(duration(0.0004), "0.40 ms");
-        assert_eq!(sparkline(&[1.0, 1.0, 8.0, 4.0], 10), "▁▁█▄");
-        assert_eq!(sparkline(&[1.0, 8.0, 1.0, 1.0], 2), "██");
-        assert_eq!(sparkline(&[1.0, 1.0, 1.0, 8.0], 2), "▁█");
+        // Bar heights are proportional: 1/8 of the longest is the second-lowest bar.
+        assert_eq!(sparkline(&[1.0, 1.0, 8.0, 4.0], 10), "▂▂█▅");
+        assert_eq!(sparkline(&[0.0, 8.0], 10), "▁█");
+        // Squeezed: each column shows the longest of its executions.
+        assert_eq!(sparkline(&[1.0, 8.0, 1.0, 1.0], 2), "█▂");
+        assert_eq!(sparkline(&[1.0, 1.0, 1.0, 8.0], 2), "▂█");
         assert_eq!(sparkline(&[], 5), "");
         assert_eq!(md("a<b>`c"), "a\\<b\\>\\`c");
     }
