@@ -83,7 +83,7 @@ fn print_table(view: &SectionsView, cwd: &str, out: &mut impl Write) -> std::io:
         writeln!(out)?;
         writeln!(out, "{file}:{}-{}  {}  lock {}{ty}", s.line, s.end_line, s.function, s.lock)?;
         if s.execution_count == 0 {
-            writeln!(out, "  never seen executing in this run")?;
+            writeln!(out, "  never seen executing in this run: not executed, or every execution was shorter than the sampling interval and fell between samples")?;
             continue;
         }
         writeln!(

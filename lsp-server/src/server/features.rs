@@ -93,6 +93,9 @@ impl Backend {
                 }
             }
         }
+        if settings.code_lens {
+            lenses.extend(self.section_lenses(&params.text_document.uri).await);
+        }
         // Stable: on one line, the figures' lens stays first.
         lenses.sort_by_key(|l| l.range.start.line);
         Ok(Some(lenses))
@@ -107,7 +110,14 @@ impl Backend {
         if !p.doc.contains(pos) {
             return Ok(None);
         }
-        let Some(&(i, line)) = p.items.iter().find(|(_, l)| *l == pos.line) else { return Ok(None) };
+        let uri = &params.text_document_position_params.text_document.uri;
+        let section = self.section_hover(uri, pos.line).await;
+        let Some(&(i, line)) = p.items.iter().find(|(_, l)| *l == pos.line) else {
+            return Ok(section.map(|value| Hover {
+                contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),
+                range: Some(Range::new(Position::new(pos.line, 0), p.doc.line_end(pos.line).unwrap_or(pos))),
+            }));
+        };
         let a = &p.file.artifacts[i];
         let caps = self.state().caps.clone();
         let mut value = String::new();
@@ -118,6 +128,10 @@ impl Backend {
         value.push_str(&render::figures_markdown(&a.view, &p.figures));
         value.push_str("\n\n");
         value.push_str(&render::footer(&p.run_name(), &p.figures));
+        if let Some(s) = section {
+            value.push_str("\n\n---\n\n");
+            value.push_str(&s);
+        }
         let end = p.doc.line_end(line).unwrap_or(pos);
         Ok(Some(Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),

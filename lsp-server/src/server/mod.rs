@@ -13,6 +13,7 @@ mod commands;
 mod features;
 mod host_impl;
 mod testing;
+mod sections;
 mod watch;
 
 use crate::config::{HoverImage, Settings};

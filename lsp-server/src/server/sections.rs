@@ -1,0 +1,206 @@
+//! Critical sections in the editor: a code lens on each section's entry line (`with lock:`) and a
+//! hover with a text sparkline of its executions, from the same analysis as `threadradar
+//! sections` and the `sections` protocol method (`docs/sections.md`).
+//!
+//! The lines come from the recorded file: a document whose text is not the recorded one (another
+//! sha256) gets no section figures, since their lines could not be vouched for.
+
+use super::*;
+use threadradar_analysis::sections::{analyse, SectionFigures, SectionOptions, SectionsView};
+use threadradar_profiler::source::sha256_hex;
+
+/// The active run's sections view, computed once per loaded run.
+static CACHE: Mutex<Option<(u64, PathBuf, Arc<SectionsView>)>> = Mutex::new(None);
+
+fn view_of(loaded: &LoadedRun) -> Option<Arc<SectionsView>> {
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((g, p, v)) = cache.as_ref() {
+        if *g == loaded.generation && *p == loaded.path {
+            return Some(v.clone());
+        }
+    }
+    let found = threadradar_profiler::sections::discover_run(loaded.run(), None).ok()?;
+    let v = Arc::new(analyse(loaded.run(), &found.sections, &SectionOptions::default()));
+    *cache = Some((loaded.generation, loaded.path.clone(), v.clone()));
+    Some(v)
+}
+
+impl Backend {
+    /// The sections of a document, when its current text is the recorded one.
+    pub(super) async fn document_sections(&self, uri: &Uri) -> Vec<SectionFigures> {
+        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else { return Vec::new() };
+        let doc = DocRef { path, uri: Some(uri.as_str().to_string()) };
+        self.wait_scanned().await;
+        self.blocking(move |b| {
+            let loaded = Host::active(b).ok()?;
+            let key = loaded.file_key(&doc.path)?.to_string();
+            let run = loaded.run();
+            let recorded = run.files.iter().find(|f| run.str(f.path) == key)?.sha256.clone()?;
+            let (text, _) = Host::document(b, &doc, &loaded, &key)?;
+            if sha256_hex(text.text().as_bytes()) != recorded {
+                return None;
+            }
+            let view = view_of(&loaded)?;
+            Some(view.sections.iter().filter(|s| s.file == key).cloned().collect::<Vec<_>>())
+        })
+        .await
+        .flatten()
+        .unwrap_or_default()
+    }
+
+    pub(super) async fn section_lenses(&self, uri: &Uri) -> Vec<CodeLens> {
+        self.document_sections(uri)
+            .await
+            .iter()
+            .map(|s| CodeLens {
+                range: Range::new(Position::new(s.line - 1, 0), Position::new(s.line - 1, 0)),
+                command: Some(Command {
+                    title: lens_title(s),
+                    // No sections panel yet: the lens opens the file's overview.
+                    command: "threadradar.openOverview".into(),
+                    arguments: Some(vec![json!({ "file": s.file })]),
+                }),
+                data: None,
+            })
+            .collect()
+    }
+
+    /// The hover text of the sections entered on 0-based `line`, if any.
+    pub(super) async fn section_hover(&self, uri: &Uri, line: u32) -> Option<String> {
+        let sections = self.document_sections(uri).await;
+        let texts: Vec<String> = sections.iter().filter(|s| s.line == line + 1).map(hover_markdown).collect();
+        (!texts.is_empty()).then(|| texts.join("\n\n---\n\n"))
+    }
+}
+
+/// `1 240`: thousands grouped with a space, as the lens reads.
+fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `2 ms`, `41 ms`, `0.4 ms`, `3.1 s`.
+fn duration(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.1} s")
+    } else if s >= 0.01 {
+        format!("{:.0} ms", s * 1e3)
+    } else if s >= 0.001 {
+        format!("{:.1} ms", s * 1e3).replace(".0 ms", " ms")
+    } else {
+        format!("{:.2} ms", s * 1e3)
+    }
+}
+
+/// `critical section · 1 240 runs · median 2 ms · p99 41 ms · others waited 3.1 s`.
+pub fn lens_title(s: &SectionFigures) -> String {
+    if s.execution_count == 0 {
+        return format!("critical section ({}) · never seen executing (or always shorter than the interval)", s.lock);
+    }
+    let mut t = format!(
+        "critical section · {} runs · median {} · p99 {} · others waited {}",
+        count(s.execution_count),
+        duration(s.median_s),
+        duration(s.p99_s),
+        duration(s.others_waited_s)
+    );
+    if !s.outliers.is_empty() {
+        t.push_str(&format!(" · {} outliers", s.outliers.len()));
+    }
+    t
+}
+
+const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// The listed executions' durations in time order as one bar each (at most `width`: longer
+/// series show each column's longest), scaled to the longest.
+pub fn sparkline(durations: &[f64], width: usize) -> String {
+    if durations.is_empty() || width == 0 {
+        return String::new();
+    }
+    let cols: Vec<f64> = if durations.len() <= width {
+        durations.to_vec()
+    } else {
+        (0..width)
+            .map(|c| {
+                let (a, b) = (c * durations.len() / width, ((c + 1) * durations.len() / width).max(c * durations.len() / width + 1));
+                durations[a..b].iter().copied().fold(0.0, f64::max)
+            })
+            .collect()
+    };
+    let max = cols.iter().copied().fold(0.0, f64::max);
+    cols.iter()
+        .map(|d| if max > 0.0 { BARS[((d / max) * 7.0).round().clamp(0.0, 7.0) as usize] } else { BARS[0] })
+        .collect()
+}
+
+/// Markdown-safe text from the profiled program (a lock expression can hold anything).
+fn md(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '!' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect()
+}
+
+fn hover_markdown(s: &SectionFigures) -> String {
+    let durations: Vec<f64> = s.executions.iter().map(|e| e.duration_s).collect();
+    let mut out = format!("**Critical section** on `{}`", s.lock.replace('`', "'"));
+    if let Some(t) = &s.lock_type {
+        out.push_str(&format!(" ({})", md(t)));
+    }
+    out.push_str(&format!(", lines {}–{}\n\n", s.body_start, s.end_line));
+    if s.execution_count == 0 {
+        out.push_str("Never seen executing in this run: not executed, or every execution was shorter than the sampling interval and fell between samples.");
+        return out;
+    }
+    if !durations.is_empty() {
+        out.push_str(&format!("`{}` {} executions in time order, longest {}\n\n", sparkline(&durations, 60), durations.len(), duration(s.max_s)));
+    }
+    out.push_str(&format!(
+        "{} runs ({} listed, ≥ {} shorter than ~1 interval) · held {} · median {} · p95 {} · p99 {} · CV {:.2}\n\n",
+        count(s.execution_count),
+        s.executions.len(),
+        s.short.count_at_least,
+        duration(s.total_hold_s),
+        duration(s.median_s),
+        duration(s.p95_s),
+        duration(s.p99_s),
+        s.cv
+    ));
+    out.push_str(&format!("Others waited {} · waiters in {:.0} % of the held samples · {} outliers\n\n", duration(s.others_waited_s), s.waited_share * 100.0, s.outliers.len()));
+    out.push_str("*Sampled: durations ± one interval, waits from the sampled thread states.*");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_durations_and_sparklines_read_as_in_the_lens() {
+        assert_eq!(count(1240), "1 240");
+        assert_eq!(count(7), "7");
+        assert_eq!(count(1_000_000), "1 000 000");
+        assert_eq!(duration(0.002), "2 ms");
+        assert_eq!(duration(0.0414), "41 ms");
+        assert_eq!(duration(3.14), "3.1 s");
+        assert_eq!(duration(0.0004), "0.40 ms");
+        // Bar heights are proportional: 1/8 of the longest is the second-lowest bar.
+        assert_eq!(sparkline(&[1.0, 1.0, 8.0, 4.0], 10), "▂▂█▅");
+        assert_eq!(sparkline(&[0.0, 8.0], 10), "▁█");
+        // Squeezed: each column shows the longest of its executions.
+        assert_eq!(sparkline(&[1.0, 8.0, 1.0, 1.0], 2), "█▂");
+        assert_eq!(sparkline(&[1.0, 1.0, 1.0, 8.0], 2), "▂█");
+        assert_eq!(sparkline(&[], 5), "");
+        assert_eq!(md("a<b>`c"), "a\\<b\\>\\`c");
+    }
+}
