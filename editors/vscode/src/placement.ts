@@ -7,7 +7,7 @@
 // in the hover and the panels: a glyph never covers code. Pure: no `vscode` import.
 
 import type { DocumentArtifactsResult, GlyphTheme } from "./protocol";
-import type { ArtifactKind } from "./generated/protocol";
+import type { ArtifactKind } from "../../../web/protocol";
 
 /** VS Code's theme kinds (`vscode.ColorThemeKind`: Light = 1, Dark = 2, HighContrast = 3, HighContrastLight = 4). */
 export type ThemeKind = 1 | 2 | 3 | 4;

@@ -1,6 +1,6 @@
 // The language server's protocol as this extension uses it (docs/lsp.md, docs/panels.md): method,
 // notification and command names; the request and answer types come from the generated
-// `generated/protocol.ts`. No `vscode` import: the unit and integration tests load this file in
+// `web/protocol.d.ts`, the one copy the panels and this extension share. No `vscode` import: the unit and integration tests load this file in
 // plain Node.
 
 /** Custom requests (client → server): `threadRadar/<method>` for every protocol method. */
@@ -15,6 +15,8 @@ export const Requests = {
   artifactAt: "threadRadar/artifactAt",
   compare: "threadRadar/compare",
   timeline: "threadRadar/timeline",
+  sections: "threadRadar/sections",
+  waits: "threadRadar/waits",
   navigate: "threadRadar/navigate",
 } as const satisfies Record<keyof P.MethodTypes, `threadRadar/${keyof P.MethodTypes}`>;
 
@@ -71,9 +73,9 @@ export const Commands = {
 } as const;
 
 // Every request's parameters and answer are generated from the server's Rust types
-// (`src/generated/protocol.ts`, kept current by the server's tests): no shape is written here twice.
-import type * as P from "./generated/protocol";
-export type { GlyphCell, ProtocolError, ErrorCode, Trend, Change } from "./generated/protocol";
+// (`web/protocol.d.ts`, kept current by the server's tests): no shape is written here twice.
+import type * as P from "../../../web/protocol";
+export type { GlyphCell, ProtocolError, ErrorCode, Trend, Change } from "../../../web/protocol";
 
 export type ArtifactKey = P.ArtifactKey;
 export type ThreadId = number;

@@ -1,8 +1,8 @@
 //! The panel protocol: every request the panels and the editor clients make, defined once.
 //!
 //! One method is one [`Method`]: a name, a parameter type and a result type, all serde types with
-//! TypeScript declarations generated from them ([`typescript`]; checked in as
-//! `editors/vscode/src/generated/protocol.ts` and `web/protocol.d.ts`). Two transports carry the
+//! TypeScript declarations generated from them ([`typescript`]; checked in once, as
+//! `web/protocol.d.ts`, which the web panels and the VS Code extension both import). Two transports carry the
 //! same methods to the same handlers ([`crate::handlers::dispatch`]):
 //!
 //! - the language server: request `threadRadar/<name>`, params = the parameters;
