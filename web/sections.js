@@ -219,7 +219,7 @@
       const scale = sv("svg", { width: 160, height: 12 });
       for (let k = 0; k < 16; k++) scale.append(sv("rect", { x: k * 10, y: 0, width: 10, height: 12, fill: cvColour((k + 0.5) / 16 * CV_MAX) }));
       legend.replaceChildren(el("span", { text: "area = total hold time · colour = CV  0 " }), scale, el("span", { text: " ≥ " + CV_MAX }),
-        zero ? el("span", { class: "muted", text: " · " + zero + " section(s) without a listed hold time not drawn" }) : null);
+        ...(zero ? [el("span", { class: "muted", text: " · " + zero + " section(s) without a listed hold time not drawn" })] : []));
     }
 
     // ---- the selected section -------------------------------------------------------------------
@@ -231,7 +231,7 @@
       for (const c of map.querySelectorAll("g.sx-cell")) c.classList.toggle("selected", Number(c.getAttribute("data-section")) === i);
       const s = v.sections[i];
       title.textContent = name(s) + " (" + where(s) + ")";
-      detailNote.textContent = s.executions.length + " listed executions in time order; outliers (longer than " + fmtS(s.outlier_threshold_s) + ") marked in red" +
+      detailNote.textContent = s.executions.length + " listed executions in time order, each with its ± uncertainty; outliers (even the shortest possible duration above " + fmtS(s.outlier_threshold_s) + ") marked in red" +
         (s.short.count_at_least ? "; at least " + s.short.count_at_least + " shorter executions (seen in one sample, " + fmtS(s.short.total_s) + " in all) are counted, not listed" : "") +
         ". Each duration is ± " + fmtS(v.interval_s) + ". Click an execution to see it on the timeline.";
       renderGraph(s);
@@ -265,6 +265,12 @@
       const pts = ex.map((e, k) => xOf(k).toFixed(1) + "," + yOf((e.wait_s || 0) + e.duration_s).toFixed(1)).join(" ");
       svg.append(sv("polyline", { points: pts, class: "sx-line" }));
       const out = new Set(s.outliers);
+      // Each duration's uncertainty (± error_s) as a vertical bar: an execution is an outlier only
+      // when even its shortest possible duration is above the threshold.
+      ex.forEach((e, k) => {
+        const base = e.wait_s || 0;
+        svg.append(sv("line", { x1: xOf(k).toFixed(1), x2: xOf(k).toFixed(1), y1: yOf(base + Math.max(0, e.duration_s - e.error_s)).toFixed(1), y2: yOf(Math.min(ymax, base + e.duration_s + e.error_s)).toFixed(1), class: "sx-err" }));
+      });
       ex.forEach((e, k) => {
         const o = out.has(k);
         const c = sv("circle", { cx: xOf(k).toFixed(1), cy: yOf((e.wait_s || 0) + e.duration_s).toFixed(1), r: o ? 4 : 2.5, class: "sx-exec" + (o ? " sx-outlier" : ""), "data-exec": k, "data-outlier": o ? "1" : "0" });
@@ -300,11 +306,17 @@
         if (!c) return;
         const h = (c / cmax) * (H - B - T);
         const from = Math.pow(10, lo + (hi - lo) * k / BINS), to = Math.pow(10, lo + (hi - lo) * (k + 1) / BINS);
-        const r = sv("rect", { x: (L + k * bw).toFixed(1), y: (H - B - h).toFixed(1), width: Math.max(1, bw - 1).toFixed(1), height: h.toFixed(1), class: "sx-bar" + (from >= s.outlier_threshold_s ? " sx-outlier" : ""), "data-count": c });
+        const r = sv("rect", { x: (L + k * bw).toFixed(1), y: (H - B - h).toFixed(1), width: Math.max(1, bw - 1).toFixed(1), height: h.toFixed(1), class: "sx-bar", "data-count": c });
         r.append(sv("title", {}, c + " executions of " + fmtS(from) + " – " + fmtS(to)));
         svg.append(r);
       });
       svg.append(sv("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "sx-axis" }));
+      const lt = Math.log10(s.outlier_threshold_s);
+      if (s.outlier_threshold_s > 0 && lt >= lo && lt <= hi) {
+        const x = L + (lt - lo) / (hi - lo) * (W - L - R);
+        svg.append(sv("line", { x1: x, y1: T, x2: x, y2: H - B, class: "sx-threshold" }));
+        svg.append(sv("text", { x: x + 3, y: T + 10, class: "sx-tick sx-threshold-label" }, "outlier threshold " + fmtS(s.outlier_threshold_s)));
+      }
       for (let p = Math.ceil(lo); p <= Math.floor(hi); p++) {
         const x = L + (p - lo) / (hi - lo) * (W - L - R);
         svg.append(sv("line", { x1: x, y1: H - B, x2: x, y2: H - B + 4, class: "sx-axis" }));
