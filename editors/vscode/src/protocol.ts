@@ -15,6 +15,8 @@ export const Requests = {
   artifactAt: "threadRadar/artifactAt",
   compare: "threadRadar/compare",
   timeline: "threadRadar/timeline",
+  sections: "threadRadar/sections",
+  waits: "threadRadar/waits",
   navigate: "threadRadar/navigate",
 } as const satisfies Record<keyof P.MethodTypes, `threadRadar/${keyof P.MethodTypes}`>;
 
