@@ -347,6 +347,17 @@
     if (state.window) timeline.setWindow(state.window.from_s, state.window.to_s);
     if (state.detail && state.detail.artifact.key !== "program") timeline.setArtifact(state.detail.artifact.key, clusterColours(state.detail.artifact));
   }
+  // ---- sections (web/sections.js draws the server's `sections` view) ---------------------------
+  let sections = null;
+  function showSections() {
+    if (sections) return;
+    sections = window.ThreadRadarSections.create($("sections"), {
+      fetchSections: () => T.request("sections", {}),
+      onNavigate: (file, line) => navigate(file, line),
+      // An execution: the Timeline tab at that moment, the executing thread's lane highlighted.
+      onExecution: async (from, to, threads) => { await showView("timeline"); timeline.showRange(from, to, threads); },
+    });
+  }
   // Thread id → the colour of its cluster for an artifact (the lanes' colour).
   function clusterColours(a) {
     const out = {};
@@ -383,13 +394,15 @@
   async function showView(view) {
     compareState.view = view;
     for (const b of $("view-tabs").querySelectorAll("button")) b.classList.toggle("active", b.getAttribute("data-view") === view);
-    const cmp = view === "compare", tl = view === "timeline";
-    if ((cmp || tl) && $("overview").hidden === false) compareState.detailWasOpen = !$("detail").hidden;
-    $("overview").hidden = cmp || tl;
-    $("detail").hidden = cmp || tl || !compareState.detailWasOpen || !state.detailKey;
+    const cmp = view === "compare", tl = view === "timeline", sec = view === "sections";
+    if ((cmp || tl || sec) && $("overview").hidden === false) compareState.detailWasOpen = !$("detail").hidden;
+    $("overview").hidden = cmp || tl || sec;
+    $("detail").hidden = cmp || tl || sec || !compareState.detailWasOpen || !state.detailKey;
     $("compare").hidden = !cmp;
     $("timeline").hidden = !tl;
+    $("sections").hidden = !sec;
     if (tl) showTimeline();
+    if (sec) showSections();
     if (!cmp) return;
     try { fillCompareSelects(await T.request("runs", {})); } catch (e) { showError(e); return; }
     await loadCompare();
@@ -486,6 +499,7 @@
       try {
         await T.request("runs", { select: $("runs").value }); state.global = []; state.window = null; await loadOverview(); if (state.detailKey) openDetail("program");
         if (timeline) { timeline.destroy(); timeline = null; if (!$("timeline").hidden) showTimeline(); }
+        if (sections) { sections = null; $("sections").replaceChildren(); if (!$("sections").hidden) showSections(); }
       }
       catch (e) { showError(e); }
     });
@@ -506,8 +520,10 @@
     // `?view=timeline[&artifact=key]`: the Timeline tab (Neovim's `:ThreadRadarTimeline browser`).
     if (query.get("view") === "timeline" && T.mode !== "static") {
       if (wanted) openTimeline(wanted); else showView("timeline");
+    } else if (query.get("view") === "sections" && T.mode !== "static") {
+      showView("sections");
     } else if (wanted) openDetail(wanted);
   }
-  window.ThreadRadarPanels = { state, openDetail, openTimeline, loadOverview, showView, timeline: () => timeline };
+  window.ThreadRadarPanels = { state, openDetail, openTimeline, loadOverview, showView, timeline: () => timeline, sections: () => sections };
   init();
 })();

@@ -15,6 +15,7 @@
 //   tl.setArtifact(key | null, colours);  // highlight its bars (and, when `focus`, zoom to
 //                                 // them); colours = {thread id: cluster colour} for the lanes
 //   tl.setWindow(fromS, toS);     // show the applied time window (null, null: none)
+//   tl.showRange(fromS, toS, threadIds); // zoom to a moment and highlight those threads' lanes
 "use strict";
 (function () {
   const ROW = 12;      // px per stack level
@@ -55,6 +56,7 @@
       artifact: null,              // the selected artifact's key: its bars are highlighted
       laneColours: {},             // thread id → its cluster colour for the selected artifact
       focusNext: false,            // zoom to the artifact's bars when its layout comes
+      lit: new Set(),              // lanes highlighted by showRange (e.g. a section's execution)
     };
 
     // ---- DOM ------------------------------------------------------------------------------------
@@ -160,7 +162,8 @@
       st.index = { lanes: placed, height: y };
       labels.replaceChildren(...placed.map((p) => {
         const colour = st.laneColours[p.lane.thread];
-        const d = el("div", { class: "tr-lane-label" + (colour ? " tr-c-" + colour : ""), "data-thread": String(p.lane.thread), "data-cluster": colour || "" },
+        const lit = st.lit.has(p.lane.thread);
+        const d = el("div", { class: "tr-lane-label" + (colour ? " tr-c-" + colour : "") + (lit ? " tr-lit" : ""), "data-thread": String(p.lane.thread), "data-cluster": colour || "", "data-lit": lit ? "1" : "" },
           el("span", { class: "tr-name", text: p.lane.name }),
           el("span", { class: "tr-type", text: p.lane.type }));
         d.style.height = p.h + "px";
@@ -512,6 +515,7 @@
       setFold(f) { st.fold = { top: f.top || 0, stdlib: !!f.stdlib }; request(); },
       setSort(k) { sort.value = k; sort.dispatchEvent(new Event("change")); },
       zoomTo(from, to) { st.from = from; st.to = to; request(); },
+      showRange(from, to, threads) { st.lit = new Set(threads || []); st.from = from; st.to = to; request(); },
       refresh() { request(); },
       layout() { return st.layout; },
       lanesInOrder() { return st.index ? st.index.lanes.map((p) => ({ thread: p.lane.thread, y: p.y, h: p.h })) : []; },
