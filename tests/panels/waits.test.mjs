@@ -153,7 +153,16 @@ describe("the Waits tab on handoffs.py", () => {
     for (const i of v.intervals) t1 = Math.max(t1, i.end_s);
     for (const e of v.edges) t1 = Math.max(t1, e.time_s);
     const x0 = 8 + (w.start_s / t1) * (box.w - 16), x1 = Math.max(x0 + 2, 8 + (w.end_s / t1) * (box.w - 16));
-    return { w, idx, x: box.x + (x0 + x1) / 2, y: box.y + 22 + lane * 20 + 10 };
+    const y = box.y + 22 + lane * 20 + 10;
+    // An edge crossing the lane is drawn over the wait and wins the hover there: find a point
+    // along the bar where the tooltip is the wait's.
+    for (let k = 1; k < 12; k++) {
+      const x = box.x + x0 + ((x1 - x0) * k) / 12;
+      await page.mouse.move(x, y);
+      const kind = await page.$eval("#waits .tr-tip", (t) => (t.hidden ? null : t.getAttribute("data-kind")));
+      if (kind === "wait") return { w, idx, x, y };
+    }
+    assert.fail("no point of the wait's bar shows the wait's tooltip");
   }
   // The longest wait of a waiter thread with a source line (wide enough to hit without an edge on it).
   const longest = () => {
@@ -167,7 +176,6 @@ describe("the Waits tab on handoffs.py", () => {
   test("hovering a wait shows its object, duration and evidence as text", async () => {
     const target = longest();
     const p = await waitPoint((i) => i === target);
-    await page.mouse.move(p.x, p.y);
     await page.waitForSelector("#waits .tr-tip:not([hidden])", { timeout: 5000 });
     const tip = await page.$eval("#waits .tr-tip", (t) => ({ text: t.textContent, kind: t.getAttribute("data-kind"), children: t.children.length }));
     assert.equal(tip.kind, "wait", tip.text);
