@@ -358,6 +358,16 @@
       onExecution: async (from, to, threads) => { await showView("timeline"); timeline.showRange(from, to, threads); },
     });
   }
+  // ---- waits (web/waits.js draws the server's `waits` answer: who waited for whom) --------------
+  let waits = null;
+  function showWaits() {
+    if (waits) { waits.refresh(); return; }
+    if (!window.ThreadRadarWaits) { showError(new Error("This page was built without the waits panel (web/waits.js); open the run with `threadradar serve RUN`.")); return; }
+    waits = window.ThreadRadarWaits.create($("waits"), {
+      fetchWaits: (params) => T.request("waits", params),
+      onNavigate: (file, line) => navigate(file, line),
+    });
+  }
   // Thread id → the colour of its cluster for an artifact (the lanes' colour).
   function clusterColours(a) {
     const out = {};
@@ -394,15 +404,17 @@
   async function showView(view) {
     compareState.view = view;
     for (const b of $("view-tabs").querySelectorAll("button")) b.classList.toggle("active", b.getAttribute("data-view") === view);
-    const cmp = view === "compare", tl = view === "timeline", sec = view === "sections";
-    if ((cmp || tl || sec) && $("overview").hidden === false) compareState.detailWasOpen = !$("detail").hidden;
-    $("overview").hidden = cmp || tl || sec;
-    $("detail").hidden = cmp || tl || sec || !compareState.detailWasOpen || !state.detailKey;
+    const cmp = view === "compare", tl = view === "timeline", sec = view === "sections", wt = view === "waits";
+    if ((cmp || tl || sec || wt) && $("overview").hidden === false) compareState.detailWasOpen = !$("detail").hidden;
+    $("overview").hidden = cmp || tl || sec || wt;
+    $("detail").hidden = cmp || tl || sec || wt || !compareState.detailWasOpen || !state.detailKey;
     $("compare").hidden = !cmp;
     $("timeline").hidden = !tl;
     $("sections").hidden = !sec;
     if (tl) showTimeline();
     if (sec) showSections();
+    $("waits").hidden = !wt;
+    if (wt) showWaits();
     if (!cmp) return;
     try { fillCompareSelects(await T.request("runs", {})); } catch (e) { showError(e); return; }
     await loadCompare();
@@ -472,6 +484,8 @@
       // The timeline needs a server (not the static export); comparing needs two runs.
       $("view-tabs").hidden = T.mode === "static";
       $("open-compare").hidden = !canCompare(r.runs || []);
+      // The waits panel is in the served page only (not yet in the editors' webviews).
+      $("open-waits").hidden = !window.ThreadRadarWaits;
       if (!r.runs || r.runs.length < 2) { sel.hidden = true; return; }
       sel.replaceChildren(...r.runs.map((x) => el("option", { value: x.path, text: x.name, selected: x.active })));
       sel.hidden = false;
@@ -500,6 +514,7 @@
         await T.request("runs", { select: $("runs").value }); state.global = []; state.window = null; await loadOverview(); if (state.detailKey) openDetail("program");
         if (timeline) { timeline.destroy(); timeline = null; if (!$("timeline").hidden) showTimeline(); }
         if (sections) { sections = null; $("sections").replaceChildren(); if (!$("sections").hidden) showSections(); }
+        if (waits) { waits.destroy(); waits = null; if (!$("waits").hidden) showWaits(); }
       }
       catch (e) { showError(e); }
     });
@@ -518,6 +533,7 @@
     const query = new URLSearchParams(location.search);
     const wanted = query.get("artifact");
     // `?view=timeline[&artifact=key]`: the Timeline tab (Neovim's `:ThreadRadarTimeline browser`).
+    if (query.get("view") === "waits" && T.mode !== "static") showView("waits");
     if (query.get("view") === "timeline" && T.mode !== "static") {
       if (wanted) openTimeline(wanted); else showView("timeline");
     } else if (query.get("view") === "sections" && T.mode !== "static") {

@@ -1,0 +1,248 @@
+// The Waits tab (web/waits.js, issue 16's correspondence view) in headless Chromium against a real
+// `threadradar serve` of real recordings:
+// - tests/scripts/handoffs.py, whose threads hand off through a Lock, a Condition, an Event, a
+//   queue and a pipe and log every hand-off (releaser, waiter, object): the lanes, waits and edges
+//   drawn are the server's answer; the logged releaser → waiter pairs are among the edges drawn;
+//   hovering a wait shows its object; clicking it navigates to its waiting line; selecting an
+//   object's row highlights it; the evidence notes say what was inferred;
+// - tests/scripts/hostile_names.py, whose thread is named `<img src=x onerror=alert(1)>`: every
+//   thread name reaches the page as text and no script runs.
+//
+//   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 waits.test.mjs
+import { test, before, after, describe } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const out = path.join(here, "output");
+fs.mkdirSync(out, { recursive: true });
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "threadradar-waits-panel-"));
+
+function binary() {
+  const candidates = [
+    process.env.THREADRADAR_BIN,
+    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "release/threadradar"),
+    path.join(root, "target/release/threadradar"),
+  ].filter(Boolean);
+  const found = candidates.find((p) => fs.existsSync(p));
+  if (!found) throw new Error("no threadradar binary: build it (cargo build --release) or set THREADRADAR_BIN");
+  return found;
+}
+const BIN = binary();
+const python = execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { cwd: root }).toString().trim();
+
+function record(script, name, args = [], extra = []) {
+  const run = path.join(tmp, name + ".json");
+  const stdout = execFileSync(BIN, ["record", "--no-progress", ...extra, "-o", run, "--", python, path.join(root, script), ...args], { cwd: root, timeout: 120000 }).toString();
+  return { run, stdout };
+}
+
+function serve(run) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, ["serve", run, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    let buf = "", stderr = "";
+    const lines = [];
+    child.stderr.on("data", (d) => { stderr += d; lines.push(...String(d).split("\n").filter(Boolean)); });
+    child.stdout.on("data", (d) => {
+      buf += d;
+      lines.push(...String(d).split("\n").filter(Boolean));
+      const m = buf.match(/http:\/\/127\.0\.0\.1:\d+\//);
+      if (m) resolve({ url: m[0], child, lines });
+    });
+    child.on("exit", (code) => reject(new Error("serve exited with " + code + ": " + stderr)));
+  });
+}
+
+const api = async (url, method, body) => (await fetch(url + "api/" + method, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) })).json();
+
+let browser;
+const servers = [];
+async function newPage(problems) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page.on("dialog", async (d) => { problems.push("dialog: " + d.message()); await d.dismiss(); });
+  page.on("pageerror", (e) => problems.push("page error: " + e.message));
+  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
+  return page;
+}
+const drawn = (page) => page.waitForFunction(() => { const w = document.querySelector("#waits"); return w && !w.hidden && (w.hasAttribute("data-drawn-edges") || w.hasAttribute("data-error")); }, null, { timeout: 60000 });
+const attrs = (page) => page.$eval("#waits", (w) => Object.fromEntries(["data-lanes", "data-intervals", "data-edges", "data-drawn-edges", "data-bundled", "data-error", "data-selected-object", "data-colour-by"].map((k) => [k.slice(5), w.getAttribute(k)])));
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+});
+after(async () => {
+  if (browser) await browser.close();
+  for (const s of servers) s.child.kill();
+});
+
+describe("the Waits tab on handoffs.py", () => {
+  let server, page, log, answer;
+  const problems = [];
+  before(async () => {
+    const rec = record("tests/scripts/handoffs.py", "handoffs", ["8"], ["--interval-ms", "2"]);
+    log = JSON.parse(rec.stdout.trim().split("\n").at(-1));
+    assert.equal(log.length, 40, "5 kinds × 8 rounds");
+    server = await serve(rec.run);
+    servers.push(server);
+    page = await newPage(problems);
+    await page.goto(server.url);
+    await page.click("#open-waits");
+    await drawn(page);
+    // The same request the panel made (its width is the canvas's time area).
+    const width = await page.$eval("#waits canvas", (c) => parseFloat(c.style.width));
+    answer = await api(server.url, "waits", { width_px: width - 16 });
+  });
+
+  test("lanes, waits and edges drawn are the server's answer; the logged hand-offs are among the edges", async () => {
+    const a = await attrs(page);
+    assert.equal(a.error, null);
+    const v = answer.view;
+    const threads = new Set(v.threads.map((t) => t.id));
+    for (const e of v.edges) { threads.add(e.waker_thread); threads.add(e.wakee_thread); }
+    assert.equal(Number(a.lanes), threads.size);
+    assert.equal(Number(a.intervals), v.intervals.length);
+    assert.equal(Number(a.edges), v.edges.length);
+    assert.ok(answer.bundles, "the panel asks for bundles (width_px)");
+    assert.equal(Number(a["drawn-edges"]), answer.bundles.length);
+    assert.equal(answer.bundles.reduce((n, b) => n + b.count, 0), v.edges.length, "every edge is in one bundle");
+    assert.ok(v.intervals.length > 0 && v.edges.length > 0, JSON.stringify(a));
+    // The truth: each logged releaser → waiter pair of threads has at least one edge drawn.
+    const pairs = new Set(v.edges.map((e) => e.waker + " → " + e.wakee));
+    const loggedPairs = [...new Set(log.map((h) => h.releaser + " → " + h.waiter))];
+    const found = loggedPairs.filter((p) => pairs.has(p));
+    assert.ok(found.length >= 3, `logged pairs found among the edges: ${found.join(", ")} of ${loggedPairs.join(", ")}; edges: ${[...pairs].join(", ")}`);
+    // Lane labels are the thread names, as text, in the lanes' order.
+    const labels = await page.$$eval("#waits .tr-lane-label > span:first-child", (s) => s.map((x) => x.textContent));
+    assert.equal(labels.length, threads.size);
+    for (const h of log) assert.ok(labels.includes(h.waiter), `no lane for ${h.waiter}: ${labels.join(", ")}`);
+    await page.screenshot({ path: path.join(out, "waits-handoffs.png"), fullPage: true });
+  });
+
+  test("the evidence notes say how the edges were obtained", async () => {
+    const text = await page.$eval("#waits .tr-evidence", (e) => e.textContent);
+    const kernel = answer.view.edges.filter((e) => e.evidence === "kernel").length;
+    assert.ok(text.includes(kernel + " kernel-exact, " + (answer.view.edges.length - kernel) + " inferred"), text);
+    assert.ok(text.includes("sampled every"), text);
+    for (const n of answer.view.evidence.notes) assert.ok(text.includes(n), `note missing: ${n}`);
+    // As root the recorder takes the scheduler's events when the kernel lets it; either way the
+    // page says which.
+    if (answer.view.evidence.kernel) assert.ok(text.includes("Scheduler wake-ups were recorded"), text);
+    else assert.ok(text.includes("every edge is inferred"), text);
+  });
+
+  // The centre of a wait on the canvas, in page coordinates (the panel's own scale: whole run).
+  async function waitPoint(pred) {
+    const v = answer.view;
+    const idx = v.intervals.findIndex(pred);
+    assert.ok(idx >= 0, "no such wait");
+    const w = v.intervals[idx];
+    const box = await page.$eval("#waits canvas", (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
+    const lanes = await page.$$eval("#waits .tr-lane-label", (ls) => ls.map((l) => l.getAttribute("title")));
+    const lane = lanes.findIndex((t) => t.endsWith("(" + w.thread + ")"));
+    let t1 = 0;
+    for (const i of v.intervals) t1 = Math.max(t1, i.end_s);
+    for (const e of v.edges) t1 = Math.max(t1, e.time_s);
+    const x0 = 8 + (w.start_s / t1) * (box.w - 16), x1 = Math.max(x0 + 2, 8 + (w.end_s / t1) * (box.w - 16));
+    const y = box.y + 22 + lane * 20 + 10;
+    // An edge crossing the lane is drawn over the wait and wins the hover there: find a point
+    // along the bar where the tooltip is the wait's.
+    for (let k = 1; k < 12; k++) {
+      const x = box.x + x0 + ((x1 - x0) * k) / 12;
+      await page.mouse.move(x, y);
+      const kind = await page.$eval("#waits .tr-tip", (t) => (t.hidden ? null : t.getAttribute("data-kind")));
+      if (kind === "wait") return { w, idx, x, y };
+    }
+    assert.fail("no point of the wait's bar shows the wait's tooltip");
+  }
+  // The longest wait of a waiter thread with a source line (wide enough to hit without an edge on it).
+  const longest = () => {
+    const v = answer.view;
+    const names = Object.fromEntries(v.threads.map((t) => [t.id, t.name]));
+    const cands = v.intervals.filter((i) => i.frame && (names[i.thread] || "").startsWith("waiter-") && v.objects[i.object].object !== "GIL");
+    cands.sort((a, b) => (b.end_s - b.start_s) - (a.end_s - a.start_s));
+    return cands[0];
+  };
+
+  test("hovering a wait shows its object, duration and evidence as text", async () => {
+    const target = longest();
+    const p = await waitPoint((i) => i === target);
+    await page.waitForSelector("#waits .tr-tip:not([hidden])", { timeout: 5000 });
+    const tip = await page.$eval("#waits .tr-tip", (t) => ({ text: t.textContent, kind: t.getAttribute("data-kind"), children: t.children.length }));
+    assert.equal(tip.kind, "wait", tip.text);
+    assert.equal(tip.children, 0, "the tooltip is plain text");
+    assert.ok(tip.text.includes("object: " + answer.view.objects[p.w.object].object), tip.text);
+    assert.ok(tip.text.includes("waited: "), tip.text);
+    assert.ok(/woken by|no evidence/.test(tip.text), tip.text);
+  });
+
+  test("a click on a wait navigates to its waiting line", async () => {
+    const target = longest();
+    const p = await waitPoint((i) => i === target);
+    const req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"), { timeout: 10000 });
+    await page.mouse.click(p.x, p.y);
+    const body = JSON.parse((await req).postData());
+    assert.equal(body.file, target.frame.file);
+    assert.equal(body.line, target.frame.line);
+    assert.ok(body.file.endsWith("handoffs.py"), body.file);
+  });
+
+  test("the objects table: one row per object, wakers from the log; selecting a row highlights it", async () => {
+    const rows = await page.$$eval("#waits table.tr-objects tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    assert.equal(rows.length, answer.view.objects.length);
+    answer.view.objects.forEach((o, i) => { assert.equal(rows[i][0], o.object); assert.equal(rows[i][3], String(o.waits)); assert.equal(rows[i][5], String(o.futile_wakeups)); });
+    // The Condition's waker is the thread the program logged releasing it.
+    const cond = answer.view.objects.findIndex((o) => o.wakers["releaser-condition"]);
+    assert.ok(cond >= 0, "an object woken by releaser-condition: " + JSON.stringify(answer.view.objects.map((o) => [o.object, o.wakers])));
+    assert.ok(rows[cond][6].includes("releaser-condition"), rows[cond][6]);
+    assert.ok(log.some((h) => h.releaser === "releaser-condition"));
+    await page.click(`#waits table.tr-objects tbody tr[data-object="${cond}"]`);
+    assert.equal((await attrs(page))["selected-object"], String(cond));
+    assert.equal(await page.getAttribute(`#waits tr[data-object="${cond}"]`, "aria-selected"), "true");
+    await page.screenshot({ path: path.join(out, "waits-selected.png"), fullPage: true });
+    await page.click(`#waits table.tr-objects tbody tr[data-object="${cond}"]`);
+    assert.equal((await attrs(page))["selected-object"], null);
+  });
+
+  test("the colour toggle", async () => {
+    await page.selectOption("#waits select", "object");
+    assert.equal((await attrs(page))["colour-by"], "object");
+  });
+
+  test("no dialogs, page errors or console errors", () => assert.deepEqual(problems, []));
+});
+
+describe("the Waits tab on hostile_names.py", () => {
+  const THREAD = "<img src=x onerror=alert(1)>";
+  let page, answer;
+  const problems = [];
+  before(async () => {
+    const rec = record("tests/scripts/hostile_names.py", "hostile");
+    const server = await serve(rec.run);
+    servers.push(server);
+    answer = await api(server.url, "waits", { width_px: 800 });
+    page = await newPage(problems);
+    await page.goto(server.url + "?view=waits");
+    await drawn(page);
+  });
+
+  test("every thread name is text, the hostile one included", async () => {
+    const names = new Set(answer.view.threads.map((t) => t.name));
+    for (const e of answer.view.edges) { names.add(e.waker); names.add(e.wakee); }
+    assert.ok(names.has(THREAD), "the hostile thread in the waits answer: " + [...names].join(", "));
+    const labels = await page.$$eval("#waits .tr-lane-label > span:first-child", (s) => s.map((x) => x.textContent));
+    assert.ok(labels.includes(THREAD), labels.join(", "));
+    assert.equal(await page.$$eval("#waits img, #waits script", (x) => x.length), 0);
+  });
+
+  test("no script ran: no dialogs, page errors or console errors", () => assert.deepEqual(problems, []));
+});
