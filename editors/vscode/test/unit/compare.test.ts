@@ -187,6 +187,7 @@ describe("comparison header and helpers", () => {
       active: "/ws/r/2.json",
       pinned: false,
       exclude_threads: [],
+      window: null,
       protocol: 2,
       summary: null,
       runs: [

@@ -12,6 +12,7 @@ const RUNS: RunsResult = {
     { path: "/ws/.threadradar/runs/b.json", name: "b.json", folder: "/ws", modified_unix_ms: 2, size: 20, active: true },
   ],
   exclude_threads: [3],
+  window: null,
   protocol: 2,
   summary: null,
 };

@@ -11,6 +11,7 @@ const RUNS: RunsResult = {
     { path: "/ws/.threadradar/runs/20250102T000000Z-app.json", name: "20250102T000000Z-app.json", folder: "/ws", modified_unix_ms: 1735776000000, size: 3 * 1024 * 1024, active: true },
   ],
   exclude_threads: [],
+  window: null,
   protocol: 2,
   summary: { name: "20250102T000000Z-app.json", samples: 1234, threads: 7, processes: 1, duration_s: 1.54, command: "python3 app.py", start_unix_ms: 0, python_version: "3.11.7" },
 };
