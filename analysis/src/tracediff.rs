@@ -969,8 +969,8 @@ pub fn extend_changes(c: &mut crate::compare::Comparison, diff: &TraceDiff, base
 mod tests {
     use super::*;
 
-    /// A waits view with one object (`futile`, `waits` of `mean_s` each) waited on in `Consumer.take`.
-    fn view(label: &str, addr: Option<u64>, futile: u64, waits: u64, mean_s: f64) -> crate::waits::WaitsView {
+    /// A waits view with one object (`futile`, `n` waits of `mean_s` each) waited on in `Consumer.take`.
+    fn view(label: &str, addr: Option<u64>, futile: u64, n: u64, mean_s: f64) -> crate::waits::WaitsView {
         use crate::waits::*;
         let frame = Location { file: "/p/prog.py".into(), line: 12, function: "Consumer.take".into() };
         WaitsView {
@@ -984,8 +984,8 @@ mod tests {
                 name: None,
                 addr,
                 identity: "recorded".into(),
-                waits,
-                wait_s: mean_s * waits as f64,
+                waits: n,
+                wait_s: mean_s * n as f64,
                 p50_s: mean_s,
                 p95_s: mean_s,
                 waiters: Default::default(),
@@ -993,7 +993,7 @@ mod tests {
                 futile_wakeups: futile,
                 frame: Some(frame.clone()),
             }],
-            intervals: (0..waits)
+            intervals: (0..n)
                 .map(|k| WaitInterval {
                     thread: 0,
                     object: 0,
