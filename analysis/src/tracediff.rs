@@ -861,11 +861,62 @@ fn earlier(d: f64) -> String {
     }
 }
 
-/// Statements about futile wake-ups and wait edges (issue #16's `waits` analysis), e.g.
-/// "Consumer.take: 412 futile wake-ups → 0". That analysis is being written on another branch:
-/// this is the one place to call it from once it is merged. Until then there are none.
-pub fn wait_statements(_base: &Run, _new: &Run) -> Vec<(String, String)> {
-    Vec::new()
+/// Statements about futile wake-ups and wait lengths per waited-on object (issue #16's `waits`
+/// analysis, [`crate::waits`]), e.g. "Consumer.take: threading.Condition self.not_empty: 412 futile
+/// wake-ups → 0". None unless both runs have wait data (wait intervals): a run recorded without it
+/// says nothing about waits, not "no waits".
+pub fn wait_statements(base: &Run, new: &Run) -> Vec<(String, String)> {
+    let opts = crate::waits::WaitsOptions::default();
+    wait_statements_of(&crate::waits::waits(base, &opts), &crate::waits::waits(new, &opts))
+}
+
+/// What identifies an object across two runs: its label, unless that is only an address (which
+/// differs from run to run), then its type and the function it was first waited in.
+fn object_key(o: &crate::waits::ObjectSummary) -> String {
+    match (&o.name, o.addr, &o.frame) {
+        (None, Some(_), Some(f)) => format!("{} in {}", o.type_name, f.function),
+        _ => o.object.clone(),
+    }
+}
+
+/// [`wait_statements`] on the two runs' waits views. Futile wake-ups: stated when they change by
+/// at least 5 and a quarter (an object waited on in one run only counts 0 in the other). Mean wait:
+/// when both runs saw at least 5 waits on the object and the mean changed by half again and by
+/// more than one sampling period (the intervals' uncertainty).
+pub fn wait_statements_of(a: &crate::waits::WaitsView, b: &crate::waits::WaitsView) -> Vec<(String, String)> {
+    if a.intervals.is_empty() || b.intervals.is_empty() {
+        return Vec::new();
+    }
+    let mut keys: Vec<String> = a.objects.iter().chain(&b.objects).map(object_key).collect();
+    keys.sort();
+    keys.dedup();
+    let period = a.period_s.max(b.period_s);
+    let mut futile: Vec<(u64, String, String)> = Vec::new();
+    let mut mean: Vec<(f64, String, String)> = Vec::new();
+    for key in keys {
+        let (x, y) = (a.objects.iter().find(|o| object_key(o) == key), b.objects.iter().find(|o| object_key(o) == key));
+        let Some(any) = x.or(y) else { continue };
+        let artifact = any.frame.as_ref().map_or_else(|| key.clone(), |f| f.function.clone());
+        let (fx, fy) = (x.map_or(0, |o| o.futile_wakeups), y.map_or(0, |o| o.futile_wakeups));
+        if fx.abs_diff(fy) >= 5 && fx.abs_diff(fy) * 4 >= fx.max(fy) {
+            futile.push((fx.abs_diff(fy), artifact.clone(), format!("{artifact}: {key}: {fx} futile wake-ups → {fy}")));
+        }
+        if let (Some(x), Some(y)) = (x, y) {
+            if x.waits >= 5 && y.waits >= 5 {
+                let (mx, my) = (x.wait_s / x.waits as f64, y.wait_s / y.waits as f64);
+                if (my - mx).abs() >= 0.5 * mx.min(my) && (my - mx).abs() > period {
+                    mean.push((
+                        (my / mx).ln().abs(),
+                        artifact.clone(),
+                        format!("{artifact}: {key}: mean wait {:.1} ms → {:.1} ms ({} → {} waits)", mx * 1e3, my * 1e3, x.waits, y.waits),
+                    ));
+                }
+            }
+        }
+    }
+    futile.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.2.cmp(&y.2)));
+    mean.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.2.cmp(&y.2)));
+    futile.into_iter().take(5).map(|(_, a, s)| (a, s)).chain(mean.into_iter().take(5).map(|(_, a, s)| (a, s))).collect()
 }
 
 /// Cluster statements from two glyphs of one artifact: a colour present on one side only.
@@ -917,6 +968,71 @@ pub fn extend_changes(c: &mut crate::compare::Comparison, diff: &TraceDiff, base
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A waits view with one object (`futile`, `n` waits of `mean_s` each) waited on in `Consumer.take`.
+    fn view(label: &str, addr: Option<u64>, futile: u64, n: u64, mean_s: f64) -> crate::waits::WaitsView {
+        use crate::waits::*;
+        let frame = Location { file: "/p/prog.py".into(), line: 12, function: "Consumer.take".into() };
+        WaitsView {
+            started_at: None,
+            period_s: 0.005,
+            evidence: EvidenceAvailable { kernel: false, targets: true, notes: Vec::new() },
+            threads: vec![WaitThread { id: 0, name: "consumer-0".into(), thread_type: "Consumer".into() }],
+            objects: vec![ObjectSummary {
+                object: label.into(),
+                type_name: "threading.Condition".into(),
+                name: None,
+                addr,
+                identity: "recorded".into(),
+                waits: n,
+                wait_s: mean_s * n as f64,
+                p50_s: mean_s,
+                p95_s: mean_s,
+                waiters: Default::default(),
+                wakers: Default::default(),
+                futile_wakeups: futile,
+                frame: Some(frame.clone()),
+            }],
+            intervals: (0..n)
+                .map(|k| WaitInterval {
+                    thread: 0,
+                    object: 0,
+                    start_s: k as f64,
+                    end_s: k as f64 + mean_s,
+                    samples: 2,
+                    syscall: None,
+                    frame: Some(frame.clone()),
+                    open: false,
+                    futile: false,
+                })
+                .collect(),
+            edges: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn wait_statements_state_futile_wakeups_and_mean_waits_backed_by_both_runs() {
+        // Addresses differ between runs: the object is matched by type and waiting function.
+        let a = view("threading.Condition at 0x10", Some(0x10), 412, 40, 0.050);
+        let b = view("threading.Condition at 0x99", Some(0x99), 0, 40, 0.010);
+        let s: Vec<String> = wait_statements_of(&a, &b).into_iter().map(|(_, s)| s).collect();
+        assert_eq!(
+            s,
+            [
+                "Consumer.take: threading.Condition in Consumer.take: 412 futile wake-ups → 0",
+                "Consumer.take: threading.Condition in Consumer.take: mean wait 50.0 ms → 10.0 ms (40 → 40 waits)",
+            ]
+        );
+        // Small changes say nothing: 3 futile wake-ups, a mean within one period.
+        let c = view("threading.Condition at 0x99", Some(0x99), 409, 40, 0.052);
+        assert!(wait_statements_of(&a, &c).is_empty());
+        // A run without wait data: no statements at all.
+        let mut none = b.clone();
+        none.intervals.clear();
+        none.objects.clear();
+        assert!(wait_statements_of(&a, &none).is_empty());
+        assert!(wait_statements_of(&none, &a).is_empty());
+    }
     use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
     use threadradar_profiler::run::{Meta, Sample, ThreadSample};
 

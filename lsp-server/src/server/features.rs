@@ -95,6 +95,7 @@ impl Backend {
         }
         if settings.code_lens {
             lenses.extend(self.section_lenses(&params.text_document.uri).await);
+            lenses.extend(self.wait_lenses(&params.text_document.uri).await);
         }
         // Stable: on one line, the figures' lens stays first.
         lenses.sort_by_key(|l| l.range.start.line);
@@ -111,7 +112,10 @@ impl Backend {
             return Ok(None);
         }
         let uri = &params.text_document_position_params.text_document.uri;
-        let section = self.section_hover(uri, pos.line).await;
+        let section = match (self.section_hover(uri, pos.line).await, self.wait_hover(uri, pos.line).await) {
+            (Some(s), Some(w)) => Some(format!("{s}\n\n---\n\n{w}")),
+            (s, w) => s.or(w),
+        };
         let Some(&(i, line)) = p.items.iter().find(|(_, l)| *l == pos.line) else {
             return Ok(section.map(|value| Hover {
                 contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),

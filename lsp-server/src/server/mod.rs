@@ -14,6 +14,7 @@ mod features;
 mod host_impl;
 mod testing;
 mod sections;
+mod waits_lens;
 mod watch;
 
 use crate::config::{HoverImage, Settings};
