@@ -124,3 +124,14 @@ fn test_command_unittest_uses_unittest_even_with_pytest_installed() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(common::stderr(&bad).contains("test-command in ") && common::stderr(&bad).contains("\"unittest\""), "{}", common::stderr(&bad));
 }
+
+#[test]
+fn a_test_command_of_the_wrong_type_is_one_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("threadradar.toml"), "interval-ms = 2\ntest-command = 3\n").unwrap();
+    let o = common::threadradar(dir.path(), &["test", "--no-progress", "x.py"]);
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("test-command in ") && err.contains("threadradar.toml line 2 must be \"pytest\", \"unittest\" or a list"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

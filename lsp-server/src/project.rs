@@ -159,6 +159,9 @@ fn explain(file: &Path, text: &str, e: &toml::de::Error, section: &str) -> Strin
         let key = rest.split('`').next().unwrap_or(rest);
         return format!("unknown key `{key}` in {section}{at}: the keys are {KEYS}");
     }
+    if msg.contains("untagged enum CommandSpec") {
+        return format!("test-command in {section}{at} must be \"pytest\", \"unittest\" or a list of words like [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]");
+    }
     format!("{at}: {}", msg.lines().next().unwrap_or(msg).trim_end_matches('.'))
 }
 
