@@ -314,3 +314,68 @@ fn an_xdist_run_includes_the_workers_threads() {
     assert!(workers.len() >= 2, "worker threads in both xdist workers: {:?}", run.threads.iter().map(|t| (&t.name, t.pid)).collect::<Vec<_>>());
     assert!(c.shutdown().success());
 }
+
+/// The hint labels of `file` for the newest run of `root`, from a fresh server started with
+/// `settings`: what a user sees on opening the project.
+fn hint_labels(root: &Path, file: &Path, settings: Value) -> Vec<String> {
+    let mut c = LspClient::spawn(common::bin(), root);
+    c.initialize(root, settings);
+    c.open(file, &std::fs::read_to_string(file).unwrap());
+    let labels = c.inlay_hints(file).iter().map(lsp_client::label).collect();
+    c.shutdown();
+    labels
+}
+
+#[test]
+fn the_projects_counted_states_are_the_default_and_the_editor_settings_override_them() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    let tests = root.join("tests/check_pool.py");
+    let pool = root.join("pool.py");
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({}));
+    c.open(&tests, &std::fs::read_to_string(&tests).unwrap());
+    c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": "test_parallel_sum_is_right" })).unwrap();
+    c.shutdown();
+
+    // The same run, counted two ways by the editor's setting.
+    let computing = hint_labels(&root, &pool, json!({ "states": "computing" }));
+    let all = hint_labels(&root, &pool, json!({ "states": "all" }));
+    assert!(!computing.is_empty() && computing != all, "the main thread waits in join: counting it must change the figures\n{computing:?}\n{all:?}");
+    assert_eq!(hint_labels(&root, &pool, json!({})), computing, "without configuration only computing counts");
+
+    // `[tool.threadradar] states = "all"` makes every state count by default...
+    let pyproject = root.join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap();
+    std::fs::write(&pyproject, text.replace("interval-ms = 2", "interval-ms = 2\nstates = \"all\"")).unwrap();
+    assert_eq!(hint_labels(&root, &pool, json!({})), all, "the project's states");
+    // ...and the editor's setting still wins.
+    assert_eq!(hint_labels(&root, &pool, json!({ "states": "computing" })), computing, "the editor's states");
+}
+
+#[test]
+fn without_pytest_profile_test_runs_a_testcase_with_unittest() {
+    let _serial = common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("uproject");
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("tests/__init__.py"), "").unwrap();
+    let tests = root.join("tests/test_case.py");
+    let text = "import unittest\n\n\nclass Case(unittest.TestCase):\n    def test_ok(self):\n        self.assertEqual(sum(range(100_000)), 4999950000)\n\n    def test_no(self):\n        self.assertTrue(False, \"no means no\")\n";
+    std::fs::write(&tests, text).unwrap();
+    std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"u\"\nversion = \"0\"\n").unwrap();
+    // A venv without pip, so without pytest: the project's .venv is the interpreter.
+    let venv = std::process::Command::new(common::python()).args(["-m", "venv", "--without-pip", ".venv"]).current_dir(&root).output().unwrap();
+    assert!(venv.status.success(), "{}", String::from_utf8_lossy(&venv.stderr));
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({}));
+    c.open(&tests, text);
+    let answer = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": null })).unwrap();
+    assert_eq!(counts(&answer["outcome"]), json!({ "passed": 1, "failed": 1, "errors": 0, "skipped": 0 }), "{answer}");
+    assert!(answer["outcome"]["first_failure"].as_str().unwrap().starts_with("test_no: AssertionError: False is not true : no means no"), "{answer}");
+    let one = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": "Case::test_ok" })).unwrap();
+    assert_eq!(counts(&one["outcome"]), json!({ "passed": 1, "failed": 0, "errors": 0, "skipped": 0 }), "{one}");
+    let meta = serde_json::to_value(&common::read(Path::new(one["run"].as_str().unwrap())).meta).unwrap();
+    assert_eq!(meta["interpreter"]["source"], ".venv/bin/python");
+    c.shutdown();
+}

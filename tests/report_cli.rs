@@ -180,3 +180,20 @@ fn nothing_counted_says_what_to_do() {
     assert_eq!(v["run"]["states"], "all");
     assert_fails_with(&report(dir.path(), &[&path, "--states", "all", "--exclude-type", "Pool", "--exclude-thread", "MainThread"]), "after excluding 3 threads");
 }
+
+/// `[tool.threadradar] states` of the project the report is run in is the default; `--states`
+/// still wins (issue 19).
+#[test]
+fn the_projects_counted_states_are_the_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "run.json", &pool_run(ThreadState::Idle));
+    let explicit = report(dir.path(), &[&path, "--states", "all", "--json"]);
+    assert!(explicit.status.success(), "{}", stderr(&explicit));
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"x\"\n\n[tool.threadradar]\nstates = \"all\"\n").unwrap();
+    let configured = report(dir.path(), &[&path, "--json"]);
+    assert!(configured.status.success(), "{}", stderr(&configured));
+    assert_eq!(stdout(&configured), stdout(&explicit));
+    let v: Value = serde_json::from_str(&stdout(&configured)).unwrap();
+    assert_eq!(v["counted_samples"], 94);
+    assert_fails_with(&report(dir.path(), &[&path, "--states", "computing"]), "count more states with `--states all`");
+}

@@ -40,6 +40,7 @@ pub mod render;
 pub mod runs;
 pub mod server;
 pub mod text;
+pub mod unittests;
 
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};

@@ -33,13 +33,21 @@ pub struct ProjectConfig {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct Raw {
     python: Option<String>,
-    test_command: Option<Vec<String>>,
+    test_command: Option<CommandSpec>,
     interval_ms: Option<f64>,
     states: Option<CountedStates>,
     include: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
     runs_dir: Option<String>,
     keep_runs: Option<u32>,
+}
+
+/// `test-command`: a runner's name (`"pytest"`, `"unittest"`) or a template.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CommandSpec {
+    Name(String),
+    Template(Vec<String>),
 }
 
 /// The keys of `[tool.threadradar]`, for the message about an unknown one.
@@ -82,7 +90,16 @@ impl ProjectConfig {
                 return Err(format!("interval-ms in {name} must be between 0.05 and 10000 milliseconds (it is {ms})"));
             }
         }
-        if let Some(c) = &raw.test_command {
+        let test_command = match raw.test_command {
+            None => None,
+            Some(CommandSpec::Name(n)) if n == "pytest" => None,
+            Some(CommandSpec::Name(n)) if n == "unittest" => Some(vec![n]),
+            Some(CommandSpec::Name(n)) => {
+                return Err(format!("test-command in {name} is {n:?}: write \"pytest\", \"unittest\" or a template like [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]"))
+            }
+            Some(CommandSpec::Template(t)) => Some(t),
+        };
+        if let Some(c) = &test_command {
             if c.is_empty() {
                 return Err(format!("test-command in {name} is empty: write e.g. [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]"));
             }
@@ -101,7 +118,7 @@ impl ProjectConfig {
         Ok(ProjectConfig {
             file: Some(file.to_path_buf()),
             python: raw.python.map(|p| if p.contains('/') { abs(p) } else { PathBuf::from(p) }),
-            test_command: raw.test_command,
+            test_command,
             interval_ms: raw.interval_ms,
             states: raw.states,
             include: raw.include.unwrap_or_default(),
@@ -141,6 +158,9 @@ fn explain(file: &Path, text: &str, e: &toml::de::Error, section: &str) -> Strin
     if let Some(rest) = msg.strip_prefix("unknown field `") {
         let key = rest.split('`').next().unwrap_or(rest);
         return format!("unknown key `{key}` in {section}{at}: the keys are {KEYS}");
+    }
+    if msg.contains("untagged enum CommandSpec") {
+        return format!("test-command in {section}{at} must be \"pytest\", \"unittest\" or a list of words like [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]");
     }
     format!("{at}: {}", msg.lines().next().unwrap_or(msg).trim_end_matches('.'))
 }

@@ -44,9 +44,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "TYPE")]
     pub exclude_type: Vec<String>,
 
-    /// Which thread states count as runtime.
-    #[arg(long, value_enum, default_value_t = CountedStates::Computing)]
-    pub states: CountedStates,
+    /// Which thread states count as runtime [default: [tool.threadradar] states of the project
+    /// in the current directory, else computing].
+    #[arg(long, value_enum)]
+    pub states: Option<CountedStates>,
 
     /// Clustering: COP-KMeans with the paper's must-link constraints, or plain k-means.
     #[arg(long, value_enum, default_value_t = KMeansArg::Cop)]
@@ -86,7 +87,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let run = runfile::read(&path)?;
     let options = Options {
-        states: args.states,
+        states: counted_states(&args),
         threads: ThreadFilter::by_names(&run, &args.exclude_thread, &args.exclude_type)?,
         method: match args.kmeans {
             KMeansArg::Cop => ClusterMethod::CopKMeans,
@@ -500,7 +501,7 @@ fn report_runset(args: &ReportArgs, path: &Path, set: RunSet) -> anyhow::Result<
     let runs: Vec<Run> = set.runs.iter().map(|p| runfile::read(p)).collect::<Result<_, _>>()?;
     let level = args.level;
     let options = |run: &Run, method| -> anyhow::Result<Options> {
-        Ok(Options { states: args.states, threads: ThreadFilter::by_names(run, &args.exclude_thread, &args.exclude_type)?, method })
+        Ok(Options { states: counted_states(args), threads: ThreadFilter::by_names(run, &args.exclude_thread, &args.exclude_type)?, method })
     };
     let mut cop = Vec::new();
     let mut plain = Vec::new();
@@ -631,4 +632,16 @@ fn print_runset(r: &RunSetReport, listed: usize, out: &mut dyn Write) -> anyhow:
         )?;
     }
     Ok(())
+}
+
+/// `--states`, else the project's `[tool.threadradar] states` (the directory the report is run
+/// in), else computing. A bad configuration file is not this command's business: `threadradar
+/// test` reports it.
+fn counted_states(args: &ReportArgs) -> CountedStates {
+    args.states
+        .or_else(|| {
+            let root = std::env::current_dir().ok()?;
+            threadradar_lsp::project::ProjectConfig::load(&root).ok()?.states
+        })
+        .unwrap_or_default()
 }

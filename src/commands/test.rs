@@ -54,14 +54,24 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     let root = std::env::current_dir().context("cannot read the current directory")?;
     let config = ProjectConfig::load(&root).map_err(anyhow::Error::msg)?;
     let python = project::resolve_python(&root, &config, args.python.as_deref(), args.selected_python.as_deref()).map_err(anyhow::Error::msg)?;
-    project::check_pytest(&python.path).map_err(anyhow::Error::msg)?;
+    // unittest when the project says so, or when pytest is missing and unittest can run the tests.
+    let unittest = threadradar_lsp::unittests::wanted(config.test_command.as_deref())
+        || match project::check_pytest(&python.path) {
+            Ok(()) => false,
+            Err(_) if threadradar_lsp::unittests::runnable(&root, &args.pytest_args) => true,
+            Err(e) => anyhow::bail!(e),
+        };
 
     let junit = std::env::temp_dir().join(format!(
         "threadradar-junit-{}-{}.xml",
         std::process::id(),
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
     ));
-    let command = pytests::pytest_command(&python.path, config.test_command.as_deref(), &args.pytest_args, &junit);
+    let command = if unittest {
+        threadradar_lsp::unittests::command(&python.path, &args.pytest_args, &junit)
+    } else {
+        pytests::pytest_command(&python.path, config.test_command.as_deref(), &args.pytest_args, &junit)
+    };
     let runs_dir = config.runs_dir(&root);
     let output = match &args.output {
         Some(o) => o.clone(),
@@ -71,7 +81,8 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let id = test_id(&args.pytest_args);
-    eprintln!("threadradar: testing {id} with {} ({})", python.path.display(), python.source);
+    let runner = if unittest { "unittest" } else { "pytest" };
+    eprintln!("threadradar: testing {id} with {} ({}) and {runner}", python.path.display(), python.source);
     let recorded = record::record(&RecordArgs {
         output: Some(output),
         interval_ms: args.interval_ms.or(config.interval_ms).unwrap_or(3.0),
@@ -83,7 +94,8 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     let report = std::fs::read_to_string(&junit).ok();
     let _ = std::fs::remove_file(&junit);
     let mut rec = recorded?;
-    let outcome = match report.as_deref().map(pytests::junit_outcome) {
+    let read_report = |r: &str| if unittest { threadradar_lsp::unittests::outcome(r) } else { pytests::junit_outcome(r) };
+    let outcome = match report.as_deref().map(read_report) {
         Some(Ok(o)) => Some(o),
         Some(Err(e)) => {
             eprintln!("threadradar: {e}");
@@ -100,7 +112,7 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             let first = o.first_failure.as_ref().map(|f| format!(" — first failure: {f}")).unwrap_or_default();
             eprintln!("threadradar: outcome {}{first}", pytests::outcome_words(o));
         }
-        None => eprintln!("threadradar: outcome unknown: pytest wrote no report ({})", how_pytest_ended(&rec.run)),
+        None => eprintln!("threadradar: outcome unknown: {runner} wrote no report ({})", how_pytest_ended(&rec.run)),
     }
     if let Some(keep) = config.keep_runs {
         if rec.path.parent() == Some(runs_dir.as_path()) {

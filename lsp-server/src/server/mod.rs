@@ -434,9 +434,6 @@ impl LanguageServer for Server {
         let mut ignored = Vec::new();
         {
             let mut s = self.state();
-            if let Some(opts) = &params.initialization_options {
-                ignored = s.settings.update(opts);
-            }
             let caps = &params.capabilities;
             let ws = caps.workspace.as_ref();
             s.caps = ClientCaps {
@@ -465,7 +462,15 @@ impl LanguageServer for Server {
                     folders.push(p.into_owned());
                 }
             }
+            // The project's `[tool.threadradar] states` is the default; the editor's settings
+            // override it (issue 19). A bad configuration file is reported when a test runs.
+            if let Some(states) = folders.first().and_then(|f| crate::project::ProjectConfig::load(f).ok()).and_then(|c| c.states) {
+                s.settings.states = states;
+            }
             s.folders = folders;
+            if let Some(opts) = &params.initialization_options {
+                ignored = s.settings.update(opts);
+            }
         }
         for i in ignored {
             tracing::warn!("{i}");

@@ -113,11 +113,21 @@ impl Backend {
         // The same rules `threadradar test` applies, checked here so that a bad setting is one
         // message instead of a failed recording.
         let check_root = root.clone();
+        let check_file = path.clone();
         let check = self
             .blocking(move |_| -> std::result::Result<(ProjectConfig, ProjectConfig), String> {
                 let config = ProjectConfig::load(&check_root)?;
                 let python = project::resolve_python(&check_root, &config, None, selected.as_deref().map(Path::new))?;
-                project::check_pytest(&python.path)?;
+                // unittest runs the tests when the project says so, or when pytest is missing and
+                // the module's tests are all TestCase methods (`threadradar test` decides the same).
+                if !crate::unittests::wanted(config.test_command.as_deref()) {
+                    if let Err(e) = project::check_pytest(&python.path) {
+                        let rel = check_file.strip_prefix(&check_root).unwrap_or(&check_file).display().to_string();
+                        if !crate::unittests::runnable(&check_root, &[rel]) {
+                            return Err(e);
+                        }
+                    }
+                }
                 Ok((config, ProjectConfig::load(&folder).unwrap_or_default()))
             })
             .await
