@@ -215,12 +215,15 @@ fn hints_lenses_hover_edits_filter_symbols_and_new_runs() {
     // Beside each declaration's lens, a "Timeline" lens on the same line (tests/timeline_editor.rs).
     let timeline_lenses = lenses.iter().filter(|l| l["command"]["command"] == "threadradar.openTimeline").count();
     assert_eq!(timeline_lenses, expected.len());
-    // The script's lock gives critical-section lenses too (tested in tests/lsp_sections.rs); they
-    // are not declarations' lenses.
+    // The script's lock gives critical-section lenses (tests/lsp_sections.rs) and its waiting line a
+    // wait lens (tests/lsp_waits.rs); they are not declarations' lenses.
     let lenses: Vec<Value> = lenses
         .into_iter()
         .filter(|l| l["command"]["command"] != "threadradar.openTimeline")
-        .filter(|l| !l["command"]["title"].as_str().unwrap_or("").starts_with("critical section"))
+        .filter(|l| {
+            let title = l["command"]["title"].as_str().unwrap_or("");
+            !title.starts_with("critical section") && !title.starts_with("waited ")
+        })
         .collect();
     assert_eq!(lenses.len(), expected.len() + 1);
     let run_line = run_fn["line"].as_u64().unwrap();

@@ -204,11 +204,17 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         eprintln!("threadradar: {why}");
     }
     let pb = progress_bar(args.no_progress);
-    let mut printed = Duration::ZERO;
+    // For editors: a first line soon (a test can be over in a second), then one a second, and the
+    // totals at the end, so even the shortest run reports its samples and threads.
+    let mut next_line = Duration::from_millis(250);
+    let mut last_line = String::new();
     let end = sampler.run_until(&STOP, |p| {
-        if args.progress_lines && p.elapsed >= printed + Duration::from_secs(1) {
-            printed = p.elapsed;
-            eprintln!("threadradar: progress {:.1} s, {} samples, {} threads", p.elapsed.as_secs_f64(), p.samples, p.threads);
+        if args.progress_lines {
+            last_line = format!("threadradar: progress {:.1} s, {} samples, {} threads", p.elapsed.as_secs_f64(), p.samples, p.threads);
+            if p.elapsed >= next_line {
+                next_line = p.elapsed + Duration::from_secs(1);
+                eprintln!("{last_line}");
+            }
         }
         pb.set_message(format!(
             "{:>6.1}s  {} samples  {} threads  {:.0} Hz ({:.0}% of {:.0}){}",
@@ -223,6 +229,9 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         pb.tick();
     });
     pb.finish_and_clear();
+    if !last_line.is_empty() {
+        eprintln!("{last_line}");
+    }
 
     // A program that ended on its own has its status ready; take it before writing.
     let mut status = None;
