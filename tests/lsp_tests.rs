@@ -351,6 +351,24 @@ fn the_projects_counted_states_are_the_default_and_the_editor_settings_override_
     assert_eq!(hint_labels(&root, &pool, json!({})), all, "the project's states");
     // ...and the editor's setting still wins.
     assert_eq!(hint_labels(&root, &pool, json!({ "states": "computing" })), computing, "the editor's states");
+
+    // `include`/`exclude` are which artifacts the overview lists when the request names none.
+    let listed = |root: &Path, params: Value| -> Vec<String> {
+        let mut c = LspClient::spawn(common::bin(), root);
+        c.initialize(root, json!({}));
+        let o = c.call("threadRadar/overview", params);
+        c.shutdown();
+        o["functions"].as_array().unwrap_or_else(|| panic!("{o}")).iter().map(|f| f["file"].as_str().unwrap().to_string()).collect()
+    };
+    let before = listed(&root, json!({}));
+    assert!(before.iter().any(|f| f.ends_with("pool.py")) && before.iter().any(|f| !f.ends_with("pool.py")), "{before:?}");
+    let text = std::fs::read_to_string(&pyproject).unwrap();
+    std::fs::write(&pyproject, text.replace("interval-ms = 2", "interval-ms = 2\ninclude = [\"/pool\\\\.py$\"]")).unwrap();
+    let configured = listed(&root, json!({}));
+    assert!(!configured.is_empty() && configured.iter().all(|f| f.ends_with("pool.py")), "{configured:?}");
+    // A request's own pattern replaces the project's.
+    let own = listed(&root, json!({ "include": ["check_pool"] }));
+    assert!(!own.is_empty() && own.iter().all(|f| f.ends_with("check_pool.py")), "{own:?}");
 }
 
 #[test]

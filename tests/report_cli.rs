@@ -197,3 +197,25 @@ fn the_projects_counted_states_are_the_default() {
     assert_eq!(v["counted_samples"], 94);
     assert_fails_with(&report(dir.path(), &[&path, "--states", "computing"]), "count more states with `--states all`");
 }
+
+#[test]
+fn the_projects_include_and_exclude_are_the_default_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "run.json", &pool_run(ThreadState::Computing));
+    let names = |out: &std::process::Output| -> Vec<String> {
+        let v: Value = serde_json::from_str(&stdout(out)).unwrap();
+        v["artifacts"].as_array().unwrap().iter().map(|a| a["qualname"].as_str().unwrap().to_string()).collect()
+    };
+    let all = report(dir.path(), &[&path, "--json"]);
+    assert!(all.status.success(), "{}", stderr(&all));
+    assert!(names(&all).contains(&"JSONEncoder.encode".to_string()), "{:?}", names(&all));
+    std::fs::write(dir.path().join("pyproject.toml"), "[tool.threadradar]\nexclude = [\"json/\"]\n").unwrap();
+    let configured = report(dir.path(), &[&path, "--json"]);
+    assert!(configured.status.success(), "{}", stderr(&configured));
+    assert!(!names(&configured).contains(&"JSONEncoder.encode".to_string()), "{:?}", names(&configured));
+    assert!(names(&configured).contains(&"Pool.work".to_string()));
+    // A pattern on the command line replaces the project's.
+    let explicit = report(dir.path(), &[&path, "--json", "--include", "encode"]);
+    assert!(names(&explicit).contains(&"JSONEncoder.encode".to_string()), "{:?}", names(&explicit));
+    assert!(!names(&explicit).contains(&"Pool.work".to_string()), "{:?}", names(&explicit));
+}

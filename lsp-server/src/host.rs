@@ -29,6 +29,10 @@ pub struct Defaults {
     pub theme: Theme,
     /// The global time window (seconds of the active run); `None`: the whole run.
     pub window: Option<Window>,
+    /// The project's `[tool.threadradar] include`/`exclude`: which artifacts the overview lists
+    /// when a request names no pattern of its own.
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
 }
 
 impl Defaults {

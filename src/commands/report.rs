@@ -94,7 +94,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             KMeansArg::Plain => ClusterMethod::KMeans,
         },
     };
-    let filter = args.filter.build()?;
+    let filter = artifact_filter(&args).build()?;
     let view_options = ViewOptions {
         level: args.level,
         top: args.top.or(if args.json { None } else { Some(20) }),
@@ -510,7 +510,7 @@ fn report_runset(args: &ReportArgs, path: &Path, set: RunSet) -> anyhow::Result<
         plain.push(Analysis::new(run, &options(run, ClusterMethod::KMeans)?).with_context(|| format!("cannot analyse {}", p.display()))?);
     }
     let chosen = if args.kmeans == KMeansArg::Cop { &cop } else { &plain };
-    let filter = args.filter.build()?;
+    let filter = artifact_filter(args).build()?;
     let mut views = Vec::new();
     for ((run, a), p) in runs.iter().zip(chosen).zip(&set.runs) {
         let v = ReportView::build(run, a, &ViewOptions { level, top: None, filter: filter.clone(), ..ViewOptions::default() })
@@ -632,6 +632,19 @@ fn print_runset(r: &RunSetReport, listed: usize, out: &mut dyn Write) -> anyhow:
         )?;
     }
     Ok(())
+}
+
+/// `--include`/`--exclude`, else the project's `[tool.threadradar] include`/`exclude` (the
+/// directory the report is run in); `--no-stdlib`/`--no-third-party` as given.
+fn artifact_filter(args: &ReportArgs) -> FilterSpec {
+    let mut spec = args.filter.clone();
+    if spec.include.is_empty() && spec.exclude.is_empty() {
+        if let Some(c) = std::env::current_dir().ok().and_then(|root| threadradar_lsp::project::ProjectConfig::load(&root).ok()) {
+            spec.include = c.include;
+            spec.exclude = c.exclude;
+        }
+    }
+    spec
 }
 
 /// `--states`, else the project's `[tool.threadradar] states` (the directory the report is run

@@ -20,7 +20,7 @@ use serde_json::Value;
 /// whichever transport carried it.
 pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, ProtocolError> {
     match method {
-        p::Overview::NAME => call::<p::Overview>(host, with_defaults(host, params), panels::overview),
+        p::Overview::NAME => call::<p::Overview>(host, with_project_filter(host, with_defaults(host, params)), panels::overview),
         p::Detail::NAME => call::<p::Detail>(host, with_defaults(host, params), panels::detail),
         p::Glyph::NAME => call::<p::Glyph>(host, with_defaults(host, params), panels::glyph),
         p::Threads::NAME => call::<p::Threads>(host, with_defaults(host, params), panels::threads),
@@ -51,6 +51,20 @@ fn with_defaults(host: &dyn Host, params: Value) -> Value {
         o.entry("theme").or_insert_with(|| serde_json::json!(d.theme));
         if let Some(w) = d.window {
             o.entry("window").or_insert_with(|| serde_json::json!(w));
+        }
+    }
+    params
+}
+
+/// The overview's `include`/`exclude`, where the request names neither, from the project's
+/// configuration (issue 19).
+fn with_project_filter(host: &dyn Host, mut params: Value) -> Value {
+    if let Value::Object(o) = &mut params {
+        let d = host.defaults();
+        let named = |k: &str| o.get(k).and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+        if !named("include") && !named("exclude") && !(d.include.is_empty() && d.exclude.is_empty()) {
+            o.insert("include".into(), serde_json::json!(d.include));
+            o.insert("exclude".into(), serde_json::json!(d.exclude));
         }
     }
     params

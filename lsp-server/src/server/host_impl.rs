@@ -11,7 +11,14 @@ impl Host for Backend {
 
     fn defaults(&self) -> Defaults {
         let s = self.state();
-        Defaults { exclude_threads: s.exclude.clone(), states: s.settings.states, theme: s.settings.glyph_theme, window: s.window }
+        Defaults {
+            exclude_threads: s.exclude.clone(),
+            states: s.settings.states,
+            theme: s.settings.glyph_theme,
+            window: s.window,
+            include: s.project_include.clone(),
+            exclude: s.project_exclude.clone(),
+        }
     }
 
     fn settings(&self) -> Settings {

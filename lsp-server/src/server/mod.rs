@@ -144,6 +144,9 @@ struct State {
     exclude: Vec<u32>,
     /// The global time window (seconds of the active run); cleared with the run.
     window: Option<threadradar_analysis::Window>,
+    /// The project's `[tool.threadradar] include`/`exclude` (the overview's default listing).
+    project_include: Vec<String>,
+    project_exclude: Vec<String>,
     /// Run files that failed to load, with the (size, mtime) they had: retried when it changes.
     failed: HashMap<PathBuf, (u64, u64)>,
     told_no_runs: bool,
@@ -464,8 +467,13 @@ impl LanguageServer for Server {
             }
             // The project's `[tool.threadradar] states` is the default; the editor's settings
             // override it (issue 19). A bad configuration file is reported when a test runs.
-            if let Some(states) = folders.first().and_then(|f| crate::project::ProjectConfig::load(f).ok()).and_then(|c| c.states) {
-                s.settings.states = states;
+            if let Some(c) = folders.first().and_then(|f| crate::project::ProjectConfig::load(f).ok()) {
+                if let Some(states) = c.states {
+                    s.settings.states = states;
+                }
+                // And its include/exclude: which artifacts the overview lists by default.
+                s.project_include = c.include;
+                s.project_exclude = c.exclude;
             }
             s.folders = folders;
             if let Some(opts) = &params.initialization_options {
