@@ -95,17 +95,17 @@ describe("panel requests through the router", () => {
 
 describe("the thread filter through the router", () => {
   test("apply: the server's filter, every figure, and threadRadar/changed follow", async () => {
-    expect(await ask("filter", {})).toEqual({ exclude_threads: [] });
+    expect(await ask("filter", {})).toEqual({ exclude_threads: [], window: null });
     const hot = (await workers()).sort((a, b) => (b.crt ?? 0) - (a.crt ?? 0))[0];
     expect(hot).toBeDefined();
     const id = hot?.id ?? -1;
     const before = (await ask("overview", {})) as OverviewResult & { program: { threads: number } };
     const generationBefore = server.notifications.filter((n) => n.method === "threadRadar/changed").length;
 
-    expect(await ask("filter", { exclude_threads: [id] })).toEqual({ exclude_threads: [id] });
+    expect(await ask("filter", { exclude_threads: [id] })).toEqual({ exclude_threads: [id], window: null });
     expect(changes.at(-1)).toBe("filter");
     expect(((await server.sendRequest(Requests.runs, {})) as RunsResult).exclude_threads).toEqual([id]);
-    expect(await ask("filter", {})).toEqual({ exclude_threads: [id] });
+    expect(await ask("filter", {})).toEqual({ exclude_threads: [id], window: null });
     // The server fills in the global filter where the page leaves it out.
     const after = (await ask("overview", {})) as OverviewResult & { program: { threads: number } };
     expect(after.program.threads).toBe(6);
@@ -116,20 +116,20 @@ describe("the thread filter through the router", () => {
     expect(changed.exclude_threads).toEqual([id]);
     expect(server.notifications.filter((n) => n.method === "threadRadar/changed").length).toBeGreaterThan(generationBefore);
 
-    expect(await ask("filter", { exclude_threads: [] })).toEqual({ exclude_threads: [] });
+    expect(await ask("filter", { exclude_threads: [] })).toEqual({ exclude_threads: [], window: null });
     expect(((await ask("overview", {})) as { program: { threads: number } }).program.threads).toBe(7);
   });
 
   test("an unknown thread id is refused by the server, as a sentence", async () => {
     const a = await routeMessage(host, { id: 9, method: "filter", params: { exclude_threads: [999] } });
     expect(a).toEqual({ id: 9, error: "No thread with id 999 in this run (it has 7)." });
-    expect(await ask("filter", {})).toEqual({ exclude_threads: [] });
+    expect(await ask("filter", {})).toEqual({ exclude_threads: [], window: null });
   });
 
   test("excluding every thread is refused", async () => {
     const a = await routeMessage(host, { id: 10, method: "filter", params: { exclude_threads: [0, 1, 2, 3, 4, 5, 6] } });
     expect(a).toMatchObject({ id: 10, error: expect.any(String) });
-    expect(await ask("filter", {})).toEqual({ exclude_threads: [] });
+    expect(await ask("filter", {})).toEqual({ exclude_threads: [], window: null });
   });
 
   test("setThreadFilter takes thread names too (the views' quick pick uses ids)", async () => {
