@@ -96,6 +96,32 @@ impl Document {
 }
 
 /// Whether line `line` is within `range` (inclusive of both ends' lines).
+/// `1 240`: thousands grouped with a space, as the lens reads.
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `2 ms`, `41 ms`, `0.40 ms`, `3.1 s`: a lens's durations.
+pub fn duration(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.1} s")
+    } else if s >= 0.01 {
+        format!("{:.0} ms", s * 1e3)
+    } else if s >= 0.001 {
+        format!("{:.1} ms", s * 1e3).replace(".0 ms", " ms")
+    } else {
+        format!("{:.2} ms", s * 1e3)
+    }
+}
+
 pub fn line_in(range: &Range, line: u32) -> bool {
     range.start.line <= line && line <= range.end.line
 }

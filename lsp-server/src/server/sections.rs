@@ -6,6 +6,7 @@
 //! sha256) gets no section figures, since their lines could not be vouched for.
 
 use super::*;
+use crate::text::{count, duration};
 use threadradar_analysis::sections::{analyse, SectionFigures, SectionOptions, SectionsView};
 use threadradar_profiler::source::sha256_hex;
 
@@ -73,31 +74,6 @@ impl Backend {
     }
 }
 
-/// `1 240`: thousands grouped with a space, as the lens reads.
-fn count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `2 ms`, `41 ms`, `0.4 ms`, `3.1 s`.
-fn duration(s: f64) -> String {
-    if s >= 1.0 {
-        format!("{s:.1} s")
-    } else if s >= 0.01 {
-        format!("{:.0} ms", s * 1e3)
-    } else if s >= 0.001 {
-        format!("{:.1} ms", s * 1e3).replace(".0 ms", " ms")
-    } else {
-        format!("{:.2} ms", s * 1e3)
-    }
-}
 
 /// `critical section · 1 240 runs · median 2 ms · p99 41 ms · others waited 3.1 s`.
 pub fn lens_title(s: &SectionFigures) -> String {

@@ -7,6 +7,7 @@
 //! no wait figures: their lines could not be vouched for.
 
 use super::*;
+use crate::text::{count, duration};
 use std::collections::{BTreeMap, BTreeSet};
 use threadradar_analysis::waits::{waits, WaitsOptions, WaitsView};
 use threadradar_profiler::source::sha256_hex;
@@ -155,31 +156,6 @@ impl Backend {
     }
 }
 
-/// `1 240`: thousands grouped with a space, as the lens reads.
-fn count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `2 ms`, `41 ms`, `0.40 ms`, `1.2 s`.
-fn duration(s: f64) -> String {
-    if s >= 1.0 {
-        format!("{s:.1} s")
-    } else if s >= 0.01 {
-        format!("{:.0} ms", s * 1e3)
-    } else if s >= 0.001 {
-        format!("{:.1} ms", s * 1e3).replace(".0 ms", " ms")
-    } else {
-        format!("{:.2} ms", s * 1e3)
-    }
-}
 
 /// Shares in whole percent of `total`.
 fn shares(m: &BTreeMap<String, u64>) -> String {
