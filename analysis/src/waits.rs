@@ -259,6 +259,22 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         }
         waiting_at.push(m);
     }
+    // A waiting sample whose object could not be read (the recorder reads locals only at some
+    // samples) falls back to its wait site; when the run recorded exactly one object of that
+    // type at that site, the sample waited on that object.
+    let merged = b.merge_sites();
+    if merged.iter().enumerate().any(|(i, &m)| m != i as u32) {
+        for obs in &mut per_thread {
+            for o in obs.iter_mut() {
+                o.obj = o.obj.map(|x| merged[x as usize]);
+            }
+        }
+        for m in &mut waiting_at {
+            for v in m.values_mut() {
+                *v = v.map(|x| merged[x as usize]);
+            }
+        }
+    }
 
     // 2. Intervals.
     struct Raw {
@@ -644,6 +660,26 @@ impl<'r> Builder<'r> {
         self.objects.push(make());
         self.index.insert(key, i);
         i
+    }
+
+    /// For each object, the object it is: itself, or for a wait site, the one recorded object
+    /// of the same type in the same scope (class or function) when there is exactly one.
+    fn merge_sites(&self) -> Vec<u32> {
+        let mut recorded: HashMap<(&str, Scope), Vec<u32>> = HashMap::new();
+        for (i, o) in self.objects.iter().enumerate() {
+            if matches!(o.key, Key::Addr(_)) && o.scope != Scope::None {
+                recorded.entry((o.type_name.as_str(), o.scope)).or_default().push(i as u32);
+            }
+        }
+        (0..self.objects.len() as u32)
+            .map(|i| {
+                let o = &self.objects[i as usize];
+                match (&o.key, recorded.get(&(o.type_name.as_str(), o.scope)).map(Vec::as_slice)) {
+                    (Key::Site(..), Some([only])) => *only,
+                    _ => i,
+                }
+            })
+            .collect()
     }
 
     fn gil(&mut self) -> u32 {
