@@ -28,7 +28,7 @@ fn bars(run: &Run, index: &TimelineIndex, th: u32) -> Vec<(usize, String, u32, u
     for (d, row) in index.lanes[th as usize].rows.iter().enumerate() {
         for b in row {
             let f = run.frames[b.frame() as usize].function;
-            out.push((d, run.qualname(f).to_string(), b.start, b.end, b.state().as_str()));
+            out.push((d, run.qualname(f).to_string(), b.start(), b.end(), b.state().as_str()));
         }
     }
     out

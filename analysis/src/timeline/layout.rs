@@ -267,14 +267,14 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         for (d, row) in lane.rows.iter().enumerate().skip(skip) {
             let depth = (d - skip) as u16;
             let folded_levels = if fold_top > 1 && d == skip { fold_top as u16 } else { 0 };
-            view.place(row, |b: &Bar| (b.start, b.end), |b, x0, x1| {
+            view.place(row, |b: &Bar| (b.start(), b.end()), |b, x0, x1| {
                 bars.push(BarBox {
                     x0,
                     x1,
                     depth,
                     frame: b.frame(),
-                    start_s: secs(index.times[b.start as usize]),
-                    end_s: secs(index.times[b.end as usize]),
+                    start_s: secs(index.times[b.start() as usize]),
+                    end_s: secs(index.times[b.end() as usize]),
                     state: b.state(),
                     blocked: b.blocked(),
                     folded_levels,
