@@ -231,11 +231,11 @@ fn lane_segments(lane: &Lane, times: &[u64], keys: &[u32], run: &Run, classes: &
         path.clear();
         for (d, row) in lane.rows.iter().enumerate() {
             let p = &mut ptr[d];
-            while *p < row.len() && row[*p].end <= t0 {
+            while *p < row.len() && row[*p].end() <= t0 {
                 *p += 1;
             }
             match row.get(*p) {
-                Some(bar) if bar.start <= t0 => path.push(bar.frame()),
+                Some(bar) if bar.start() <= t0 => path.push(bar.frame()),
                 _ => break,
             }
         }

@@ -28,7 +28,7 @@ fn bars(run: &Run, index: &TimelineIndex, th: u32) -> Vec<(usize, String, u32, u
     for (d, row) in index.lanes[th as usize].rows.iter().enumerate() {
         for b in row {
             let f = run.frames[b.frame() as usize].function;
-            out.push((d, run.qualname(f).to_string(), b.start, b.end, b.state().as_str()));
+            out.push((d, run.qualname(f).to_string(), b.start(), b.end(), b.state().as_str()));
         }
     }
     out
@@ -319,4 +319,24 @@ fn the_bug2_recording_shows_consumers_waiting_on_the_condition_and_the_producer_
     let mean_busy = consumers.iter().map(|c| c.busy).sum::<f64>() / consumers.len() as f64;
     assert!(producer.busy > mean_busy, "producer {} vs consumers {mean_busy}", producer.busy);
     let _ = ThreadState::Computing;
+}
+
+/// Lanes are laid out in parallel; the frame table numbers frames in first-use order, so the
+/// layout must not depend on how many threads did the work (or finished first).
+#[test]
+fn a_parallel_layout_equals_a_sequential_one() {
+    let run = synthetic_run(SynthSpec { ticks: 2_000, threads: 12, ..SynthSpec::default() });
+    let index = TimelineIndex::new(&run).unwrap();
+    let reqs = [
+        LayoutRequest { width_px: 800, ..LayoutRequest::default() },
+        LayoutRequest { width_px: 800, theta: 1.0, fold: Fold { top: 2, stdlib: true }, ..LayoutRequest::default() },
+        LayoutRequest { width_px: 300, from_s: Some(0.5), to_s: Some(0.9), threads: ThreadSelection::Ids(vec![7, 2, 11, 0]), ..LayoutRequest::default() },
+    ];
+    let with = |threads: usize| -> Vec<Layout> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| reqs.iter().map(|r| layout(&run, &index, r).unwrap()).collect())
+    };
+    let sequential = with(1);
+    assert!(sequential.iter().all(|l| l.lanes.iter().any(|lane| !lane.bars.is_empty())), "the requests draw bars");
+    assert_eq!(with(4), sequential);
 }

@@ -56,13 +56,13 @@ pub fn bars(run: &Run, index: &TimelineIndex, threads: Option<&[ThreadId]>, from
         let lane = &index.lanes[id as usize];
         let mut bars = Vec::new();
         for (depth, row) in lane.rows.iter().enumerate() {
-            let a = row.partition_point(|b| b.end <= k0);
-            for b in row[a..].iter().take_while(|b| b.start < k1) {
+            let a = row.partition_point(|b| b.end() <= k0);
+            for b in row[a..].iter().take_while(|b| b.start() < k1) {
                 let fr = &run.frames[b.frame() as usize];
                 let f = &run.functions[fr.function as usize];
                 bars.push(BarRecord {
-                    start_s: secs(index.times[b.start as usize]),
-                    end_s: secs(index.times[b.end as usize]),
+                    start_s: secs(index.times[b.start() as usize]),
+                    end_s: secs(index.times[b.end() as usize]),
                     depth: depth as u16,
                     function: run.str(f.qualname).to_string(),
                     file: run.file_path(f.file).to_string(),

@@ -97,7 +97,7 @@ fn lane_spans(run: &Run, lane: &Lane, member: &[bool]) -> Vec<(u32, u32)> {
         .iter()
         .flatten()
         .filter(|b| !b.folded() && member[run.frames[b.frame() as usize].function as usize])
-        .map(|b| (b.start, b.end))
+        .map(|b| (b.start(), b.end()))
         .collect();
     iv.sort_unstable();
     let mut out: Vec<(u32, u32)> = Vec::with_capacity(iv.len());

@@ -113,37 +113,79 @@ impl BlockedKind {
 
 const FRAME_BITS: u32 = 25;
 const FRAME_MASK: u32 = (1 << FRAME_BITS) - 1;
+/// Bits of a tick in a [`Bar`]: runs of up to 268 435 455 samples (74 hours at 1 kHz).
+const TICK_BITS: u32 = 28;
+/// The most ticks a run may have to be indexed.
+pub const MAX_TICKS: usize = (1 << TICK_BITS) - 1;
+const TICK_MASK: u64 = (1 << TICK_BITS) - 1;
 
-/// One bar of a thread's icicle: 12 bytes, because a run of a million thread-samples can have
-/// several million of them. Times are tick indices into [`TimelineIndex::times`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One bar of a thread's icicle: 11 bytes, alignment 1, because a run of a million
+/// thread-samples can have twelve million of them (the worst case of `benches/timeline.rs`).
+/// Times are tick indices into [`TimelineIndex::times`].
+///
+/// Layout (little-endian): bytes 0–6 hold the start tick (28 bits) and the end tick (28 bits);
+/// bytes 7–10 hold frame (25 bits) | state (2) | blocked kind (4) | folded (1).
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Bar {
-    /// Tick of the first sample.
-    pub start: u32,
-    /// Tick after the last sample (exclusive).
-    pub end: u32,
-    /// frame (25 bits) | state (2) | blocked kind (4) | folded (1).
-    packed: u32,
+    bytes: [u8; 11],
 }
 
 impl Bar {
     fn new(start: u32, end: u32, frame: FrameId, state: BarState, blocked: Option<BlockedKind>, folded: bool) -> Bar {
+        debug_assert!(start as u64 <= TICK_MASK && end as u64 <= TICK_MASK);
         let packed = frame | (state as u32) << FRAME_BITS | BlockedKind::code(blocked) << (FRAME_BITS + 2) | (folded as u32) << 31;
-        Bar { start, end, packed }
+        let ticks = (start as u64 & TICK_MASK) | (end as u64 & TICK_MASK) << TICK_BITS;
+        let mut bytes = [0u8; 11];
+        bytes[..7].copy_from_slice(&ticks.to_le_bytes()[..7]);
+        bytes[7..].copy_from_slice(&packed.to_le_bytes());
+        Bar { bytes }
+    }
+    #[inline]
+    fn ticks(&self) -> u64 {
+        let mut b = [0u8; 8];
+        b[..7].copy_from_slice(&self.bytes[..7]);
+        u64::from_le_bytes(b)
+    }
+    #[inline]
+    fn packed(&self) -> u32 {
+        u32::from_le_bytes([self.bytes[7], self.bytes[8], self.bytes[9], self.bytes[10]])
+    }
+    /// Tick of the first sample.
+    #[inline]
+    pub fn start(&self) -> u32 {
+        (self.ticks() & TICK_MASK) as u32
+    }
+    /// Tick after the last sample (exclusive).
+    #[inline]
+    pub fn end(&self) -> u32 {
+        (self.ticks() >> TICK_BITS) as u32
     }
     /// The frame (function and line) of the bar's first sample.
     pub fn frame(&self) -> FrameId {
-        self.packed & FRAME_MASK
+        self.packed() & FRAME_MASK
     }
     pub fn state(&self) -> BarState {
-        BarState::ALL[((self.packed >> FRAME_BITS) & 3) as usize]
+        BarState::ALL[((self.packed() >> FRAME_BITS) & 3) as usize]
     }
     pub fn blocked(&self) -> Option<BlockedKind> {
-        BlockedKind::from_code((self.packed >> (FRAME_BITS + 2)) & 15)
+        BlockedKind::from_code((self.packed() >> (FRAME_BITS + 2)) & 15)
     }
     /// Whether the bar stands for a band of folded standard-library frames.
     pub fn folded(&self) -> bool {
-        self.packed >> 31 != 0
+        self.packed() >> 31 != 0
+    }
+}
+
+impl std::fmt::Debug for Bar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bar")
+            .field("start", &self.start())
+            .field("end", &self.end())
+            .field("frame", &self.frame())
+            .field("state", &self.state())
+            .field("blocked", &self.blocked())
+            .field("folded", &self.folded())
+            .finish()
     }
 }
 
@@ -201,6 +243,9 @@ impl TimelineIndex {
     pub fn new(run: &Run) -> Result<TimelineIndex, TimelineError> {
         if run.frames.len() > FRAME_MASK as usize {
             return Err(TimelineError::TooManyFrames(run.frames.len()));
+        }
+        if run.samples.len() > MAX_TICKS {
+            return Err(TimelineError::TooManyTicks(run.samples.len()));
         }
         let period_ns = period_ns(run);
         let mut times: Vec<u64> = run.samples.iter().map(|s| s.t).collect();
@@ -530,4 +575,27 @@ fn build_lanes_of(run: &Run, fold_stdlib: bool, mine: impl Fn(ThreadId) -> bool)
             lane
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bar_keeps_every_field_at_its_limits() {
+        assert_eq!(std::mem::size_of::<Bar>(), 11);
+        let ticks = [(0, 1), (5, MAX_TICKS as u32), (MAX_TICKS as u32 - 1, MAX_TICKS as u32), (123_456_789, 200_000_000)];
+        for (start, end) in ticks {
+            for frame in [0, 1, 4_242, FRAME_MASK] {
+                for state in BarState::ALL {
+                    for blocked in std::iter::once(None).chain(BlockedKind::ALL.map(Some)) {
+                        for folded in [false, true] {
+                            let b = Bar::new(start, end, frame, state, blocked, folded);
+                            assert_eq!((b.start(), b.end(), b.frame(), b.state(), b.blocked(), b.folded()), (start, end, frame, state, blocked, folded));
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

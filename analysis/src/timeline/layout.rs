@@ -226,7 +226,6 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         None => (Vec::new(), None),
     };
     let mut frames = FrameTable { highlight, ..FrameTable::new(run) };
-    let mut out = Vec::with_capacity(lanes.len());
     let total_computing: u64 = index.lanes.iter().map(|l| l.computing as u64).sum();
     if index.ticks() == 0 {
         return Ok(Layout {
@@ -255,7 +254,11 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         .map(|c| if scale > 0.0 { axis.tick_at_position(p0 + c as f64 / scale).min(index.ticks() as u32) } else { 0 })
         .collect();
     let view = View { axis: &axis, index, p0, scale, width, cols };
-    for lane in lanes {
+    // Lanes are independent, so they are laid out in parallel; their bars carry the run's frame
+    // id until the frame table numbers them below, in lane and bar order, exactly as a
+    // sequential walk would.
+    use rayon::prelude::*;
+    let mut out: Vec<LaneLayout> = lanes.par_iter().map(|&lane| {
         let t = &run.threads[lane.thread as usize];
         let fold_top = (req.fold.top as usize).min(lane.rows.len());
         let skip = fold_top.saturating_sub(1);
@@ -264,14 +267,14 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         for (d, row) in lane.rows.iter().enumerate().skip(skip) {
             let depth = (d - skip) as u16;
             let folded_levels = if fold_top > 1 && d == skip { fold_top as u16 } else { 0 };
-            view.place(row, |b: &Bar| (b.start, b.end), |b, x0, x1| {
+            view.place(row, |b: &Bar| (b.start(), b.end()), |b, x0, x1| {
                 bars.push(BarBox {
                     x0,
                     x1,
                     depth,
-                    frame: frames.id(b.frame()),
-                    start_s: secs(index.times[b.start as usize]),
-                    end_s: secs(index.times[b.end as usize]),
+                    frame: b.frame(),
+                    start_s: secs(index.times[b.start() as usize]),
+                    end_s: secs(index.times[b.end() as usize]),
                     state: b.state(),
                     blocked: b.blocked(),
                     folded_levels,
@@ -308,7 +311,7 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
             }
         });
         let first = lane.states.first().map_or(0, |r| r.start);
-        out.push(LaneLayout {
+        LaneLayout {
             thread: lane.thread,
             name: t.name.clone(),
             thread_type: t.thread_type.clone(),
@@ -318,7 +321,10 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
             states: states.into_inner(),
             bars,
             blocks,
-        });
+        }
+    }).collect();
+    for bar in out.iter_mut().flat_map(|l| l.bars.iter_mut()) {
+        bar.frame = frames.id(bar.frame);
     }
     let n_ticks = ((req.width_px / 120).max(2)) as usize;
     let axis_ticks = (0..=n_ticks)

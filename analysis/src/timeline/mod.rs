@@ -46,6 +46,8 @@ pub enum TimelineError {
     BadPattern { pattern: String, detail: String },
     #[error("the run has {0} distinct frames, more than the timeline can index (33 554 431): record a shorter run")]
     TooManyFrames(usize),
+    #[error("the run has {0} samples, more than the timeline can index (268 435 455): record a shorter run or with a longer --interval-ms")]
+    TooManyTicks(usize),
     #[error("no artifact {0} in this run: pick a function or class from the overview (or `threadradar report`)")]
     UnknownArtifact(String),
     #[error("the thread pattern {0:?} matches no thread of this run (threads: {1})")]

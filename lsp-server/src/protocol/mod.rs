@@ -215,7 +215,7 @@ impl From<threadradar_analysis::timeline::TimelineError> for ProtocolError {
         use threadradar_analysis::timeline::TimelineError as T;
         let code = match e {
             T::UnknownThread(..) | T::NoThreadMatches(..) => ErrorCode::NotFound,
-            T::TooManyFrames(_) => ErrorCode::Unprocessable,
+            T::TooManyFrames(_) | T::TooManyTicks(_) => ErrorCode::Unprocessable,
             _ => ErrorCode::InvalidParams,
         };
         ProtocolError::new(code, e.to_string())
