@@ -5,7 +5,7 @@
 //
 //   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 timeline.test.mjs
 //
-// The 1 M run is written by `cargo run --release -p threadradar-analysis --example synth_run`
+// The 1 M run is written by `cargo run --release -p threadradar-analysis --example steady_run`
 // (or give one with SYNTH_RUN=…). Figures go to ./output/timeline-frames.json.
 import { test, before, after, describe } from "node:test";
 import assert from "node:assert/strict";
@@ -247,7 +247,7 @@ describe("timeline of 1 M thread-samples", () => {
     run = process.env.SYNTH_RUN;
     if (!run) {
       run = path.join(tmp, "synth-1m.json");
-      execFileSync("cargo", ["run", "--release", "--locked", "-q", "-p", "threadradar-analysis", "--example", "synth_run", "--", run, "20000", "50"], { cwd: root, stdio: ["ignore", "inherit", "inherit"], timeout: 1800000 });
+      execFileSync("cargo", ["run", "--release", "--locked", "-q", "-p", "threadradar-analysis", "--example", "steady_run", "--", run, "20000", "50"], { cwd: root, stdio: ["ignore", "inherit", "inherit"], timeout: 1800000 });
     }
     // 600 px: the whole-run view then aggregates the ~20-sample bars (0.6 px). At 1200 px each of
     // the run's 600 k bars is ≥ 1 px and the first layout is 65 MB of JSON (see docs/timeline.md).

@@ -1,7 +1,7 @@
 //! Writes a deterministic synthetic run file (`profiler/src/synth.rs`) for scale tests of the
 //! renderers, e.g. the timeline panel's 1 M thread-sample frame-time measurement:
 //!
-//! `cargo run --release -p threadradar-analysis --example synth_run -- OUT.json [TICKS] [THREADS]`
+//! `cargo run --release -p threadradar-analysis --example steady_run -- OUT.json [TICKS] [THREADS]`
 //!
 //! The `steady` variant of the timeline benchmark is written (threads keep their stack for ~20
 //! samples), since a run that draws a new random stack at every tick is not a program's timeline.
@@ -11,7 +11,7 @@ use threadradar_profiler::synth::{synthetic_run, SynthSpec};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(out) = args.first() else {
-        eprintln!("usage: synth_run OUT.json [TICKS] [THREADS]");
+        eprintln!("usage: steady_run OUT.json [TICKS] [THREADS]");
         std::process::exit(2);
     };
     let ticks = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(20_000);
@@ -33,7 +33,7 @@ fn main() {
         }
     }
     if let Err(e) = threadradar_profiler::runfile::write(&run, std::path::Path::new(out)) {
-        eprintln!("synth_run: {e}");
+        eprintln!("steady_run: {e}");
         std::process::exit(2);
     }
 }
