@@ -372,18 +372,12 @@ function M.complete(arglead)
   return out
 end
 
-function M.close()
-  if view then
-    local v = view
-    view = nil
-    ui.close(v)
-  end
-end
-
---- The open view (tests and integrations).
-function M.view()
-  return ui.is_open(view) and view or nil
-end
+--- close() and the open view (tests and integrations).
+M.close, M.view = ui.holder(function()
+  return view
+end, function()
+  view = nil
+end)
 
 --- Back to the function level and the configured stdlib default (tests).
 function M.reset()

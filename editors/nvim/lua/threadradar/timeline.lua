@@ -296,17 +296,12 @@ function M.browser(client, key)
   end)
 end
 
-function M.view()
-  return ui.is_open(view) and view or nil
-end
-
-function M.close()
-  if view then
-    local v = view
-    view = nil
-    ui.close(v)
-  end
-end
+--- close() and the open view (tests and integrations).
+M.close, M.view = ui.holder(function()
+  return view
+end, function()
+  view = nil
+end)
 
 lsp.on_change(function(client_id, change)
   if ui.is_open(view) and view.client.id == client_id and lsp.changes_view(change) then

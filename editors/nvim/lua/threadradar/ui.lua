@@ -137,6 +137,23 @@ function M.close(view)
   end
 end
 
+--- A module's `close()` and `view()` for the one view it holds: `get` returns it, `forget` drops
+--- it (before the window closes, so the module's on_close sees it gone).
+function M.holder(get, forget)
+  local function close()
+    local v = get()
+    if v then
+      forget()
+      M.close(v)
+    end
+  end
+  local function current()
+    local v = get()
+    return M.is_open(v) and v or nil
+  end
+  return close, current
+end
+
 function M.map(view, lhs, fn, desc)
   vim.keymap.set("n", lhs, fn, { buffer = view.buf, nowait = true, silent = true, desc = desc })
 end
