@@ -4,64 +4,20 @@
 // bar through vscode-languageclient.
 
 import * as fs from "node:fs";
-import Module, { createRequire } from "node:module";
 import * as path from "node:path";
-import * as esbuild from "esbuild";
 import { expect } from "expect";
 import { after, before, describe, test } from "node:test";
 import { ServerCommands } from "../../src/protocol";
 import { fakeEditor, fakeVscode } from "../support/fakeVscode";
-import type { FakeVscode } from "../support/fakeVscode";
+import { until, useBundle } from "../support/bundle";
 import { BUGGY, EXTENSION_DIR, bug1Workspace, serverBinary } from "../support/server";
 import type { Workspace } from "../support/server";
 
-const BUNDLE = path.join(EXTENSION_DIR, "test-output/activation/extension.js");
 const manifest = JSON.parse(fs.readFileSync(path.join(EXTENSION_DIR, "package.json"), "utf8")) as {
   contributes: { commands: { command: string }[]; views: Record<string, { id: string }[]> };
 };
 
-interface Extension {
-  activate(context: unknown): void;
-  deactivate(): Promise<void> | undefined;
-}
-
-const loader = Module as unknown as { _load: (request: string, parent: unknown, isMain: boolean) => unknown };
-const originalLoad = loader._load;
-let current: FakeVscode | undefined;
-
-before(async () => {
-  await esbuild.build({ entryPoints: [path.join(EXTENSION_DIR, "src/extension.ts")], bundle: true, outfile: BUNDLE, external: ["vscode"], format: "cjs", platform: "node", logLevel: "error" });
-  loader._load = function (request: string, parent: unknown, isMain: boolean) {
-    if (request === "vscode") {
-      if (current === undefined) throw new Error("no fake vscode");
-      return current.module as unknown;
-    }
-    return originalLoad.call(this, request, parent, isMain);
-  };
-});
-
-after(() => {
-  loader._load = originalLoad;
-});
-
-/** A fresh copy of the bundle, activated with `fake`. */
-function activate(fake: FakeVscode, extensionPath: string): { ext: Extension; subscriptions: { dispose(): unknown }[] } {
-  current = fake;
-  const req = createRequire(__filename);
-  Reflect.deleteProperty(req.cache, BUNDLE);
-  const ext = req(BUNDLE) as Extension;
-  const subscriptions: { dispose(): unknown }[] = [];
-  ext.activate({ subscriptions, extensionUri: { scheme: "file", path: extensionPath, fsPath: extensionPath, toString: () => `file://${extensionPath}` }, extensionPath });
-  return { ext, subscriptions };
-}
-
-async function until(what: string, f: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!f()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const activate = useBundle("activation");
 
 describe("activation", () => {
   test("registers every contributed command and view; a missing server is one error message with the install command", async () => {

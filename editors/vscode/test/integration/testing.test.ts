@@ -5,49 +5,16 @@
 
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
-import Module, { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
-import * as esbuild from "esbuild";
 import { expect } from "expect";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fakeVscode } from "../support/fakeVscode";
-import type { FakeVscode } from "../support/fakeVscode";
-import { EXTENSION_DIR, REPO, serverBinary } from "../support/server";
+import { until as waitFor, useBundle } from "../support/bundle";
+import { REPO, serverBinary } from "../support/server";
 
-const BUNDLE = path.join(EXTENSION_DIR, "test-output/testing/extension.js");
-
-interface Extension {
-  activate(context: unknown): void;
-  deactivate(): Promise<void> | undefined;
-}
-
-const loader = Module as unknown as { _load: (request: string, parent: unknown, isMain: boolean) => unknown };
-const originalLoad = loader._load;
-let current: FakeVscode | undefined;
-
-before(async () => {
-  await esbuild.build({ entryPoints: [path.join(EXTENSION_DIR, "src/extension.ts")], bundle: true, outfile: BUNDLE, external: ["vscode"], format: "cjs", platform: "node", logLevel: "error" });
-  loader._load = function (request: string, parent: unknown, isMain: boolean) {
-    if (request === "vscode") {
-      if (current === undefined) throw new Error("no fake vscode");
-      return current.module as unknown;
-    }
-    return originalLoad.call(this, request, parent, isMain);
-  };
-});
-
-after(() => {
-  loader._load = originalLoad;
-});
-
-async function until(what: string, f: () => boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!f()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const activate = useBundle("testing");
+const until = (what: string, f: () => boolean) => waitFor(what, f, 30_000);
 
 function runsIn(dir: string): string[] {
   try {
@@ -82,12 +49,7 @@ describe("profiling tests", () => {
           ? { isActive: true, exports: { environments: { getActiveEnvironmentPath: (r?: unknown) => (asked.push(r), { path: selected }) } } }
           : undefined,
     };
-    current = fake;
-    const req = createRequire(__filename);
-    Reflect.deleteProperty(req.cache, BUNDLE);
-    const ext = req(BUNDLE) as Extension;
-    const subscriptions: { dispose(): unknown }[] = [];
-    ext.activate({ subscriptions, extensionUri: { scheme: "file", path: EXTENSION_DIR, fsPath: EXTENSION_DIR, toString: () => `file://${EXTENSION_DIR}` }, extensionPath: EXTENSION_DIR });
+    const { ext, subscriptions } = activate(fake);
     try {
       await until("the server's commands", () => fake.commands.has("threadradar.profileTest"));
       expect(asked.length).toBeGreaterThan(0);
