@@ -6,77 +6,18 @@
 // Needs Debian's chromium (/usr/bin/chromium, or CHROMIUM=…). Screenshots go to ./output/.
 import { test, before, after, describe } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { BIN, launch, out, record as recordTo, root, serve, tmpDir, watchedPage } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, "../..");
-const out = path.join(here, "output");
-fs.mkdirSync(out, { recursive: true });
+const tmp = tmpDir("panels");
 
-function binary() {
-  const candidates = [
-    process.env.THREADRADAR_BIN,
-    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "release/threadradar"),
-    path.join(root, "target/release/threadradar"),
-    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "debug/threadradar"),
-    path.join(root, "target/debug/threadradar"),
-  ].filter(Boolean);
-  const found = candidates.find((p) => fs.existsSync(p));
-  if (!found) throw new Error("no threadradar binary: build it (cargo build --release) or set THREADRADAR_BIN");
-  return found;
-}
-const BIN = binary();
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "threadradar-panels-"));
-
+/** Records `script` into `dir`/`name`.json; returns the run's path. */
 function record(script, name, dir = tmp, args = []) {
   const file = path.join(dir, name + ".json");
-  execFileSync(BIN, ["record", "-o", file, "--", "python3", script, ...args], { cwd: root, stdio: ["ignore", "ignore", "inherit"], timeout: 120000 });
+  recordTo(script, file, { args });
   return file;
-}
-
-/** Starts `threadradar serve` on a free port; resolves with its URL and its stdout lines. */
-function serve(run) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ["serve", run, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-    const lines = [];
-    let buf = "";
-    let stderr = "";
-    child.stderr.on("data", (d) => { stderr += d; });
-    child.stdout.on("data", (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        lines.push(line);
-        const m = line.match(/http:\/\/127\.0\.0\.1:\d+\//);
-        if (m) resolve({ url: m[0], lines, child });
-      }
-    });
-    child.on("exit", (code) => reject(new Error("serve exited with " + code + ": " + stderr)));
-  });
-}
-
-async function launch() {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-}
-
-/** A page that fails the test on any dialog, page error or console error. */
-async function watchedPage(browser, problems) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  page.on("dialog", async (d) => { problems.push("dialog: " + d.message()); await d.dismiss(); });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
-  return page;
 }
 
 const crts = (page, list) => page.$$eval(`#${list} li.entry`, (els) => els.map((e) => Number(e.getAttribute("data-crt"))));

@@ -11,29 +11,11 @@ import { test, before, after, describe } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { BIN, launch, out, root, tmpDir, watchedPage } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, "../..");
-const out = path.join(here, "output");
-fs.mkdirSync(out, { recursive: true });
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "threadradar-timeline-"));
-
-function binary() {
-  const candidates = [
-    process.env.THREADRADAR_BIN,
-    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "release/threadradar"),
-    path.join(root, "target/release/threadradar"),
-  ].filter(Boolean);
-  const found = candidates.find((p) => fs.existsSync(p));
-  if (!found) throw new Error("no threadradar binary: build it (cargo build --release) or set THREADRADAR_BIN");
-  return found;
-}
-const BIN = binary();
+const tmp = tmpDir("timeline");
 
 /** `threadradar timeline RUN --layouts`: one request line in, one layout line out, in order. */
 function layoutServer(run) {
@@ -51,10 +33,7 @@ function layoutServer(run) {
 
 async function open(browser, run, problems, width = 1200) {
   const server = layoutServer(run);
-  const page = await browser.newPage({ viewport: { width: width + 60, height: 900 } });
-  page.on("dialog", async (d) => { problems.push("dialog: " + d.message()); await d.dismiss(); });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
+  const page = await watchedPage(browser, problems, { width: width + 60, height: 900 });
   await page.exposeFunction("fetchLayoutBridge", (p) => server.request(p));
   await page.setContent(`<!doctype html><html><body><div id="tl" style="width:${width}px"></div></body></html>`);
   await page.addStyleTag({ path: path.join(root, "web/timeline.css") });
@@ -107,11 +86,7 @@ async function wideBar(page, minPx = 20, pred = "true") {
 
 let browser;
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launch();
 });
 after(async () => { if (browser) await browser.close(); });
 

@@ -13,55 +13,18 @@
 //   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 timeline_panel.test.mjs
 import { test, before, after, describe } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
+import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { BIN, api, launch, out, record, root, serve, tmpDir, watchedPage } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, "../..");
-const out = path.join(here, "output");
-fs.mkdirSync(out, { recursive: true });
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "threadradar-timeline-panel-"));
-
-function binary() {
-  const candidates = [
-    process.env.THREADRADAR_BIN,
-    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "release/threadradar"),
-    path.join(root, "target/release/threadradar"),
-  ].filter(Boolean);
-  const found = candidates.find((p) => fs.existsSync(p));
-  if (!found) throw new Error("no threadradar binary: build it (cargo build --release) or set THREADRADAR_BIN");
-  return found;
-}
-const BIN = binary();
-
-function serve(run) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ["serve", run, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-    let buf = "", stderr = "";
-    child.stderr.on("data", (d) => { stderr += d; });
-    child.stdout.on("data", (d) => {
-      buf += d;
-      const m = buf.match(/http:\/\/127\.0\.0\.1:\d+\//);
-      if (m) resolve({ url: m[0], child });
-    });
-    child.on("exit", (code) => reject(new Error("serve exited with " + code + ": " + stderr)));
-  });
-}
-
-const api = async (url, method, body) => (await fetch(url + "api/" + method, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) })).json();
+const tmp = tmpDir("timeline-panel");
 
 let browser, server, page, logged, startUnix, key;
 const problems = [];
 
 before(async () => {
   const run = path.join(tmp, "phases.json");
-  // The interpreter itself, not a wrapper script (a pyenv shim is a shell script, which record cannot sample).
-  const python = execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { cwd: root }).toString().trim();
-  const stdout = execFileSync(BIN, ["record", "--no-progress", "-o", run, "--", python, path.join(root, "tests/scripts/phases.py")], { cwd: root, timeout: 120000 }).toString();
+  const stdout = record("tests/scripts/phases.py", run);
   logged = JSON.parse(stdout.trim().split("\n").at(-1));
   startUnix = JSON.parse(execFileSync(BIN, ["info", "--json", run]).toString()).meta.start_unix_ms / 1000;
   server = await serve(run);
@@ -69,15 +32,8 @@ before(async () => {
   const cp = ov.functions.find((f) => f.qualname === "compute_phase");
   assert.ok(cp, "compute_phase in the overview: " + ov.functions.map((f) => f.qualname).join(", "));
   key = cp.key;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  page.on("dialog", async (d) => { problems.push("dialog: " + d.message()); await d.dismiss(); });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
+  browser = await launch();
+  page = await watchedPage(browser, problems);
 });
 after(async () => {
   if (browser) await browser.close();

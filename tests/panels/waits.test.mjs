@@ -11,74 +11,24 @@
 //   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 waits.test.mjs
 import { test, before, after, describe } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { api, launch, out, record as recordTo, serve, tmpDir, watchedPage } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, "../..");
-const out = path.join(here, "output");
-fs.mkdirSync(out, { recursive: true });
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "threadradar-waits-panel-"));
-
-function binary() {
-  const candidates = [
-    process.env.THREADRADAR_BIN,
-    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "release/threadradar"),
-    path.join(root, "target/release/threadradar"),
-  ].filter(Boolean);
-  const found = candidates.find((p) => fs.existsSync(p));
-  if (!found) throw new Error("no threadradar binary: build it (cargo build --release) or set THREADRADAR_BIN");
-  return found;
-}
-const BIN = binary();
-const python = execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { cwd: root }).toString().trim();
+const tmp = tmpDir("waits-panel");
 
 function record(script, name, args = [], extra = []) {
   const run = path.join(tmp, name + ".json");
-  const stdout = execFileSync(BIN, ["record", "--no-progress", ...extra, "-o", run, "--", python, path.join(root, script), ...args], { cwd: root, timeout: 120000 }).toString();
-  return { run, stdout };
+  return { run, stdout: recordTo(script, run, { args, extra }) };
 }
-
-function serve(run) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ["serve", run, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-    let buf = "", stderr = "";
-    const lines = [];
-    child.stderr.on("data", (d) => { stderr += d; lines.push(...String(d).split("\n").filter(Boolean)); });
-    child.stdout.on("data", (d) => {
-      buf += d;
-      lines.push(...String(d).split("\n").filter(Boolean));
-      const m = buf.match(/http:\/\/127\.0\.0\.1:\d+\//);
-      if (m) resolve({ url: m[0], child, lines });
-    });
-    child.on("exit", (code) => reject(new Error("serve exited with " + code + ": " + stderr)));
-  });
-}
-
-const api = async (url, method, body) => (await fetch(url + "api/" + method, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) })).json();
 
 let browser;
 const servers = [];
-async function newPage(problems) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  page.on("dialog", async (d) => { problems.push("dialog: " + d.message()); await d.dismiss(); });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
-  return page;
-}
+const newPage = (problems) => watchedPage(browser, problems);
 const drawn = (page) => page.waitForFunction(() => { const w = document.querySelector("#waits"); return w && !w.hidden && (w.hasAttribute("data-drawn-edges") || w.hasAttribute("data-error")); }, null, { timeout: 60000 });
 const attrs = (page) => page.$eval("#waits", (w) => Object.fromEntries(["data-lanes", "data-intervals", "data-edges", "data-drawn-edges", "data-bundled", "data-error", "data-selected-object", "data-colour-by"].map((k) => [k.slice(5), w.getAttribute(k)])));
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launch();
 });
 after(async () => {
   if (browser) await browser.close();
