@@ -122,9 +122,9 @@ export type ClusterColour = "low" | "middle" | "high";
 export type RadarLevel = "low" | "medium" | "high";
 
 /**
- * The colours of one theme. Cluster colours are indexed by [`ClusterColour`] (low, middle, high):
- * blue, amber and red, which differ in hue *and* lightness so they stay apart at 32 px and for
- * the common colour-vision deficiencies; `weak` has the same hue at a lower saturation.
+ * The colours of one theme. Cluster colours are indexed by `glyph::ClusterColour` (low, middle,
+ * high): blue, amber and red, which differ in hue *and* lightness so they stay apart at 32 px and
+ * for the common colour-vision deficiencies; `weak` has the same hue at a lower saturation.
  */
 export type Palette = { strong: [string, string, string], weak: [string, string, string], 
 /**

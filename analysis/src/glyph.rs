@@ -2,6 +2,7 @@
 //! three-level scale, the cluster colour positions, and a one-line text rendering for terminals.
 
 use crate::analysis::Cluster;
+use crate::svg::{num, Num, Writer, FONT};
 use serde::Serialize;
 use std::fmt;
 
@@ -137,90 +138,8 @@ pub fn text_glyph_plain(clusters: &[Cluster]) -> String {
 // the web panels (through the API's `palette`) and the terminal (`ClusterColour::ansi`).
 // ---------------------------------------------------------------------------------------------
 
-/// Light or dark background: `radar --theme`, the panels' and the language server's `theme`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize, ts_rs::TS)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "snake_case")]
-pub enum Theme {
-    #[default]
-    Light,
-    Dark,
-}
-
-impl Theme {
-    pub fn parse(s: &str) -> Option<Theme> {
-        s.parse().ok()
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Theme::Light => "light",
-            Theme::Dark => "dark",
-        }
-    }
-}
-
-impl std::fmt::Display for Theme {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Theme {
-    type Err = crate::error::AnalysisError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "light" => Ok(Theme::Light),
-            "dark" => Ok(Theme::Dark),
-            _ => Err(crate::error::AnalysisError::BadValue { what: "theme", value: s.to_string(), expected: "light or dark" }),
-        }
-    }
-}
-
-/// The colours of one theme. Cluster colours are indexed by [`ClusterColour`] (low, middle, high):
-/// blue, amber and red, which differ in hue *and* lightness so they stay apart at 32 px and for
-/// the common colour-vision deficiencies; `weak` has the same hue at a lower saturation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
-pub struct Palette {
-    pub strong: [&'static str; 3],
-    pub weak: [&'static str; 3],
-    /// Guide circles and pedestals.
-    pub guide: &'static str,
-    pub text: &'static str,
-    pub background: &'static str,
-    /// The outline of a hovered sector (the paper's orange).
-    pub outline: &'static str,
-    /// Deselected threads.
-    pub deselected: &'static str,
-}
-
-pub const LIGHT: Palette = Palette {
-    strong: ["#2f6fd0", "#e0a100", "#d42a2a"],
-    weak: ["#aac3ea", "#f1dca0", "#eeb0ab"],
-    guide: "#8a8a8a",
-    text: "#222222",
-    background: "#ffffff",
-    outline: "#ff7a00",
-    deselected: "#9a9a9a",
-};
-
-pub const DARK: Palette = Palette {
-    strong: ["#5b9bff", "#f5c242", "#ff5c5c"],
-    weak: ["#2d4a78", "#6b5a26", "#743535"],
-    guide: "#9a9a9a",
-    text: "#e6e6e6",
-    background: "#1e1e1e",
-    outline: "#ff9a2e",
-    deselected: "#6e6e6e",
-};
-
-impl Palette {
-    pub fn of(theme: Theme) -> &'static Palette {
-        match theme {
-            Theme::Light => &LIGHT,
-            Theme::Dark => &DARK,
-        }
-    }
-}
+// The themes and their palettes are the SVG writer's; glyph users find them here too.
+pub use crate::svg::{Palette, Theme, DARK, LIGHT};
 
 impl ClusterColour {
     pub fn index(self) -> usize {
@@ -371,30 +290,6 @@ pub fn sector_angles(counts: &[usize]) -> Vec<f64> {
     }
 }
 
-/// Escapes text for SVG/XML content and attribute values.
-pub fn escape_xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A number for an SVG attribute: two decimals at most, no trailing zeros (shared with the timeline chart).
-pub(crate) fn f(x: f64) -> String {
-    let s = format!("{:.2}", x);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".to_string() } else { s.to_string() }
-}
-
 /// A point on a circle around (cx, cy), angle in degrees clockwise from 12 o'clock.
 fn polar(cx: f64, cy: f64, r: f64, deg: f64) -> (f64, f64) {
     let rad = (deg - 90.0).to_radians();
@@ -407,12 +302,12 @@ pub fn sector_path(cx: f64, cy: f64, r: f64, a0: f64, a1: f64) -> String {
         // Two half arcs: one arc cannot start and end at the same point.
         let (x0, y0) = polar(cx, cy, r, 0.0);
         let (x1, y1) = polar(cx, cy, r, 180.0);
-        return format!("M{} {}A{} {} 0 1 1 {} {}A{} {} 0 1 1 {} {}Z", f(x0), f(y0), f(r), f(r), f(x1), f(y1), f(r), f(r), f(x0), f(y0));
+        return format!("M{} {}A{} {} 0 1 1 {} {}A{} {} 0 1 1 {} {}Z", num(x0), num(y0), num(r), num(r), num(x1), num(y1), num(r), num(r), num(x0), num(y0));
     }
     let (x0, y0) = polar(cx, cy, r, a0);
     let (x1, y1) = polar(cx, cy, r, a1);
     let large = if a1 - a0 > 180.0 { 1 } else { 0 };
-    format!("M{} {}L{} {}A{} {} 0 {} 1 {} {}Z", f(cx), f(cy), f(x0), f(y0), f(r), f(r), large, f(x1), f(y1))
+    format!("M{} {}L{} {}A{} {} 0 {} 1 {} {}Z", num(cx), num(cy), num(x0), num(y0), num(r), num(r), large, num(x1), num(y1))
 }
 
 /// The ThreadRadar as a standalone SVG document.
@@ -424,25 +319,18 @@ pub fn sector_path(cx: f64, cy: f64, r: f64, a0: f64, a1: f64) -> String {
 /// `path.outline` per cluster; `g.pedestal.threads` (lower) and `g.pedestal.types` (upper,
 /// upside down) each with a `text`.
 pub fn svg(spec: &RadarSpec, opts: &SvgOptions) -> String {
-    use std::fmt::Write;
     let pal = Palette::of(opts.theme);
     let h = opts.size.max(8) as f64;
     let w = glyph_width(opts.size.max(8)) as f64;
     let (cx, cy) = (h / 2.0, h / 2.0);
     let r = h / 2.0 - (h / 32.0).max(1.0);
     let stroke = (h / 64.0).max(0.5);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="threadradar{}" width="{}" height="{}" viewBox="0 0 {} {}" role="img" data-threads="{}" data-thread-types="{}" data-clusters="{}">"#,
-        if opts.interactive { " interactive" } else { "" },
-        f(w),
-        f(h),
-        f(w),
-        f(h),
-        spec.threads,
-        spec.thread_types,
-        spec.clusters.len()
+    let class = if opts.interactive { "threadradar interactive" } else { "threadradar" };
+    let mut s = Writer::document(
+        class,
+        Num(w),
+        Num(h),
+        &[("role", &"img"), ("data-threads", &spec.threads), ("data-thread-types", &spec.thread_types), ("data-clusters", &spec.clusters.len())],
     );
     let title = opts.title.clone().unwrap_or_else(|| {
         let parts: Vec<String> = spec
@@ -452,7 +340,7 @@ pub fn svg(spec: &RadarSpec, opts: &SvgOptions) -> String {
             .collect();
         format!("ThreadRadar: {} threads, {} thread types; {}", spec.threads, spec.thread_types, parts.join("; "))
     });
-    let _ = write!(s, "<title>{}</title>", escape_xml(&title));
+    s.title(title);
     let counts: Vec<usize> = spec.clusters.iter().map(|c| c.threads).collect();
     let angles = sector_angles(&counts);
     let n = spec.clusters.len();
@@ -476,28 +364,35 @@ pub fn svg(spec: &RadarSpec, opts: &SvgOptions) -> String {
                 (RadarLevel::of(c.avg), colour.strong(opts.theme), "data-level-avg")
             };
             let rr = level_radius(level, r);
-            let _ = write!(
-                s,
-                r#"<path class="{class} {}" data-cluster="{i}" {attr}="{}" data-r="{}" data-a0="{}" data-a1="{}" fill="{fill}" d="{}"/>"#,
-                colour.name(),
-                level as u8 + 1,
-                f(rr),
-                f(a0),
-                f(a1),
-                sector_path(cx, cy, rr, a0, a1)
+            let classes = format!("{class} {}", colour.name());
+            s.empty(
+                "path",
+                &[
+                    ("class", &classes),
+                    ("data-cluster", &i),
+                    (attr, &(level as u8 + 1)),
+                    ("data-r", &Num(rr)),
+                    ("data-a0", &Num(a0)),
+                    ("data-a1", &Num(a1)),
+                    ("fill", &fill),
+                    ("d", &sector_path(cx, cy, rr, a0, a1)),
+                ],
             );
         }
     }
     for (k, lv) in [RadarLevel::Low, RadarLevel::Medium, RadarLevel::High].into_iter().enumerate() {
-        let _ = write!(
-            s,
-            r#"<circle class="guide" data-level="{}" cx="{}" cy="{}" r="{}" fill="none" stroke="{}" stroke-width="{}"/>"#,
-            k + 1,
-            f(cx),
-            f(cy),
-            f(level_radius(lv, r)),
-            pal.guide,
-            f(stroke)
+        s.empty(
+            "circle",
+            &[
+                ("class", &"guide"),
+                ("data-level", &(k + 1)),
+                ("cx", &Num(cx)),
+                ("cy", &Num(cy)),
+                ("r", &Num(level_radius(lv, r))),
+                ("fill", &"none"),
+                ("stroke", &pal.guide),
+                ("stroke-width", &Num(stroke)),
+            ],
         );
     }
     if opts.interactive {
@@ -507,13 +402,20 @@ pub fn svg(spec: &RadarSpec, opts: &SvgOptions) -> String {
                 continue;
             }
             let d = sector_path(cx, cy, r, a0, a1);
-            let _ = write!(
-                s,
-                r#"<path class="outline" data-cluster="{i}" fill="none" stroke="{}" stroke-width="{}" stroke-linejoin="round" visibility="hidden" d="{d}"/>"#,
-                pal.outline,
-                f(stroke * 3.0)
+            s.empty(
+                "path",
+                &[
+                    ("class", &"outline"),
+                    ("data-cluster", &i),
+                    ("fill", &"none"),
+                    ("stroke", &pal.outline),
+                    ("stroke-width", &Num(stroke * 3.0)),
+                    ("stroke-linejoin", &"round"),
+                    ("visibility", &"hidden"),
+                    ("d", &d),
+                ],
             );
-            let _ = write!(s, r#"<path class="hit" data-cluster="{i}" fill="transparent" pointer-events="all" d="{d}"/>"#);
+            s.empty("path", &[("class", &"hit"), ("data-cluster", &i), ("fill", &"transparent"), ("pointer-events", &"all"), ("d", &d)]);
         }
     }
     // Pedestals: lower (threads) and upper, upside down (thread types).
@@ -523,47 +425,31 @@ pub fn svg(spec: &RadarSpec, opts: &SvgOptions) -> String {
     let inset = pw * 0.18;
     let font = h * 0.3;
     let text_x = px + pw / 2.0;
+    let mut pedestal = |class: &str, value: usize, base: f64, top: f64, text_y: f64| {
+        let d = format!(
+            "M{} {}L{} {}L{} {}L{} {}Z",
+            Num(px),
+            Num(base),
+            Num(px + inset),
+            Num(top),
+            Num(px + pw - inset),
+            Num(top),
+            Num(px + pw),
+            Num(base)
+        );
+        s.start("g", &[("class", &class), ("data-value", &value)]);
+        s.empty("path", &[("fill", &pal.guide), ("d", &d)]);
+        s.element(
+            "text",
+            &[("x", &Num(text_x)), ("y", &Num(text_y)), ("font-size", &Num(font)), ("font-family", &FONT), ("text-anchor", &"middle"), ("fill", &pal.text)],
+            value,
+        );
+        s.end("g");
+    };
     let lower_base = h - 1.0;
-    let _ = write!(
-        s,
-        r#"<g class="pedestal threads" data-value="{}"><path fill="{}" d="M{} {}L{} {}L{} {}L{} {}Z"/><text x="{}" y="{}" font-size="{}" font-family="DejaVu Sans, Verdana, sans-serif" text-anchor="middle" fill="{}">{}</text></g>"#,
-        spec.threads,
-        pal.guide,
-        f(px),
-        f(lower_base),
-        f(px + inset),
-        f(lower_base - ph),
-        f(px + pw - inset),
-        f(lower_base - ph),
-        f(px + pw),
-        f(lower_base),
-        f(text_x),
-        f(lower_base - ph - font * 0.2),
-        f(font),
-        pal.text,
-        spec.threads
-    );
+    pedestal("pedestal threads", spec.threads, lower_base, lower_base - ph, lower_base - ph - font * 0.2);
     let upper_base = 1.0;
-    let _ = write!(
-        s,
-        r#"<g class="pedestal types" data-value="{}"><path fill="{}" d="M{} {}L{} {}L{} {}L{} {}Z"/><text x="{}" y="{}" font-size="{}" font-family="DejaVu Sans, Verdana, sans-serif" text-anchor="middle" fill="{}">{}</text></g>"#,
-        spec.thread_types,
-        pal.guide,
-        f(px),
-        f(upper_base),
-        f(px + inset),
-        f(upper_base + ph),
-        f(px + pw - inset),
-        f(upper_base + ph),
-        f(px + pw),
-        f(upper_base),
-        f(text_x),
-        f(upper_base + ph + font * 0.95),
-        f(font),
-        pal.text,
-        spec.thread_types
-    );
-    s.push_str("</svg>");
-    s
+    pedestal("pedestal types", spec.thread_types, upper_base, upper_base + ph, upper_base + ph + font * 0.95);
+    s.finish()
 }
 

@@ -1,9 +1,9 @@
 //! The histogram of `crt(a, th)` (paper §6.1, Fig. 11): one square per thread in its cluster's
 //! colour, x linear from 0 to the largest value, equal values stacked, fitted into a given box.
 
-use crate::glyph::{escape_xml, ClusterColour, Palette, Theme};
+use crate::glyph::ClusterColour;
+use crate::svg::{Palette, Theme, Writer, FONT};
 use serde::Serialize;
-use std::fmt::Write;
 use threadradar_profiler::run::ThreadId;
 
 /// One thread of the histogram.
@@ -94,46 +94,27 @@ pub fn layout(points: &[HistogramPoint], width: f64, height: f64) -> Vec<(f64, f
 pub fn svg(points: &[HistogramPoint], opts: &HistogramOptions) -> String {
     let pal = Palette::of(opts.theme);
     let (w, h) = (opts.width.max(20) as f64, opts.height.max(AXIS_PX as u32 + 6) as f64);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="histogram" width="{w}" height="{h}" viewBox="0 0 {w} {h}" data-squares="{}">"#,
-        points.len()
-    );
-    let _ = write!(s, "<title>{}</title>", escape_xml(&format!("crt(a, th) of {} threads", points.len())));
+    let mut s = Writer::document("histogram", w, h, &[("data-squares", &points.len())]);
+    s.title(format!("crt(a, th) of {} threads", points.len()));
     let bottom = h - AXIS_PX;
-    let _ = write!(s, r#"<line class="axis" x1="4" y1="{bottom}" x2="{}" y2="{bottom}" stroke="{}" stroke-width="1"/>"#, w - 4.0, pal.guide);
+    s.empty("line", &[("class", &"axis"), ("x1", &4), ("y1", &bottom), ("x2", &(w - 4.0)), ("y2", &bottom), ("stroke", &pal.guide), ("stroke-width", &1)]);
     let max = points.iter().map(|p| p.value).fold(0.0_f64, f64::max);
-    let _ = write!(
-        s,
-        r#"<text class="min" x="4" y="{}" font-size="10" font-family="DejaVu Sans, Verdana, sans-serif" fill="{}">0%</text>"#,
-        h - 3.0,
-        pal.text
-    );
-    let _ = write!(
-        s,
-        r#"<text class="max" x="{}" y="{}" font-size="10" font-family="DejaVu Sans, Verdana, sans-serif" text-anchor="end" fill="{}">{:.1}%</text>"#,
-        w - 4.0,
-        h - 3.0,
-        pal.text,
-        max * 100.0
+    s.element("text", &[("class", &"min"), ("x", &4), ("y", &(h - 3.0)), ("font-size", &10), ("font-family", &FONT), ("fill", &pal.text)], "0%");
+    s.element(
+        "text",
+        &[("class", &"max"), ("x", &(w - 4.0)), ("y", &(h - 3.0)), ("font-size", &10), ("font-family", &FONT), ("text-anchor", &"end"), ("fill", &pal.text)],
+        format_args!("{:.1}%", max * 100.0),
     );
     for (p, (x, y, side)) in points.iter().zip(layout(points, w, h)) {
         let gap = if side > 4.0 { 1.0 } else { 0.0 };
-        let _ = write!(
-            s,
-            r#"<rect class="sq {}" data-thread="{}" data-value="{:.6}" x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="{}"><title>{}</title></rect>"#,
-            p.colour.name(),
-            p.thread,
-            p.value,
-            x + gap / 2.0,
-            y + gap / 2.0,
-            side - gap,
-            side - gap,
-            p.colour.strong(opts.theme),
-            escape_xml(&format!("{}  {:.1}%", p.label, p.value * 100.0))
+        let class = format!("sq {}", p.colour.name());
+        let (value, x, y, size) = (format!("{:.6}", p.value), format!("{:.2}", x + gap / 2.0), format!("{:.2}", y + gap / 2.0), format!("{:.2}", side - gap));
+        s.start(
+            "rect",
+            &[("class", &class), ("data-thread", &p.thread), ("data-value", &value), ("x", &x), ("y", &y), ("width", &size), ("height", &size), ("fill", &p.colour.strong(opts.theme))],
         );
+        s.title(format_args!("{}  {:.1}%", p.label, p.value * 100.0));
+        s.end("rect");
     }
-    s.push_str("</svg>");
-    s
+    s.finish()
 }

@@ -48,6 +48,7 @@ pub mod metrics;
 pub mod panel;
 pub mod sections;
 pub mod stability;
+pub mod svg;
 pub mod threads;
 pub mod timeline;
 pub mod runset;
