@@ -434,7 +434,136 @@ fn pair_threads(a: &Side, b: &Side) -> Vec<(usize, usize, PairedBy, f64)> {
     out
 }
 
-/// The stack similarity of the classes of one thread pair, computed on first use. The pair's
+/// The stack similarity of the classes of one thread pair.
+///
+/// The alignment asks for `s` at every cell of its programme (up to [`TraceOptions::max_cells`]
+/// per pair), and when segments rarely repeat (a new stack at most samples) nearly every cell is
+/// a class pair not seen before, so a cache does not help. Instead the functions on the pair's
+/// stacks are numbered densely (a thread pair runs few of the runs' functions) and each class
+/// becomes a bitset of them: `|Γ(a) ∩ Γ(b)|` is a popcount over a few words, and the sets' sizes
+/// are kept, so the union is `|Γ(a)| + |Γ(b)| − |Γ(a) ∩ Γ(b)|`. A pair with more than
+/// [`BITSET_FUNCTIONS`] functions keeps the sorted-set merge with a cache ([`SimCache`]). Both give
+/// the same values: the ratio of the same two counts, rounded to `f32` as the cache stores it.
+trait Similarity {
+    /// The similarity of segment `i` of A and segment `j` of B if it is at least `tau`.
+    fn at_least(&mut self, i: usize, j: usize, tau: f64) -> Option<f64>;
+}
+
+/// Up to this many distinct functions on a thread pair's stacks, similarities are bitset popcounts.
+const BITSET_FUNCTIONS: usize = 1024;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests compare the fast path (bitset similarity, pruned programme) with the reference
+    /// (sorted-set merge, every cell's similarity) by forcing the latter.
+    static REFERENCE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a test asked for the reference computation.
+#[inline]
+fn reference() -> bool {
+    #[cfg(test)]
+    return REFERENCE.with(|f| f.get());
+    #[cfg(not(test))]
+    false
+}
+
+/// The alignment of one thread pair with the fastest similarity that applies (see [`BitSim`]).
+fn align_pair(a: &[Vec<u32>], b: &[Vec<u32>], sa: &Segments, sb: &Segments, tau: f64, max_cells: usize) -> (Vec<(usize, usize, f64)>, bool) {
+    if !reference() {
+        if let Some(mut bits) = BitSim::new(a, b, sa, sb) {
+            return align(sa, sb, &mut bits, tau, max_cells);
+        }
+    }
+    align(sa, sb, &mut SimCache::new(a, b, sa, sb), tau, max_cells)
+}
+
+/// Renumbers the classes of a segment sequence densely: per segment its local number, and per
+/// local number its class.
+fn renumber(classes: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let mut of: HashMap<u32, u32> = HashMap::new();
+    let mut back = Vec::new();
+    let local = classes
+        .iter()
+        .map(|&c| {
+            *of.entry(c).or_insert_with(|| {
+                back.push(c);
+                back.len() as u32 - 1
+            })
+        })
+        .collect();
+    (local, back)
+}
+
+/// [`Similarity`] by bitsets: per local class, `words` words of function bits and the set's size.
+struct BitSim {
+    words: usize,
+    /// Per segment of each side: its class's local number.
+    local_a: Vec<u32>,
+    local_b: Vec<u32>,
+    bits_a: Vec<u64>,
+    bits_b: Vec<u64>,
+    len_a: Vec<u32>,
+    len_b: Vec<u32>,
+}
+
+impl BitSim {
+    /// `None` when the pair's stacks hold more than [`BITSET_FUNCTIONS`] distinct functions.
+    fn new(a: &[Vec<u32>], b: &[Vec<u32>], sa: &Segments, sb: &Segments) -> Option<BitSim> {
+        let (local_a, class_a) = renumber(&sa.class);
+        let (local_b, class_b) = renumber(&sb.class);
+        let mut function: HashMap<u32, usize> = HashMap::new();
+        for &f in class_a.iter().flat_map(|&c| &a[c as usize]).chain(class_b.iter().flat_map(|&c| &b[c as usize])) {
+            let next = function.len();
+            function.entry(f).or_insert(next);
+            if function.len() > BITSET_FUNCTIONS {
+                return None;
+            }
+        }
+        let words = function.len().div_ceil(64).max(1);
+        let sets = |classes: &[u32], sets: &[Vec<u32>]| -> (Vec<u64>, Vec<u32>) {
+            let mut bits = vec![0u64; classes.len() * words];
+            let len = classes
+                .iter()
+                .enumerate()
+                .map(|(k, &c)| {
+                    for f in &sets[c as usize] {
+                        let n = function[f];
+                        bits[k * words + n / 64] |= 1 << (n % 64);
+                    }
+                    sets[c as usize].len() as u32
+                })
+                .collect();
+            (bits, len)
+        };
+        let (bits_a, len_a) = sets(&class_a, a);
+        let (bits_b, len_b) = sets(&class_b, b);
+        Some(BitSim { words, local_a, local_b, bits_a, bits_b, len_a, len_b })
+    }
+
+}
+
+impl Similarity for BitSim {
+    #[inline]
+    fn at_least(&mut self, i: usize, j: usize, tau: f64) -> Option<f64> {
+        let (x, y) = (self.local_a[i] as usize, self.local_b[j] as usize);
+        let w = self.words;
+        let (p, q) = (&self.bits_a[x * w..(x + 1) * w], &self.bits_b[y * w..(y + 1) * w]);
+        let common = p.iter().zip(q).map(|(u, v)| (u & v).count_ones()).sum::<u32>() as f64;
+        let union = (self.len_a[x] + self.len_b[y]) as f64 - common;
+        // Clearly below τ without dividing (most cells of unrelated stretches): the f32 rounding
+        // below moves a ratio by less than 1e-7 of itself, so a margin of 1e-6 keeps this exact.
+        if common < tau * union * (1.0 - 1e-6) {
+            return None;
+        }
+        // As `jaccard`, and rounded to f32 as [`SimCache`] stores it.
+        let s = if union == 0.0 { 0.0 } else { common / union };
+        Some(s as f32 as f64).filter(|&s| s >= tau)
+    }
+}
+
+/// The stack similarity of the classes of one thread pair by merging their sorted function sets,
+/// computed on first use (pairs whose stacks hold too many functions for [`BitSim`]). The pair's
 /// classes are renumbered densely (a thread uses few of its run's distinct stacks), so that the
 /// cache is a flat matrix whenever it fits in 16 M entries.
 struct SimCache<'s> {
@@ -452,20 +581,6 @@ struct SimCache<'s> {
 
 impl<'s> SimCache<'s> {
     fn new(a: &'s [Vec<u32>], b: &'s [Vec<u32>], sa: &Segments, sb: &Segments) -> Self {
-        let renumber = |classes: &[u32]| -> (Vec<u32>, Vec<u32>) {
-            let mut of: HashMap<u32, u32> = HashMap::new();
-            let mut back = Vec::new();
-            let local = classes
-                .iter()
-                .map(|&c| {
-                    *of.entry(c).or_insert_with(|| {
-                        back.push(c);
-                        back.len() as u32 - 1
-                    })
-                })
-                .collect();
-            (local, back)
-        };
         let (local_a, class_a) = renumber(&sa.class);
         let (local_b, class_b) = renumber(&sb.class);
         let n = class_a.len().saturating_mul(class_b.len());
@@ -490,9 +605,16 @@ impl<'s> SimCache<'s> {
     }
 }
 
+impl Similarity for SimCache<'_> {
+    #[inline]
+    fn at_least(&mut self, i: usize, j: usize, tau: f64) -> Option<f64> {
+        Some(self.get(i, j)).filter(|&s| s >= tau)
+    }
+}
+
 /// The alignment of two segment sequences: matched index pairs (ascending) and whether it was
 /// banded.
-fn align(a: &Segments, b: &Segments, sim: &mut SimCache, tau: f64, max_cells: usize) -> (Vec<(usize, usize, f64)>, bool) {
+fn align<S: Similarity>(a: &Segments, b: &Segments, sim: &mut S, tau: f64, max_cells: usize) -> (Vec<(usize, usize, f64)>, bool) {
     let (n, m) = (a.class.len(), b.class.len());
     if n == 0 || m == 0 {
         return (Vec::new(), false);
@@ -508,6 +630,7 @@ fn align(a: &Segments, b: &Segments, sim: &mut SimCache, tau: f64, max_cells: us
         (c.saturating_sub(half), (c + half).min(m))
     };
     let dur = |s: &Segments, k: usize| (s.end[k] - s.start[k]) as f64;
+    let prune = !reference();
     // Directions: 0 = start, 1 = up (skip a[i-1]), 2 = left (skip b[j-1]), 3 = diagonal (match).
     let mut offsets = Vec::with_capacity(n + 2);
     let mut dirs: Vec<u8> = Vec::new();
@@ -534,12 +657,16 @@ fn align(a: &Segments, b: &Segments, sim: &mut SimCache, tau: f64, max_cells: us
                 dir = 2;
             }
             if j >= 1 && j > prev_range.0 && j - 1 <= prev_range.1 {
-                let s = sim.get(i - 1, j - 1);
-                if s >= tau {
-                    let v = prev[j - 1 - prev_range.0] + (dur(a, i - 1) + dur(b, j - 1)) * s;
-                    if v > best {
-                        best = v;
-                        dir = 3;
+                let (p, d) = (prev[j - 1 - prev_range.0], dur(a, i - 1) + dur(b, j - 1));
+                // s ≤ 1, so a match here is worth at most p + d (rounding is monotone): when that
+                // cannot beat the best so far, its similarity is not needed.
+                if p + d > best || !prune {
+                    if let Some(s) = sim.at_least(i - 1, j - 1, tau) {
+                        let v = p + d * s;
+                        if v > best {
+                            best = v;
+                            dir = 3;
+                        }
                     }
                 }
             }
@@ -556,7 +683,8 @@ fn align(a: &Segments, b: &Segments, sim: &mut SimCache, tau: f64, max_cells: us
     while i > 0 || j > 0 {
         match dirs[offsets[i] + j - lo_of(i)] {
             3 => {
-                pairs.push((i - 1, j - 1, sim.get(i - 1, j - 1)));
+                // A match: its similarity is at least τ.
+                pairs.push((i - 1, j - 1, sim.at_least(i - 1, j - 1, tau).expect("the programme matched it")));
                 i -= 1;
                 j -= 1;
             }
@@ -613,8 +741,7 @@ impl TraceDiff {
         let paired = pair_threads(&a, &b);
         for &(ta, tb, paired_by, similarity) in &paired {
             let (sa, sb) = (&a.threads[ta], &b.threads[tb]);
-            let mut sim = SimCache::new(&a.classes.sets, &b.classes.sets, sa, sb);
-            let (matches, banded) = align(sa, sb, &mut sim, opts.tau, opts.max_cells);
+            let (matches, banded) = align_pair(&a.classes.sets, &b.classes.sets, sa, sb, opts.tau, opts.max_cells);
             banded_pairs += banded as usize;
             let pair = pairs.len();
             let mut in_a = vec![false; sa.class.len()];
@@ -1077,6 +1204,50 @@ mod tests {
     fn diff(a: &Run, b: &Run) -> TraceDiff {
         let (ia, ib) = (TimelineIndex::new(a).unwrap(), TimelineIndex::new(b).unwrap());
         TraceDiff::build(a, &ia, b, &ib, &TraceOptions::default())
+    }
+
+    /// The fast path (bitset similarity, pruned programme) against the reference (sorted-set
+    /// merge, every cell): the same `TraceDiff` to the last bit, on recorded runs of the paper's
+    /// bugs and on synthetic runs (random stacks at every tick, persistent stacks, banded).
+    #[test]
+    fn the_fast_similarity_gives_exactly_the_reference_results() {
+        use threadradar_profiler::synth::{synthetic_run, SynthSpec};
+        let read = |p: &str| threadradar_profiler::runfile::read(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(p)).unwrap();
+        let bug = |n: &str| read(&format!("tests/fixtures/timeline/{n}.json"));
+        let (b1, b2, b3) = (bug("bug1_worker_manager"), bug("bug2_producer_consumer"), bug("bug3_readers_writers"));
+        let (buggy, fixed) = (read("../tests/fixtures/runs/20260101T000000Z-bug1-buggy.json"), read("../tests/fixtures/runs/20260101T000001Z-bug1-fixed.json"));
+        let spec = SynthSpec { ticks: 1500, threads: 4, functions: 300, stacks: 400, seed: 1 };
+        let (s1, s2) = (synthetic_run(spec), synthetic_run(SynthSpec { seed: 2, ..spec }));
+        // Persistent stacks: every sample of the second half repeats the one before it.
+        let mut steady = synthetic_run(SynthSpec { seed: 3, ..spec });
+        for k in 1..steady.samples.len() {
+            if k % 7 != 0 {
+                let prev = steady.samples[k - 1].threads.clone();
+                for (cur, p) in steady.samples[k].threads.iter_mut().zip(prev) {
+                    cur.stack = p.stack;
+                }
+            }
+        }
+        let opts = |tau: f64, max_cells: usize| TraceOptions { tau, max_cells };
+        let cases: [(&str, &Run, &Run, TraceOptions); 8] = [
+            ("bug1 buggy vs fixed", &buggy, &fixed, TraceOptions::default()),
+            ("bug1 fixed vs buggy, tau 0.5", &fixed, &buggy, opts(0.5, 4_000_000)),
+            ("bug1 vs bug2 (different programs)", &b1, &b2, TraceOptions::default()),
+            ("bug3 vs itself", &b3, &b3, TraceOptions::default()),
+            ("bug2 vs bug3, banded", &b2, &b3, opts(0.2, 20_000)),
+            ("synth seeds 1 vs 2", &s1, &s2, TraceOptions::default()),
+            ("synth vs steady, banded", &s1, &steady, opts(0.2, 50_000)),
+            ("steady vs synth, tau 0.05", &steady, &s2, opts(0.05, 4_000_000)),
+        ];
+        for (name, a, b, o) in cases {
+            let (ia, ib) = (TimelineIndex::new(a).unwrap(), TimelineIndex::new(b).unwrap());
+            let fast = TraceDiff::build(a, &ia, b, &ib, &o);
+            REFERENCE.with(|f| f.set(true));
+            let slow = TraceDiff::build(a, &ia, b, &ib, &o);
+            REFERENCE.with(|f| f.set(false));
+            assert!(!fast.pairs.is_empty() && !fast.groups.is_empty(), "{name}: nothing matched, nothing compared");
+            assert_eq!(format!("{fast:#?}"), format!("{slow:#?}"), "{name}");
+        }
     }
 
     #[test]
