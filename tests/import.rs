@@ -261,6 +261,8 @@ fn bad_input_gets_one_sentence_naming_the_format_and_where_it_stopped() {
     assert!(e.contains("raw format") && e.contains("processed"), "{e}");
     let e = run_import("dangling.firefox.json", br#"{"meta":{"preprocessedProfileVersion":55,"interval":1},"threads":[{"name":"a","tid":7,"samples":{"stack":[3],"time":[0.0]},"stackTable":{"frame":[0],"prefix":[null]},"frameTable":{"func":[0]},"funcTable":{"name":[0]},"stringArray":["f"]}]}"#, &[]);
     assert!(e.contains("Firefox Profiler") && e.contains("thread 0 (\"a\") sample 0") && e.contains("stack 3 does not exist"), "{e}");
+    let e = run_import("short.firefox.json", br#"{"meta":{"preprocessedProfileVersion":55,"interval":1},"threads":[{"name":"a","tid":7,"samples":{"stack":[0,0],"time":[0.0]},"stackTable":{"frame":[0],"prefix":[null]},"frameTable":{"func":[0]},"funcTable":{"name":[0]},"stringArray":["f"]}]}"#, &[]);
+    assert!(e.contains("sample 1") && e.contains("the time column has 1 entries for 2 samples"), "{e}");
     // A ThreadRadar run is not a profile to import.
     let e = run_import("run.json", br#"{"format":"threadradar-run","version":1}"#, &[]);
     assert!(e.contains("cannot tell"), "{e}");

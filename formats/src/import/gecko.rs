@@ -138,7 +138,9 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             t_ms = match (times.get(si), deltas.get(si)) {
                 (Some(t), _) => t.as_f64().ok_or_else(|| err(ctx, at(format!("sample {si}")), "its time is not a number"))?,
                 (None, Some(d)) => t_ms + d.as_f64().ok_or_else(|| err(ctx, at(format!("sample {si}")), "its time delta is not a number"))?,
-                (None, None) => return Err(ImportError::Truncated { path: ctx.path.to_path_buf(), format: ctx.format, at: at(format!("sample {si}: it has no time")) }),
+                (None, None) => {
+                    return Err(err(ctx, at(format!("sample {si}")), format!("it has no time: the time column has {} entries for {} samples", times.len().max(deltas.len()), stack_col.len())))
+                }
             };
             // The stack, innermost first while walking prefixes; a null stack is a sample without frames.
             let mut chain = Vec::new();
