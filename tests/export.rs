@@ -619,6 +619,13 @@ fn hostile_names_survive_escaped_in_every_format() {
     let p = json(&ff);
     check_firefox(&p).unwrap();
     assert!(p["threads"].as_array().unwrap().iter().any(|t| t["name"] == HOSTILE_THREAD));
+    // … and come back exactly when the profile is imported.
+    let back = dir.path().join("h.back.json");
+    let o = threadradar(dir.path(), &["import", ff.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let imported = read(&back);
+    assert!(imported.threads.iter().any(|t| t.name == HOSTILE_THREAD && t.tid == 11), "{:?}", imported.threads);
+    assert!(imported.functions.iter().any(|f| imported.str(f.qualname) == HOSTILE_FUNC));
     let tr = dir.path().join("h.trace.json");
     export(&run_path, "chrome", &tr);
     let threads = check_trace(&json(&tr)).unwrap();
@@ -657,7 +664,7 @@ fn hostile_names_survive_escaped_in_every_format() {
 fn exports_round_trip_through_their_importers() {
     let (dir, path, run) = recorded();
     let want = samples_per_thread(run);
-    for (format, file) in [("collapsed", "rt.folded"), ("speedscope", "rt.speedscope.json")] {
+    for (format, file) in [("collapsed", "rt.folded"), ("speedscope", "rt.speedscope.json"), ("firefox", "rt.firefox.json")] {
         let out = dir.path().join(file);
         export(path, format, &out);
         let back = dir.path().join(format!("rt-{format}.json"));
@@ -666,7 +673,48 @@ fn exports_round_trip_through_their_importers() {
         let imported = read(&back);
         assert_eq!(samples_per_thread(&imported), want, "{format}: same threads, same per-thread sample counts");
         assert!(imported.meta.imported.as_ref().unwrap().note.contains("thread states"));
+        if format == "firefox" {
+            // The processed profile keeps times and every stack, frame by frame.
+            assert_eq!(stacks_per_thread(&imported), stacks_per_thread(run), "firefox: same stacks per thread");
+            // … and the sample times, to the microsecond (the format stores milliseconds as floats).
+            let times = |r: &Run| -> HashMap<u32, Vec<u64>> {
+                let mut m: HashMap<u32, Vec<u64>> = HashMap::new();
+                for s in &r.samples {
+                    for t in &s.threads {
+                        m.entry(r.threads[t.thread as usize].tid).or_default().push(s.t);
+                    }
+                }
+                m
+            };
+            let (want_t, got_t) = (times(run), times(&imported));
+            for (tid, w) in &want_t {
+                let g = &got_t[tid];
+                assert_eq!(g.len(), w.len());
+                assert!(w.iter().zip(g).all(|(a, b)| a.abs_diff(*b) <= 1_000), "thread {tid}: times differ by more than 1 µs");
+            }
+        }
     }
+}
+
+/// Per thread (name, tid): how many samples had each stack, as (function, line) outermost first.
+fn stacks_per_thread(run: &Run) -> HashMap<(String, u32), HashMap<Vec<(String, u32)>, u64>> {
+    let mut m: HashMap<(String, u32), HashMap<Vec<(String, u32)>, u64>> = HashMap::new();
+    for s in &run.samples {
+        for t in &s.threads {
+            let th = &run.threads[t.thread as usize];
+            let mut frames = Vec::new();
+            let mut next = t.stack;
+            while let Some(id) = next {
+                let node = &run.stacks[id as usize];
+                let fr = &run.frames[node.frame as usize];
+                frames.push((run.str(run.functions[fr.function as usize].qualname).to_string(), fr.line));
+                next = node.parent;
+            }
+            frames.reverse();
+            *m.entry((th.name.clone(), th.tid)).or_default().entry(frames).or_insert(0) += 1;
+        }
+    }
+    m
 }
 
 #[test]

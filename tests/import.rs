@@ -168,6 +168,48 @@ fn cpython_and_flamegraph_collapsed_stacks() {
 }
 
 #[test]
+fn cpython_gecko_output_keeps_tids_and_counts() {
+    // CPython 3.15's `profiling.sampling --gecko` writes the Firefox Profiler's processed format
+    // (version 57): strings in `shared.stringArray`, per-thread tables, times in ms, threads named
+    // `Thread-<tid>`, file names without their directory (written here by hand in the shape of its
+    // writer, Lib/profiling/sampling/gecko_collector.py: no 3.15 interpreter is installed).
+    let dir = tempfile::tempdir().unwrap();
+    let gecko = dir.path().join("cpython.gecko.json");
+    let gecko_thread = |tid: u32, stacks: &str, samples: &str, times: &str| {
+        format!(
+            r#"{{"name":"Thread-{tid}","isMainThread":{},"pid":"4242","tid":{tid},"processType":"default","processName":"Python Process",
+            "samples":{{"stack":[{samples}],"time":[{times}],"eventDelay":[],"weight":null,"weightType":"samples","length":0}},
+            "stackTable":{stacks},
+            "frameTable":{{"address":[-1,-1,-1,-1],"category":[1,1,1,1],"subcategory":[0,0,0,0],"func":[0,1,2,3],"innerWindowID":[null,null,null,null],"implementation":[null,null,null,null],"optimizations":[null,null,null,null],"line":[21,9,14,1045],"column":[null,null,null,null],"inlineDepth":[0,0,0,0],"nativeSymbol":[null,null,null,null],"length":4}},
+            "funcTable":{{"name":[1,2,3,5],"isJS":[true,true,true,true],"relevantForJS":[true,true,true,true],"resource":[0,0,0,1],"fileName":[4,4,4,6],"lineNumber":[21,9,14,1045],"columnNumber":[null,null,null,null],"length":4}},
+            "resourceTable":{{"lib":[null,null],"name":[4,6],"host":[null,null],"type":[1,1],"length":2}},
+            "nativeSymbols":{{"libIndex":[],"address":[],"name":[],"functionSize":[],"length":0}},
+            "markers":{{"data":[],"name":[],"startTime":[],"endTime":[],"phase":[],"category":[],"length":0}}}}"#,
+            tid == 101
+        )
+    };
+    // Thread 101: <module> → spin, 3 samples; thread 102: _bootstrap_inner → Cruncher.run → spin, 4 samples.
+    let main = gecko_thread(101, r#"{"frame":[0,1],"category":[1,1],"subcategory":[0,0],"prefix":[null,0],"length":2}"#, "1,1,1", "0.0,1.0,2.0");
+    let worker = gecko_thread(102, r#"{"frame":[3,2,1],"category":[1,1,1],"subcategory":[0,0,0],"prefix":[null,0,1],"length":3}"#, "2,2,2,2", "0.5,1.5,2.5,3.5");
+    let file = format!(
+        r#"{{"meta":{{"interval":1.0,"startTime":123456.7,"categories":[{{"name":"Other","color":"grey","subcategories":["Other"]}},{{"name":"Python","color":"yellow","subcategories":["Other"]}}],"version":32,"preprocessedProfileVersion":57,"product":"Python","symbolicated":true,"markerSchema":[],"importedFrom":"Tachyon Sampling Profiler"}},
+        "libs":[],"threads":[{main},{worker}],"pages":[],
+        "shared":{{"stringArray":["(root)","<module>","spin","Cruncher.run","fixture_program.py","Thread._bootstrap_inner","threading.py"],"sources":{{"length":0,"uuid":[],"filename":[]}}}}}}"#
+    );
+    std::fs::write(&gecko, file).unwrap();
+    let run = import(dir.path(), &gecko, &[]);
+    assert_eq!(counts_by_tid(&run), HashMap::from([(101, 3), (102, 4)]));
+    assert_eq!(thread(&run, 102).name, "thread 102", "CPython's Thread-<tid> is no thread name");
+    assert_eq!(thread(&run, 102).thread_type, "Cruncher");
+    let imported = run.meta.imported.as_ref().unwrap();
+    assert!(imported.format.contains("CPython") && imported.note.contains("thread names"), "{imported:?}");
+    // Times are kept: thread 102's samples lie 1 ms apart, half a millisecond after thread 101's.
+    let times: Vec<u64> = run.samples.iter().filter(|s| s.threads.iter().any(|t| run.threads[t.thread as usize].tid == 102)).map(|s| s.t).collect();
+    assert_eq!(times, [500_000, 1_500_000, 2_500_000, 3_500_000]);
+    assert_mapped_to_source(&run);
+}
+
+#[test]
 fn imported_runs_get_radars_in_report() {
     // An imported run is a run: `report` computes its metrics and clusters.
     let dir = tempfile::tempdir().unwrap();
@@ -212,6 +254,15 @@ fn bad_input_gets_one_sentence_naming_the_format_and_where_it_stopped() {
     assert!(e.contains("is empty"), "{e}");
     let e = run_import("nothing.speedscope.json", br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[]},"profiles":[]}"#, &[]);
     assert!(e.contains("no samples"), "{e}");
+    // Firefox Profiler files: truncated, raw (unprocessed) Gecko, a stack that does not exist.
+    let e = run_import("cut.firefox.json", br#"{"meta":{"preprocessedProfileVersion":55,"interval":1},"threads":[{"name":"a","samples":{"stack":[0"#, &[]);
+    assert!(e.contains("truncated") && e.contains("Firefox Profiler") && e.contains("line 1 column"), "{e}");
+    let e = run_import("raw.gecko.json", br#"{"meta":{"version":24,"interval":1,"stackTable":1,"frameTable":1},"threads":[{"name":"a","samples":{"schema":{"stack":0,"time":1},"data":[[0,1.0]]}}]}"#, &["--format", "gecko"]);
+    assert!(e.contains("raw format") && e.contains("processed"), "{e}");
+    let e = run_import("dangling.firefox.json", br#"{"meta":{"preprocessedProfileVersion":55,"interval":1},"threads":[{"name":"a","tid":7,"samples":{"stack":[3],"time":[0.0]},"stackTable":{"frame":[0],"prefix":[null]},"frameTable":{"func":[0]},"funcTable":{"name":[0]},"stringArray":["f"]}]}"#, &[]);
+    assert!(e.contains("Firefox Profiler") && e.contains("thread 0 (\"a\") sample 0") && e.contains("stack 3 does not exist"), "{e}");
+    let e = run_import("short.firefox.json", br#"{"meta":{"preprocessedProfileVersion":55,"interval":1},"threads":[{"name":"a","tid":7,"samples":{"stack":[0,0],"time":[0.0]},"stackTable":{"frame":[0],"prefix":[null]},"frameTable":{"func":[0]},"funcTable":{"name":[0]},"stringArray":["f"]}]}"#, &[]);
+    assert!(e.contains("sample 1") && e.contains("the time column has 1 entries for 2 samples"), "{e}");
     // A ThreadRadar run is not a profile to import.
     let e = run_import("run.json", br#"{"format":"threadradar-run","version":1}"#, &[]);
     assert!(e.contains("cannot tell"), "{e}");

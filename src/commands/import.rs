@@ -1,6 +1,6 @@
 //! `threadradar import FILE [--format F] -o RUN`: another profiler's file as a ThreadRadar run
-//! (py-spy raw or speedscope, austin, CPython's `profiling.sampling` collapsed output, folded
-//! stacks, `perf script`). The parsing lives in `threadradar-formats`; the run is written with
+//! (py-spy raw or speedscope, austin, CPython's `profiling.sampling` collapsed or gecko output,
+//! folded stacks, Firefox Profiler processed profiles, `perf script`). The parsing lives in `threadradar-formats`; the run is written with
 //! the profiler's run writer, so the editor integrations find it like a recorded one.
 
 use clap::{Args, ValueEnum};
@@ -39,6 +39,8 @@ pub enum ImportFormatArg {
     Speedscope,
     /// `perf script` of a Python 3.12+ process run with -X perf.
     Perf,
+    /// Firefox Profiler processed profile: `export --format firefox`, CPython 3.15 profiling.sampling --gecko.
+    Gecko,
 }
 
 pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
@@ -47,6 +49,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
         ImportFormatArg::Austin => ImportFormat::Austin,
         ImportFormatArg::Speedscope => ImportFormat::Speedscope,
         ImportFormatArg::Perf => ImportFormat::Perf,
+        ImportFormatArg::Gecko => ImportFormat::Gecko,
     });
     let cwd = std::env::current_dir()?;
     let source_roots = if args.source_root.is_empty() { vec![cwd.clone()] } else { args.source_root };

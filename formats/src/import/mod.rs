@@ -1,7 +1,7 @@
 //! Other profilers' files as runs: py-spy (raw and speedscope), austin (collapsed text),
-//! CPython's `profiling.sampling` (collapsed), flame-graph folded stacks, speedscope files
-//! (ThreadRadar's own included) and Linux `perf script` of a Python 3.12+ process run with
-//! `-X perf`.
+//! CPython's `profiling.sampling` (collapsed and gecko), flame-graph folded stacks, speedscope
+//! files and Firefox Profiler processed profiles (ThreadRadar's own exports included) and Linux
+//! `perf script` of a Python 3.12+ process run with `-X perf`.
 //!
 //! Each parser turns its file into a [`Profile`]: threads and, per sample, a thread, a time when
 //! the format has one, and the Python frames outermost first. [`build_run`] then makes the run
@@ -13,6 +13,7 @@
 
 mod austin;
 mod collapsed;
+mod gecko;
 mod perf;
 mod speedscope;
 
@@ -35,6 +36,9 @@ pub enum ImportFormat {
     Speedscope,
     /// `perf script` output.
     Perf,
+    /// The Firefox Profiler's processed profile (ThreadRadar's `export --format firefox`,
+    /// CPython 3.15 `profiling.sampling --gecko`).
+    Gecko,
 }
 
 impl ImportFormat {
@@ -44,6 +48,7 @@ impl ImportFormat {
             ImportFormat::Austin => "austin",
             ImportFormat::Speedscope => "speedscope",
             ImportFormat::Perf => "perf script",
+            ImportFormat::Gecko => "Firefox Profiler (processed gecko)",
         }
     }
 }
@@ -61,7 +66,7 @@ pub enum ImportError {
     Truncated { path: PathBuf, format: &'static str, at: String },
     #[error("{path} holds no samples ({format}): profile the program for longer, or check that the profiler could read it")]
     NoSamples { path: PathBuf, format: &'static str },
-    #[error("cannot tell which profiler wrote {path} (it is neither speedscope JSON, austin or collapsed stacks, nor perf script output); name its format with --format")]
+    #[error("cannot tell which profiler wrote {path} (it is neither speedscope JSON, a Firefox Profiler (gecko) profile, austin or collapsed stacks, nor perf script output); name its format with --format")]
     Unknown { path: PathBuf },
 }
 
@@ -148,7 +153,7 @@ pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<R
         Some(f) => f,
         None => detect(bytes).ok_or_else(|| {
             if bytes.iter().all(u8::is_ascii_whitespace) {
-                ImportError::Empty { path: path.to_path_buf(), format: "profile (speedscope, austin, collapsed stacks or perf script)" }
+                ImportError::Empty { path: path.to_path_buf(), format: "profile (speedscope, Firefox Profiler, austin, collapsed stacks or perf script)" }
             } else {
                 ImportError::Unknown { path: path.to_path_buf() }
             }
@@ -163,6 +168,7 @@ pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<R
         ImportFormat::Austin => austin::parse(bytes, &ctx)?,
         ImportFormat::Speedscope => speedscope::parse(bytes, &ctx)?,
         ImportFormat::Perf => perf::parse(bytes, &ctx)?,
+        ImportFormat::Gecko => gecko::parse(bytes, &ctx)?,
     };
     if profile.samples.is_empty() {
         return Err(ImportError::NoSamples { path: path.to_path_buf(), format: format.name() });
@@ -175,6 +181,9 @@ pub fn detect(bytes: &[u8]) -> Option<ImportFormat> {
     let text = std::str::from_utf8(&bytes[..bytes.len().min(64 * 1024)]).unwrap_or_else(|e| std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""));
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
+        if gecko::looks_like(trimmed) {
+            return Some(ImportFormat::Gecko);
+        }
         return trimmed.contains("speedscope").then_some(ImportFormat::Speedscope);
     }
     let mut lines = trimmed.lines().filter(|l| !l.trim().is_empty());

@@ -3,10 +3,15 @@
 //! classes with their radars, the threads that ran one of them, and what changed between two
 //! runs, in words.
 //!
-//! The tools are thin: they read runs from the server's working directory (`.threadradar/runs`)
-//! and hand them to `analysis` (`ReportView`, `Comparison`), exactly as `report` and `compare` do.
-//! Runs do not record wait objects or critical sections yet, so there are no tools for them;
-//! recording is left to the user's own commands.
+//! The tools are thin: they read runs from the server's working directory (`.threadradar/runs`).
+//! `hottest_artifacts` and `artifact_threads` hand them to `analysis` (`ReportView`) as `report`
+//! does; `waits`, `critical_sections`, `compare_runs` and `run_history` ask the panel protocol's
+//! own handlers through [`host::McpHost`] (the dispatcher the language server and `serve` use), so
+//! their figures are the panels' ([`views`] writes them as text). Recording is left to the user's
+//! own commands.
+
+mod host;
+mod views;
 
 use clap::Args;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
@@ -17,7 +22,8 @@ use serde::Deserialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use threadradar_analysis::{Analysis, ArtifactFilter, CompareOptions, Comparison, DeltaStatus, Level, Options, ReportView, ViewOptions};
+use std::sync::Arc;
+use threadradar_analysis::{Analysis, ArtifactFilter, Level, Options, ReportView, ViewOptions};
 use threadradar_profiler::run::{FileKind, Run};
 use threadradar_profiler::runfile;
 
@@ -26,8 +32,9 @@ pub struct McpArgs {}
 
 pub fn run(_args: McpArgs) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let cwd = std::env::current_dir()?;
     rt.block_on(async {
-        let service = Radar::new().serve(rmcp::transport::stdio()).await.map_err(|e| anyhow::anyhow!("cannot start the MCP session: {e}"))?;
+        let service = Radar::new(&cwd).serve(rmcp::transport::stdio()).await.map_err(|e| anyhow::anyhow!("cannot start the MCP session: {e}"))?;
         service.waiting().await.map_err(|e| anyhow::anyhow!("the MCP session failed: {e}"))?;
         Ok::<_, anyhow::Error>(())
     })?;
@@ -64,9 +71,49 @@ pub struct CompareParams {
     pub top: Option<usize>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitsParams {
+    /// A run file or a directory of runs; default: the newest run in .threadradar/runs.
+    pub run: Option<String>,
+    /// Only objects whose label, type or name contains this (case-insensitive), e.g. `Queue` or `not_empty`.
+    pub object: Option<String>,
+    /// Start of the time range, seconds from the run's start (default: the whole run).
+    pub from_s: Option<f64>,
+    /// End of the time range, seconds from the run's start.
+    pub to_s: Option<f64>,
+    /// Ignore the run's kernel scheduler events: infer every wake-up from the samples (default false).
+    pub no_kernel: Option<bool>,
+    /// How many waker → wakee pairs to list (default 15).
+    pub top: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SectionsParams {
+    /// A run file or a directory of runs; default: the newest run in .threadradar/runs.
+    pub run: Option<String>,
+    /// An execution longer than this many medians is an outlier (default 5).
+    pub outlier_factor: Option<f64>,
+    /// An execution longer than this quantile of its section is an outlier (default 0.99).
+    pub outlier_quantile: Option<f64>,
+    /// How many outliers to list per section, longest first (default 10).
+    pub top: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct HistoryParams {
+    /// How many runs to list, newest first (default 20).
+    pub top: Option<usize>,
+}
+
 #[derive(Clone)]
 pub struct Radar {
     tool_router: ToolRouter<Self>,
+    host: Arc<host::McpHost>,
+}
+
+/// A protocol error as a tool's refusal: its sentence.
+fn protocol_refusal(e: threadradar_lsp::protocol::ProtocolError) -> CallToolResult {
+    refusal(e.message)
 }
 
 /// A tool's answer when its input is wrong: one sentence, returned as a tool error so the agent
@@ -96,8 +143,16 @@ fn provenance(run: &Run, path: &Path) -> String {
 
 #[tool_router]
 impl Radar {
-    pub fn new() -> Self {
-        Radar { tool_router: Self::tool_router() }
+    pub fn new(cwd: &Path) -> Self {
+        Radar { tool_router: Self::tool_router(), host: Arc::new(host::McpHost::new(cwd)) }
+    }
+
+    /// Makes `run` the host's active run and asks `method` of it; the answer starts with the
+    /// run and how its figures were obtained.
+    fn ask(&self, run: Option<&str>, method: &str, params: serde_json::Value) -> Result<(String, serde_json::Value), CallToolResult> {
+        let loaded = self.host.activate(run).map_err(protocol_refusal)?;
+        let answer = self.host.call(method, params).map_err(protocol_refusal)?;
+        Ok((provenance(loaded.run(), &loaded.path), answer))
     }
 
     #[tool(description = "The hottest functions or classes of a ThreadRadar run, highest crt (share of the program's counted thread-samples) first, each with its ThreadRadar (thread clusters: average and summed level, thread count), thread count, thread types and source location.")]
@@ -195,74 +250,58 @@ impl Radar {
         Ok(CallToolResult::success(vec![Content::text(text)]))
     }
 
-    #[tool(description = "Compare two ThreadRadar runs (before and after a change) in words: program totals, then the functions whose crt changed most, with their thread counts and radars before and after.")]
+    #[tool(description = "Compare two ThreadRadar runs (before and after a change) as the compare panel does: what changed in words, program totals, then the functions whose crt changed most, with their thread counts, clusters and radars before and after.")]
     async fn compare_runs(&self, Parameters(p): Parameters<CompareParams>) -> Result<CallToolResult, McpError> {
-        let resolved = (|| -> anyhow::Result<(PathBuf, PathBuf)> {
-            match (&p.before, &p.after) {
-                (Some(b), Some(a)) => Ok((super::info::resolve_run_path(Some(Path::new(b)))?, super::info::resolve_run_path(Some(Path::new(a)))?)),
-                _ => {
-                    let dir = runfile::runs_dir(&std::env::current_dir()?);
-                    let runs = runfile::list_runs(&dir).unwrap_or_default();
-                    let after = match &p.after {
-                        Some(a) => super::info::resolve_run_path(Some(Path::new(a)))?,
-                        None => runs.first().cloned().ok_or_else(|| anyhow::anyhow!("no runs in {}: record one with `threadradar record`", dir.display()))?,
-                    };
-                    let before = match &p.before {
-                        Some(b) => super::info::resolve_run_path(Some(Path::new(b)))?,
-                        None => runs.iter().find(|r| **r != after).cloned().ok_or_else(|| anyhow::anyhow!("only one run in {}: record the program again after the change", dir.display()))?,
-                    };
-                    Ok((before, after))
-                }
-            }
-        })();
-        let (before, after) = match resolved {
-            Ok(x) => x,
+        // The protocol compares the active run (`new`) with `base`, by default the run before it.
+        let resolve = |r: &str| super::info::resolve_run_path(Some(Path::new(r))).map(|p| p.display().to_string());
+        let before = match p.before.as_deref().map(resolve).transpose() {
+            Ok(b) => b,
             Err(e) => return Ok(refusal(format!("{e:#}"))),
         };
-        let (b, a) = match (runfile::read(&before), runfile::read(&after)) {
-            (Ok(b), Ok(a)) => (b, a),
-            (Err(e), _) | (_, Err(e)) => return Ok(refusal(e)),
+        let loaded = match self.host.activate(p.after.as_deref()) {
+            Ok(l) => l,
+            Err(e) => return Ok(protocol_refusal(e)),
         };
-        let (ba, aa) = match (Analysis::new(&b, &Options::default()), Analysis::new(&a, &Options::default())) {
-            (Ok(x), Ok(y)) => (x, y),
-            (Err(e), _) | (_, Err(e)) => return Ok(refusal(e)),
-        };
-        let opts = CompareOptions { level: Level::Function, filter: ArtifactFilter::all().hide(FileKind::Stdlib).hide(FileKind::ThirdParty), top: Some(p.top.unwrap_or(10)) };
-        let c = match Comparison::build(&b, &ba, &a, &aa, &opts) {
-            Ok(c) => c,
-            Err(e) => return Ok(refusal(e)),
-        };
-        let mut text = String::new();
-        let _ = writeln!(text, "Before: {}", provenance(&b, &before));
-        let _ = writeln!(text, "After: {}", provenance(&a, &after));
-        let _ = writeln!(
-            text,
-            "The program ran {} threads ({} clusters) before and {} ({} clusters) after; counted time {:.2} s before, {:.2} s after.",
-            c.base.program.threads, c.base.program.clusters, c.new.program.threads, c.new.program.clusters, c.base.seconds, c.new.seconds
-        );
-        for d in &c.artifacts {
-            let radar = |g: &[threadradar_analysis::glyph::GlyphCell]| g.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ");
-            let line = match (d.status, &d.base, &d.new) {
-                (DeltaStatus::Added, _, Some(n)) => format!("{} is new: crt {} on {} threads (radar {}).", d.qualname, pct(n.crt), n.threads, radar(&n.glyph)),
-                (DeltaStatus::Removed, Some(o), _) => format!("{} no longer runs (it had crt {} on {} threads).", d.qualname, pct(o.crt), o.threads),
-                (_, Some(o), Some(n)) => format!(
-                    "{}: crt {} → {} ({:+.1} points), {} → {} threads, {} → {} clusters, radar {} → {}.",
-                    d.qualname,
-                    pct(o.crt),
-                    pct(n.crt),
-                    100.0 * d.crt_delta,
-                    o.threads,
-                    n.threads,
-                    o.clusters,
-                    n.clusters,
-                    radar(&o.glyph),
-                    radar(&n.glyph)
-                ),
-                _ => continue,
-            };
-            let _ = writeln!(text, "- {line}");
+        let params = serde_json::json!({
+            "base": before,
+            "new": loaded.path.display().to_string(),
+            "level": "function",
+            "top": p.top.unwrap_or(10),
+            "hide_stdlib": true,
+            "hide_third_party": true,
+        });
+        match self.host.call("compare", params) {
+            Ok(c) => Ok(CallToolResult::success(vec![Content::text(views::compare(&c))])),
+            Err(e) => Ok(protocol_refusal(e)),
         }
-        Ok(CallToolResult::success(vec![Content::text(text)]))
+    }
+
+    #[tool(description = "Who waited for whom in a ThreadRadar run, as the waits panel shows it: every object threads waited on (locks, conditions, queues, events, pipes, the GIL) with its waits, total and p50/p95 wait, futile wake-ups, waiters and wakers, then the busiest waker → wakee pairs with the evidence of each edge (kernel-exact or inferred).")]
+    async fn waits(&self, Parameters(p): Parameters<WaitsParams>) -> Result<CallToolResult, McpError> {
+        let params = serde_json::json!({ "object": p.object, "from_s": p.from_s, "to_s": p.to_s, "no_kernel": p.no_kernel.unwrap_or(false) });
+        match self.ask(p.run.as_deref(), "waits", params) {
+            Ok((head, r)) => Ok(CallToolResult::success(vec![Content::text(format!("{head}\n{}", views::waits(&r, p.top.unwrap_or(15), p.object.as_deref())))])),
+            Err(refused) => Ok(refused),
+        }
+    }
+
+    #[tool(description = "The critical sections of a ThreadRadar run's program (with-blocks and acquire/release pairs found in its source), as the sections panel shows them: executions, hold time, median/p95/p99/max, variability, how long others waited to enter, and the outlier executions with their thread and time.")]
+    async fn critical_sections(&self, Parameters(p): Parameters<SectionsParams>) -> Result<CallToolResult, McpError> {
+        let params = serde_json::json!({ "outlier_factor": p.outlier_factor, "outlier_quantile": p.outlier_quantile });
+        match self.ask(p.run.as_deref(), "sections", params) {
+            Ok((head, r)) => Ok(CallToolResult::success(vec![Content::text(format!("{head}\n{}", views::sections(&r, p.top.unwrap_or(10))))])),
+            Err(refused) => Ok(refused),
+        }
+    }
+
+    #[tool(description = "The runs of the working directory, newest first, as the run list shows them: the recorded command or profiled test, its outcome (passed/failed, first failure), duration, threads, label, pin, and for a test the run before it to compare with.")]
+    async fn run_history(&self, Parameters(p): Parameters<HistoryParams>) -> Result<CallToolResult, McpError> {
+        // `runs` answers without an active run; with one, it is the newest.
+        let _ = self.host.activate(None);
+        match self.host.call("runs", serde_json::json!({})) {
+            Ok(r) => Ok(CallToolResult::success(vec![Content::text(views::runs(&r, p.top.unwrap_or(20)))])),
+            Err(e) => Ok(protocol_refusal(e)),
+        }
     }
 }
 
