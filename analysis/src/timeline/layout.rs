@@ -248,7 +248,6 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
         Some(key) => (focus::members(run, key)?.0, Some(focus::focus(run, index, key)?)),
         None => (Vec::new(), None),
     };
-    let mut frames = FrameTable { highlight, ..FrameTable::new(run) };
     let total_computing: u64 = index.lanes.iter().map(|l| l.computing as u64).sum();
     if index.ticks() == 0 {
         return Ok(Layout {
@@ -367,9 +366,20 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
             blocks,
         }
     }).collect();
+    // Frames are numbered in first use, in lane and bar order (through a dense map of the run's
+    // frames: a hash lookup per bar was a fifth of a whole-run layout); their descriptions are
+    // then made in parallel.
+    let mut number = vec![u32::MAX; run.frames.len()];
+    let mut order: Vec<FrameId> = Vec::new();
     for bar in out.iter_mut().flat_map(|l| l.bars.iter_mut()) {
-        bar.frame = frames.id(bar.frame);
+        let n = &mut number[bar.frame as usize];
+        if *n == u32::MAX {
+            *n = order.len() as u32;
+            order.push(bar.frame);
+        }
+        bar.frame = *n;
     }
+    let frames: Vec<FrameInfo> = order.par_iter().map(|&f| frame_info(run, f, &highlight)).collect();
     let n_ticks = ((req.width_px / 120).max(2)) as usize;
     let axis_ticks = (0..=n_ticks)
         .map(|i| {
@@ -390,7 +400,7 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
         obtained: OBTAINED,
         state_colours: StateColours::LIGHT,
         axis: axis_ticks,
-        frames: frames.into_frames(),
+        frames,
         overview: (req.overview == Some(true)).then(|| thread_overview(run, index, Some(&ids), Some((from_s, to_s)))),
         lanes: out,
         focus,
@@ -604,41 +614,19 @@ fn gallop_back<T>(slice: &[T], pred: impl Fn(&T) -> bool) -> usize {
     hi
 }
 
-/// The frames a layout refers to, by index.
-struct FrameTable<'r> {
-    run: &'r Run,
-    ids: crate::metrics::FxMap<FrameId, u32>,
-    frames: Vec<FrameInfo>,
-    /// Per function: highlighted (empty: none).
-    highlight: Vec<bool>,
-}
-
-impl<'r> FrameTable<'r> {
-    fn new(run: &'r Run) -> Self {
-        FrameTable { run, ids: Default::default(), frames: Vec::new(), highlight: Vec::new() }
-    }
-    fn id(&mut self, frame: FrameId) -> u32 {
-        if let Some(&i) = self.ids.get(&frame) {
-            return i;
-        }
-        let run = self.run;
-        let fr = &run.frames[frame as usize];
-        let f = &run.functions[fr.function as usize];
-        let function = run.str(f.qualname).to_string();
-        let i = self.frames.len() as u32;
-        self.frames.push(FrameInfo {
-            colour: frame_colour(&function),
-            function,
-            file: run.file_path(f.file).to_string(),
-            line: if fr.line > 0 { fr.line } else { f.line },
-            stdlib: run.files[f.file as usize].kind == FileKind::Stdlib,
-            highlighted: self.highlight.get(fr.function as usize).copied().filter(|&h| h),
-        });
-        self.ids.insert(frame, i);
-        i
-    }
-    fn into_frames(self) -> Vec<FrameInfo> {
-        self.frames
+/// What a layout says of one of the run's frames; `highlight`: per function, highlighted (empty:
+/// none).
+fn frame_info(run: &Run, frame: FrameId, highlight: &[bool]) -> FrameInfo {
+    let fr = &run.frames[frame as usize];
+    let f = &run.functions[fr.function as usize];
+    let function = run.str(f.qualname).to_string();
+    FrameInfo {
+        colour: frame_colour(&function),
+        function,
+        file: run.file_path(f.file).to_string(),
+        line: if fr.line > 0 { fr.line } else { f.line },
+        stdlib: run.files[f.file as usize].kind == FileKind::Stdlib,
+        highlighted: highlight.get(fr.function as usize).copied().filter(|&h| h),
     }
 }
 
