@@ -297,13 +297,8 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
         for (d, row) in lane.rows.iter().enumerate().skip(skip) {
             let depth = (d - skip) as u16;
             let folded_levels = if fold_top > 1 && d == skip { fold_top as u16 } else { 0 };
-            // The last bar that starts in the viewport: the index is read no further.
-            let stop = match dense {
-                Some(_) => row.partition_point(|b| b.start() < view.cols[req.width_px as usize]),
-                None => 0,
-            };
             let dense_until = |i: usize| match dense {
-                Some(limit) => lane.lod[d].dense_until(row, &index.times, i, limit, stop),
+                Some(limit) => lane.lod[d].dense_until(row, &index.times, i, limit, view.cols[req.width_px as usize]),
                 None => i,
             };
             view.place(row, |b: &Bar| (b.start(), b.end()), dense_until, |b, x0, x1| {
@@ -495,7 +490,11 @@ impl View<'_> {
         if self.scale <= 0.0 {
             return;
         }
-        let mut i = row.partition_point(|b| self.x(span(b).1) <= 0.0);
+        // (Most rows of a view from the run's start begin at their first item: no search.)
+        let mut i = match row.first() {
+            Some(b) if self.x(span(b).1) <= 0.0 => row.partition_point(|b| self.x(span(b).1) <= 0.0),
+            _ => 0,
+        };
         // The right edge of what was emitted last: a column's block starts no earlier, so that
         // nothing in a row overlaps.
         let mut last_x1 = 0.0f64;

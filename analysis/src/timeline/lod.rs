@@ -28,6 +28,9 @@ use super::index::Bar;
 /// Bars per chunk of the index.
 pub const CHUNK: usize = 16;
 
+/// How many dense chunks [`RowLod::dense_until`] passes between two looks at where it is.
+const STOP_CHECK: usize = 64;
+
 /// Code of "no bound": a stride too long to be skipped at any zoom.
 const UNBOUNDED: u8 = u8::MAX;
 
@@ -110,10 +113,11 @@ impl RowLod {
     }
 
     /// The first bar at or after `i` whose stride is not dense under `limit`, or `row.len()`; the
-    /// search may stop early (a smaller answer is always allowed) once it has passed bar `stop`
-    /// (the caller's last bar of interest), so that it reads no more of the index than needed.
-    /// `row` and `times` must be the ones the index was built from.
-    pub fn dense_until(&self, row: &[Bar], times: &[u64], i: usize, limit: DenseLimit, stop: usize) -> usize {
+    /// search may stop early (a smaller answer is always allowed) once it has passed tick `stop`
+    /// (the end of the caller's interest), which it checks every [`STOP_CHECK`] dense chunks, so
+    /// that it reads few bars of a dense stretch. `row` and `times` must be the ones the index was
+    /// built from.
+    pub fn dense_until(&self, row: &[Bar], times: &[u64], i: usize, limit: DenseLimit, stop: u32) -> usize {
         let n = row.len();
         let mut j = i;
         while j < n {
@@ -122,7 +126,7 @@ impl RowLod {
             if self.max_stride[c] as i16 <= limit.max_code {
                 // A dense chunk: its bars are not read at all.
                 j = chunk_end;
-                if j > stop {
+                if (j / CHUNK) % STOP_CHECK == 0 && j < n && row[j].start() >= stop {
                     return j;
                 }
                 continue;
