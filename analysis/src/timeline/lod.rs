@@ -31,6 +31,10 @@ pub const CHUNK: usize = 16;
 /// How many dense chunks [`RowLod::dense_until`] passes between two looks at where it is.
 const STOP_CHECK: usize = 64;
 
+/// A chunk whose largest stride is more than 2^(SCAN_CODES/4) times the limit is not read bar by
+/// bar (the walk goes on column by column there).
+const SCAN_CODES: i16 = 8;
+
 /// Code of "no bound": a stride too long to be skipped at any zoom.
 const UNBOUNDED: u8 = u8::MAX;
 
@@ -130,6 +134,10 @@ impl RowLod {
                     return j;
                 }
                 continue;
+            }
+            if self.max_stride[c] as i16 > limit.max_code + SCAN_CODES {
+                // Strides far above the limit: such a chunk rarely holds a stretch worth reading.
+                return j;
             }
             while j < chunk_end {
                 if (stride(row, times, j) as f64) < limit.ns {
