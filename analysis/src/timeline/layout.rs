@@ -298,8 +298,8 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
             let depth = (d - skip) as u16;
             let folded_levels = if fold_top > 1 && d == skip { fold_top as u16 } else { 0 };
             let dense_until = |i: usize| match dense {
-                Some(limit) => lane.lod[d].dense_until(row, &index.times, i, limit, view.cols[req.width_px as usize]),
-                None => i,
+                Some(limit) => lane.lod[d].dense_from(row, &index.times, i, limit, view.cols[req.width_px as usize]),
+                None => (i, usize::MAX),
             };
             view.place(row, |b: &Bar| (b.start(), b.end()), dense_until, |b, x0, x1| {
                 bars.push(BarBox {
@@ -335,7 +335,7 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
                 _ => states.push(b),
             }
         };
-        view.place(&lane.states, |r: &StateRun| (r.start, r.end), |i| i, |r, x0, x1| {
+        view.place(&lane.states, |r: &StateRun| (r.start, r.end), |i| (i, usize::MAX), |r, x0, x1| {
             push_state(StateBox { x0, x1, state: r.state, blocked: r.blocked, sampled: false })
         }, |x0, x1, _count, _start, _end| {
             // The run at the column's middle; columns come in ascending order, so the search
@@ -476,14 +476,15 @@ impl View<'_> {
     /// each at least [`MIN_BAR_PX`] wide, `block(x0, x1, count, start_tick, end_tick)` for each
     /// pixel column's narrower ones. The cost is O(visible wide items + columns × log n), not
     /// O(items): a column of narrow items is skipped with one binary search. `dense_until(i)` is
-    /// the first item at or after `i` whose stride is not under [`DENSE_PX`] (lod.rs; `i` itself
-    /// turns this off): a stretch of such items, whose columns' blocks would all merge, is passed
-    /// in one step ([`View::skip_dense`]).
+    /// the first item at or after `i` whose stride is not under [`DENSE_PX`] (lod.rs), and the
+    /// item before which no look for one is needed again (`(i, usize::MAX)` turns this off): a
+    /// stretch of such items, whose columns' blocks would all merge, is passed in one step
+    /// ([`View::skip_dense`]).
     fn place<T>(
         &self,
         row: &[T],
         span: impl Fn(&T) -> (u32, u32),
-        mut dense_until: impl FnMut(usize) -> usize,
+        mut dense_until: impl FnMut(usize) -> (usize, usize),
         mut bar: impl FnMut(&T, f32, f32),
         mut block: impl FnMut(f32, f32, u32, u32, u32),
     ) {
@@ -498,8 +499,9 @@ impl View<'_> {
         // The right edge of what was emitted last: a column's block starts no earlier, so that
         // nothing in a row overlaps.
         let mut last_x1 = 0.0f64;
-        // `dense_until` of the last stretch looked at: the same answer for every item before it.
-        let mut dense = (0, 0);
+        // The last look for a dense stretch: from `.0`, the stretch ends at `.1` (the same answer
+        // for every item before it), and no look is needed before `.2`.
+        let mut dense = (0, 0, 0);
         while i < row.len() {
             let (s, e) = span(&row[i]);
             let x0 = self.x(s);
@@ -515,10 +517,12 @@ impl View<'_> {
             }
             // x0 < width ≤ MAX_WIDTH_PX here, so the truncation is the floor.
             let col = x0.max(0.0) as u32 as f64;
-            if !(dense.0 <= i && i < dense.1) {
-                dense = (i, dense_until(i));
+            if !(dense.0 <= i && (i < dense.1 || i < dense.2)) {
+                let (k, next_look) = dense_until(i);
+                dense = (i, k, next_look);
             }
-            if let Some((j, bx1)) = self.skip_dense(row, &span, i, dense.1, col) {
+            let k = if i < dense.1 { dense.1 } else { i };
+            if let Some((j, bx1)) = self.skip_dense(row, &span, i, k, col) {
                 block(col.max(last_x1).min(bx1) as f32, bx1 as f32, (j - i) as u32, s, span(&row[j - 1]).1);
                 last_x1 = bx1;
                 i = j;

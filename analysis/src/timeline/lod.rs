@@ -122,6 +122,23 @@ impl RowLod {
     /// that it reads few bars of a dense stretch. `row` and `times` must be the ones the index was
     /// built from.
     pub fn dense_until(&self, row: &[Bar], times: &[u64], i: usize, limit: DenseLimit, stop: u32) -> usize {
+        self.dense_from(row, times, i, limit, stop).0
+    }
+
+    /// [`RowLod::dense_until`], and where the next look can start: when bar `i`'s chunk is not read
+    /// (its strides are far over the limit), the end of that chunk — no bar before it starts a
+    /// dense stretch worth reading — else `i + 1`.
+    pub fn dense_from(&self, row: &[Bar], times: &[u64], i: usize, limit: DenseLimit, stop: u32) -> (usize, usize) {
+        if let Some(&code) = self.max_stride.get(i / CHUNK) {
+            if code as i16 > limit.max_code + SCAN_CODES {
+                return (i, ((i / CHUNK + 1) * CHUNK).min(row.len()));
+            }
+        }
+        (self.scan(row, times, i, limit, stop), i + 1)
+    }
+
+    /// The search of [`RowLod::dense_until`].
+    fn scan(&self, row: &[Bar], times: &[u64], i: usize, limit: DenseLimit, stop: u32) -> usize {
         let n = row.len();
         let mut j = i;
         while j < n {
