@@ -9,11 +9,17 @@
 //! thread keeps its previous stack and state with probability 0.95 (bars of ~20 samples, closer to
 //! real programs).
 //!
+//! Each run also prints, per layout, what it holds (bars, aggregated blocks) and the CPU time one
+//! layout takes summed over all threads (from `/proc/self/stat`, over 20 layouts): on the shared
+//! machine, where other builds run, the wall time criterion measures depends on the load, the CPU
+//! time much less. `layout_whole_run_column_by_column` is the walk without the level-of-detail
+//! index (`timeline::lod`), which visits every pixel column of narrow bars.
+//!
 //! `cargo bench -p threadradar-analysis --bench timeline`; results in docs/benchmarks.md, "Timeline".
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
-use threadradar_analysis::timeline::layout::layout;
+use threadradar_analysis::timeline::layout::{layout, layout_column_by_column};
 use threadradar_analysis::timeline::{LayoutRequest, TimelineIndex};
 use threadradar_profiler::run::Run;
 use threadradar_profiler::synth::{synthetic_run, SynthSpec};
@@ -61,17 +67,42 @@ fn timeline(c: &mut Criterion) {
             index.heap_bytes() as f64 / 1048576.0,
             index.heap_bytes() as f64 / run_bytes(&run) as f64
         );
+        let whole = LayoutRequest { width_px: 1600, ..LayoutRequest::default() };
+        let log = LayoutRequest { theta: 1.0, ..whole.clone() };
+        let zoom = LayoutRequest { from_s: Some(20.0), to_s: Some(20.6), ..whole.clone() };
+        for (what, req) in [("whole run, linear", &whole), ("whole run, θ = 1", &log), ("1 % of the run", &zoom)] {
+            let l = layout(&run, &index, req).unwrap();
+            let bars: usize = l.lanes.iter().map(|l| l.bars.len()).sum();
+            let blocks: usize = l.lanes.iter().map(|l| l.blocks.len()).sum();
+            let cpu = |f: &dyn Fn()| {
+                let (c0, t0) = (cpu_s(), std::time::Instant::now());
+                for _ in 0..20 {
+                    f();
+                }
+                ((cpu_s() - c0) * 1e3 / 20.0, t0.elapsed().as_secs_f64() * 1e3 / 20.0)
+            };
+            let (c, w) = cpu(&|| drop(black_box(layout(&run, &index, req).unwrap())));
+            let (rc, rw) = cpu(&|| drop(black_box(layout_column_by_column(&run, &index, req).unwrap())));
+            eprintln!("timeline/{name} layout, {what}: {bars} bars, {blocks} blocks; CPU {c:.1} ms (wall {w:.1} ms) per layout, column by column CPU {rc:.1} ms (wall {rw:.1} ms)");
+        }
         let mut g = c.benchmark_group(format!("timeline_1M_thread_samples_50_threads_{name}"));
         g.sample_size(10);
         g.bench_function("index", |b| b.iter(|| TimelineIndex::new(black_box(&run)).unwrap()));
-        let whole = LayoutRequest { width_px: 1600, ..LayoutRequest::default() };
         g.bench_function("layout_whole_run_linear", |b| b.iter(|| layout(&run, &index, black_box(&whole)).unwrap()));
-        let log = LayoutRequest { theta: 1.0, ..whole.clone() };
+        g.bench_function("layout_whole_run_linear_column_by_column", |b| b.iter(|| layout_column_by_column(&run, &index, black_box(&whole)).unwrap()));
         g.bench_function("layout_whole_run_theta_1", |b| b.iter(|| layout(&run, &index, black_box(&log)).unwrap()));
-        let zoom = LayoutRequest { from_s: Some(20.0), to_s: Some(20.6), ..whole.clone() };
         g.bench_function("layout_1pct_of_run", |b| b.iter(|| layout(&run, &index, black_box(&zoom)).unwrap()));
         g.finish();
     }
+}
+
+/// User + system CPU seconds of this process, all threads (Linux: `/proc/self/stat`, in clock
+/// ticks of 10 ms, hence 20 layouts per figure).
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 criterion_group!(benches, timeline);

@@ -117,6 +117,20 @@ impl<'i> Axis<'i> {
         }
     }
 
+    /// The largest ratio of a tick interval's length on the axis to its time in milliseconds: 1
+    /// on a linear axis, less with θ > 0 (`logscale(Δt, θ) ≤ Δt`, and the axis places times
+    /// linearly within a span). Every span of ticks is at most this many times its time long.
+    pub fn max_stretch(&self) -> f64 {
+        let mut r: f64 = 0.0;
+        for k in 1..self.pos.len() {
+            let dt = self.times[k] - self.times[k - 1];
+            if dt > 0 {
+                r = r.max((self.pos[k] - self.pos[k - 1]) / (dt as f64 / 1e6));
+            }
+        }
+        r
+    }
+
     /// The first tick whose position is ≥ `p`.
     pub fn tick_at_position(&self, p: f64) -> u32 {
         self.pos.partition_point(|&q| q < p) as u32

@@ -26,6 +26,7 @@
 //! `Event`, `Semaphore` or `Barrier` → condition; `Thread.join` → join; otherwise → lock (a
 //! `Lock.acquire` is C code, invisible on the Python stack).
 
+use super::lod::RowLod;
 use super::TimelineError;
 use serde::Serialize;
 use std::sync::OnceLock;
@@ -204,6 +205,8 @@ pub struct Lane {
     pub thread: ThreadId,
     /// `rows[depth]`: the bars at that depth, ascending and non-overlapping.
     pub rows: Vec<Vec<Bar>>,
+    /// `lod[depth]`: the level-of-detail index of `rows[depth]` (see [`super::lod`]).
+    pub lod: Vec<RowLod>,
     pub states: Vec<StateRun>,
     /// Every tick at which one of the lane's bars starts or ends, ascending: the lane's events for
     /// the merged axis.
@@ -250,7 +253,7 @@ impl TimelineIndex {
         let period_ns = period_ns(run);
         let mut times: Vec<u64> = run.samples.iter().map(|s| s.t).collect();
         times.push(times.last().map_or(0, |&t| t + period_ns));
-        let lanes = build_lanes(run, false);
+        let lanes = with_lod(build_lanes(run, false), &times);
         Ok(TimelineIndex { times, period_ns, lanes, stdlib_folded: OnceLock::new() })
     }
 
@@ -276,7 +279,7 @@ impl TimelineIndex {
     /// The lanes with standard-library frames folded into one band per run of consecutive
     /// standard-library frames (built on first call; `run` must be the indexed run).
     pub fn stdlib_folded(&self, run: &Run) -> &[Lane] {
-        self.stdlib_folded.get_or_init(|| build_lanes(run, true))
+        self.stdlib_folded.get_or_init(|| with_lod(build_lanes(run, true), &self.times))
     }
 
     /// The first tick whose time is ≥ `ns`.
@@ -294,6 +297,8 @@ impl TimelineIndex {
                         + l.rows.iter().map(|r| r.capacity() * std::mem::size_of::<Bar>()).sum::<usize>()
                         + l.states.capacity() * std::mem::size_of::<StateRun>()
                         + l.boundaries.capacity() * 4
+                        + l.lod.capacity() * std::mem::size_of::<RowLod>()
+                        + l.lod.iter().map(RowLod::heap_bytes).sum::<usize>()
                 })
                 .sum::<usize>()
                 + std::mem::size_of_val(lanes)
@@ -459,6 +464,13 @@ impl Open {
         };
         Bar::new(self.start, end, self.frame, BarState::ALL[s], BlockedKind::from_code(kind), self.folded)
     }
+}
+
+/// Adds each row's level-of-detail index (lanes in parallel).
+fn with_lod(mut lanes: Vec<Lane>, times: &[u64]) -> Vec<Lane> {
+    use rayon::prelude::*;
+    lanes.par_iter_mut().for_each(|l| l.lod = l.rows.iter().map(|r| RowLod::new(r, times)).collect());
+    lanes
 }
 
 /// Builds every thread's lane. Threads are independent, so they are split into one group per

@@ -15,6 +15,7 @@
 
 use super::axis::Axis;
 use super::index::{Bar, BarState, BlockedKind, Lane, StateRun, TimelineIndex};
+use super::lod::DenseLimit;
 use super::focus::{self, Focus};
 use super::overview::{thread_overview, ThreadOverview};
 use super::{secs, TimelineError};
@@ -24,6 +25,10 @@ use threadradar_profiler::run::{FileKind, FrameId, Run, ThreadId};
 
 /// The narrowest bar drawn as itself, px.
 pub const MIN_BAR_PX: f64 = 1.0;
+/// Strides (lod.rs) narrower than this are passed in one step by the layout: under 1 px, so that
+/// each such bar is narrow and the next one starts in the same or the next column, with a margin
+/// far above the rounding of positions.
+const DENSE_PX: f64 = 0.9;
 /// The widest viewport a layout is made for, px.
 pub const MAX_WIDTH_PX: u32 = 100_000;
 
@@ -197,6 +202,24 @@ pub const OBTAINED: &str = "sampled: bars are runs of samples with the same fram
 
 /// Lays out one viewport. `index` must have been built from `run`.
 pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<Layout, TimelineError> {
+    layout_with(run, index, req, Walk::Indexed)
+}
+
+/// [`layout`] without the level-of-detail index: every pixel column of narrow bars is visited.
+/// The same layout, more slowly; the reference the tests compare [`layout`] with.
+#[doc(hidden)]
+pub fn layout_column_by_column(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<Layout, TimelineError> {
+    layout_with(run, index, req, Walk::ColumnByColumn)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// Pass dense stretches of narrow bars in one step ([`super::lod`]).
+    Indexed,
+    ColumnByColumn,
+}
+
+fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk) -> Result<Layout, TimelineError> {
     if !(req.theta.is_finite() && req.theta >= 0.0) {
         return Err(TimelineError::BadTheta(req.theta));
     }
@@ -225,7 +248,6 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         Some(key) => (focus::members(run, key)?.0, Some(focus::focus(run, index, key)?)),
         None => (Vec::new(), None),
     };
-    let mut frames = FrameTable { highlight, ..FrameTable::new(run) };
     let total_computing: u64 = index.lanes.iter().map(|l| l.computing as u64).sum();
     if index.ticks() == 0 {
         return Ok(Layout {
@@ -253,7 +275,15 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
     let cols: Vec<u32> = (0..=req.width_px as usize + 1)
         .map(|c| if scale > 0.0 { axis.tick_at_position(p0 + c as f64 / scale).min(index.ticks() as u32) } else { 0 })
         .collect();
-    let view = View { axis: &axis, index, p0, scale, width, cols };
+    // Strides under DENSE_PX are dense (lod.rs): positions are scaled milliseconds, and no span
+    // of ticks is longer on the axis than `max_stretch` times its time (a millionth of rounding
+    // is allowed for).
+    let dense = (walk == Walk::Indexed && scale > 0.0).then(|| DenseLimit::new(DENSE_PX, scale * axis.max_stretch() * (1.0 + 1e-6) / 1e6));
+    // …and the first tick at or after each column's middle.
+    let mids: Vec<u32> = (0..req.width_px as usize)
+        .map(|c| if scale > 0.0 { axis.tick_at_position(p0 + (c as f64 + 0.5) / scale).min(index.ticks() as u32) } else { 0 })
+        .collect();
+    let view = View { axis: &axis, index, p0, scale, width, cols, mids };
     // Lanes are independent, so they are laid out in parallel; their bars carry the run's frame
     // id until the frame table numbers them below, in lane and bar order, exactly as a
     // sequential walk would.
@@ -267,7 +297,11 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         for (d, row) in lane.rows.iter().enumerate().skip(skip) {
             let depth = (d - skip) as u16;
             let folded_levels = if fold_top > 1 && d == skip { fold_top as u16 } else { 0 };
-            view.place(row, |b: &Bar| (b.start(), b.end()), |b, x0, x1| {
+            let dense_until = |i: usize| match dense {
+                Some(limit) => lane.lod[d].dense_from(row, &index.times, i, limit, view.cols[req.width_px as usize]),
+                None => (i, usize::MAX),
+            };
+            view.place(row, |b: &Bar| (b.start(), b.end()), dense_until, |b, x0, x1| {
                 bars.push(BarBox {
                     x0,
                     x1,
@@ -293,6 +327,7 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         }
         // Both callbacks append to the underlay, merging adjacent boxes that look the same.
         let states = std::cell::RefCell::new(Vec::<StateBox>::new());
+        let state_cursor = std::cell::Cell::new(0usize);
         let push_state = |b: StateBox| {
             let mut states = states.borrow_mut();
             match states.last_mut() {
@@ -300,12 +335,15 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
                 _ => states.push(b),
             }
         };
-        view.place(&lane.states, |r: &StateRun| (r.start, r.end), |r, x0, x1| {
+        view.place(&lane.states, |r: &StateRun| (r.start, r.end), |i| (i, usize::MAX), |r, x0, x1| {
             push_state(StateBox { x0, x1, state: r.state, blocked: r.blocked, sampled: false })
         }, |x0, x1, _count, _start, _end| {
-            // The run at the column's middle.
-            let mid = view.tick_at_x((x0 as f64 + x1 as f64) / 2.0);
-            let i = lane.states.partition_point(|r| r.end <= mid);
+            // The run at the column's middle; columns come in ascending order, so the search
+            // starts where the last one ended.
+            let mid = view.tick_at_middle(x0, x1);
+            let from = state_cursor.get();
+            let i = from + gallop(&lane.states[from..], |r| r.end <= mid);
+            state_cursor.set(i);
             if let Some(r) = lane.states.get(i).filter(|r| r.start <= mid) {
                 push_state(StateBox { x0, x1, state: r.state, blocked: r.blocked, sampled: true });
             }
@@ -323,9 +361,20 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
             blocks,
         }
     }).collect();
+    // Frames are numbered in first use, in lane and bar order (through a dense map of the run's
+    // frames: a hash lookup per bar was a fifth of a whole-run layout); their descriptions are
+    // then made in parallel.
+    let mut number = vec![u32::MAX; run.frames.len()];
+    let mut order: Vec<FrameId> = Vec::new();
     for bar in out.iter_mut().flat_map(|l| l.bars.iter_mut()) {
-        bar.frame = frames.id(bar.frame);
+        let n = &mut number[bar.frame as usize];
+        if *n == u32::MAX {
+            *n = order.len() as u32;
+            order.push(bar.frame);
+        }
+        bar.frame = *n;
     }
+    let frames: Vec<FrameInfo> = order.par_iter().map(|&f| frame_info(run, f, &highlight)).collect();
     let n_ticks = ((req.width_px / 120).max(2)) as usize;
     let axis_ticks = (0..=n_ticks)
         .map(|i| {
@@ -346,7 +395,7 @@ pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<L
         obtained: OBTAINED,
         state_colours: StateColours::LIGHT,
         axis: axis_ticks,
-        frames: frames.into_frames(),
+        frames,
         overview: (req.overview == Some(true)).then(|| thread_overview(run, index, Some(&ids), Some((from_s, to_s)))),
         lanes: out,
         focus,
@@ -393,6 +442,7 @@ struct View<'a> {
     scale: f64,
     width: f64,
     cols: Vec<u32>,
+    mids: Vec<u32>,
 }
 
 impl View<'_> {
@@ -400,13 +450,24 @@ impl View<'_> {
         (self.axis.pos[tick as usize] - self.p0) * self.scale
     }
 
+    /// The first tick at or after the middle of `x0..x1`.
+    fn tick_at_middle(&self, x0: f32, x1: f32) -> u32 {
+        let c = x0 as usize;
+        if x0 >= 0.0 && c as f32 == x0 && x1 == x0 + 1.0 && c < self.mids.len() {
+            return self.mids[c];
+        }
+        self.tick_at_x((x0 as f64 + x1 as f64) / 2.0)
+    }
+
     /// The first tick at or after pixel `x`.
     fn tick_at_x(&self, x: f64) -> u32 {
         if self.scale <= 0.0 {
             return 0;
         }
-        if x >= 0.0 && x.fract() == 0.0 && (x as usize) < self.cols.len() {
-            return self.cols[x as usize];
+        // (An integer test without `f64::fract`, which is a libm call here.)
+        let c = x as usize;
+        if x >= 0.0 && c as f64 == x && c < self.cols.len() {
+            return self.cols[c];
         }
         self.axis.tick_at_position(self.p0 + x / self.scale).min(self.index.ticks() as u32)
     }
@@ -414,15 +475,33 @@ impl View<'_> {
     /// Walks the visible items of one row (ascending, non-overlapping): `bar(item, x0, x1)` for
     /// each at least [`MIN_BAR_PX`] wide, `block(x0, x1, count, start_tick, end_tick)` for each
     /// pixel column's narrower ones. The cost is O(visible wide items + columns × log n), not
-    /// O(items): a column of narrow items is skipped with one binary search.
-    fn place<T>(&self, row: &[T], span: impl Fn(&T) -> (u32, u32), mut bar: impl FnMut(&T, f32, f32), mut block: impl FnMut(f32, f32, u32, u32, u32)) {
+    /// O(items): a column of narrow items is skipped with one binary search. `dense_until(i)` is
+    /// the first item at or after `i` whose stride is not under [`DENSE_PX`] (lod.rs), and the
+    /// item before which no look for one is needed again (`(i, usize::MAX)` turns this off): a
+    /// stretch of such items, whose columns' blocks would all merge, is passed in one step
+    /// ([`View::skip_dense`]).
+    fn place<T>(
+        &self,
+        row: &[T],
+        span: impl Fn(&T) -> (u32, u32),
+        mut dense_until: impl FnMut(usize) -> (usize, usize),
+        mut bar: impl FnMut(&T, f32, f32),
+        mut block: impl FnMut(f32, f32, u32, u32, u32),
+    ) {
         if self.scale <= 0.0 {
             return;
         }
-        let mut i = row.partition_point(|b| self.x(span(b).1) <= 0.0);
+        // (Most rows of a view from the run's start begin at their first item: no search.)
+        let mut i = match row.first() {
+            Some(b) if self.x(span(b).1) <= 0.0 => row.partition_point(|b| self.x(span(b).1) <= 0.0),
+            _ => 0,
+        };
         // The right edge of what was emitted last: a column's block starts no earlier, so that
         // nothing in a row overlaps.
         let mut last_x1 = 0.0f64;
+        // The last look for a dense stretch: from `.0`, the stretch ends at `.1` (the same answer
+        // for every item before it), and no look is needed before `.2`.
+        let mut dense = (0, 0, 0);
         while i < row.len() {
             let (s, e) = span(&row[i]);
             let x0 = self.x(s);
@@ -436,7 +515,19 @@ impl View<'_> {
                 i += 1;
                 continue;
             }
-            let col = x0.max(0.0).floor();
+            // x0 < width ≤ MAX_WIDTH_PX here, so the truncation is the floor.
+            let col = x0.max(0.0) as u32 as f64;
+            if !(dense.0 <= i && (i < dense.1 || i < dense.2)) {
+                let (k, next_look) = dense_until(i);
+                dense = (i, k, next_look);
+            }
+            let k = if i < dense.1 { dense.1 } else { i };
+            if let Some((j, bx1)) = self.skip_dense(row, &span, i, k, col) {
+                block(col.max(last_x1).min(bx1) as f32, bx1 as f32, (j - i) as u32, s, span(&row[j - 1]).1);
+                last_x1 = bx1;
+                i = j;
+                continue;
+            }
             let col_end = self.tick_at_x(col + 1.0);
             let mut j = i + 1 + gallop(&row[i + 1..], |b| span(b).0 < col_end);
             let (ls, le) = span(&row[j - 1]);
@@ -451,6 +542,42 @@ impl View<'_> {
             last_x1 = bx1;
             i = j;
         }
+    }
+
+    /// For a narrow item `i` starting in column `col`, with the strides of items `i..k` all under
+    /// [`DENSE_PX`]: the column walk would give every column up to the one before column `t` (the
+    /// one item `k` starts in) a block, and the blocks would merge — each column holds a start and
+    /// every item is narrow, so each block begins where the one before ends. This returns what
+    /// that walk would end with: the first item `j` of column `t` and the right edge of the merged
+    /// block, or `None` when it is not worth it or the rounding of positions makes it uncertain
+    /// (then the walk goes on column by column).
+    ///
+    /// `j` is the first item starting at or after the tick of column `t`'s left edge. The walk
+    /// ends a column's group exactly there if item `j − 1` lies in column `t − 1` both by its
+    /// position and by its tick (checked below); its block then ends at `min(t, width, x(j))`.
+    fn skip_dense<T>(&self, row: &[T], span: &impl Fn(&T) -> (u32, u32), i: usize, k: usize, col: f64) -> Option<(usize, f64)> {
+        if k < i + 2 {
+            return None;
+        }
+        let last = k.min(row.len() - 1);
+        let t = self.x(span(&row[last]).0).min(self.width).max(0.0) as u32 as usize;
+        if (t as f64) < col + 2.0 {
+            return None;
+        }
+        let t_tick = self.cols[t];
+        // Column `t` holds item `last`, and each column holds a start, so `j` is near `last`.
+        let j = i + 1 + gallop_back(&row[i + 1..=last], |b| span(b).0 < t_tick);
+        if j > k {
+            return None;
+        }
+        let (ls, le) = span(&row[j - 1]);
+        let lx = self.x(ls);
+        let in_col = lx >= (t - 1) as f64 && lx < t as f64 && ls >= self.cols[t - 1];
+        if !in_col || self.x(le) - lx >= MIN_BAR_PX {
+            return None;
+        }
+        let next = row.get(j).map_or(f64::INFINITY, |b| self.x(span(b).0));
+        Some((j, (t as f64).min(self.width).min(next)))
     }
 }
 
@@ -472,41 +599,37 @@ fn gallop<T>(slice: &[T], pred: impl Fn(&T) -> bool) -> usize {
     lo + slice[lo..hi].partition_point(&pred)
 }
 
-/// The frames a layout refers to, by index.
-struct FrameTable<'r> {
-    run: &'r Run,
-    ids: crate::metrics::FxMap<FrameId, u32>,
-    frames: Vec<FrameInfo>,
-    /// Per function: highlighted (empty: none).
-    highlight: Vec<bool>,
+/// `slice.partition_point(pred)` for an answer expected near the end: exponential search back
+/// from the end, then binary search.
+fn gallop_back<T>(slice: &[T], pred: impl Fn(&T) -> bool) -> usize {
+    let n = slice.len();
+    let mut step = 1;
+    // Invariant: every item at or after `hi` fails `pred`.
+    let mut hi = n;
+    while hi > 0 && !pred(&slice[hi - 1]) {
+        let lo = hi.saturating_sub(step);
+        if pred(&slice[lo]) {
+            return lo + 1 + slice[lo + 1..hi - 1].partition_point(&pred);
+        }
+        hi = lo;
+        step *= 2;
+    }
+    hi
 }
 
-impl<'r> FrameTable<'r> {
-    fn new(run: &'r Run) -> Self {
-        FrameTable { run, ids: Default::default(), frames: Vec::new(), highlight: Vec::new() }
-    }
-    fn id(&mut self, frame: FrameId) -> u32 {
-        if let Some(&i) = self.ids.get(&frame) {
-            return i;
-        }
-        let run = self.run;
-        let fr = &run.frames[frame as usize];
-        let f = &run.functions[fr.function as usize];
-        let function = run.str(f.qualname).to_string();
-        let i = self.frames.len() as u32;
-        self.frames.push(FrameInfo {
-            colour: frame_colour(&function),
-            function,
-            file: run.file_path(f.file).to_string(),
-            line: if fr.line > 0 { fr.line } else { f.line },
-            stdlib: run.files[f.file as usize].kind == FileKind::Stdlib,
-            highlighted: self.highlight.get(fr.function as usize).copied().filter(|&h| h),
-        });
-        self.ids.insert(frame, i);
-        i
-    }
-    fn into_frames(self) -> Vec<FrameInfo> {
-        self.frames
+/// What a layout says of one of the run's frames; `highlight`: per function, highlighted (empty:
+/// none).
+fn frame_info(run: &Run, frame: FrameId, highlight: &[bool]) -> FrameInfo {
+    let fr = &run.frames[frame as usize];
+    let f = &run.functions[fr.function as usize];
+    let function = run.str(f.qualname).to_string();
+    FrameInfo {
+        colour: frame_colour(&function),
+        function,
+        file: run.file_path(f.file).to_string(),
+        line: if fr.line > 0 { fr.line } else { f.line },
+        stdlib: run.files[f.file as usize].kind == FileKind::Stdlib,
+        highlighted: highlight.get(fr.function as usize).copied().filter(|&h| h),
     }
 }
 

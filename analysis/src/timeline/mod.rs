@@ -8,6 +8,8 @@
 //!   every lane.
 //! - [`layout`]: one viewport — only what can be drawn at a pixel width: bars of ≥ 1 px as they
 //!   are, narrower ones aggregated per pixel column into blocks with their count; stack folding.
+//! - [`lod`]: per row, a level-of-detail index that lets a zoomed-out layout pass a stretch of
+//!   bars narrower than a pixel in one step instead of column by column.
 //! - [`overview`]: the textual per-thread overview (busy %, waiting %, longest wait, top frames).
 //! - [`svg`]: a layout as a static SVG chart (`threadradar timeline -o chart.svg`).
 //!
@@ -21,6 +23,7 @@ pub mod export;
 pub mod focus;
 pub mod index;
 pub mod layout;
+pub mod lod;
 pub mod overview;
 pub mod svg;
 
