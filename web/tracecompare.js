@@ -16,7 +16,7 @@
 //
 // The root element carries what was drawn, for tests: data-lanes, data-groups, data-edges (edges
 // drawn: bundles), data-bars-a, data-bars-b, data-only-a, data-only-b (bars only in one run),
-// data-width-px (the width asked for), data-changes, data-matched-share, data-selected, data-lit-groups, data-error.
+// data-width-px (the width asked for), data-changes, data-matched-share, data-colour-by, data-selected, data-lit-groups, data-error.
 "use strict";
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
@@ -55,7 +55,7 @@
   function create(root, opts) {
     const fetchTrace = opts.fetchTrace;
     const onNavigate = opts.onNavigate || (() => {});
-    const st = { result: null, seq: 0, selected: null, a: opts.a, b: opts.b };
+    const st = { result: null, seq: 0, selected: null, a: opts.a, b: opts.b, colourBy: "shift" };
 
     root.classList.add("tr-tracecompare");
     const sides = el("div", { class: "tc-sides" });
@@ -65,6 +65,11 @@
     const legend = el("div", { class: "tc-legend", "aria-label": "Legend" });
     const pick = el("select", { class: "tc-artifact", "aria-label": "Light the match groups of a function" });
     const info = el("span", { class: "tr-info" });
+    // TraceDiff's permutation colouring: an edge's hue is its group's rank in A within its lane
+    // pair, so groups that B runs in another order show as out-of-order hues.
+    const colourSel = el("select", { class: "tc-colour", "aria-label": "Colour the edges by" },
+      el("option", { value: "shift", text: "colour: time shift" }),
+      el("option", { value: "order", text: "colour: order in A (permutation)" }));
     const labels = el("div", { class: "tc-labels", style: { width: LABELS + "px" } });
     const picture = svg("svg", { class: "tc-svg", role: "img", "aria-label": "Run A's lanes above, run B's below, matched stretches joined" });
     const unmatched = el("div", { class: "tc-unmatched" });
@@ -72,12 +77,13 @@
     tip.hidden = true;
     root.replaceChildren(
       sides, changes, moreBox,
-      el("div", { class: "tr-toolbar" }, el("label", { text: "light the groups of " }, pick), info),
+      el("div", { class: "tr-toolbar" }, el("label", { text: "light the groups of " }, pick), colourSel, info),
       legend, how,
       el("div", { class: "tc-body" }, labels, el("div", { class: "tc-scroll" }, picture)),
       unmatched, tip);
     legendBody();
     pick.addEventListener("change", () => selectArtifact(pick.value || null));
+    colourSel.addEventListener("change", () => { st.colourBy = colourSel.value; if (st.result) draw(); });
 
     function legendBody() {
       const swatch = (cls, colour) => el("span", { class: "tc-swatch " + cls, style: colour ? { background: colour } : {} });
@@ -166,6 +172,14 @@
         nodes.push(label);
       }
       const maxDur = Math.max(1e-12, ...r.edges.map((e) => (e.a_duration_s + e.b_duration_s) / 2));
+      // Per lane pair: each edge's rank by its position in A (the permutation colouring).
+      const rank = new Map(), perLane = {};
+      r.edges.forEach((e, i) => { (perLane[e.lane] = perLane[e.lane] || []).push(i); });
+      for (const ids of Object.values(perLane)) {
+        ids.sort((i, j) => r.edges[i].a_x - r.edges[j].a_x);
+        ids.forEach((i, k) => rank.set(i, ids.length > 1 ? k / (ids.length - 1) : 0));
+      }
+      const edgeColour = (e, i) => st.colourBy === "order" ? "hsl(" + Math.round(240 * rank.get(i)) + ",70%,45%)" : SHIFT[e.shift].colour;
       let barsA = 0, barsB = 0, onlyA = 0, onlyB = 0;
       const rows = [el("div", { class: "tc-axis-label", text: "thread (A above, B below)", style: { height: AXIS + "px" } })];
       r.lanes.forEach((lane, k) => {
@@ -194,7 +208,7 @@
           }
         }
       });
-      r.edges.forEach((e) => {
+      r.edges.forEach((e, i) => {
         const lane = e.lane;
         const top = AXIS + lane * (2 * LANE + BAND + GAP);
         const y0 = top + LANE, y1 = top + LANE + BAND;
@@ -203,7 +217,7 @@
         const isLit = lit && e.groups.some((g) => lit.has(g));
         const path = svg("path", {
           d: "M" + ax + "," + y0 + " C" + ax + "," + (y0 + BAND / 2) + " " + bx + "," + (y1 - BAND / 2) + " " + bx + "," + y1,
-          stroke: SHIFT[e.shift].colour, "stroke-width": width.toFixed(2), fill: "none",
+          stroke: edgeColour(e, i), "stroke-width": width.toFixed(2), fill: "none",
           class: "tc-edge" + (isLit ? " tc-lit" : lit ? " tc-dim" : ""),
           "data-shift": e.shift, "data-lane": lane, "data-groups": e.groups.length,
         });
@@ -218,7 +232,7 @@
       set("lanes", r.lanes.length); set("groups", r.groups.length); set("edges", r.edges.length);
       set("bars-a", barsA); set("bars-b", barsB); set("only-a", onlyA); set("only-b", onlyB);
       set("width-px", r.width_px); set("changes", r.changes.length); set("matched-share", r.matched_share.toFixed(4));
-      set("selected", st.selected || ""); set("lit-groups", lit ? lit.size : 0);
+      set("colour-by", st.colourBy); set("selected", st.selected || ""); set("lit-groups", lit ? lit.size : 0);
     }
 
     function shiftOf(r, g) { return g.shift_s < -r.same_shift_s ? "earlier" : g.shift_s > r.same_shift_s ? "later" : "same"; }

@@ -218,6 +218,16 @@ describe("the Trace compare tab on Bug 1, buggy (A) and fixed (B)", () => {
     assert.equal(await attr(page, "lit-groups"), "0");
   });
 
+  test("the permutation colouring: edges coloured by their order in A", async () => {
+    await page.selectOption("#tracecompare select.tc-colour", "order");
+    assert.equal(await attr(page, "colour-by"), "order");
+    const strokes = await page.$$eval("#tracecompare path.tc-edge", (ps) => ps.map((p) => p.getAttribute("stroke")));
+    assert.ok(strokes.every((s) => s.startsWith("hsl(")), strokes.join(" "));
+    assert.equal(await page.$$eval("#tracecompare path.tc-edge", (x) => x.length), answer.edges.length);
+    await page.selectOption("#tracecompare select.tc-colour", "shift");
+    assert.equal(await attr(page, "colour-by"), "shift");
+  });
+
   test("no dialogs, page errors or console errors", () => assert.deepEqual(problems, []));
 });
 
