@@ -378,7 +378,7 @@
     traceCompare = window.ThreadRadarTraceCompare.create($("tracecompare"), {
       fetchTrace: (params) => T.request("traceCompare", params),
       onNavigate: (file, line) => navigate(file, line),
-      a: traceRuns.a, b: traceRuns.b,
+      a: traceRuns.a, b: traceRuns.b, selected: traceRuns.selected,
     });
     traceCompare.refresh();
   }
@@ -448,6 +448,13 @@
     $("compare").setAttribute("data-rendered", seq);
   }
 
+  // A function of both runs: its match groups lit in the Trace compare tab (same runs, A = base).
+  function traceButton(c, a) {
+    if (!window.ThreadRadarTraceCompare || c.level !== "function" || a.status !== "changed") return null;
+    const b = el("button", { class: "cmp-trace", text: "trace", title: "Show where " + a.qualname + " runs in both runs' traces (Trace compare)" });
+    b.addEventListener("click", (ev) => { ev.stopPropagation(); openTraceCompare(c.base.path, c.new.path, a.qualname); });
+    return b;
+  }
   function sideLine(label, s) {
     const name = s.path ? s.path.split(/[\\/]/).pop() : "";
     return el("div", { title: s.path || "" },
@@ -477,7 +484,7 @@
         el("td", { class: "radar-text", title: radarText(b && b.glyph) + " → " + radarText(n && n.glyph) }, ...glyphCells(b && b.glyph), " → ", ...glyphCells(n && n.glyph)),
         el("td", { class: "cmp-name name", text: a.qualname }),
         el("td", { class: "cmp-where where", text: whereText, title: titles }),
-        el("td", {}, a.status === "changed" ? null : el("span", { class: "mark", text: a.status })));
+        el("td", {}, a.status === "changed" ? null : el("span", { class: "mark", text: a.status }), traceButton(c, a)));
       row.addEventListener("click", () => navigate(file, line));
       return row;
     }));
@@ -560,8 +567,8 @@
     } else if (wanted) openDetail(wanted);
   }
   // The Trace compare tab on runs `a` and `b` (names or paths; absent: the server's defaults).
-  function openTraceCompare(a, b) {
-    traceRuns.a = a || null; traceRuns.b = b || null;
+  function openTraceCompare(a, b, artifact) {
+    traceRuns.a = a || null; traceRuns.b = b || null; traceRuns.selected = artifact || null;
     $("open-tracecompare").hidden = false;
     if (traceCompare) { traceCompare.destroy(); traceCompare = null; }
     return showView("tracecompare");

@@ -11,6 +11,7 @@
 //     fetchTrace: (params) => Promise<TraceCompareResult>, // params: TraceCompareParams (web/protocol.d.ts)
 //     onNavigate: (file, line) => {},                      // click on an edge or bar
 //     a, b,                                                 // the runs (names or paths); absent: the server's defaults
+//     selected,                                             // a function whose groups are lit at first
 //   });
 //   t.refresh(); t.selectArtifact(qualname | null); t.destroy();
 //
@@ -55,7 +56,7 @@
   function create(root, opts) {
     const fetchTrace = opts.fetchTrace;
     const onNavigate = opts.onNavigate || (() => {});
-    const st = { result: null, seq: 0, selected: null, a: opts.a, b: opts.b, colourBy: "shift" };
+    const st = { result: null, seq: 0, selected: opts.selected || null, a: opts.a, b: opts.b, colourBy: "shift" };
 
     root.classList.add("tr-tracecompare");
     const sides = el("div", { class: "tc-sides" });

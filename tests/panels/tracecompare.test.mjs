@@ -97,6 +97,8 @@ function constructorThreads(stdout) {
   return Number(m[1]);
 }
 
+let bug1 = null; // the two recordings, for the Compare tab's test below
+
 describe("the Trace compare tab on Bug 1, buggy (A) and fixed (B)", () => {
   let server, page, answer, logged;
   const problems = [];
@@ -105,6 +107,7 @@ describe("the Trace compare tab on Bug 1, buggy (A) and fixed (B)", () => {
     const buggy = record("samples/python/bug1_worker_manager/buggy.py", "bug1-buggy", args);
     const fixed = record("samples/python/bug1_worker_manager/fixed.py", "bug1-fixed", args);
     logged = { buggy: constructorThreads(buggy.stdout), fixed: constructorThreads(fixed.stdout) };
+    bug1 = { buggy: buggy.run, fixed: fixed.run };
     server = await serve(buggy.run, fixed.run);
     servers.push(server);
     page = await newPage(problems);
@@ -226,6 +229,45 @@ describe("the Trace compare tab on Bug 1, buggy (A) and fixed (B)", () => {
     assert.equal(await page.$$eval("#tracecompare path.tc-edge", (x) => x.length), answer.edges.length);
     await page.selectOption("#tracecompare select.tc-colour", "shift");
     assert.equal(await attr(page, "colour-by"), "shift");
+  });
+
+  test("no dialogs, page errors or console errors", () => assert.deepEqual(problems, []));
+});
+
+describe("from the Compare tab's artifact table (serve DIR)", () => {
+  let page, url;
+  const problems = [];
+  before(async () => {
+    // The directory holds just the two Bug 1 runs (the hostile ones are recorded later).
+    const dir = path.dirname(bug1.buggy);
+    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort(), ["bug1-buggy.json", "bug1-fixed.json"]);
+    const child = spawn(BIN, ["serve", dir, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    servers.push({ child });
+    url = await new Promise((resolve, reject) => {
+      let buf = "";
+      child.stdout.on("data", (d) => { buf += d; const m = buf.match(/http:\/\/127\.0\.0\.1:\d+\//); if (m) resolve(m[0]); });
+      child.on("exit", (code) => reject(new Error("serve exited with " + code)));
+    });
+    page = await newPage(problems);
+    await page.goto(url);
+    await page.click("#open-compare");
+    await page.waitForSelector('#compare tr[data-qualname="WorkerManager.__init__"] button.cmp-trace', { timeout: 60000 });
+  });
+
+  test("a row's trace button opens the Trace compare tab on the same runs with its groups lit", async () => {
+    assert.ok(await page.isVisible("#open-tracecompare"), "two runs: the tab is offered");
+    await page.click('#compare tr[data-qualname="WorkerManager.__init__"] button.cmp-trace');
+    await drawn(page);
+    assert.equal(await attr(page, "error"), null);
+    assert.ok(await page.$eval("#open-tracecompare", (b) => b.classList.contains("active")));
+    assert.equal(await attr(page, "selected"), "WorkerManager.__init__");
+    const base = await page.$eval("#compare-base", (s) => s.value), nw = await page.$eval("#compare-new", (s) => s.value);
+    const answer = await api(url, "traceCompare", { a: base, b: nw, width_px: Number(await attr(page, "width-px")) });
+    assert.ok(answer.a.path.endsWith("bug1-buggy.json") && answer.b.path.endsWith("bug1-fixed.json"), answer.a.path + " " + answer.b.path);
+    const want = answer.groups.filter((g) => g.functions.includes("WorkerManager.__init__")).length;
+    assert.ok(want > 0);
+    assert.equal(Number(await attr(page, "lit-groups")), want);
+    assert.equal(Number(await attr(page, "groups")), answer.groups.length);
   });
 
   test("no dialogs, page errors or console errors", () => assert.deepEqual(problems, []));
