@@ -318,3 +318,89 @@ fn api_compare_needs_a_directory() {
     assert_eq!(err["code"], "conflict");
     assert!(err["error"].as_str().unwrap().starts_with("there is no earlier run to compare with"), "{err}");
 }
+
+/// `traceCompare` (issue 17): the trace compare panel's data, laid out by the server.
+#[test]
+fn api_trace_compare_lays_out_two_runs() {
+    let dir = bug1_runs();
+    let s = serve(dir);
+    let width = 600.0;
+    // Defaults: B = the shown run (fixed, the newest), A = the run before it (buggy).
+    let t = post(&s, "traceCompare", serde_json::json!({"width_px": width as u32})).unwrap();
+    assert!(t["a"]["path"].as_str().unwrap().ends_with("buggy.json") && t["b"]["path"].as_str().unwrap().ends_with("fixed.json"), "{} {}", t["a"], t["b"]);
+    let lanes = t["lanes"].as_array().unwrap();
+    for i in 0..6 {
+        let w = format!("worker-{i}");
+        assert!(lanes.iter().any(|l| l["a"]["name"] == w.as_str() && l["b"]["name"] == w.as_str()), "{w} paired with itself");
+    }
+    // Every group in exactly one edge, of its own lane pair; every bar and edge inside the axis.
+    let groups = t["groups"].as_array().unwrap();
+    let mut seen: Vec<u64> = t["edges"].as_array().unwrap().iter().flat_map(|e| {
+        let lane = e["lane"].as_u64().unwrap();
+        for g in e["groups"].as_array().unwrap() {
+            assert_eq!(groups[g.as_u64().unwrap() as usize]["pair"].as_u64().unwrap(), lane);
+        }
+        for k in ["a_x", "b_x"] {
+            assert!((0.0..=width + 1e-6).contains(&e[k].as_f64().unwrap()), "{e}");
+        }
+        e["groups"].as_array().unwrap().iter().map(|g| g.as_u64().unwrap()).collect::<Vec<_>>()
+    }).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..groups.len() as u64).collect::<Vec<_>>());
+    for l in lanes {
+        for b in l["a_bars"].as_array().unwrap().iter().chain(l["b_bars"].as_array().unwrap()) {
+            let (x0, x1) = (b["x0"].as_f64().unwrap(), b["x1"].as_f64().unwrap());
+            assert!(0.0 <= x0 && x0 <= x1 && x1 <= width + 1e-6, "{b}");
+        }
+    }
+    // The words: the constructor's threads as each run's own report counts them → 1; no statement
+    // about the standard library; how it was obtained.
+    let threads = |run: &str| -> u64 {
+        let o = common::threadradar(dir.as_path(), &["report", dir.join(run).to_str().unwrap(), "--json", "--include", r"^WorkerManager\.__init__$"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["artifacts"][0]["threads"].as_u64().unwrap()
+    };
+    let statements: Vec<&str> = t["changes"].as_array().unwrap().iter().map(|c| c["statement"].as_str().unwrap()).collect();
+    let want = format!("WorkerManager.__init__: run by {} threads → {}", threads("buggy.json"), threads("fixed.json"));
+    assert!(statements.contains(&want.as_str()), "{want} not in {statements:#?}");
+    assert!(statements.iter().all(|s| !s.starts_with("_find_and_load") && !s.starts_with("Thread.")), "{statements:#?}");
+    assert!(t["notes"][0].as_str().unwrap().contains("sampled stacks"), "{}", t["notes"]);
+
+    // Bad requests: one sentence each.
+    let (code, err) = post(&s, "traceCompare", serde_json::json!({"width_px": 0})).unwrap_err();
+    assert_eq!(code, 400);
+    assert!(err["error"].as_str().unwrap().starts_with("width_px must be at least 1"), "{err}");
+    let (code, err) = post(&s, "traceCompare", serde_json::json!({"width_px": 100, "tau": 1.5})).unwrap_err();
+    assert_eq!(code, 400);
+    assert!(err["error"].as_str().unwrap().contains("is not a similarity"), "{err}");
+    let (code, err) = post(&s, "traceCompare", serde_json::json!({"width_px": 100, "a": "nope.json"})).unwrap_err();
+    assert_eq!(code, 404, "{err}");
+}
+
+/// `serve A --compare B` prints the Trace compare tab's address; a B that cannot be read is said
+/// before anything is served.
+#[test]
+fn serve_compare_prints_the_trace_compare_address() {
+    let dir = bug1_runs();
+    let (a, b) = (dir.join("buggy.json"), dir.join("fixed.json"));
+    let mut child = Command::new(common::bin())
+        .args(["serve", a.to_str().unwrap(), "--compare", b.to_str().unwrap(), "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (mut first, mut second) = (String::new(), String::new());
+    stdout.read_line(&mut first).unwrap();
+    stdout.read_line(&mut second).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(second.starts_with("Trace compare of A = "), "{second}");
+    let url = second.split_whitespace().find(|w| w.starts_with("http://127.0.0.1:")).unwrap();
+    assert!(url.contains("/?view=tracecompare&a=") && url.contains("buggy.json&b=") && url.ends_with("fixed.json"), "{url}");
+
+    let o = Command::new(common::bin()).args(["serve", a.to_str().unwrap(), "--compare", "/nonexistent/run.json", "--port", "0"]).output().unwrap();
+    assert!(!o.status.success());
+    let err = common::stderr(&o);
+    assert!(err.contains("/nonexistent/run.json") && err.lines().count() <= 3, "{err}");
+}

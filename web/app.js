@@ -368,6 +368,20 @@
       onNavigate: (file, line) => navigate(file, line),
     });
   }
+  // ---- trace compare (web/tracecompare.js draws the server's `traceCompare` answer, issue 17) ----
+  // Runs A and B: `?view=tracecompare&a=…&b=…` (`threadradar serve A --compare B`), else the
+  // server's defaults (the active run as B, the run recorded before it as A).
+  const traceRuns = (() => { const q = new URLSearchParams(location.search); return { a: q.get("a"), b: q.get("b") }; })();
+  let traceCompare = null;
+  function showTraceCompare() {
+    if (traceCompare) { traceCompare.refresh(); return; }
+    traceCompare = window.ThreadRadarTraceCompare.create($("tracecompare"), {
+      fetchTrace: (params) => T.request("traceCompare", params),
+      onNavigate: (file, line) => navigate(file, line),
+      a: traceRuns.a, b: traceRuns.b, selected: traceRuns.selected,
+    });
+    traceCompare.refresh();
+  }
   // Thread id → the colour of its cluster for an artifact (the lanes' colour).
   function clusterColours(a) {
     const out = {};
@@ -404,10 +418,12 @@
   async function showView(view) {
     compareState.view = view;
     for (const b of $("view-tabs").querySelectorAll("button")) b.classList.toggle("active", b.getAttribute("data-view") === view);
-    const cmp = view === "compare", tl = view === "timeline", sec = view === "sections", wt = view === "waits";
-    if ((cmp || tl || sec || wt) && $("overview").hidden === false) compareState.detailWasOpen = !$("detail").hidden;
-    $("overview").hidden = cmp || tl || sec || wt;
-    $("detail").hidden = cmp || tl || sec || wt || !compareState.detailWasOpen || !state.detailKey;
+    const cmp = view === "compare", tl = view === "timeline", sec = view === "sections", wt = view === "waits", tc = view === "tracecompare";
+    if ((cmp || tl || sec || wt || tc) && $("overview").hidden === false) compareState.detailWasOpen = !$("detail").hidden;
+    $("overview").hidden = cmp || tl || sec || wt || tc;
+    $("detail").hidden = cmp || tl || sec || wt || tc || !compareState.detailWasOpen || !state.detailKey;
+    $("tracecompare").hidden = !tc;
+    if (tc) showTraceCompare();
     $("compare").hidden = !cmp;
     $("timeline").hidden = !tl;
     $("sections").hidden = !sec;
@@ -432,6 +448,13 @@
     $("compare").setAttribute("data-rendered", seq);
   }
 
+  // A function of both runs: its match groups lit in the Trace compare tab (same runs, A = base).
+  function traceButton(c, a) {
+    if (!window.ThreadRadarTraceCompare || c.level !== "function" || a.status !== "changed") return null;
+    const b = el("button", { class: "cmp-trace", text: "trace", title: "Show where " + a.qualname + " runs in both runs' traces (Trace compare)" });
+    b.addEventListener("click", (ev) => { ev.stopPropagation(); openTraceCompare(c.base.path, c.new.path, a.qualname); });
+    return b;
+  }
   function sideLine(label, s) {
     const name = s.path ? s.path.split(/[\\/]/).pop() : "";
     return el("div", { title: s.path || "" },
@@ -461,7 +484,7 @@
         el("td", { class: "radar-text", title: radarText(b && b.glyph) + " → " + radarText(n && n.glyph) }, ...glyphCells(b && b.glyph), " → ", ...glyphCells(n && n.glyph)),
         el("td", { class: "cmp-name name", text: a.qualname }),
         el("td", { class: "cmp-where where", text: whereText, title: titles }),
-        el("td", {}, a.status === "changed" ? null : el("span", { class: "mark", text: a.status })));
+        el("td", {}, a.status === "changed" ? null : el("span", { class: "mark", text: a.status }), traceButton(c, a)));
       row.addEventListener("click", () => navigate(file, line));
       return row;
     }));
@@ -486,6 +509,7 @@
       $("open-compare").hidden = !canCompare(r.runs || []);
       // The waits panel is in the served page only (not yet in the editors' webviews).
       $("open-waits").hidden = !window.ThreadRadarWaits;
+      $("open-tracecompare").hidden = !window.ThreadRadarTraceCompare || T.mode === "static" || !(canCompare(r.runs || []) || (traceRuns.a && traceRuns.b));
       if (!r.runs || r.runs.length < 2) { sel.hidden = true; return; }
       sel.replaceChildren(...r.runs.map((x) => el("option", { value: x.path, text: x.name, selected: x.active })));
       sel.hidden = false;
@@ -515,6 +539,7 @@
         if (timeline) { timeline.destroy(); timeline = null; if (!$("timeline").hidden) showTimeline(); }
         if (sections) { sections = null; $("sections").replaceChildren(); if (!$("sections").hidden) showSections(); }
         if (waits) { waits.destroy(); waits = null; if (!$("waits").hidden) showWaits(); }
+        if (traceCompare) { traceCompare.destroy(); traceCompare = null; if (!$("tracecompare").hidden) showTraceCompare(); }
       }
       catch (e) { showError(e); }
     });
@@ -534,12 +559,20 @@
     const wanted = query.get("artifact");
     // `?view=timeline[&artifact=key]`: the Timeline tab (Neovim's `:ThreadRadarTimeline browser`).
     if (query.get("view") === "waits" && T.mode !== "static") showView("waits");
+    if (query.get("view") === "tracecompare" && T.mode !== "static" && window.ThreadRadarTraceCompare) showView("tracecompare");
     if (query.get("view") === "timeline" && T.mode !== "static") {
       if (wanted) openTimeline(wanted); else showView("timeline");
     } else if (query.get("view") === "sections" && T.mode !== "static") {
       showView("sections");
     } else if (wanted) openDetail(wanted);
   }
-  window.ThreadRadarPanels = { state, openDetail, openTimeline, loadOverview, showView, timeline: () => timeline, sections: () => sections };
+  // The Trace compare tab on runs `a` and `b` (names or paths; absent: the server's defaults).
+  function openTraceCompare(a, b, artifact) {
+    traceRuns.a = a || null; traceRuns.b = b || null; traceRuns.selected = artifact || null;
+    $("open-tracecompare").hidden = false;
+    if (traceCompare) { traceCompare.destroy(); traceCompare = null; }
+    return showView("tracecompare");
+  }
+  window.ThreadRadarPanels = { state, openDetail, openTimeline, openTraceCompare, loadOverview, showView, timeline: () => timeline, sections: () => sections };
   init();
 })();

@@ -17,6 +17,7 @@ export const Methods = {
   timeline: "timeline",
   sections: "sections",
   waits: "waits",
+  traceCompare: "traceCompare",
   navigate: "navigate",
 } as const;
 
@@ -34,6 +35,7 @@ export interface MethodTypes {
   timeline: { params: LayoutRequest; result: Layout };
   sections: { params: SectionsParams; result: SectionsResult };
   waits: { params: WaitsParams; result: WaitsResult };
+  traceCompare: { params: TraceCompareParams; result: TraceCompareResult };
   navigate: { params: NavigateParams; result: NavigateResult };
 }
 
@@ -1272,6 +1274,218 @@ export type NavigateResult = { ok: boolean,
  * `file:line` as it was shown.
  */
 shown: string, };
+
+/**
+ * Parameters of `traceCompare`.
+ */
+export type TraceCompareParams = { 
+/**
+ * Run A, drawn above (typically before a fix): a run's name or path. Default: the run
+ * recorded before B.
+ */
+a?: string, 
+/**
+ * Run B, drawn below (typically after the fix). Default: the active run.
+ */
+b?: string, 
+/**
+ * The width of the caller's time axis in pixels (at least 1): bars and edges are laid out in it.
+ */
+width_px: number, 
+/**
+ * Minimal stack similarity τ of a match, in (0, 1] (default 0.2).
+ */
+tau?: number, };
+
+/**
+ * Result of `traceCompare`.
+ */
+export type TraceCompareResult = { a: TraceSide, b: TraceSide, tau: number, 
+/**
+ * Matched stack time / all stack time, both runs.
+ */
+matched_share: number, 
+/**
+ * A shift within this many seconds counts as the same time.
+ */
+same_shift_s: number, width_px: number, 
+/**
+ * Seconds the axis spans (the longer run): both runs share one scale from their own start.
+ */
+axis_s: number, 
+/**
+ * What changed, in words (the statements of `compare` and of the trace comparison).
+ */
+changes: Array<Change>, lanes: Array<PairLane>, 
+/**
+ * Every match group (edges and bars point into it).
+ */
+groups: Array<MatchGroup>, edges: Array<CompareEdge>, 
+/**
+ * Threads with stack time that have no partner in the other run.
+ */
+unmatched_a: Array<TraceThread>, unmatched_b: Array<TraceThread>, 
+/**
+ * How the figures were obtained, then what the reader must know (intervals, banding, …).
+ */
+notes: Array<string>, };
+
+/**
+ * One run of the two.
+ */
+export type TraceSide = { path: string, 
+/**
+ * The run file's name.
+ */
+name: string, command: Array<string>, duration_s: number, 
+/**
+ * The sampling interval, ms.
+ */
+period_ms: number, 
+/**
+ * Seconds of stack time sampled, all threads.
+ */
+stack_s: number, };
+
+/**
+ * When a matched stretch happens in B compared with A, within the runs' uncertainty
+ * (`same_shift_s`).
+ */
+export type Shift = "earlier" | "same" | "later";
+
+/**
+ * One bar of a lane: a match group's stretch in this run, or a stretch only in this run;
+ * stretches narrower than a pixel are merged with their neighbours of the same kind.
+ */
+export type CompareBar = { 
+/**
+ * Pixels from the axis' start.
+ */
+x0: number, x1: number, 
+/**
+ * Seconds from the run's start.
+ */
+start_s: number, 
+/**
+ * Stack time of the bar's stretches, s.
+ */
+duration_s: number, 
+/**
+ * The (longest) match group of the bar (index into `groups`), or `None`: only in this run.
+ */
+group: number | null, 
+/**
+ * For a stretch only in this run: the qualified names on its longest segment's stack, root
+ * first, with file and line of the innermost (for hover and click).
+ */
+stack?: Array<TraceFrame>, 
+/**
+ * How many stretches the bar stands for.
+ */
+count: number, };
+
+/**
+ * A matched thread pair: A's lane above, B's lane below.
+ */
+export type PairLane = { a: TraceThread, b: TraceThread, paired_by: PairedBy, 
+/**
+ * Weighted Jaccard index of the two threads' per-function stack time.
+ */
+similarity: number, 
+/**
+ * Matched stack time of the pair / its stack time.
+ */
+matched_share: number, a_bars: Array<CompareBar>, b_bars: Array<CompareBar>, };
+
+/**
+ * Match groups joining one lane pair, bundled per (A pixel column, B pixel column, shift).
+ */
+export type CompareEdge = { 
+/**
+ * Index into `lanes`.
+ */
+lane: number, 
+/**
+ * The centre of the groups' stretches in A and in B, pixels.
+ */
+a_x: number, b_x: number, 
+/**
+ * Matched stack time, s (the edge's width is their mean).
+ */
+a_duration_s: number, b_duration_s: number, 
+/**
+ * Time-weighted mean of the groups' shifts, s.
+ */
+shift_s: number, shift: Shift, 
+/**
+ * The bundled groups (indices into `groups`), longest first.
+ */
+groups: Array<number>, };
+
+/**
+ * One thread of one run.
+ */
+export type TraceThread = { 
+/**
+ * Its id in its run.
+ */
+id: number, name: string, thread_type: string, 
+/**
+ * Qualified name of its entry point (see the module documentation).
+ */
+entry: string | null, 
+/**
+ * Seconds the thread had a sampled stack.
+ */
+stack_s: number, };
+
+/**
+ * One function of a stack, for showing it and for navigating to it.
+ */
+export type TraceFrame = { qualname: string, file: string, 
+/**
+ * The line executed at the first sample of the bar.
+ */
+line: number, };
+
+/**
+ * How a thread pair was found.
+ */
+export type PairedBy = "key" | "assignment";
+
+/**
+ * Consecutive matched segments.
+ */
+export type MatchGroup = { 
+/**
+ * Index into [`TraceDiff::pairs`].
+ */
+pair: number, 
+/**
+ * Seconds from run A's start.
+ */
+a_start_s: number, 
+/**
+ * Stack time of the group's segments in A.
+ */
+a_duration_s: number, b_start_s: number, b_duration_s: number, 
+/**
+ * `b_start_s − a_start_s`: negative when the stretch happens earlier in B.
+ */
+shift_s: number, 
+/**
+ * Mean stack similarity of the matched segments, weighted by their time.
+ */
+similarity: number, segments: number, 
+/**
+ * The stacks (root first) of the group's longest segment in A and in B.
+ */
+stack_a: Array<TraceFrame>, stack_b: Array<TraceFrame>, 
+/**
+ * Qualified names of the program's own functions on any of the group's stacks (both runs),
+ * sorted: what links the group to the artifact table.
+ */
+functions: Array<string>, };
 
 /**
  * What counts as an outlier; both default as in `threadradar sections`.

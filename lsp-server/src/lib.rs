@@ -64,6 +64,7 @@ where
         .custom_method("threadRadar/documentArtifacts", server::Server::document_artifacts)
         .custom_method("threadRadar/artifactAt", server::Server::artifact_at)
         .custom_method("threadRadar/compare", server::Server::compare)
+        .custom_method("threadRadar/traceCompare", server::Server::trace_compare)
         .custom_method("threadRadar/timeline", server::Server::timeline)
         .custom_method("threadRadar/sections", server::Server::sections)
         .custom_method("threadRadar/waits", server::Server::waits)

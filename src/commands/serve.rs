@@ -35,6 +35,11 @@ pub struct ServeArgs {
     /// [default: .threadradar/runs]
     pub run: Option<PathBuf>,
 
+    /// Another run (file) to compare with as a trace: prints the address of the Trace compare
+    /// tab with RUN as A (above) and this run as B (below).
+    #[arg(long, value_name = "RUN_B")]
+    pub compare: Option<PathBuf>,
+
     /// Port on 127.0.0.1; 0 picks a free one.
     #[arg(long, default_value_t = 7878)]
     pub port: u16,
@@ -50,6 +55,8 @@ const WAITS_STYLE: &str = include_str!("../../web/waits.css");
 const APP: &str = include_str!("../../web/app.js");
 const SECTIONS: &str = include_str!("../../web/sections.js");
 const SECTIONS_STYLE: &str = include_str!("../../web/sections.css");
+const TRACECOMPARE: &str = include_str!("../../web/tracecompare.js");
+const TRACECOMPARE_STYLE: &str = include_str!("../../web/tracecompare.css");
 
 /// The web app as one HTML document: styles and scripts inlined under `nonce`, and `data`
 /// (JSON, or `null` when served) embedded for the static export's transport.
@@ -59,8 +66,8 @@ pub(crate) fn page(nonce: &str, data_json: &str) -> String {
     );
     // `<` inside the JSON would let a name like `</script>` end the data block.
     let data = data_json.replace('<', "\\u003c");
-    let script = format!("{TRANSPORT}\n{TIMELINE}\n{SECTIONS}\n{WAITS}\n{APP}");
-    let style = format!("{STYLE}\n{TIMELINE_STYLE}\n{SECTIONS_STYLE}\n{WAITS_STYLE}");
+    let script = format!("{TRANSPORT}\n{TIMELINE}\n{SECTIONS}\n{WAITS}\n{TRACECOMPARE}\n{APP}");
+    let style = format!("{STYLE}\n{TIMELINE_STYLE}\n{SECTIONS_STYLE}\n{WAITS_STYLE}\n{TRACECOMPARE_STYLE}");
     // One pass, so nothing substituted is ever substituted again.
     let mut out = String::with_capacity(INDEX.len() + STYLE.len() + script.len() + data.len());
     let mut rest = INDEX;
@@ -209,6 +216,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let dir = args.run.as_deref().filter(|p| p.is_dir()).map(Path::to_path_buf);
     let path = super::info::resolve_run_path(args.run.as_deref())?;
     let run = runfile::read(&path)?;
+    // The second run is read once here, so that a wrong path is said before serving.
+    let compare = match args.compare.as_deref() {
+        Some(b) => {
+            let b = super::info::resolve_run_path(Some(b))?;
+            runfile::read(&b).with_context(|| format!("cannot compare with {}", b.display()))?;
+            Some(b)
+        }
+        None => None,
+    };
     let loaded = Arc::new(LoadedRun::new(1, path.clone(), run));
     let listener = match TcpListener::bind(("127.0.0.1", args.port)) {
         Ok(l) => l,
@@ -230,6 +246,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     });
     let mut out = std::io::stdout().lock();
     writeln!(out, "ThreadRadar panels for {}: http://127.0.0.1:{port}/", path.display())?;
+    if let Some(b) = &compare {
+        // The paths as given: the server resolves them as it resolved them here.
+        let (a_text, b_text) = (path.display().to_string(), b.display().to_string());
+        writeln!(out, "Trace compare of A = {a_text} and B = {b_text}: http://127.0.0.1:{port}/?view=tracecompare&a={}&b={}", query(&a_text), query(&b_text))?;
+    }
     writeln!(out, "Press Ctrl-C to stop.")?;
     out.flush()?;
     drop(out);
@@ -327,4 +348,11 @@ fn api(state: &State, method: &str, body: &[u8]) -> Result<serde_json::Value, Pr
     let params: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| ProtocolError::invalid(format!("the request body is not JSON: {e}")))?;
     handlers::dispatch(state, method, params)
+}
+
+/// A query parameter's value, percent-encoded (RFC 3986 unreserved characters and `/` kept).
+fn query(v: &str) -> String {
+    v.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
 }

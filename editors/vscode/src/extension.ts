@@ -391,6 +391,15 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand(Commands.stopRecording, guarded(stopRecording)),
     vscode.commands.registerCommand(Commands.compareWithPrevious, guarded(() => compare({}))),
     vscode.commands.registerCommand(Commands.compareRuns, guarded(compareRuns)),
+    // The comparison shown in the view (else the active run and the one before) as mirrored traces.
+    vscode.commands.registerCommand(
+      Commands.compareAsTraces,
+      guarded(() => {
+        const shown = comparisonView.current;
+        panels.showTraceCompare(shown?.base.path ?? undefined, shown?.new.path ?? undefined);
+        return Promise.resolve();
+      }),
+    ),
     vscode.commands.registerCommand(Commands.compareShowClasses, guarded(() => setCompareLevel("class"))),
     vscode.commands.registerCommand(Commands.compareShowFunctions, guarded(() => setCompareLevel("function"))),
     vscode.commands.registerCommand(

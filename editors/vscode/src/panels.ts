@@ -10,9 +10,9 @@ import type { RouterHost } from "./router";
 import { buildWebviewHtml, makeNonce, readWebAssets } from "./webviewHtml";
 import type { PanelBoot, PanelCommand, WebAssets } from "./webviewHtml";
 
-type Kind = "overview" | "detail" | "timeline";
+type Kind = "overview" | "detail" | "timeline" | "tracecompare";
 
-const TITLES: Record<Kind, string> = { overview: "ThreadRadar Overview", detail: "ThreadRadar Detail", timeline: "ThreadRadar Timeline" };
+const TITLES: Record<Kind, string> = { overview: "ThreadRadar Overview", detail: "ThreadRadar Detail", timeline: "ThreadRadar Timeline", tracecompare: "ThreadRadar Trace Compare" };
 
 /** Opens `file` at the 1-based `line` in a text editor (not over a panel). */
 export async function openLocation(file: string, line: number): Promise<void> {
@@ -71,6 +71,11 @@ export class Panels implements vscode.Disposable {
   /** The Timeline tab of the panel, focused on an artifact's bars (the "Timeline" code lens). */
   showTimeline(artifact: string): void {
     this.show("timeline", { panel: "timeline", artifact });
+  }
+
+  /** The Trace compare tab: run `a` above, `b` below (none: the active run and the one before it). */
+  showTraceCompare(a?: string, b?: string): void {
+    this.show("tracecompare", { panel: "tracecompare", a, b });
   }
 
   private show(kind: Kind, boot: PanelBoot): void {

@@ -17,6 +17,7 @@ export const Requests = {
   timeline: "threadRadar/timeline",
   sections: "threadRadar/sections",
   waits: "threadRadar/waits",
+  traceCompare: "threadRadar/traceCompare",
   navigate: "threadRadar/navigate",
 } as const satisfies Record<keyof P.MethodTypes, `threadRadar/${keyof P.MethodTypes}`>;
 
@@ -70,6 +71,7 @@ export const Commands = {
   compareShowClasses: "threadradar.comparison.showClasses",
   compareShowFunctions: "threadradar.comparison.showFunctions",
   compareOpen: "threadradar.comparison.open",
+  compareAsTraces: "threadradar.compareAsTraces",
 } as const;
 
 // Every request's parameters and answer are generated from the server's Rust types

@@ -16,20 +16,20 @@ export interface WebAssets {
 }
 
 /** What the page shows first. */
-export type PanelBoot = { panel: "overview"; file?: string | null } | { panel: "detail"; artifact: string } | { panel: "timeline"; artifact: string };
+export type PanelBoot = { panel: "overview"; file?: string | null } | { panel: "detail"; artifact: string } | { panel: "timeline"; artifact: string } | { panel: "tracecompare"; a?: string; b?: string };
 
 /** Messages the extension posts to a page (never with an `id`, so the transport ignores them). */
 export type PanelCommand = { type: "threadradar.refresh" } | { type: "threadradar.show"; artifact: string };
 
-export const WEB_FILES = { index: "index.html", style: "style.css", timelineStyle: "timeline.css", transport: "transport.js", timeline: "timeline.js", sectionsStyle: "sections.css", sections: "sections.js", waitsStyle: "waits.css", waits: "waits.js", app: "app.js" } as const;
+export const WEB_FILES = { index: "index.html", style: "style.css", timelineStyle: "timeline.css", transport: "transport.js", timeline: "timeline.js", sectionsStyle: "sections.css", sections: "sections.js", waitsStyle: "waits.css", waits: "waits.js", traceCompareStyle: "tracecompare.css", traceCompare: "tracecompare.js", app: "app.js" } as const;
 
 /** The page's files; the timeline's renderer and styles go with the transport and the styles, as `threadradar serve` inlines them. */
 export function readWebAssets(dir: string): WebAssets {
   const read = (name: string): string => fs.readFileSync(path.join(dir, name), "utf8");
   return {
     index: read(WEB_FILES.index),
-    style: `${read(WEB_FILES.style)}\n${read(WEB_FILES.timelineStyle)}\n${read(WEB_FILES.sectionsStyle)}\n${read(WEB_FILES.waitsStyle)}`,
-    transport: `${read(WEB_FILES.transport)}\n${read(WEB_FILES.timeline)}\n${read(WEB_FILES.sections)}\n${read(WEB_FILES.waits)}`,
+    style: `${read(WEB_FILES.style)}\n${read(WEB_FILES.timelineStyle)}\n${read(WEB_FILES.sectionsStyle)}\n${read(WEB_FILES.waitsStyle)}\n${read(WEB_FILES.traceCompareStyle)}`,
+    transport: `${read(WEB_FILES.transport)}\n${read(WEB_FILES.timeline)}\n${read(WEB_FILES.sections)}\n${read(WEB_FILES.waits)}\n${read(WEB_FILES.traceCompare)}`,
     app: read(WEB_FILES.app),
   };
 }
@@ -104,6 +104,7 @@ const BOOT_SCRIPT = `
     if (boot.panel === "detail" && boot.artifact) P.openDetail(boot.artifact);
     if (boot.panel === "timeline" && boot.artifact) P.openTimeline(boot.artifact);
     if (boot.panel === "overview" && boot.file) showFile(boot.file);
+    if (boot.panel === "tracecompare" && P.openTraceCompare) P.openTraceCompare(boot.a, boot.b);
   });
   // The run, the thread filter or VS Code's colour theme changed: read the filter again, then let
   // the page re-pick its theme and reload what it shows (its own "theme" handler does both).

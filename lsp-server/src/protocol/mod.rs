@@ -21,6 +21,7 @@ pub mod sections;
 pub mod history;
 pub mod types;
 pub mod waits;
+pub mod tracecompare;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -30,6 +31,7 @@ pub use sections::*;
 pub use history::*;
 pub use types::*;
 pub use waits::*;
+pub use tracecompare::*;
 
 /// The protocol's version. It grows when a method's parameters or results change incompatibly;
 /// clients read it from `threadRadar/runs` (`protocol`) and from the server's capabilities.
@@ -98,6 +100,8 @@ methods! {
         "The active run's critical sections (found in the source) and every execution of each: durations, waits to enter, contention, figures and outliers.";
     Waits = "waits", WaitsParams => WaitsResult,
         "Who waited for whom: wait intervals per thread in a time range, wake edges with their evidence (bundled per pixel column given a width), the objects table and what evidence the run holds.";
+    TraceCompare = "traceCompare", TraceCompareParams => TraceCompareResult,
+        "Two runs matched as traces (TraceDiff) and laid out in pixels: lanes per matched thread pair, their bars, match groups as bundled edges, unmatched threads and the changes in words.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
 }
@@ -359,6 +363,18 @@ pub fn typescript() -> String {
         a::waits::Location,
         NavigateParams,
         NavigateResult,
+        // traceCompare
+        TraceCompareParams,
+        TraceCompareResult,
+        TraceSide,
+        Shift,
+        CompareBar,
+        PairLane,
+        CompareEdge,
+        a::tracediff::TraceThread,
+        a::tracediff::TraceFrame,
+        a::tracediff::PairedBy,
+        a::tracediff::MatchGroup,
         // sections
         SectionsParams,
         SectionsResult,

@@ -418,6 +418,9 @@ impl Server {
     pub async fn waits(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Waits::NAME, p).await
     }
+    pub async fn trace_compare(&self, p: Value) -> Result<Value> {
+        self.0.request(protocol::TraceCompare::NAME, p).await
+    }
     pub async fn navigate(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Navigate::NAME, p).await
     }
