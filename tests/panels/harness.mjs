@@ -45,13 +45,19 @@ export function record(script, run, { args = [], extra = [] } = {}) {
   return execFileSync(BIN, argv, { cwd: root, timeout: 120000, stdio: ["ignore", "pipe", "inherit"] }).toString();
 }
 
-/** Starts `threadradar serve TARGET…` on a free port; resolves with its URL, the child and its output lines. */
-export function serve(...targets) {
+/**
+ * Starts `threadradar serve TARGET ARGS…` on a free port; resolves with its URL, the child and its
+ * output lines once it has printed its address and, when `until` is given, a line matching it
+ * (`match`).
+ */
+export function serve(target, { args = [], until } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ["serve", ...targets, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(BIN, ["serve", target, ...args, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
     const lines = [];
     let buf = "";
     let stderr = "";
+    let url;
+    let match;
     child.stderr.on("data", (d) => { stderr += d; lines.push(...String(d).split("\n").filter(Boolean)); });
     child.stdout.on("data", (d) => {
       buf += d;
@@ -60,8 +66,9 @@ export function serve(...targets) {
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
         lines.push(line);
-        const m = line.match(/http:\/\/127\.0\.0\.1:\d+\//);
-        if (m) resolve({ url: m[0], lines, child });
+        url ??= line.match(/http:\/\/127\.0\.0\.1:\d+\//)?.[0];
+        match ??= until ? line.match(until) ?? undefined : undefined;
+        if (url && (!until || match)) resolve({ url, lines, child, match });
       }
     });
     child.on("exit", (code) => reject(new Error("serve exited with " + code + ": " + stderr)));

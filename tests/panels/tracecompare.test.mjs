@@ -11,65 +11,27 @@
 //   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 tracecompare.test.mjs
 import { test, before, after, describe } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { BIN, api, launch, out, record as recordTo, serve as serveRun, tmpDir, watchedPage } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, "../..");
-const out = path.join(here, "output");
-fs.mkdirSync(out, { recursive: true });
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "threadradar-tracecompare-panel-"));
-
-function binary() {
-  const candidates = [
-    process.env.THREADRADAR_BIN,
-    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "release/threadradar"),
-    path.join(root, "target/release/threadradar"),
-  ].filter(Boolean);
-  const found = candidates.find((p) => fs.existsSync(p));
-  if (!found) throw new Error("no threadradar binary: build it (cargo build --release) or set THREADRADAR_BIN");
-  return found;
-}
-const BIN = binary();
-const python = execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { cwd: root }).toString().trim();
+const tmp = tmpDir("tracecompare-panel");
 
 function record(script, name, args = []) {
   const run = path.join(tmp, name + ".json");
-  const stdout = execFileSync(BIN, ["record", "--no-progress", "-o", run, "--", python, path.join(root, script), ...args], { cwd: root, timeout: 120000 }).toString();
-  return { run, stdout };
+  return { run, stdout: recordTo(script, run, { args }) };
 }
 
 // `serve A --compare B`: resolves with the page's address and the Trace compare tab's address.
-function serve(a, b) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ["serve", a, "--compare", b, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-    let buf = "", stderr = "";
-    child.stderr.on("data", (d) => { stderr += d; });
-    child.stdout.on("data", (d) => {
-      buf += d;
-      const m = buf.match(/(http:\/\/127\.0\.0\.1:\d+\/)\n/);
-      const t = buf.match(/Trace compare of .*: (http:\/\/127\.0\.0\.1:\d+\/\?view=tracecompare\S+)\n/);
-      if (m && t) resolve({ url: m[1], trace: t[1], child });
-    });
-    child.on("exit", (code) => reject(new Error("serve exited with " + code + ": " + stderr)));
-  });
+async function serve(a, b) {
+  const s = await serveRun(a, { args: ["--compare", b], until: /Trace compare of .*: (http:\/\/127\.0\.0\.1:\d+\/\?view=tracecompare\S+)/ });
+  return { url: s.url, trace: s.match[1], child: s.child };
 }
-
-const api = async (url, method, body) => (await fetch(url + "api/" + method, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}) })).json();
 
 let browser;
 const servers = [];
-async function newPage(problems) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  page.on("dialog", async (d) => { problems.push("dialog: " + d.message()); await d.dismiss(); });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
-  return page;
-}
+const newPage = (problems) => watchedPage(browser, problems);
 const drawn = (page) => page.waitForFunction(() => { const t = document.querySelector("#tracecompare"); return t && !t.hidden && (t.hasAttribute("data-edges") || t.hasAttribute("data-error")); }, null, { timeout: 120000 });
 const attr = (page, k) => page.$eval("#tracecompare", (t, k) => t.getAttribute("data-" + k), k);
 // The parameters the page asked with: the same runs (from the address) and width.
@@ -79,11 +41,7 @@ async function sameAnswer(page, server) {
 }
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launch();
 });
 after(async () => {
   if (browser) await browser.close();
