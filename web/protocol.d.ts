@@ -1229,6 +1229,12 @@ waker_frame: Location | null, };
 export type Evidence = "kernel" | "gil-holder" | "same-object" | "running-thread";
 
 /**
+ * What a kernel wake-up did to a wait on a condition-like object (`Condition`, `Event`,
+ * `Queue`, …), told apart by the futex the woken thread slept on.
+ */
+export type WakeKind = "wake" | "lock-handoff";
+
+/**
  * Per waited-on object.
  */
 export type ObjectSummary = { 
