@@ -44,6 +44,8 @@ fn a_lens_on_each_wait_line_with_waits_wakers_and_futile_wakeups() {
     let (&line, ks) = per_line.iter().max_by_key(|(l, ks)| (ks.len(), std::cmp::Reverse(**l))).expect("waits in handoffs.py");
     let at_line: BTreeSet<usize> = ks.iter().copied().collect();
     let edges: Vec<&Value> = v["edges"].as_array().unwrap().iter().filter(|e| at_line.contains(&(e["interval"].as_u64().unwrap() as usize))).collect();
+    // Lock hand-offs (kernel: a condition's lock passed on) are neither wakers nor futile.
+    let edges: Vec<&Value> = edges.into_iter().filter(|e| e["kind"] == "wake").collect();
     let futile = ks.iter().filter(|&&k| intervals[k]["futile"] == true).count()
         + edges.iter().filter(|e| e["futile"] == true && intervals[e["interval"].as_u64().unwrap() as usize]["futile"] != true).count();
     let wakers: BTreeSet<&str> = edges.iter().filter(|e| e["futile"] != true).map(|e| e["waker"].as_str().unwrap()).collect();
@@ -83,6 +85,18 @@ fn a_lens_on_each_wait_line_with_waits_wakers_and_futile_wakeups() {
         assert!(md_text.contains(&format!("woken by {} ", md(w))), "waker {w} missing: {md_text}");
     }
     assert!(md_text.contains("p50 ") && md_text.contains("p95 "), "{md_text}");
+    // The waiting radar of each object waited on here: the CLI's glyph, whose sectors hold
+    // exactly the threads the CLI's intervals show waiting on that object, run-wide.
+    for &k in ks {
+        let oi = intervals[k]["object"].as_u64().unwrap();
+        let o = &v["objects"][oi as usize];
+        let cells = o["radar"].as_array().unwrap();
+        let in_radar: u64 = cells.iter().map(|c| c["threads"].as_u64().unwrap()).sum();
+        let waiting: BTreeSet<u64> = intervals.iter().filter(|iv| iv["object"] == oi).map(|iv| iv["thread"].as_u64().unwrap()).collect();
+        assert_eq!(in_radar, waiting.len() as u64, "radar of {}: {cells:?}", o["object"]);
+        let glyph = cells.iter().map(|c| c["text"].as_str().unwrap()).collect::<Vec<_>>().join(" ");
+        assert!(md_text.contains(&format!("waiting radar {glyph} — {} thread(s)", waiting.len())), "radar {glyph} missing: {md_text}");
+    }
     assert!(md_text.contains("inferred") || md_text.contains("kernel"), "the hover says how the wakers were found: {md_text}");
 
     // An edited buffer: the recorded lines cannot be vouched for, so no wait lens.

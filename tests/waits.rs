@@ -49,7 +49,7 @@ fn record_handoffs(dir: &Path, extra: &[&str]) -> (std::path::PathBuf, Vec<Hando
 fn score(edges: &[Value], log: &[Handoff], tol: f64, before: f64) -> (f64, f64, Vec<String>) {
     let ours: Vec<&Value> = edges
         .iter()
-        .filter(|e| e["wakee"].as_str().unwrap().starts_with("waiter-") && e["object"] != "GIL" && e["futile"] == false)
+        .filter(|e| e["wakee"].as_str().unwrap().starts_with("waiter-") && e["object"] != "GIL" && e["futile"] == false && e["kind"] == "wake")
         .collect();
     let matches = |e: &Value, h: &Handoff| {
         let dt = e["time_s"].as_f64().unwrap() - h.time_s;
@@ -133,16 +133,6 @@ fn runs_without_wait_data_say_what_is_missing() {
     assert!(!err.contains("panicked") && !err.trim().is_empty(), "{err}");
 }
 
-/// Records with the scheduler's events; fails with the recorder's own reason when it could not
-/// record them (CI runs as root, where `perf_event_open` on the sched tracepoints is permitted).
-fn record_sched(run_path: &Path, script_and_args: &[&str]) -> threadradar_profiler::Run {
-    let rec = record(run_path, &["--sched"], script_and_args);
-    assert!(rec.status.success(), "{}", stderr(&rec));
-    let run = read(run_path);
-    assert!(run.sched.is_some(), "no scheduler events were recorded: {}", stderr(&rec));
-    run
-}
-
 #[test]
 fn kernel_edges_match_the_logged_handoffs() {
     let _g = serial();
@@ -177,11 +167,19 @@ fn kernel_edges_match_the_logged_handoffs() {
     assert!(precision >= 0.95, "precision {precision:.2} < 0.95: {rows:#?}");
 }
 
-/// Bug 2 (paper §5.2): one condition with `notify_all` wakes consumers for consumers, who find
-/// nothing and wait again; the fix's two conditions wake a consumer only for a producer.
+/// Consumers' condition wake-ups (not lock hand-offs) among `edges`.
+fn woken_total(edges: &[Value]) -> usize {
+    edges.iter().filter(|e| e["kind"] == "wake" && e["wakee"].as_str().unwrap().starts_with("consumer-")).count()
+}
+
+/// Bug 2 (paper §5.2): one condition with `notify_all` wakes every waiting consumer for each
+/// unit, and all but one find nothing and wait again; the fix's two conditions wake one consumer,
+/// for a producer. Checked against the program's own log (its last line, `truth: {…}`): who
+/// notified the consumers (by role) and how many wake-ups found the condition unchanged.
+/// Sampling sees a part of the wake-ups, so each figure may be below the log, never above it;
+/// and a lock hand-off (a consumer leaving `with cond:` wakes the next one waiting for the lock)
+/// is no condition wake-up.
 #[test]
-#[ignore = "not yet true: the fixed version still shows consumers woken by consumers (86 vs 631 by producers) and 659 \
-            futile wake-ups with kernel events — the condition's lock hand-off between consumers is taken for a wake-up; see docs/waits.md"]
 fn bug2_consumers_wake_consumers_only_in_the_buggy_version() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
@@ -189,19 +187,65 @@ fn bug2_consumers_wake_consumers_only_in_the_buggy_version() {
     for variant in ["buggy", "fixed"] {
         let run_path = dir.path().join(format!("bug2-{variant}.json"));
         let prog = repo().join(format!("samples/python/bug2_producer_consumer/{variant}.py"));
-        record_sched(&run_path, &[prog.to_str().unwrap(), "--duration", "2"]);
+        let rec = record(&run_path, &["--sched"], &[prog.to_str().unwrap(), "--duration", "2"]);
+        assert!(rec.status.success(), "{}", stderr(&rec));
+        assert!(read(&run_path).sched.is_some(), "no scheduler events were recorded: {}", stderr(&rec));
+        let printed = String::from_utf8_lossy(&rec.stdout);
+        let truth: Value = serde_json::from_str(printed.lines().find_map(|l| l.strip_prefix("truth: ")).expect("the program's own log")).unwrap();
+        let logged_by = |role: &str| truth["consumers_woken_by"][role].as_u64().unwrap_or(0);
+        let logged_futile = truth["futile_wakeups"].as_u64().unwrap();
         let out = json(&threadradar(dir.path(), &["waits", run_path.to_str().unwrap(), "--json", "--object", "Condition"]));
+        assert_eq!(out["evidence"]["kernel"], true, "{}", out["evidence"]);
         let edges = out["edges"].as_array().unwrap();
         let consumer_wakes = |by: &str| {
-            edges.iter().filter(|e| e["wakee"].as_str().unwrap().starts_with("consumer-") && e["waker"].as_str().unwrap().starts_with(by)).count()
+            edges
+                .iter()
+                .filter(|e| e["kind"] == "wake" && e["wakee"].as_str().unwrap().starts_with("consumer-") && e["waker"].as_str().unwrap().starts_with(by))
+                .count() as u64
         };
-        let futile: u64 = out["objects"].as_array().unwrap().iter().map(|o| o["futile_wakeups"].as_u64().unwrap()).sum();
+        let objects = out["objects"].as_array().unwrap();
+        let futile: u64 = objects.iter().map(|o| o["futile_wakeups"].as_u64().unwrap()).sum();
+        let handoffs: u64 = objects.iter().map(|o| o["lock_handoffs"].as_u64().unwrap()).sum();
         let (by_consumers, by_producers) = (consumer_wakes("consumer-"), consumer_wakes("producer-"));
-        eprintln!("{variant}: consumers woken by consumers {by_consumers}, by producers {by_producers}, futile wake-ups {futile}");
-        figures.push((variant, by_consumers, by_producers, futile));
+        let woken = edges.iter().filter(|e| e["kind"] == "wake" && e["wakee"].as_str().unwrap().starts_with("consumer-")).count() as u64;
+        eprintln!(
+            "{variant}: consumers woken by consumers {by_consumers} (logged {}), by producers {by_producers} (logged {}), \
+             futile wake-ups {futile} (logged {logged_futile}), lock hand-offs {handoffs}",
+            logged_by("consumer"),
+            logged_by("producer")
+        );
+        // A kernel edge is attributed through the sample that saw the sleep it ended; a sample
+        // whose reading is older than its time (the sampler reads one thread after the other)
+        // can pin a GIL or lock hand-off on the condition: measured 1.3 % of the buggy
+        // version's consumer wake-ups (58 of 4312, another run 89 of 4446), in the fixed one 0 or
+        // 3 of 1490. Allowed: 3 %.
+        let slack = (woken_total(edges) as f64 * 0.03) as u64;
+        assert!(
+            by_consumers <= logged_by("consumer") + slack,
+            "{variant}: more consumers woken by consumers than the program notified: {by_consumers} > {} + {slack}: {truth}",
+            logged_by("consumer")
+        );
+        assert!(by_producers <= logged_by("producer"), "{variant}: more consumers woken by producers than the program notified: {by_producers} > {truth}");
+        assert!(by_producers > 0, "{variant}: consumers are woken by producers: {truth}");
+        // The same attribution error can count a wake-up as futile that was not: measured up to
+        // 1.28× the log (fixed, 583 vs 457, on a heavily loaded machine); allowed 1.5×.
+        assert!(futile as f64 <= logged_futile as f64 * 1.5 + 5.0, "{variant}: far more futile wake-ups than the program had: {futile} > {truth}");
+        figures.push((variant, by_consumers, by_producers, futile, woken, logged_futile, logged_by("producer") + logged_by("consumer") + logged_by("MainThread")));
     }
     let (buggy, fixed) = (figures[0], figures[1]);
-    assert!(buggy.1 > 0 && buggy.3 > 0, "buggy: consumers woken by consumers and futile wake-ups expected: {buggy:?}");
-    assert!(fixed.2 > 0, "fixed: consumers are woken by producers: {fixed:?}");
-    assert_eq!((fixed.1, fixed.3), (0, 0), "fixed: no consumer wakes a consumer, no futile wake-up: {fixed:?}");
+    // The signature: most of the buggy version's wake-ups are futile (as the program logged), few of the fixed one's.
+    assert!(buggy.3 > 0, "buggy: futile wake-ups expected: {buggy:?}");
+    let share = |f: (&str, u64, u64, u64, u64, u64, u64)| f.3 as f64 / f.4.max(1) as f64;
+    let logged_share = |f: (&str, u64, u64, u64, u64, u64, u64)| f.5 as f64 / f.6.max(1) as f64;
+    eprintln!(
+        "futile share of consumers' wake-ups: buggy {:.0} % (logged {:.0} %), fixed {:.0} % (logged {:.0} %)",
+        share(buggy) * 100.0,
+        logged_share(buggy) * 100.0,
+        share(fixed) * 100.0,
+        logged_share(fixed) * 100.0
+    );
+    // Under heavy load the fixed version's own futile share rises (a third of its wake-ups in one
+    // run) while the buggy one's stays near nine in ten; the analysis must order them as the log does.
+    assert!(logged_share(buggy) > 2.0 * logged_share(fixed), "the program itself no longer shows Bug 2: {buggy:?} {fixed:?}");
+    assert!(share(buggy) > share(fixed), "futile share buggy {:.2} vs fixed {:.2}: {buggy:?} {fixed:?}", share(buggy), share(fixed));
 }

@@ -1217,6 +1217,10 @@ interval: number, evidence: Evidence, confidence: number,
  */
 futile: boolean, 
 /**
+ * A wake-up for the object, or a hand-off of its lock (kernel evidence only).
+ */
+kind: WakeKind, 
+/**
  * Where the waker was at the sample nearest the edge.
  */
 waker_frame: Location | null, };
@@ -1225,6 +1229,12 @@ waker_frame: Location | null, };
  * How an edge was found.
  */
 export type Evidence = "kernel" | "gil-holder" | "same-object" | "running-thread";
+
+/**
+ * What a kernel wake-up did to a wait on a condition-like object (`Condition`, `Event`,
+ * `Queue`, …), told apart by the futex the woken thread slept on.
+ */
+export type WakeKind = "wake" | "lock-handoff";
 
 /**
  * Per waited-on object.
@@ -1251,9 +1261,24 @@ identity: string, waits: number, wait_s: number, p50_s: number, p95_s: number,
  */
 waiters: { [key in string]: number }, 
 /**
- * Wakers by name, with the number of edges (futile ones included).
+ * Wakers by name, with the number of edges (futile ones included, lock hand-offs not).
  */
 wakers: { [key in string]: number }, futile_wakeups: number, 
+/**
+ * Kernel wake-ups that handed the object's lock on (not counted among the wakers).
+ */
+lock_handoffs: number, 
+/**
+ * The waiting radar (spec §1): the threads that waited on the object, clustered by their
+ * share of its wait time — `crt(a, th)` (Eq. 6) over waiting samples instead of computing
+ * ones —, low → high. Sampled, like the wait times.
+ */
+radar: Array<GlyphCell>, 
+/**
+ * Thread types among the waiters (the radar's upper pedestal; the lower one is
+ * `waiters.len()`).
+ */
+waiter_types: number, 
 /**
  * Where it was waited on first.
  */

@@ -59,7 +59,7 @@
     const tbody = el("tbody");
     const table = el("table", { class: "tr-objects" },
       el("caption", { text: "Waited-on objects — select a row to highlight its waits and edges" }),
-      el("thead", {}, el("tr", {}, ...["object", "type", "name", "waits", "wait time", "futile wake-ups", "wakers"].map((h, i) => el("th", { text: h, class: i >= 3 && i <= 5 ? "num" : "" })))),
+      el("thead", {}, el("tr", {}, ...["object", "type", "name", "waits", "wait time", "futile wake-ups", "wakers", "waiting radar"].map((h, i) => el("th", { text: h, class: i >= 3 && i <= 5 ? "num" : "" })))),
       tbody);
     root.replaceChildren(
       el("div", { class: "tr-toolbar" }, colourSel, info),
@@ -151,13 +151,22 @@
           el("td", { class: "num", text: String(o.waits) }),
           el("td", { class: "num", text: fmtS(o.wait_s) }),
           el("td", { class: "num", text: String(o.futile_wakeups) }),
-          el("td", { text: wakers || "—", title: all.join(", ") }));
+          el("td", { text: wakers || "—", title: all.join(", ") }),
+          radarCell(o));
         const select = () => { st.selected = st.selected === i ? null : i; markRows(); draw(); };
         row.addEventListener("click", select);
         row.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); select(); } });
         return row;
       }));
       markRows();
+    }
+    // The waiting radar as the text glyph (average level, sum level, threads per cluster), in the
+    // cluster colours: which threads waited on the object and how much of its wait time each took.
+    function radarCell(o) {
+      const cells = (o.radar || []).map((c) => el("span", { class: "c-" + c.colour, text: c.text }));
+      const title = "waiting radar (sampled): " + (o.radar || []).map((c) => c.threads + " thread(s), each ~" + c.avg.replace("_", " ") + ", together " + c.sum.replace("_", " ") + " of its wait time").join("; ")
+        + " · " + Object.keys(o.waiters).length + " threads of " + o.waiter_types + " type(s)";
+      return el("td", { class: "radar-text tr-radar", title }, ...(cells.length ? cells.flatMap((c, i) => i ? [" ", c] : [c]) : ["—"]));
     }
     function markRows() {
       for (const r of tbody.children) {

@@ -1118,6 +1118,9 @@ mod tests {
                 waiters: Default::default(),
                 wakers: Default::default(),
                 futile_wakeups: futile,
+                lock_handoffs: 0,
+                radar: Vec::new(),
+                waiter_types: 1,
                 frame: Some(frame.clone()),
             }],
             intervals: (0..n)

@@ -47,8 +47,9 @@
 //! - kernel: a wake-up of the thread falls between two samples that both see it waiting on the
 //!   same object at the same frame (several wake-ups between the same two samples count once).
 
+use crate::glyph::{text_glyph, GlyphCell};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use threadradar_profiler::run::{FileKind, FrameId, Run, StackId, StrId, ThreadId, ThreadSample, ThreadState};
 use ts_rs::TS;
 
@@ -138,6 +139,20 @@ impl Evidence {
     }
 }
 
+/// What a kernel wake-up did to a wait on a condition-like object (`Condition`, `Event`,
+/// `Queue`, …), told apart by the futex the woken thread slept on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum WakeKind {
+    /// The wake-up the wait was for: a notify, a set, a put, a lock's release (every inferred
+    /// edge, and every kernel edge except lock hand-offs).
+    Wake,
+    /// The object's own lock passed on: the woken thread slept on the lock a condition is built
+    /// on (`with cond:`, or taking it back inside `cond.wait()`), not on the condition itself.
+    /// Neither a condition wake-up nor a futile one.
+    LockHandoff,
+}
+
 /// A waker → wakee edge.
 #[derive(Clone, Debug, PartialEq, Serialize, TS)]
 pub struct WakeEdge {
@@ -157,6 +172,8 @@ pub struct WakeEdge {
     pub confidence: f64,
     /// The wake-up did not end the wait: the thread went on waiting on the same object.
     pub futile: bool,
+    /// A wake-up for the object, or a hand-off of its lock (kernel evidence only).
+    pub kind: WakeKind,
     /// Where the waker was at the sample nearest the edge.
     pub waker_frame: Option<Location>,
 }
@@ -180,9 +197,18 @@ pub struct ObjectSummary {
     pub p95_s: f64,
     /// Waiting threads by name, with their number of waits.
     pub waiters: BTreeMap<String, u64>,
-    /// Wakers by name, with the number of edges (futile ones included).
+    /// Wakers by name, with the number of edges (futile ones included, lock hand-offs not).
     pub wakers: BTreeMap<String, u64>,
     pub futile_wakeups: u64,
+    /// Kernel wake-ups that handed the object's lock on (not counted among the wakers).
+    pub lock_handoffs: u64,
+    /// The waiting radar (spec §1): the threads that waited on the object, clustered by their
+    /// share of its wait time — `crt(a, th)` (Eq. 6) over waiting samples instead of computing
+    /// ones —, low → high. Sampled, like the wait times.
+    pub radar: Vec<GlyphCell>,
+    /// Thread types among the waiters (the radar's upper pedestal; the lower one is
+    /// `waiters.len()`).
+    pub waiter_types: usize,
     /// Where it was waited on first.
     pub frame: Option<Location>,
 }
@@ -234,10 +260,20 @@ struct Obs<'r> {
     /// The object waited on, or `None` when not waiting (or sleeping).
     obj: Option<u32>,
     frame: Option<FrameId>,
+    /// The thread sleeps on the lock of a condition-like object, not on the condition itself
+    /// (see [`lock_futexes`]).
+    lock: bool,
 }
 
-/// The kernel's wake-ups per wakee thread, `(t_ns, waker thread)` in time order.
-pub struct KernelWakeups(pub Vec<Vec<(u64, Option<ThreadId>)>>);
+/// The kernel's events per thread of the run: its wake-ups, `(t_ns, waker thread)`, and the
+/// times it left a CPU (`sched_switch` out) with whether it went to sleep (not preempted), both
+/// in time order.
+pub struct KernelWakeups {
+    pub wakeups: Vec<Vec<(u64, Option<ThreadId>)>>,
+    pub switched_out: Vec<Vec<(u64, bool)>>,
+    /// Whether the run recorded context switches at all (older `--sched` runs may not).
+    pub has_switches: bool,
+}
 
 /// Computes the waits view. `run` must have passed [`Run::validate`].
 pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
@@ -246,6 +282,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     let n = run.threads.len();
 
     // 1. Every thread's observations, classified.
+    let lock_futexes = lock_futexes(run);
     let mut per_thread: Vec<Vec<Obs>> = vec![Vec::new(); n];
     let mut waiting_at: Vec<HashMap<ThreadId, Option<u32>>> = Vec::with_capacity(run.samples.len());
     for (tick, s) in run.samples.iter().enumerate() {
@@ -254,7 +291,8 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
             let (obj, frame) = b.classify(ts);
             m.insert(ts.thread, obj);
             if let Some(v) = per_thread.get_mut(ts.thread as usize) {
-                v.push(Obs { tick: tick as u32, ts, obj, frame });
+                let lock = sleeps_on_lock(run, ts, &lock_futexes);
+                v.push(Obs { tick: tick as u32, ts, obj, frame, lock });
             }
         }
         waiting_at.push(m);
@@ -339,15 +377,20 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
 
     // 3. Futile wake-ups seen by sampling: the next wait of the same thread on the same object at
     //    the same frame, with the waiting function on the stack at the same depth all along.
+    //    Only without kernel events: with them every wake-up is known (step 4), and a sampled
+    //    guess — the thread may have left the loop and come back between two samples — would
+    //    only add wrong ones.
+    let kernel = if opts.no_kernel { None } else { kernel_wakeups(run) };
     let mut futile_sampled = vec![false; raws.len()];
-    for k in 0..raws.len().saturating_sub(1) {
+    for k in 0..if kernel.is_some() { 0 } else { raws.len().saturating_sub(1) } {
         let (a, c) = (&raws[k], &raws[k + 1]);
         if a.thread != c.thread || a.obj != c.obj || a.next.is_none() {
             continue;
         }
         let obs = &per_thread[a.thread as usize];
         let (Some(frame), Some(ts0)) = (obs[a.first].frame, obs[a.first].ts.stack) else { continue };
-        if obs[c.first].frame != Some(frame) || b.objects[a.obj as usize].key == Key::Gil {
+        // Taking the condition's lock back after a notify is the same wait going on, not a new one.
+        if obs[c.first].frame != Some(frame) || b.objects[a.obj as usize].key == Key::Gil || obs[c.first].lock {
             continue;
         }
         let Some(depth) = depth_of(run, ts0, frame) else { continue };
@@ -364,13 +407,12 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
 
     // 4. Edges.
     let gil_build = run.samples.iter().any(|s| s.threads.iter().any(|o| o.gil));
-    let kernel = if opts.no_kernel { None } else { kernel_wakeups(run) };
     let mut edges: Vec<WakeEdge> = Vec::new();
     let mut futile_kernel = vec![0u64; raws.len()];
     for (k, r) in raws.iter().enumerate() {
         let obs = &per_thread[r.thread as usize];
         let info = &b.objects[r.obj as usize];
-        let mut push = |b: &Builder, waker: ThreadId, time_ns: u64, evidence: Evidence, confidence: f64, futile: bool| {
+        let mut push = |b: &Builder, waker: ThreadId, time_ns: u64, evidence: Evidence, confidence: f64, futile: bool, kind: WakeKind| {
             edges.push(WakeEdge {
                 time_s: secs(time_ns),
                 waker_thread: waker,
@@ -383,43 +425,66 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 evidence,
                 confidence,
                 futile,
+                kind,
                 waker_frame: nearest_frame(b, &per_thread[waker as usize], time_ns),
             });
         };
         if let Some(kw) = &kernel {
-            let wakes = &kw.0[r.thread as usize];
-            let last_wait = t(obs[r.last].tick);
-            let tol = (END_TOLERANCE_PERIODS * period_ns as f64) as u64;
-            // Futile: wake-ups between two waiting samples of this interval, once per gap.
-            for w in r.first..r.last {
-                let (a, z) = (t(obs[w].tick), t(obs[w + 1].tick));
-                if z + tol > last_wait {
-                    break; // the tolerance before the end belongs to the wake-up that ends it
-                }
-                let lo = wakes.partition_point(|&(x, _)| x <= a);
-                let hi = wakes.partition_point(|&(x, _)| x <= z);
-                if hi > lo {
-                    futile_kernel[k] += 1;
-                    if let Some(waker) = wakes[hi - 1].1 {
-                        push(&b, waker, wakes[hi - 1].0, Evidence::Kernel, 1.0, true);
-                    }
-                }
-            }
-            if let Some(next) = r.next {
-                // The first wake-up after the last waiting sample: later ones before the next
-                // sample are the woken thread's way back (the condition's lock, the GIL). Failing
-                // that, the last one within the tolerance before it (the thread was woken but not
-                // yet off the waiting frame when sampled).
-                let after = wakes.partition_point(|&(x, _)| x <= last_wait);
-                let upto = wakes.partition_point(|&(x, _)| x <= t(obs[next].tick));
-                let found = if after < upto {
-                    Some(wakes[after])
+            let wakes = &kw.wakeups[r.thread as usize];
+            let outs = &kw.switched_out[r.thread as usize];
+            let ts_of = |i: usize| t(obs[i].tick);
+            // Switched out in (a, z]: the thread ran between the two moments.
+            let outs_in = |a: u64, z: u64| &outs[outs.partition_point(|&(x, _)| x <= a)..outs.partition_point(|&(x, _)| x <= z)];
+            let ran_between = |a: u64, z: u64| !outs_in(a, z).is_empty();
+            // Every sleep begun in (a, z] was ended by a thread of the program (or lasts past the
+            // run): none was a timed sleep or I/O, which a condition's wait loop does not do.
+            let woken_by_threads = |a: u64, z: u64| {
+                outs_in(a, z).iter().filter(|o| o.1).all(|&(x, _)| wakes.get(wakes.partition_point(|&(y, _)| y <= x)).is_none_or(|w| w.1.is_some()))
+            };
+            let first_t = ts_of(r.first);
+            let upto = r.next.map_or(u64::MAX, ts_of);
+            let lo = wakes.partition_point(|&(x, _)| x <= first_t);
+            let hi = wakes.partition_point(|&(x, _)| x <= upto);
+            let mut seen_gap = None;
+            for wi in lo..hi {
+                let (tw, waker) = wakes[wi];
+                // A condition, an event, a lock or a pipe is released by a thread; a wake-up from
+                // an interrupt (a timer: a timeout, a sleep) or another process ends no wait on
+                // it that we can name, and often shows that the sample before it is older than
+                // the thread's state (the sampler reads threads one after the other).
+                let Some(waker) = waker else { continue };
+                // The sample that saw the sleep this wake-up ended: the last waiting sample
+                // before it, when the thread did not run between the two (without recorded
+                // switches: only the first wake-up after that sample).
+                let si = r.first + obs[r.first..=r.last].partition_point(|o| t(o.tick) < tw) - 1;
+                let slept = if kw.has_switches {
+                    !ran_between(ts_of(si), tw.saturating_sub(1))
                 } else {
-                    after.checked_sub(1).map(|i| wakes[i]).filter(|&(x, _)| x + tol >= last_wait && x > t(obs[r.first].tick))
+                    wakes.partition_point(|&(x, _)| x <= ts_of(si)) == wi
                 };
-                if let Some((x, Some(waker))) = found {
-                    push(&b, waker, x, Evidence::Kernel, 1.0, false);
+                if !slept {
+                    continue; // a sleep no sample saw: what it waited on is unknown, no edge
                 }
+                if obs[si].lock {
+                    push(&b, waker, tw, Evidence::Kernel, 1.0, false, WakeKind::LockHandoff);
+                    continue;
+                }
+                // Futile: the thread slept on the object itself again later in this wait (it
+                // ran in between), without leaving the wait loop: every sleep in between was
+                // ended by a thread (the condition's lock, the GIL), none by a timer. Once per
+                // sample gap.
+                let futile = obs[si + 1..=r.last]
+                    .iter()
+                    .find(|o| !o.lock && t(o.tick) > tw && ran_between(tw, t(o.tick)))
+                    .is_some_and(|o| woken_by_threads(tw, t(o.tick)));
+                if futile {
+                    if seen_gap == Some(si) {
+                        continue;
+                    }
+                    seen_gap = Some(si);
+                    futile_kernel[k] += 1;
+                }
+                push(&b, waker, tw, Evidence::Kernel, 1.0, futile, WakeKind::Wake);
             }
             continue;
         }
@@ -431,7 +496,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
             let holder = run.samples[tb as usize].threads.iter().find(|o| o.gil && o.thread != r.thread);
             if let Some(h) = holder {
                 let handed = obs[next].ts.gil || obs[next].ts.state == ThreadState::Computing;
-                push(&b, h.thread, end_ns, Evidence::GilHolder, if handed { 0.9 } else { 0.6 }, false);
+                push(&b, h.thread, end_ns, Evidence::GilHolder, if handed { 0.9 } else { 0.6 }, false, WakeKind::Wake);
             }
             continue;
         }
@@ -451,7 +516,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         if let Some((&best, &wb)) = weights.iter().max_by_key(|&(th, w)| (*w, std::cmp::Reverse(*th))) {
             let total: u32 = weights.values().sum();
             let direct = if wb >= 2 { 0.9 } else { 0.7 };
-            push(&b, best, end_ns, Evidence::SameObject, direct * wb as f64 / total as f64, false);
+            push(&b, best, end_ns, Evidence::SameObject, direct * wb as f64 / total as f64, false, WakeKind::Wake);
             continue;
         }
         // Running thread: the only other thread computing at those two samples (holding the
@@ -470,7 +535,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
             }
         }
         if let [only] = running[..] {
-            push(&b, only, end_ns, Evidence::RunningThread, 0.5, false);
+            push(&b, only, end_ns, Evidence::RunningThread, 0.5, false, WakeKind::Wake);
         }
     }
 
@@ -478,14 +543,20 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     let mut per_obj: Vec<Vec<f64>> = vec![Vec::new(); b.objects.len()];
     let mut waiters: Vec<BTreeMap<String, u64>> = vec![BTreeMap::new(); b.objects.len()];
     let mut futile = vec![0u64; b.objects.len()];
+    let mut waited: Vec<BTreeMap<ThreadId, f64>> = vec![BTreeMap::new(); b.objects.len()];
     for (k, iv) in intervals.iter().enumerate() {
+        *waited[iv.object as usize].entry(iv.thread).or_default() += iv.end_s - iv.start_s;
         per_obj[iv.object as usize].push(iv.end_s - iv.start_s);
         *waiters[iv.object as usize].entry(run.threads[iv.thread as usize].name.clone()).or_default() += 1;
         futile[iv.object as usize] += futile_sampled[k] as u64 + futile_kernel[k];
     }
     let mut wakers: Vec<BTreeMap<String, u64>> = vec![BTreeMap::new(); b.objects.len()];
+    let mut handoffs = vec![0u64; b.objects.len()];
     for e in &edges {
-        *wakers[e.object_index as usize].entry(e.waker.clone()).or_default() += 1;
+        match e.kind {
+            WakeKind::Wake => *wakers[e.object_index as usize].entry(e.waker.clone()).or_default() += 1,
+            WakeKind::LockHandoff => handoffs[e.object_index as usize] += 1,
+        }
     }
     let objects: Vec<ObjectSummary> = (0..b.objects.len())
         .map(|o| {
@@ -505,6 +576,9 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 waiters: std::mem::take(&mut waiters[o]),
                 wakers: std::mem::take(&mut wakers[o]),
                 futile_wakeups: futile[o],
+                lock_handoffs: handoffs[o],
+                radar: waiting_radar(&waited[o]),
+                waiter_types: waited[o].keys().map(|&th| run.threads[th as usize].thread_type.as_str()).collect::<BTreeSet<_>>().len(),
                 frame: info.frame.map(|f| location(run, f)),
             }
         })
@@ -600,6 +674,21 @@ fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool) -> EvidenceAvailable
     EvidenceAvailable { kernel, targets, notes }
 }
 
+/// The waiting radar of one object from each waiting thread's wait time on it: the threads
+/// clustered (COP-KMeans, as the computing radars) by their share of the object's wait time.
+fn waiting_radar(waited: &BTreeMap<ThreadId, f64>) -> Vec<GlyphCell> {
+    let total: f64 = waited.values().sum();
+    if total <= 0.0 {
+        return Vec::new();
+    }
+    let ids: Vec<ThreadId> = waited.keys().copied().collect();
+    let values: Vec<f64> = waited.values().map(|w| w / total).collect();
+    match crate::analysis::clusters_of(crate::cluster::ClusterMethod::CopKMeans, &ids, &values) {
+        Ok(clusters) => text_glyph(&clusters),
+        Err(_) => Vec::new(), // only for non-finite values, which wait times are not
+    }
+}
+
 fn has_targets(run: &Run) -> bool {
     !run.waits.is_empty()
 }
@@ -632,6 +721,12 @@ fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
             t + slack >= a && t <= b + slack
         })
     };
+    let mut outs = vec![Vec::new(); run.threads.len()];
+    for s in &run.switches {
+        if let Some(th) = thread_of(s.prev_tid, s.t) {
+            outs[th as usize].push((s.t, s.prev_state != b'R'));
+        }
+    }
     let mut per = vec![Vec::new(); run.threads.len()];
     for w in &run.wakeups {
         let Some(wakee) = thread_of(w.wakee_tid, w.t) else { continue };
@@ -641,7 +736,57 @@ fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
     for v in &mut per {
         v.sort_by_key(|&(t, _)| t);
     }
-    Some(KernelWakeups(per))
+    for v in &mut outs {
+        v.sort_unstable();
+    }
+    Some(KernelWakeups { wakeups: per, switched_out: outs, has_switches: !run.switches.is_empty() })
+}
+
+/// Whether a stack's innermost frame takes a condition's lock: `with cond:`
+/// (`Condition.__enter__`) or taking it back in `cond.wait()` (`Condition._acquire_restore`, the
+/// Python version used for a plain `Lock`).
+fn in_lock_frame(run: &Run, stack: StackId) -> bool {
+    let Some(node) = run.stacks.get(stack as usize) else { return false };
+    let func = &run.functions[run.frames[node.frame as usize].function as usize];
+    matches!(run.str(func.qualname), "Condition.__enter__" | "Condition._acquire_restore") && run.file_path(func.file).ends_with("threading.py")
+}
+
+/// The futexes of the locks conditions are built on: the ones threads sleep on in a lock frame
+/// ([`in_lock_frame`]), seen from at least two threads. With an `RLock` (the default), taking it
+/// back inside `cond.wait()` is C code, so the waiting frame is `Condition.wait` as for the
+/// condition itself, and only the futex tells the two apart: the condition's waiter lock is a
+/// fresh one per wait, the condition's lock the same for everyone. (Two threads: from 3.13 a
+/// thread sleeps on a futex of its own, whatever it waits for; those say nothing.)
+fn lock_futexes(run: &Run) -> std::collections::HashSet<u64> {
+    let mut seen: HashMap<u64, (ThreadId, bool)> = HashMap::new();
+    for s in &run.samples {
+        for ts in &s.threads {
+            let (ThreadState::Idle, Some(stack)) = (ts.state, ts.stack) else { continue };
+            let Some(f) = ts.wait.and_then(|w| run.waits.get(w as usize)).and_then(|w| w.futex) else { continue };
+            if in_lock_frame(run, stack) {
+                let e = seen.entry(f).or_insert((ts.thread, false));
+                e.1 |= e.0 != ts.thread;
+            }
+        }
+    }
+    seen.into_iter().filter(|&(_, (_, many))| many).map(|(f, _)| f).collect()
+}
+
+/// Whether a waiting sample sleeps on the lock of a condition-like object rather than on the
+/// object itself.
+fn sleeps_on_lock(run: &Run, ts: &ThreadSample, locks: &std::collections::HashSet<u64>) -> bool {
+    if ts.state != ThreadState::Idle {
+        return false;
+    }
+    let Some(stack) = ts.stack else { return false };
+    if in_lock_frame(run, stack) {
+        return true;
+    }
+    // A known lock futex, slept on from inside the synchronisation module (the C `RLock` taken
+    // back in `Condition.wait`); from the program's own `with lock:` the lock is what it waits for.
+    let leaf = run.stacks.get(stack as usize).map(|n| &run.functions[run.frames[n.frame as usize].function as usize]);
+    leaf.is_some_and(|f| run.file_path(f.file).ends_with("threading.py"))
+        && ts.wait.and_then(|w| run.waits.get(w as usize)).and_then(|w| w.futex).is_some_and(|f| locks.contains(&f))
 }
 
 struct Builder<'r> {

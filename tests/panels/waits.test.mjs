@@ -150,6 +150,8 @@ describe("the Waits tab on handoffs.py", () => {
     const rows = await page.$$eval("#waits table.tr-objects tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     assert.equal(rows.length, answer.view.objects.length);
     answer.view.objects.forEach((o, i) => { assert.equal(rows[i][0], o.object); assert.equal(rows[i][3], String(o.waits)); assert.equal(rows[i][5], String(o.futile_wakeups)); });
+    // The waiting radar column is the server's glyph, cell for cell.
+    answer.view.objects.forEach((o, i) => assert.equal(rows[i][7], o.radar.length ? o.radar.map((c) => c.text).join(" ") : "—"));
     // The Condition's waker is the thread the program logged releasing it.
     const cond = answer.view.objects.findIndex((o) => o.wakers["releaser-condition"]);
     assert.ok(cond >= 0, "an object woken by releaser-condition: " + JSON.stringify(answer.view.objects.map((o) => [o.object, o.wakers])));

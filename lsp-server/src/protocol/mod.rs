@@ -359,6 +359,7 @@ pub fn typescript() -> String {
         a::waits::WaitInterval,
         a::waits::WakeEdge,
         a::waits::Evidence,
+        a::waits::WakeKind,
         a::waits::ObjectSummary,
         a::waits::Location,
         NavigateParams,

@@ -9,7 +9,7 @@
 use super::*;
 use crate::text::{count, duration};
 use std::collections::{BTreeMap, BTreeSet};
-use threadradar_analysis::waits::{waits, WaitsOptions, WaitsView};
+use threadradar_analysis::waits::{waits, WaitsOptions, WaitsView, WakeKind};
 use threadradar_profiler::source::sha256_hex;
 
 /// The active run's waits view, computed once per loaded run.
@@ -39,6 +39,8 @@ pub struct LineWaits {
     pub futile: u64,
     /// Waker group → non-futile edges ending a wait here.
     pub wakers: BTreeMap<String, u64>,
+    /// Kernel wake-ups here that only passed a condition's lock on (not counted as wakers).
+    pub lock_handoffs: u64,
     /// Per object waited on here: label, type, waits, p50, p95, wakers (name → edges, evidence kinds).
     pub objects: Vec<ObjectAtLine>,
     /// Whether the run had scheduler events (kernel-exact edges) or only inference.
@@ -54,6 +56,10 @@ pub struct ObjectAtLine {
     pub p50_s: f64,
     pub p95_s: f64,
     pub wakers: BTreeMap<String, (u64, BTreeSet<&'static str>)>,
+    /// The object's waiting radar as text (`▂▅×9 ██×1`), its waiting threads and their types.
+    pub radar: String,
+    pub waiters: usize,
+    pub waiter_types: usize,
 }
 
 /// `producer-3` → `producer`: wakers are grouped by thread name without its trailing number.
@@ -87,12 +93,19 @@ pub fn line_waits(view: &WaitsView, file: &str) -> Vec<LineWaits> {
                 p50_s: o.p50_s,
                 p95_s: o.p95_s,
                 wakers: BTreeMap::new(),
+                radar: o.radar.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" "),
+                waiters: o.waiters.len(),
+                waiter_types: o.waiter_types,
             }),
         }
     }
     for e in &view.edges {
         let Some(line) = line_of_interval.get(e.interval as usize).copied().flatten() else { continue };
         let l = lines.get_mut(&line).expect("the interval's line");
+        if e.kind == WakeKind::LockHandoff {
+            l.lock_handoffs += 1;
+            continue;
+        }
         if e.futile {
             // Futile wake-ups seen by the kernel inside a sampled wait.
             if !view.intervals[e.interval as usize].futile {
@@ -206,6 +219,12 @@ fn hover_markdown(l: &LineWaits) -> String {
             duration(o.p50_s),
             duration(o.p95_s)
         ));
+        if !o.radar.is_empty() {
+            out.push_str(&format!(
+                "  - waiting radar {} — {} thread(s) of {} type(s), clustered by their share of its wait time (sampled)\n",
+                o.radar, o.waiters, o.waiter_types
+            ));
+        }
         let total: u64 = o.wakers.values().map(|w| w.0).sum();
         if total == 0 {
             out.push_str("  - wakers unknown: no edge with evidence\n");
@@ -216,6 +235,9 @@ fn hover_markdown(l: &LineWaits) -> String {
             let ev: Vec<&str> = ev.iter().map(|e| if *e == "kernel" { "kernel" } else { "inferred" }).collect::<BTreeSet<_>>().into_iter().collect();
             out.push_str(&format!("  - woken by {} {:.0} % ({} edges, {})\n", md(name), *n as f64 * 100.0 / total as f64, count(*n), ev.join(", ")));
         }
+    }
+    if l.lock_handoffs > 0 {
+        out.push_str(&format!("- {} lock hand-offs (kernel): a thread leaving the lock a condition is built on woke one waiting for it\n", count(l.lock_handoffs)));
     }
     out.push('\n');
     out.push_str(if l.kernel {

@@ -28,6 +28,7 @@ Run: ``python3 fixed.py [--producers 1] [--consumers 10] [--duration 4]``
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 import time
@@ -54,6 +55,12 @@ class Storage:
         self._items: deque[int] = deque()
         self._closed = False
         self.wakeups = 0  # times a waiting thread was woken up
+        # The program's own log of who woke whom (printed as "truth:", checked by
+        # tests/waits.rs): consumers notified, by the role of the thread that notified them,
+        # and wake-ups after which the thread found its condition unchanged and waited again.
+        self.waiting_consumers = 0
+        self.consumers_woken_by: dict[str, int] = {}
+        self.futile_wakeups = 0
         # FIX: one condition per fact, both on the same lock.
         lock = threading.Lock()
         self._not_empty = threading.Condition(lock)  # consumers wait here
@@ -65,9 +72,11 @@ class Storage:
             while len(self._items) >= self._capacity and not self._closed:
                 self._not_full.wait()
                 self.wakeups += 1
+                self.futile_wakeups += len(self._items) >= self._capacity and not self._closed
             if self._closed:
                 return False
             self._items.append(item)
+            self._notified(min(1, self.waiting_consumers))
             self._not_empty.notify()  # FIX: wake one consumer, nobody else
             return True
 
@@ -75,18 +84,28 @@ class Storage:
         """Remove the oldest item, waiting while the storage is empty; None once closed."""
         with self._not_empty:
             while not self._items and not self._closed:
+                self.waiting_consumers += 1
                 self._not_empty.wait()
                 self.wakeups += 1
+                self.futile_wakeups += not self._items and not self._closed
             if self._closed:
                 return None
             item = self._items.popleft()
             self._not_full.notify()  # FIX: wake one producer, nobody else
             return item
 
+    def _notified(self, consumers: int) -> None:
+        """Log, under the lock, that the current thread is about to wake ``consumers`` waiting consumers."""
+        if consumers:
+            role = threading.current_thread().name.split("-")[0]
+            self.consumers_woken_by[role] = self.consumers_woken_by.get(role, 0) + consumers
+            self.waiting_consumers -= consumers
+
     def close(self) -> None:
         """End the run: every waiting and future ``put``/``take`` returns at once."""
         with self._not_empty:  # the same lock as self._not_full
             self._closed = True
+            self._notified(self.waiting_consumers)
             self._not_empty.notify_all()
             self._not_full.notify_all()
 
@@ -182,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         f"consumers {consumer_cpu:.2f} s ({cpu_share(consumer_cpu, total_cpu):.0f} %); "
         f"{storage.wakeups / max(produced, 1):.1f} wake-ups per unit"
     )
+    truth = {"consumers_woken_by": storage.consumers_woken_by, "futile_wakeups": storage.futile_wakeups}
+    print("truth: " + json.dumps(truth, sort_keys=True))
     return 0
 
 
