@@ -128,6 +128,7 @@ fn requests(ws: &Workspace) -> Vec<(&'static str, &'static str, Value)> {
         ("timeline", "timeline", json!({ "width_px": 300, "fold": { "stdlib": true } })),
         ("sections", "sections", json!({ "outlier_factor": 4 })),
         ("waits", "waits", json!({ "width_px": 300 })),
+        ("views", "views", json!({})),
     ]
 }
 
@@ -161,6 +162,7 @@ fn serve_and_lsp_answer_the_same_json_for_every_method() {
         ("timeline", json!({ "from_s": 500, "to_s": 600 }), protocol::ErrorCode::InvalidParams),
         ("sections", json!({ "outlier_quantile": 2 }), protocol::ErrorCode::InvalidParams),
         ("waits", json!({ "from_s": 2, "to_s": 1 }), protocol::ErrorCode::InvalidParams),
+        ("views", json!({ "delete": "no-such-view" }), protocol::ErrorCode::NotFound),
         ("noSuchMethod", json!({}), protocol::ErrorCode::UnknownMethod),
     ] {
         let (status, body) = post(&s, method, &params).unwrap_err();

@@ -16,7 +16,11 @@ export interface WebAssets {
 }
 
 /** What the page shows first. */
-export type PanelBoot = { panel: "overview"; file?: string | null } | { panel: "detail"; artifact: string } | { panel: "timeline"; artifact: string };
+export type PanelBoot =
+  | { panel: "overview"; file?: string | null }
+  | { panel: "detail"; artifact: string }
+  | { panel: "timeline"; artifact: string }
+  | { panel: "sections"; section: { file: string; function: string; lock: string; line: number } };
 
 /** Messages the extension posts to a page (never with an `id`, so the transport ignores them). */
 export type PanelCommand = { type: "threadradar.refresh" } | { type: "threadradar.show"; artifact: string };
@@ -103,6 +107,7 @@ const BOOT_SCRIPT = `
   afterFirstOverview(function () {
     if (boot.panel === "detail" && boot.artifact) P.openDetail(boot.artifact);
     if (boot.panel === "timeline" && boot.artifact) P.openTimeline(boot.artifact);
+    if (boot.panel === "sections" && boot.section && P.openSections) P.openSections(boot.section);
     if (boot.panel === "overview" && boot.file) showFile(boot.file);
   });
   // The run, the thread filter or VS Code's colour theme changed: read the filter again, then let

@@ -9,6 +9,7 @@ mod runs;
 mod sections;
 mod timeline;
 mod waits;
+mod views;
 
 pub use documents::{document_artifact, placed, Placed};
 
@@ -32,6 +33,7 @@ pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, P
         p::Timeline::NAME => call::<p::Timeline>(host, params, timeline::timeline),
         p::Sections::NAME => call::<p::Sections>(host, params, sections::sections),
         p::Waits::NAME => call::<p::Waits>(host, params, waits::waits),
+        p::Views::NAME => call::<p::Views>(host, params, views::views),
         p::Navigate::NAME => call::<p::Navigate>(host, params, |h, req| h.navigate(&req.file, req.line)),
         other => Err(ProtocolError::new(
             p::ErrorCode::UnknownMethod,

@@ -21,6 +21,7 @@ pub mod sections;
 pub mod history;
 pub mod types;
 pub mod waits;
+pub mod views;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -30,6 +31,7 @@ pub use sections::*;
 pub use history::*;
 pub use types::*;
 pub use waits::*;
+pub use views::*;
 
 /// The protocol's version. It grows when a method's parameters or results change incompatibly;
 /// clients read it from `threadRadar/runs` (`protocol`) and from the server's capabilities.
@@ -98,6 +100,8 @@ methods! {
         "The active run's critical sections (found in the source) and every execution of each: durations, waits to enter, contention, figures and outliers.";
     Waits = "waits", WaitsParams => WaitsResult,
         "Who waited for whom: wait intervals per thread in a time range, wake edges with their evidence (bundled per pixel column given a width), the objects table and what evidence the run holds.";
+    Views = "views", ViewsParams => ViewsResult,
+        "The Sections panel's saved views (a section, optionally an execution or a thread, and a note), each resolved against the active run; `save` saves one, `delete` deletes one.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
 }
@@ -368,6 +372,14 @@ pub fn typescript() -> String {
         a::sections::ShortExecutions,
         a::sections::WaitSource,
         threadradar_profiler::sections::SectionKind,
+        // saved views
+        ViewsParams,
+        SaveView,
+        ViewsResult,
+        ViewItem,
+        crate::views::SavedView,
+        crate::views::SectionRef,
+        crate::views::SavedExecution,
     );
     out
 }

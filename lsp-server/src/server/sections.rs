@@ -57,13 +57,39 @@ impl Backend {
                 range: Range::new(Position::new(s.line - 1, 0), Position::new(s.line - 1, 0)),
                 command: Some(Command {
                     title: lens_title(s),
-                    // No sections panel yet: the lens opens the file's overview.
-                    command: "threadradar.openOverview".into(),
-                    arguments: Some(vec![json!({ "file": s.file })]),
+                    // The Sections panel on this section (file, function and lock name it).
+                    command: "threadradar.openSections".into(),
+                    arguments: Some(vec![json!({ "section": crate::views::SectionRef::of(s) })]),
                 }),
                 data: None,
             })
             .collect()
+    }
+
+    /// `threadradar.openSections` (the section lens): asks a client with panels to open the
+    /// Sections panel on the section `{"section": {file, function, lock, line}}`; a client without
+    /// panels gets the lens text and how to open the panel. Answers the section's index in the
+    /// active run's `sections`.
+    pub(super) async fn open_sections(&self, arg: Value) -> Result<Option<Value>> {
+        let section: crate::views::SectionRef = arg
+            .get("section")
+            .cloned()
+            .and_then(|s| serde_json::from_value(s).ok())
+            .ok_or_else(|| invalid("threadradar.openSections needs {\"section\": {\"file\", \"function\", \"lock\", \"line\"}}"))?;
+        self.wait_scanned().await;
+        let view = self.blocking(|b| Host::active(b).ok().and_then(|l| view_of(&l))).await.flatten();
+        let sections = view.as_ref().map_or(&[][..], |v| &v.sections[..]);
+        let index = crate::views::find(sections, &section);
+        if self.settings().panels {
+            self.client.send_notification::<OpenPanel>(json!({ "panel": "sections", "section": section })).await;
+        } else {
+            let text = match index {
+                Some(i) => format!("ThreadRadar {} — the Sections panel: `threadradar serve` (Neovim: :ThreadRadarOpen)", lens_title(&sections[i])),
+                None => format!("ThreadRadar: the active run has no section on {} in {}", section.lock, section.function),
+            };
+            self.show(MessageType::INFO, text).await;
+        }
+        Ok(Some(json!({ "section": section, "index": index })))
     }
 
     /// The hover text of the sections entered on 0-based `line`, if any.
