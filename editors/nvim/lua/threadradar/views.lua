@@ -25,7 +25,8 @@ function M.format_view(v)
     what = what .. ", thread " .. v.thread
   end
   local note = (type(v.note) == "string" and v.note ~= "") and v.note or "(no note)"
-  return (("%s %s — %s — %s"):format(util.null(v.section_index) == nil and "✗" or "●", note, what, v.status or "")):gsub("[\r\n]+", " ")
+  local line = ("%s %s — %s — %s"):format(util.null(v.section_index) == nil and "✗" or "●", note, what, v.status or "")
+  return (line:gsub("[\r\n]+", " "))
 end
 
 --- The Sections tab on `section` ({file, function, lock, line} of the active run).
