@@ -25,7 +25,7 @@ H.run("views", function()
   end
   local sections = call("threadRadar/sections", vim.empty_dict())
   local s = sections and sections.sections and sections.sections[1]
-  H.check(s ~= nil, "the sample's run has critical sections (Worker's `with self._lock:`)")
+  H.check(s ~= nil, "the sample's run has critical sections (WorkerManager's `with self._lock:`)")
   if not s then
     return
   end
