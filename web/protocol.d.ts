@@ -1424,7 +1424,7 @@ total_s: number, };
 /**
  * How the wait-to-enter times were obtained.
  */
-export type WaitSource = "sampled" | "none";
+export type WaitSource = "sampled" | "kernel" | "none";
 
 /**
  * How a section was found.

@@ -47,6 +47,7 @@
     return (s * 1e6).toFixed(0) + " µs";
   }
   function name(s) { return s.lock + " in " + s.function; }
+  function waitSourceText(w) { return w === "kernel" ? "kernel-exact (scheduler events)" : w === "sampled" ? "sampled" : "no wait data in this run"; }
   function where(s) { return s.file.split(/[\\/]/).pop() + ":" + s.line; }
   // CV → colour: a sequential blue → orange → red scale, capped at 2 (legend drawn with it).
   const CV_MAX = 2;
@@ -142,7 +143,7 @@
     function render() {
       const v = st.view;
       how.textContent = "How this was obtained: " + v.how + " Durations are ± one sampling interval (" + fmtS(v.interval_s) +
-        "); executions shorter than that are counted, not listed. Wait to enter: " + (v.wait_source === "sampled" ? "sampled" : "no wait data in this run") + ".";
+        "); executions shorter than that are counted, not listed. Wait to enter: " + waitSourceText(v.wait_source) + ".";
       notes.replaceChildren(...v.notes.map((n) => el("li", { class: "note", text: n })));
       if (!v.sections.length) {
         tree.replaceChildren(el("caption", { text: "No critical sections were found in this run (see docs/sections.md for what is recognised and how to configure more)." }));
@@ -384,7 +385,7 @@
       });
       const key = el("div", { class: "sx-key" },
         el("span", { class: "sx-key-line", text: "— held (+ wait) " }),
-        hasWait ? el("span", { class: "sx-key-wait", text: "▇ wait to enter (sampled) " }) : el("span", { class: "muted", text: "no wait to enter seen " }),
+        hasWait ? el("span", { class: "sx-key-wait", text: "▇ wait to enter (" + waitSourceText(st.view.wait_source) + ") " }) : el("span", { class: "muted", text: "no wait to enter seen " }),
         el("span", { class: "sx-key-out", text: "● outlier" }));
       graph.replaceChildren(svg, key);
     }

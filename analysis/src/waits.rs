@@ -609,6 +609,23 @@ fn has_targets(run: &Run) -> bool {
 /// threads of the run (interrupts, other processes) are `None`.
 fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
     run.sched.as_ref()?;
+    let thread_of = thread_of_tid(run);
+    let mut per = vec![Vec::new(); run.threads.len()];
+    for w in &run.wakeups {
+        let Some(wakee) = thread_of(w.wakee_tid, w.t) else { continue };
+        let waker = thread_of(w.waker_tid, w.t).filter(|&x| x != wakee);
+        per[wakee as usize].push((w.t, waker));
+    }
+    for v in &mut per {
+        v.sort_by_key(|&(t, _)| t);
+    }
+    Some(KernelWakeups(per))
+}
+
+/// The thread of the run that a kernel tid names at a time (the kernel reuses tids: the thread
+/// alive then, give or take a second around its first and last samples); tid 0 (the idle task)
+/// and tids of no thread of the run are `None`. Shared by every reader of scheduler events.
+pub(crate) fn thread_of_tid(run: &Run) -> impl Fn(u32, u64) -> Option<ThreadId> + '_ {
     let mut by_tid: HashMap<u32, Vec<ThreadId>> = HashMap::new();
     for (i, th) in run.threads.iter().enumerate() {
         by_tid.entry(th.tid).or_default().push(i as ThreadId);
@@ -619,7 +636,7 @@ fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
         (at(t.first_sample), at(t.last_sample))
     };
     let slack = 1_000_000_000; // a thread lives up to a second beyond its first and last samples
-    let thread_of = |tid: u32, t: u64| -> Option<ThreadId> {
+    move |tid: u32, t: u64| -> Option<ThreadId> {
         if tid == 0 {
             return None;
         }
@@ -631,17 +648,7 @@ fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
             let (a, b) = span(th);
             t + slack >= a && t <= b + slack
         })
-    };
-    let mut per = vec![Vec::new(); run.threads.len()];
-    for w in &run.wakeups {
-        let Some(wakee) = thread_of(w.wakee_tid, w.t) else { continue };
-        let waker = thread_of(w.waker_tid, w.t).filter(|&x| x != wakee);
-        per[wakee as usize].push((w.t, waker));
     }
-    for v in &mut per {
-        v.sort_by_key(|&(t, _)| t);
-    }
-    Some(KernelWakeups(per))
 }
 
 struct Builder<'r> {

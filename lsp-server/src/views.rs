@@ -30,7 +30,12 @@ pub struct SectionRef {
 
 impl SectionRef {
     pub fn of(s: &SectionFigures) -> SectionRef {
-        SectionRef { file: s.file.clone(), function: s.function.clone(), lock: s.lock.clone(), line: s.line }
+        SectionRef {
+            file: s.file.clone(),
+            function: s.function.clone(),
+            lock: s.lock.clone(),
+            line: s.line,
+        }
     }
 }
 
@@ -85,8 +90,12 @@ impl ViewsFile {
     pub fn load(runs_dir: &Path) -> Result<ViewsFile, String> {
         let p = views_path(runs_dir);
         match std::fs::read(&p) {
-            Ok(b) => serde_json::from_slice(&b)
-                .map_err(|e| format!("{} is not a saved-views file ({e}): fix it or delete it (it only holds the Sections panel's saved views)", p.display())),
+            Ok(b) => serde_json::from_slice(&b).map_err(|e| {
+                format!(
+                    "{} is not a saved-views file ({e}): fix it or delete it (it only holds the Sections panel's saved views)",
+                    p.display()
+                )
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ViewsFile::default()),
             Err(e) => Err(format!("cannot read {}: {e}", p.display())),
         }
@@ -100,7 +109,9 @@ impl ViewsFile {
         }
         let tmp = p.with_extension("json.tmp");
         let body = serde_json::to_vec_pretty(self).map_err(|e| e.to_string())?;
-        std::fs::write(&tmp, body).and_then(|_| std::fs::rename(&tmp, &p)).map_err(|e| format!("cannot write {}: {e}", p.display()))
+        std::fs::write(&tmp, body)
+            .and_then(|_| std::fs::rename(&tmp, &p))
+            .map_err(|e| format!("cannot write {}: {e}", p.display()))
     }
 
     /// A new id: the creation time in hex, made unique within the file.
@@ -163,7 +174,12 @@ mod tests {
     #[test]
     fn a_view_finds_its_section_by_name_not_by_line() {
         let secs = [section("f", "L", 10), section("g", "L", 20), section("g", "L", 40), section("g", "M", 22)];
-        let r = |function: &str, lock: &str, line| SectionRef { file: "/p/a.py".into(), function: function.into(), lock: lock.into(), line };
+        let r = |function: &str, lock: &str, line| SectionRef {
+            file: "/p/a.py".into(),
+            function: function.into(),
+            lock: lock.into(),
+            line,
+        };
         // Moved by 3 lines: still found.
         assert_eq!(find(&secs, &r("f", "L", 7)), Some(0));
         // Two sections of lock L in g: the nearer one to the saved line.
@@ -172,7 +188,16 @@ mod tests {
         // Same line, other lock: not that section.
         assert_eq!(find(&secs, &r("g", "M", 40)), Some(3));
         assert_eq!(find(&secs, &r("h", "L", 10)), None);
-        assert_eq!(find(&secs, &SectionRef { file: "/q/a.py".into(), ..r("f", "L", 10) }), None);
+        assert_eq!(
+            find(
+                &secs,
+                &SectionRef {
+                    file: "/q/a.py".into(),
+                    ..r("f", "L", 10)
+                }
+            ),
+            None
+        );
     }
 
     #[test]
@@ -189,9 +214,18 @@ mod tests {
             note: "slow when the cache is cold".into(),
             created_unix_ms: 1000,
             run: "r.json".into(),
-            section: SectionRef { file: "/p/a.py".into(), function: "f".into(), lock: "L".into(), line: 3 },
+            section: SectionRef {
+                file: "/p/a.py".into(),
+                function: "f".into(),
+                lock: "L".into(),
+                line: 3,
+            },
             thread: Some("worker-1".into()),
-            execution: Some(SavedExecution { index: 4, start_s: 1.5, duration_s: 0.04 }),
+            execution: Some(SavedExecution {
+                index: 4,
+                start_s: 1.5,
+                duration_s: 0.04,
+            }),
         });
         assert_ne!(f.new_id(1000), id);
         f.save(&runs).unwrap();

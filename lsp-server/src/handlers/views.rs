@@ -51,7 +51,13 @@ pub fn views(host: &dyn Host, req: ViewsParams) -> Result<ViewsResult, ProtocolE
                     ),
                     Some(i) if same_run => (Some(i as u32), "Saved on this run.".to_string()),
                     Some(i) if secs[i].line == v.section.line => (Some(i as u32), format!("Found in this run (saved on {}).", v.run)),
-                    Some(i) => (Some(i as u32), format!("Found in this run at line {} (line {} in {}, where it was saved).", secs[i].line, v.section.line, v.run)),
+                    Some(i) => (
+                        Some(i as u32),
+                        format!(
+                            "Found in this run at line {} (line {} in {}, where it was saved).",
+                            secs[i].line, v.section.line, v.run
+                        ),
+                    ),
                 },
             };
             if let (Some(e), false) = (&v.execution, same_run) {
@@ -62,11 +68,21 @@ pub fn views(host: &dyn Host, req: ViewsParams) -> Result<ViewsResult, ProtocolE
                     status.push_str(&format!(" This run has no thread {t}."));
                 }
             }
-            ViewItem { view: v, same_run, section_index, status }
+            ViewItem {
+                view: v,
+                same_run,
+                section_index,
+                status,
+            }
         })
         .collect();
     items.reverse();
-    Ok(ViewsResult { file: views::views_path(&runs_dir).display().to_string(), run: run_name, views: items, saved })
+    Ok(ViewsResult {
+        file: views::views_path(&runs_dir).display().to_string(),
+        run: run_name,
+        views: items,
+        saved,
+    })
 }
 
 fn new_view(file: &ViewsFile, s: SaveView, sections: &[SectionFigures], loaded: &crate::runs::LoadedRun, run_name: &str) -> Result<SavedView, ProtocolError> {
@@ -74,23 +90,43 @@ fn new_view(file: &ViewsFile, s: SaveView, sections: &[SectionFigures], loaded: 
     let section = sections
         .iter()
         .find(|x| x.file == r.file && x.function == r.function && x.lock == r.lock && x.line == r.line)
-        .ok_or_else(|| ProtocolError::not_found(format!("the active run has no section on {} in {} at {}:{}: `sections` lists them", r.lock, r.function, r.file, r.line)))?;
+        .ok_or_else(|| {
+            ProtocolError::not_found(format!(
+                "the active run has no section on {} in {} at {}:{}: `sections` lists them",
+                r.lock, r.function, r.file, r.line
+            ))
+        })?;
     let note = s.note.trim().to_string();
     if note.chars().count() > MAX_NOTE {
-        return Err(ProtocolError::invalid(format!("the note has {} characters; keep it under {MAX_NOTE}", note.chars().count())));
+        return Err(ProtocolError::invalid(format!(
+            "the note has {} characters; keep it under {MAX_NOTE}",
+            note.chars().count()
+        )));
     }
     let mut thread = s.thread.filter(|t| !t.is_empty());
     let execution = match s.execution {
         None => None,
         Some(i) => {
             let e = section.executions.get(i as usize).ok_or_else(|| {
-                ProtocolError::not_found(format!("the section has {} listed executions, so there is no execution {i} (indices start at 0)", section.executions.len()))
+                ProtocolError::not_found(format!(
+                    "the section has {} listed executions, so there is no execution {i} (indices start at 0)",
+                    section.executions.len()
+                ))
             })?;
             match &thread {
-                Some(t) if t != &e.thread => return Err(ProtocolError::invalid(format!("execution {i} is {}'s, not {t}'s: leave `thread` out or name that thread", e.thread))),
+                Some(t) if t != &e.thread => {
+                    return Err(ProtocolError::invalid(format!(
+                        "execution {i} is {}'s, not {t}'s: leave `thread` out or name that thread",
+                        e.thread
+                    )))
+                }
                 _ => thread = Some(e.thread.clone()),
             }
-            Some(SavedExecution { index: i, start_s: e.start_s, duration_s: e.duration_s })
+            Some(SavedExecution {
+                index: i,
+                start_s: e.start_s,
+                duration_s: e.duration_s,
+            })
         }
     };
     if let Some(t) = &thread {
@@ -98,7 +134,9 @@ fn new_view(file: &ViewsFile, s: SaveView, sections: &[SectionFigures], loaded: 
             return Err(ProtocolError::not_found(format!("the active run has no thread {t:?}")));
         }
     }
-    let created_unix_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let created_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
     Ok(SavedView {
         id: file.new_id(created_unix_ms),
         note,
