@@ -129,6 +129,7 @@ fn requests(ws: &Workspace) -> Vec<(&'static str, &'static str, Value)> {
         ("sections", "sections", json!({ "outlier_factor": 4 })),
         ("waits", "waits", json!({ "width_px": 300 })),
         ("traceCompare", "trace-compare", json!({ "width_px": 300 })),
+        ("views", "views", json!({})),
     ]
 }
 
@@ -163,6 +164,7 @@ fn serve_and_lsp_answer_the_same_json_for_every_method() {
         ("sections", json!({ "outlier_quantile": 2 }), protocol::ErrorCode::InvalidParams),
         ("waits", json!({ "from_s": 2, "to_s": 1 }), protocol::ErrorCode::InvalidParams),
         ("traceCompare", json!({ "width_px": 0 }), protocol::ErrorCode::InvalidParams),
+        ("views", json!({ "delete": "no-such-view" }), protocol::ErrorCode::NotFound),
         ("noSuchMethod", json!({}), protocol::ErrorCode::UnknownMethod),
     ] {
         let (status, body) = post(&s, method, &params).unwrap_err();

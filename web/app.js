@@ -353,6 +353,7 @@
     if (sections) return;
     sections = window.ThreadRadarSections.create($("sections"), {
       fetchSections: () => T.request("sections", {}),
+      fetchViews: T.mode === "static" ? null : (p) => T.request("views", p),
       onNavigate: (file, line) => navigate(file, line),
       // An execution: the Timeline tab at that moment, the executing thread's lane highlighted.
       onExecution: async (from, to, threads) => { await showView("timeline"); timeline.showRange(from, to, threads); },
@@ -563,7 +564,9 @@
     if (query.get("view") === "timeline" && T.mode !== "static") {
       if (wanted) openTimeline(wanted); else showView("timeline");
     } else if (query.get("view") === "sections" && T.mode !== "static") {
-      showView("sections");
+      // `&file=…&function=…&lock=…&line=…`: on that section (the editors' section lens).
+      await showView("sections");
+      if (query.get("file")) openSections({ file: query.get("file"), function: query.get("function"), lock: query.get("lock"), line: Number(query.get("line")) });
     } else if (wanted) openDetail(wanted);
   }
   // The Trace compare tab on runs `a` and `b` (names or paths; absent: the server's defaults).
@@ -573,6 +576,8 @@
     if (traceCompare) { traceCompare.destroy(); traceCompare = null; }
     return showView("tracecompare");
   }
-  window.ThreadRadarPanels = { state, openDetail, openTimeline, openTraceCompare, loadOverview, showView, timeline: () => timeline, sections: () => sections };
+  // The Sections tab on one section ({file, function, lock, line}; the section lens).
+  async function openSections(ref) { await showView("sections"); sections.selectSection(ref); }
+  window.ThreadRadarPanels = { state, openDetail, openTimeline, openTraceCompare, openSections, loadOverview, showView, timeline: () => timeline, sections: () => sections };
   init();
 })();

@@ -18,6 +18,7 @@ export const Methods = {
   sections: "sections",
   waits: "waits",
   traceCompare: "traceCompare",
+  views: "views",
   navigate: "navigate",
 } as const;
 
@@ -36,6 +37,7 @@ export interface MethodTypes {
   sections: { params: SectionsParams; result: SectionsResult };
   waits: { params: WaitsParams; result: WaitsResult };
   traceCompare: { params: TraceCompareParams; result: TraceCompareResult };
+  views: { params: ViewsParams; result: ViewsResult };
   navigate: { params: NavigateParams; result: NavigateResult };
 }
 
@@ -1661,9 +1663,109 @@ total_s: number, };
 /**
  * How the wait-to-enter times were obtained.
  */
-export type WaitSource = "sampled" | "none";
+export type WaitSource = "sampled" | "kernel" | "none";
 
 /**
  * How a section was found.
  */
 export type SectionKind = "with" | "acquire_release" | "decorated" | "configured";
+
+/**
+ * `views`: lists the saved views; with `save` first saves one, with `delete` first deletes one.
+ */
+export type ViewsParams = { save?: SaveView, 
+/**
+ * The id of a view to delete.
+ */
+delete?: string, };
+
+/**
+ * A selection of the active run's Sections panel to save.
+ */
+export type SaveView = { 
+/**
+ * A section of the active run (as `sections` lists it).
+ */
+section: SectionRef, note: string, 
+/**
+ * A thread of the active run, by name.
+ */
+thread?: string, 
+/**
+ * An execution: index into the section's `executions` in the active run.
+ */
+execution?: number, };
+
+/**
+ * The saved views, newest first.
+ */
+export type ViewsResult = { 
+/**
+ * Where they are stored.
+ */
+file: string, 
+/**
+ * The active run's file name.
+ */
+run: string, views: Array<ViewItem>, 
+/**
+ * The id of the view `save` just saved.
+ */
+saved: string | null, };
+
+/**
+ * One saved view and what the active run has of it.
+ */
+export type ViewItem = { 
+/**
+ * Saved on the active run itself.
+ */
+same_run: boolean, 
+/**
+ * Index into the active run's `sections` of the view's section; `null`: not in this run.
+ */
+section_index: number | null, 
+/**
+ * What was found, in a sentence (e.g. that the section moved, or is not in this run).
+ */
+status: string, id: string, note: string, created_unix_ms: number, 
+/**
+ * The file name of the run it was saved on.
+ */
+run: string, section: SectionRef, 
+/**
+ * A thread (by name: thread ids differ between runs).
+ */
+thread?: string, execution?: SavedExecution, };
+
+/**
+ * A saved view as stored.
+ */
+export type SavedView = { id: string, note: string, created_unix_ms: number, 
+/**
+ * The file name of the run it was saved on.
+ */
+run: string, section: SectionRef, 
+/**
+ * A thread (by name: thread ids differ between runs).
+ */
+thread?: string, execution?: SavedExecution, };
+
+/**
+ * Which section a view means: file, function and lock identify it across runs; `line` (the entry
+ * line when it was saved) only chooses among several sections of the same lock in one function.
+ */
+export type SectionRef = { file: string, function: string, lock: string, line: number, };
+
+/**
+ * One execution of the saved section, as it was in the run the view was saved on.
+ */
+export type SavedExecution = { 
+/**
+ * Index into the section's executions in that run (time order).
+ */
+index: number, 
+/**
+ * Seconds since that run's start.
+ */
+start_s: number, duration_s: number, };

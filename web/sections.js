@@ -11,8 +11,14 @@
 //     fetchSections: () => Promise<SectionsResult>,
 //     onNavigate: (file, line) => {},
 //     onExecution: (fromS, toS, threadIds) => {},
+//     fetchViews: (params) => Promise<ViewsResult>,   // optional: the saved views (`views`)
 //   });
 //   s.select(index); s.selected(); s.view();
+//   s.selectSection({file, function, lock, line});  // e.g. from the editor's section lens
+//
+// Saved views (CSI's annotations): the selected section, optionally one of its executions, and a
+// note, saved by the server beside the runs; the list shows every saved view with the server's
+// sentence on whether this run has its section (found by file, function and lock, not by line).
 "use strict";
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
@@ -41,6 +47,7 @@
     return (s * 1e6).toFixed(0) + " µs";
   }
   function name(s) { return s.lock + " in " + s.function; }
+  function waitSourceText(w) { return w === "kernel" ? "kernel-exact (scheduler events)" : w === "sampled" ? "sampled" : "no wait data in this run"; }
   function where(s) { return s.file.split(/[\\/]/).pop() + ":" + s.line; }
   // CV → colour: a sequential blue → orange → red scale, capped at 2 (legend drawn with it).
   const CV_MAX = 2;
@@ -90,7 +97,7 @@
   }
 
   function create(root, opts) {
-    const st = { view: null, selected: null, seq: 0 };
+    const st = { view: null, selected: null, seq: 0, want: null, views: null };
     root.classList.add("sx-panel");
     const how = el("p", { class: "sx-how note" });
     const notes = el("ul", { class: "sx-notes" });
@@ -101,9 +108,18 @@
     const graph = el("div", { class: "sx-graph", "aria-label": "Executions of the selected section" });
     const hist = el("div", { class: "sx-hist", "aria-label": "Distribution of the selected section's durations" });
     const detailNote = el("p", { class: "sx-detail-note note" });
-    root.replaceChildren(how, notes,
+    // Saved views: the list, and the form that saves the selected section.
+    const viewsList = el("ul", { class: "sx-views", "aria-label": "Saved views" });
+    const viewsNote = el("p", { class: "sx-views-note muted" });
+    const noteInput = el("input", { class: "sx-note-input", type: "text", maxLength: 4000, placeholder: "A note on the selected section", "aria-label": "Note" });
+    const execPick = el("select", { class: "sx-save-exec", "aria-label": "What to save" });
+    const saveButton = el("button", { class: "sx-save", type: "button", text: "Save view" });
+    const saveForm = el("div", { class: "sx-save-form" }, noteInput, execPick, saveButton);
+    const saved = el("div", { class: "sx-saved" }, el("h4", { text: "Saved views" }), viewsNote, viewsList);
+    if (!opts.fetchViews) { saved.hidden = true; saveForm.hidden = true; }
+    root.replaceChildren(how, notes, saved,
       el("div", { class: "sx-top" }, el("div", { class: "sx-tree-box" }, tree), el("div", { class: "sx-map-box" }, map, legend)),
-      el("div", { class: "sx-detail" }, title, detailNote, graph, hist));
+      el("div", { class: "sx-detail" }, title, saveForm, detailNote, graph, hist));
 
     async function load() {
       const seq = ++st.seq;
@@ -127,7 +143,7 @@
     function render() {
       const v = st.view;
       how.textContent = "How this was obtained: " + v.how + " Durations are ± one sampling interval (" + fmtS(v.interval_s) +
-        "); executions shorter than that are counted, not listed. Wait to enter: " + (v.wait_source === "sampled" ? "sampled" : "no wait data in this run") + ".";
+        "); executions shorter than that are counted, not listed. Wait to enter: " + waitSourceText(v.wait_source) + ".";
       notes.replaceChildren(...v.notes.map((n) => el("li", { class: "note", text: n })));
       if (!v.sections.length) {
         tree.replaceChildren(el("caption", { text: "No critical sections were found in this run (see docs/sections.md for what is recognised and how to configure more)." }));
@@ -136,8 +152,92 @@
       }
       renderTree();
       renderMap();
-      const first = st.selected != null && st.selected < v.sections.length ? st.selected : biggest();
+      const wanted = st.want ? findRef(st.want) : -1;
+      const first = wanted >= 0 ? wanted : st.selected != null && st.selected < v.sections.length ? st.selected : biggest();
       select(first);
+      if (st.want) wantNote(wanted);
+      st.want = null;
+      if (opts.fetchViews && !st.views) loadViews({});
+    }
+    // The section a reference names in this run: the same file, function, lock and entry line.
+    function findRef(r) {
+      return st.view.sections.findIndex((s) => s.file === r.file && s.lock === r.lock && s.line === Number(r.line) && (r.function == null || s.function === r.function));
+    }
+    function wantNote(found) {
+      if (found >= 0) root.setAttribute("data-wanted", String(found));
+      else { root.setAttribute("data-wanted", "-1"); detailNote.textContent = "The section asked for (" + st.want.lock + " at " + String(st.want.file).split(/[\\/]/).pop() + ":" + st.want.line + ") is not in this run; showing the section held longest instead. " + detailNote.textContent; }
+    }
+    function selectSection(r) {
+      st.want = r;
+      if (!st.view) return;
+      const i = findRef(r);
+      if (i >= 0) select(i);
+      wantNote(i);
+      st.want = null;
+    }
+
+    // ---- saved views ------------------------------------------------------------------------------
+    async function loadViews(params) {
+      let v;
+      try { v = await opts.fetchViews(params); }
+      catch (e) {
+        viewsNote.textContent = "Saved views: " + (e && e.message || e);
+        saved.setAttribute("data-error", viewsNote.textContent);
+        return null;
+      }
+      saved.removeAttribute("data-error");
+      st.views = v;
+      renderViews();
+      return v;
+    }
+    function renderViews() {
+      const v = st.views;
+      viewsNote.textContent = v.views.length ? "Stored in " + v.file + "; each is looked up in this run by file, function and lock." :
+        "No saved views yet: select a section (and an execution), write a note and press Save view. They are stored in " + v.file + ".";
+      viewsList.replaceChildren(...v.views.map((item) => {
+        const s = item.section;
+        const what = s.lock + " in " + s.function + " (" + s.file.split(/[\\/]/).pop() + ":" + s.line + ")" +
+          (item.execution ? ", execution #" + (item.execution.index + 1) + " at " + item.execution.start_s.toFixed(3) + " s (" + fmtS(item.execution.duration_s) + ")" : "") +
+          (item.thread ? ", thread " + item.thread : "");
+        const open = el("button", { type: "button", class: "sx-view-open", text: "Open", disabled: item.section_index == null, title: item.section_index == null ? "Not in this run" : "Select it in every view" });
+        const del = el("button", { type: "button", class: "sx-view-delete", text: "Delete" });
+        open.addEventListener("click", () => openView(item));
+        del.addEventListener("click", () => loadViews({ delete: item.id }));
+        return el("li", { class: "sx-view", "data-view-id": item.id, "data-found": item.section_index == null ? "0" : "1" },
+          el("span", { class: "sx-view-note", text: item.note || "(no note)" }), " ",
+          el("span", { class: "sx-view-what muted", text: what }), " ",
+          el("span", { class: "sx-view-status", text: item.status }), " ", open, " ", del);
+      }));
+      saved.setAttribute("data-count", String(v.views.length));
+    }
+    // A saved view: its section selected in every view; on the run it was saved on, its execution
+    // (or its thread's executions) marked in the graph.
+    function openView(item) {
+      if (item.section_index == null || !st.view) return;
+      select(item.section_index);
+      const s = st.view.sections[item.section_index];
+      for (const c of graph.querySelectorAll("circle.sx-exec")) {
+        const e = s.executions[Number(c.getAttribute("data-exec"))];
+        const mark = item.same_run && (item.execution ? Number(c.getAttribute("data-exec")) === item.execution.index : item.thread != null && e && e.thread === item.thread);
+        c.classList.toggle("sx-saved", !!mark);
+      }
+      noteInput.value = "";
+      root.setAttribute("data-opened-view", item.id);
+    }
+    async function saveView() {
+      const s = st.view && st.view.sections[st.selected];
+      if (!s) return;
+      const save = { section: { file: s.file, function: s.function, lock: s.lock, line: s.line }, note: noteInput.value };
+      if (execPick.value !== "") save.execution = Number(execPick.value);
+      const v = await loadViews({ save });
+      if (v) { noteInput.value = ""; viewsNote.textContent = "Saved. " + viewsNote.textContent; }
+    }
+    saveButton.addEventListener("click", saveView);
+    noteInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") saveView(); });
+    function fillExecPick(s) {
+      const outliers = new Set(s.outliers);
+      execPick.replaceChildren(el("option", { value: "", text: "the whole section" }),
+        ...s.executions.map((e, k) => el("option", { value: String(k), text: "execution #" + (k + 1) + " · " + e.thread + " · " + fmtS(e.duration_s) + (outliers.has(k) ? " · outlier" : "") })));
     }
     function biggest() {
       let b = 0;
@@ -236,6 +336,7 @@
         ". Each duration is ± " + fmtS(v.interval_s) + ". Click an execution to see it on the timeline.";
       renderGraph(s);
       renderHist(s);
+      fillExecPick(s);
       root.setAttribute("data-selected", String(i));
     }
 
@@ -284,7 +385,7 @@
       });
       const key = el("div", { class: "sx-key" },
         el("span", { class: "sx-key-line", text: "— held (+ wait) " }),
-        hasWait ? el("span", { class: "sx-key-wait", text: "▇ wait to enter (sampled) " }) : el("span", { class: "muted", text: "no wait to enter seen " }),
+        hasWait ? el("span", { class: "sx-key-wait", text: "▇ wait to enter (" + waitSourceText(st.view.wait_source) + ") " }) : el("span", { class: "muted", text: "no wait to enter seen " }),
         el("span", { class: "sx-key-out", text: "● outlier" }));
       graph.replaceChildren(svg, key);
     }
@@ -329,6 +430,8 @@
     load();
     return {
       select,
+      selectSection,
+      views: () => st.views,
       selected: () => st.selected,
       view: () => st.view,
       refresh: load,

@@ -20,8 +20,10 @@
 //!   one interval. An execution seen in one sample only is shorter than about two intervals and is
 //!   not listed: such sightings are counted (at least that many executions, sightings × interval in
 //!   total) and stand in the quantiles as half an interval each.
-//! - **Wait to enter**: [`wait_to_enter`], from the samples in which the thread was idle or
-//!   waiting for the GIL at the section's entry line right before it entered.
+//! - **Wait to enter**: [`wait_to_enter`]. With the kernel's scheduler events (`--sched`), the
+//!   thread's off-CPU time that ended as it entered (kernel-exact); otherwise from the samples in
+//!   which the thread was idle or waiting for the GIL at the section's entry line right before it
+//!   entered.
 //! - **Contention**: other threads seen waiting at an entry line of a section on the same lock
 //!   (same `lock_key`) while the execution held it.
 //! - **Outliers**: listed executions whose *shortest possible* duration (estimate − error) is above
@@ -55,6 +57,9 @@ pub enum WaitSource {
     /// From the sampled thread states at the entry line (± one interval; waits shorter than an
     /// interval show as 0).
     Sampled,
+    /// From the kernel's context switches (`--sched`): the time the thread was off the CPU,
+    /// blocked, right before it entered — exact to the scheduler's clock.
+    Kernel,
     /// The run has no thread states (an imported profile): no waits are known.
     None,
 }
@@ -180,17 +185,68 @@ struct Open {
     wait_s: Option<f64>,
 }
 
+/// Where a thread stood right before an execution, for [`wait_to_enter`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Entry<'a> {
+    /// The stretch of samples waiting at the entry line right before the first sample inside:
+    /// (the thread's sample before that stretch, the stretch's first sample), times in ns.
+    pub waiting: Option<(Option<u64>, u64)>,
+    /// The thread's sample before its first sample inside, and that first sample.
+    pub prev_t: Option<u64>,
+    /// The thread's last sample before the execution that was not at the section's entry line
+    /// (in whatever state): a wait for the lock began after it.
+    pub elsewhere_t: Option<u64>,
+    pub first_t: u64,
+    /// The execution's estimated start (ns).
+    pub entered_ns: f64,
+    /// The thread's blocked off-CPU intervals `[out, in)` from the kernel's context switches, in
+    /// time order (empty without scheduler events).
+    pub off_cpu: &'a [(u64, u64)],
+}
+
+/// Off-CPU stretches this close together are one wait (e.g. a futex wake-up, then the GIL).
+const CHAIN_GAP_NS: u64 = 500_000;
+/// How much later than its tick a sample's stacks may have been read (at most a quarter interval).
+const READ_SLACK_NS: u64 = 500_000;
+
 /// The time a thread waited to enter a section, from what the run holds.
 ///
-/// Today that is the sampled states: the stretch of samples in which the thread was idle or
-/// waiting for the GIL at the section's entry line right before its first sample inside, from the
-/// midpoint before the first of them to the execution's estimated start (0 when no such sample:
-/// the wait, if any, was shorter than an interval). **Kernel-exact waits plug in here**: with
-/// scheduler events (issue #16's wait targets), return the exact blocked interval that ends at
-/// `entered_ns` for `thread` instead, and report [`WaitSource`] accordingly.
-pub fn wait_to_enter(source: WaitSource, _thread: ThreadId, waiting: Option<(Option<u64>, u64)>, entered_ns: f64, interval_ns: f64) -> Option<f64> {
+/// - [`WaitSource::Kernel`]: the thread's blocked off-CPU time that ended after its last sample
+///   outside the section and before its first inside (give or take the 0.5 ms, at most a quarter
+///   interval, by which reading a sample's stacks may follow its tick) — the last such interval, with the ones
+///   right before it (less than 0.5 ms on the CPU between them) — provided it began after the
+///   thread's last sample that was not at the entry line (an off-CPU stretch a sample saw
+///   elsewhere, e.g. in `time.sleep`, is not a wait for the lock). 0 when the thread was not
+///   blocked there: it entered without waiting. Exact to the scheduler's clock; a sleep elsewhere
+///   that no sample saw and that ended right before the entry is taken for a wait.
+/// - [`WaitSource::Sampled`]: the stretch of samples in which the thread was idle or waiting for
+///   the GIL at the section's entry line right before its first sample inside, from the midpoint
+///   before the first of them to the execution's estimated start (0 when no such sample: the wait,
+///   if any, was shorter than an interval).
+pub fn wait_to_enter(source: WaitSource, at: &Entry, interval_ns: f64) -> Option<f64> {
+    let waiting = at.waiting;
+    let entered_ns = at.entered_ns;
     match source {
         WaitSource::None => None,
+        WaitSource::Kernel => {
+            // After this the thread was seen elsewhere last: a wait for the lock began later.
+            let seen_elsewhere = at.elsewhere_t;
+            let after = at.prev_t.unwrap_or(0);
+            let fits = |&(out, _): &(u64, u64)| seen_elsewhere.is_none_or(|b| out > b);
+            // A sample's time stamp is its tick; its stacks are read a little later, so the thread
+            // may have been switched in just after the tick of its first sample inside.
+            let read_slack = (interval_ns / 4.0).min(READ_SLACK_NS as f64) as u64;
+            let end = at.off_cpu.partition_point(|&(_, inn)| inn <= at.first_t + read_slack);
+            let Some(last) = end.checked_sub(1).filter(|&i| at.off_cpu[i].1 > after && fits(&at.off_cpu[i])) else { return Some(0.0) };
+            let (mut start, stop) = at.off_cpu[last];
+            for iv in at.off_cpu[..last].iter().rev() {
+                if iv.1 + CHAIN_GAP_NS < start || !fits(iv) {
+                    break;
+                }
+                start = iv.0;
+            }
+            Some((stop - start) as f64 / 1e9)
+        }
         WaitSource::Sampled => Some(match waiting {
             None => 0.0,
             Some((prev, first)) => {
@@ -201,10 +257,26 @@ pub fn wait_to_enter(source: WaitSource, _thread: ThreadId, waiting: Option<(Opt
     }
 }
 
+/// Extends the stretch of samples of `h` at position `pos` of a thread, or starts one.
+fn track(stretches: &mut HashMap<usize, Pending>, h: &Hit, prev_t: Option<u64>, t: u64, pos: usize) {
+    match stretches.get_mut(&h.section) {
+        Some(p) if p.depth == h.depth && p.caller == h.caller && p.last_pos + 1 == pos => p.last_pos = pos,
+        _ => {
+            stretches.insert(h.section, Pending { depth: h.depth, caller: h.caller, prev_t, first_t: t, last_pos: pos });
+        }
+    }
+}
+
 /// Every execution of every section in `run`.
 pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> SectionsView {
     let interval_ns = mean_interval_ns(run);
-    let wait_source = if run.meta.imported.is_some() { WaitSource::None } else { WaitSource::Sampled };
+    let off_cpu = off_cpu_intervals(run);
+    let wait_source = match (&run.meta.imported, &off_cpu) {
+        (Some(_), _) => WaitSource::None,
+        (None, Some(_)) => WaitSource::Kernel,
+        (None, None) => WaitSource::Sampled,
+    };
+    let no_intervals: Vec<(u64, u64)> = Vec::new();
 
     // Which sections each function of the run has.
     let mut by_function: HashMap<FunctionId, Vec<usize>> = HashMap::new();
@@ -294,6 +366,9 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
         let tid = tid as ThreadId;
         let mut open: HashMap<usize, Open> = HashMap::new();
         let mut pending: HashMap<usize, Pending> = HashMap::new();
+        // The same, for samples at the entry line in any state (where the thread was last seen
+        // before it entered, for kernel-exact waits).
+        let mut at_entry: HashMap<usize, Pending> = HashMap::new();
         let close = |o: Open, next_t: Option<u64>, si: usize, executions: &mut Vec<Vec<Execution>>, short: &mut Vec<ShortExecutions>| {
             if o.samples < 2 {
                 short[si].count_at_least += 1;
@@ -348,23 +423,32 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
                             .remove(&h.section)
                             .filter(|p| p.depth == h.depth && p.caller == h.caller && p.last_pos + 1 == pos)
                             .map(|p| (p.prev_t, p.first_t));
-                        let wait_s = wait_to_enter(wait_source, tid, waited, start_ns, interval_ns);
+                        let elsewhere_t = match at_entry.remove(&h.section).filter(|p| p.depth == h.depth && p.caller == h.caller && p.last_pos + 1 == pos) {
+                            Some(p) => p.prev_t,
+                            None => prev_t,
+                        };
+                        let entry = Entry {
+                            waiting: waited,
+                            prev_t,
+                            elsewhere_t,
+                            first_t: t,
+                            entered_ns: start_ns,
+                            off_cpu: off_cpu.as_ref().map_or(&no_intervals[..], |v| &v[tid as usize][..]),
+                        };
+                        let wait_s = wait_to_enter(wait_source, &entry, interval_ns);
                         open.insert(
                             h.section,
                             Open { depth: h.depth, caller: h.caller, prev_t, first_t: t, last_t: t, first_sample: sample, last_sample: sample, samples: 1, wait_s },
                         );
                     }
-                    Position::AtEntry if matches!(state, ThreadState::Idle | ThreadState::Gil) => {
-                        waiting_samples[h.section] += 1;
-                        waiting_at.entry(sections[h.section].lock_key.as_str()).or_default().push((sample, tid));
-                        match pending.get_mut(&h.section) {
-                            Some(p) if p.depth == h.depth && p.caller == h.caller && p.last_pos + 1 == pos => p.last_pos = pos,
-                            _ => {
-                                pending.insert(h.section, Pending { depth: h.depth, caller: h.caller, prev_t, first_t: t, last_pos: pos });
-                            }
+                    Position::AtEntry => {
+                        track(&mut at_entry, h, prev_t, t, pos);
+                        if matches!(state, ThreadState::Idle | ThreadState::Gil) {
+                            waiting_samples[h.section] += 1;
+                            waiting_at.entry(sections[h.section].lock_key.as_str()).or_default().push((sample, tid));
+                            track(&mut pending, h, prev_t, t, pos);
                         }
                     }
-                    Position::AtEntry => {}
                 }
             }
         }
@@ -447,10 +531,36 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
         interval_ns / 1e6,
         match wait_source {
             WaitSource::Sampled => "waits to enter are the samples idle or waiting for the GIL at the entry line (shorter waits show as 0).",
+            WaitSource::Kernel => "waits to enter are kernel-exact: the time the thread was blocked off the CPU (the scheduler's context switches) right before it entered.",
             WaitSource::None => "this run has no thread states (imported), so no waits or contention are known.",
         }
     );
     SectionsView { interval_s: interval_ns / 1e9, wait_source, how, sections: out }
+}
+
+/// Each thread's blocked off-CPU intervals `[switched out, switched in)`, in time order, from the
+/// kernel's context switches; `None` when the run recorded none. A thread switched out while
+/// runnable (preempted, state `R`) was not blocked: that stretch is not one.
+fn off_cpu_intervals(run: &Run) -> Option<Vec<Vec<(u64, u64)>>> {
+    if run.sched.is_none() || run.switches.is_empty() {
+        return None;
+    }
+    let thread_of = crate::waits::thread_of_tid(run);
+    let mut out: Vec<Option<u64>> = vec![None; run.threads.len()];
+    let mut per: Vec<Vec<(u64, u64)>> = vec![Vec::new(); run.threads.len()];
+    let mut switches: Vec<&threadradar_profiler::run::SchedSwitch> = run.switches.iter().collect();
+    switches.sort_by_key(|s| s.t);
+    for s in switches {
+        if let Some(th) = thread_of(s.prev_tid, s.t) {
+            out[th as usize] = (s.prev_state != b'R').then_some(s.t);
+        }
+        if let Some(th) = thread_of(s.next_tid, s.t) {
+            if let Some(o) = out[th as usize].take() {
+                per[th as usize].push((o, s.t));
+            }
+        }
+    }
+    Some(per)
 }
 
 /// Nearest-rank quantile of sorted values (0 for none).
@@ -488,10 +598,31 @@ mod tests {
 
     #[test]
     fn wait_source_none_knows_no_wait() {
-        assert_eq!(wait_to_enter(WaitSource::None, 0, Some((Some(0), 1)), 5.0, 1.0), None);
-        assert_eq!(wait_to_enter(WaitSource::Sampled, 0, None, 5.0, 1.0), Some(0.0));
-        let w = wait_to_enter(WaitSource::Sampled, 0, Some((Some(1_000_000), 2_000_000)), 10_500_000.0, 1e6).unwrap();
+        let at = |waiting, entered_ns| Entry { waiting, prev_t: None, elsewhere_t: None, first_t: 0, entered_ns, off_cpu: &[] };
+        assert_eq!(wait_to_enter(WaitSource::None, &at(Some((Some(0), 1)), 5.0), 1.0), None);
+        assert_eq!(wait_to_enter(WaitSource::Sampled, &at(None, 5.0), 1.0), Some(0.0));
+        let w = wait_to_enter(WaitSource::Sampled, &at(Some((Some(1_000_000), 2_000_000)), 10_500_000.0), 1e6).unwrap();
         assert!((w - 0.009).abs() < 1e-12, "{w}");
+    }
+
+    #[test]
+    fn kernel_waits_are_the_blocked_time_that_ended_at_the_entry() {
+        const MS: u64 = 1_000_000;
+        // Slept (seen sleeping at 2 ms), ran, blocked on the lock 10.2–14 ms (seen waiting at
+        // 12 ms), woke, blocked 0.3 ms more for the GIL, entered; first sample inside at 16 ms.
+        let off = [(MS, 10 * MS), (10 * MS + MS / 5, 14 * MS), (14 * MS + MS / 5, 14 * MS + MS / 2)];
+        let at = |waiting: Option<(Option<u64>, u64)>, prev_t| Entry { waiting, prev_t, elsewhere_t: waiting.map_or(prev_t, |w| w.0), first_t: 16 * MS, entered_ns: 15e6, off_cpu: &off };
+        let w = wait_to_enter(WaitSource::Kernel, &at(Some((Some(2 * MS), 12 * MS)), Some(12 * MS)), 2e6).unwrap();
+        assert!((w - 0.0043).abs() < 1e-12, "{w}");
+        // No sample saw it waiting, but its last sample (at 2 ms) was in the sleep: the same.
+        let w = wait_to_enter(WaitSource::Kernel, &at(None, Some(2 * MS)), 2e6).unwrap();
+        assert!((w - 0.0043).abs() < 1e-12, "{w}");
+        // A sample at 15 ms already after the last block: it entered without waiting.
+        assert_eq!(wait_to_enter(WaitSource::Kernel, &at(None, Some(15 * MS)), 2e6), Some(0.0));
+        // The sleep a sample saw (at 5 ms) is never a wait for the lock.
+        let sleep_only = [(MS, 10 * MS)];
+        let e = Entry { waiting: None, prev_t: Some(5 * MS), elsewhere_t: Some(5 * MS), first_t: 11 * MS, entered_ns: 10.5e6, off_cpu: &sleep_only };
+        assert_eq!(wait_to_enter(WaitSource::Kernel, &e, 2e6), Some(0.0));
     }
 
     fn section(function: &str, function_line: u32, line: u32, body: (u32, u32), lock: &str) -> Section {

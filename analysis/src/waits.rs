@@ -698,29 +698,7 @@ fn has_targets(run: &Run) -> bool {
 /// threads of the run (interrupts, other processes) are `None`.
 fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
     run.sched.as_ref()?;
-    let mut by_tid: HashMap<u32, Vec<ThreadId>> = HashMap::new();
-    for (i, th) in run.threads.iter().enumerate() {
-        by_tid.entry(th.tid).or_default().push(i as ThreadId);
-    }
-    let span = |th: ThreadId| {
-        let t = &run.threads[th as usize];
-        let at = |i: u32| run.samples.get(i as usize).map_or(0, |s| s.t);
-        (at(t.first_sample), at(t.last_sample))
-    };
-    let slack = 1_000_000_000; // a thread lives up to a second beyond its first and last samples
-    let thread_of = |tid: u32, t: u64| -> Option<ThreadId> {
-        if tid == 0 {
-            return None;
-        }
-        let c = by_tid.get(&tid)?;
-        if let [one] = c[..] {
-            return Some(one);
-        }
-        c.iter().copied().find(|&th| {
-            let (a, b) = span(th);
-            t + slack >= a && t <= b + slack
-        })
-    };
+    let thread_of = thread_of_tid(run);
     let mut outs = vec![Vec::new(); run.threads.len()];
     for s in &run.switches {
         if let Some(th) = thread_of(s.prev_tid, s.t) {
@@ -740,6 +718,35 @@ fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
         v.sort_unstable();
     }
     Some(KernelWakeups { wakeups: per, switched_out: outs, has_switches: !run.switches.is_empty() })
+}
+
+/// The thread of the run that a kernel tid names at a time (the kernel reuses tids: the thread
+/// alive then, give or take a second around its first and last samples); tid 0 (the idle task)
+/// and tids of no thread of the run are `None`. Shared by every reader of scheduler events.
+pub(crate) fn thread_of_tid(run: &Run) -> impl Fn(u32, u64) -> Option<ThreadId> + '_ {
+    let mut by_tid: HashMap<u32, Vec<ThreadId>> = HashMap::new();
+    for (i, th) in run.threads.iter().enumerate() {
+        by_tid.entry(th.tid).or_default().push(i as ThreadId);
+    }
+    let span = |th: ThreadId| {
+        let t = &run.threads[th as usize];
+        let at = |i: u32| run.samples.get(i as usize).map_or(0, |s| s.t);
+        (at(t.first_sample), at(t.last_sample))
+    };
+    let slack = 1_000_000_000; // a thread lives up to a second beyond its first and last samples
+    move |tid: u32, t: u64| -> Option<ThreadId> {
+        if tid == 0 {
+            return None;
+        }
+        let c = by_tid.get(&tid)?;
+        if let [one] = c[..] {
+            return Some(one);
+        }
+        c.iter().copied().find(|&th| {
+            let (a, b) = span(th);
+            t + slack >= a && t <= b + slack
+        })
+    }
 }
 
 /// Whether a stack's innermost frame takes a condition's lock: `with cond:`

@@ -21,6 +21,7 @@
 //! - [`render`]: the text of hints, lenses and hovers.
 //! - [`text`]: open documents and LSP positions.
 //! - [`framing`]: a guard that keeps malformed input from ending the connection.
+//! - [`views`]: the Sections panel's saved views, stored beside the runs.
 //! - [`config`]: what the user can set (`initializationOptions`, `didChangeConfiguration`).
 //!
 
@@ -41,6 +42,7 @@ pub mod runs;
 pub mod server;
 pub mod text;
 pub mod unittests;
+pub mod views;
 
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -68,6 +70,7 @@ where
         .custom_method("threadRadar/timeline", server::Server::timeline)
         .custom_method("threadRadar/sections", server::Server::sections)
         .custom_method("threadRadar/waits", server::Server::waits)
+        .custom_method("threadRadar/views", server::Server::views)
         .custom_method("threadRadar/navigate", server::Server::navigate)
         .custom_method("window/workDoneProgress/cancel", server::Server::cancel_progress)
         .custom_method(framing::INVALID_MESSAGE, server::Server::invalid_message)

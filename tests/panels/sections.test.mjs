@@ -7,7 +7,12 @@
 //   the selected section's graph (a point per listed execution) and histogram;
 // - clicking a tree row selects the same section in the treemap and the graph;
 // - the graph's outliers are exactly the CLI's (and no more executions listed than the program logged);
-// - clicking an execution opens the Timeline tab at that moment, its thread's lane highlighted.
+// - clicking an execution opens the Timeline tab at that moment, its thread's lane highlighted;
+// - saved views: the selected section, an execution and a note are saved (in the runs directory's
+//   views file, here `.views.json` beside the run), listed as text, kept across a reload, reopened
+//   on their section and execution, deleted; a broken views file is one sentence on the page;
+// - `?view=sections&file=…&function=…&lock=…&line=…` (what the editors' section lens opens) selects
+//   that section.
 //
 //   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 sections.test.mjs
 import { test, before, after, describe } from "node:test";
@@ -146,6 +151,68 @@ describe("the Sections tab (sections_truth.py, hostile names)", () => {
     const titles = await page.$$eval("#sections .sx-graph circle title", (ts) => ts.map((t) => t.textContent));
     assert.ok(titles.some((t) => t.includes(HOSTILE_THREAD)), titles.slice(0, 3).join(" | "));
     assert.equal(await page.$$eval("#sections img, #sections script, #timeline img, #timeline script", (x) => x.length), 0);
+  });
+
+  test("a saved view is listed as text, kept across a reload and reopens its section and execution", async () => {
+    const s = cli.sections[idx];
+    const k = s.outliers.length ? s.outliers[0] : 0;
+    await page.goto(server.url + "?view=sections");
+    await page.waitForSelector("#sections[data-rendered] .sx-saved[data-count]", { timeout: 30000 });
+    assert.equal(await page.getAttribute("#sections .sx-saved", "data-count"), "0");
+    await page.click(`#sections tr.sx-row[data-section="${idx}"] .sx-name`);
+    const note = HOSTILE_THREAD + " the slow hold";
+    await page.fill("#sections .sx-note-input", note);
+    await page.selectOption("#sections .sx-save-exec", String(k));
+    await page.click("#sections .sx-save");
+    await page.waitForSelector('#sections .sx-saved[data-count="1"]');
+    assert.equal(await page.textContent("#sections li.sx-view .sx-view-note"), note);
+    assert.equal(await page.$$eval("#sections script, #sections img", (x) => x.length), 0);
+    const stored = JSON.parse(fs.readFileSync(path.join(tmp, ".views.json"), "utf8"));
+    assert.equal(stored.views.length, 1);
+    assert.deepEqual([stored.views[0].note, stored.views[0].section.function, stored.views[0].section.lock, stored.views[0].execution.index, stored.views[0].thread],
+      [note, s.function, s.lock, k, s.executions[k].thread]);
+    // Kept across a reload; opening it selects its section and marks its execution.
+    const other = cli.sections.length > 1 ? (idx === 0 ? 1 : 0) : idx;
+    await page.goto(server.url + "?view=sections");
+    await page.waitForSelector('#sections[data-rendered] .sx-saved[data-count="1"]', { timeout: 30000 });
+    if (other !== idx) await page.evaluate((i) => window.ThreadRadarPanels.sections().select(i), other);
+    assert.ok((await page.textContent("#sections li.sx-view .sx-view-status")).startsWith("Saved on this run"));
+    await page.click("#sections li.sx-view .sx-view-open");
+    assert.equal(await page.getAttribute("#sections", "data-selected"), String(idx));
+    assert.deepEqual(await page.$$eval("#sections circle.sx-exec.sx-saved", (cs) => cs.map((c) => Number(c.getAttribute("data-exec")))), [k]);
+    await page.screenshot({ path: path.join(out, "sections-saved-view.png"), fullPage: true });
+    await page.click("#sections li.sx-view .sx-view-delete");
+    await page.waitForSelector('#sections .sx-saved[data-count="0"]');
+    assert.equal(JSON.parse(fs.readFileSync(path.join(tmp, ".views.json"), "utf8")).views.length, 0);
+    // A broken views file: one sentence on the page, the rest of the panel still works.
+    fs.writeFileSync(path.join(tmp, ".views.json"), "{ not json");
+    const before = problems.length;
+    await page.goto(server.url + "?view=sections");
+    await page.waitForSelector("#sections .sx-saved[data-error]", { timeout: 30000 });
+    const err = await page.getAttribute("#sections .sx-saved", "data-error");
+    assert.ok(/is not a saved-views file/.test(err) && /delete it/.test(err), err);
+    assert.equal(await page.$$eval("#sections tr.sx-row", (x) => x.length), cli.sections.length);
+    fs.rmSync(path.join(tmp, ".views.json"));
+    // The browser logs the refused request (HTTP 422) itself; that one is expected here.
+    const logged = problems.splice(before);
+    assert.deepEqual(logged.filter((p) => !/status of 422/.test(p)), []);
+  });
+
+  test("the section lens's URL opens the Sections tab on that section", async () => {
+    const pick = cli.sections.length > 1 ? (idx === 0 ? 1 : 0) : idx; // not the one selected by default
+    const s = cli.sections[pick];
+    const q = new URLSearchParams({ view: "sections", file: s.file, function: s.function, lock: s.lock, line: String(s.line) });
+    await page.goto(server.url + "?" + q.toString());
+    await page.waitForSelector("#sections[data-wanted]", { timeout: 30000 });
+    assert.equal(await page.getAttribute("#sections", "data-wanted"), String(pick));
+    assert.equal(await page.getAttribute("#sections", "data-selected"), String(pick));
+    assert.equal(await page.getAttribute('#view-tabs button[data-view="sections"]', "class"), "active");
+    // A section this run does not have: said, not silently replaced.
+    q.set("line", "99999");
+    await page.goto(server.url + "?" + q.toString());
+    await page.waitForSelector("#sections[data-wanted]", { timeout: 30000 });
+    assert.equal(await page.getAttribute("#sections", "data-wanted"), "-1");
+    assert.ok((await page.textContent("#sections .sx-detail-note")).includes("is not in this run"));
   });
 
   test("no dialogs, page errors or console errors", () => {

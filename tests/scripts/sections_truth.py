@@ -2,10 +2,11 @@
 usually holds it for about 1 ms and every 50th time for about 40 ms. Every execution is logged
 from inside the section, as the profiler should find it.
 
-usage: sections_truth.py LOG [THREADS] [ROUNDS]
+usage: sections_truth.py LOG [THREADS] [ROUNDS] [FAST_S]
 
 LOG gets one JSON object per line and execution:
-{"thread": name, "start": time.time() on entering, "duration": seconds held, "slow": bool}
+{"thread": name, "start": time.time() on entering, "duration": seconds held, "slow": bool,
+ "wait": seconds from just before `with` to entering (the wait to acquire)}
 """
 import json
 import sys
@@ -15,7 +16,7 @@ import time
 LOG = sys.argv[1]
 THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 4
 ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 100
-FAST_S = 0.001
+FAST_S = float(sys.argv[4]) if len(sys.argv) > 4 else 0.001
 SLOW_S = 0.040
 EVERY = 50
 
@@ -33,13 +34,14 @@ class Store:
         self.log = []
 
     def update(self):
+        called = time.time()
         with self._lock:
             start, t0 = time.time(), time.perf_counter()
             self.count += 1
             slow = self.count % EVERY == 0
             hold(SLOW_S if slow else FAST_S)
             held = time.perf_counter() - t0
-            self.log.append({"thread": threading.current_thread().name, "start": start, "duration": held, "slow": slow})
+            self.log.append({"thread": threading.current_thread().name, "start": start, "duration": held, "slow": slow, "wait": start - called})
 
 
 def worker(store, rounds):

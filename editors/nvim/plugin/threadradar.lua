@@ -29,6 +29,7 @@ command("ThreadRadarTimeline", "timeline", {
 command("ThreadRadarRuns", "runs", { desc = "ThreadRadar: choose the run" })
 command("ThreadRadarDeleteRun", "delete_run", { desc = "ThreadRadar: delete a run file" })
 command("ThreadRadarOpen", "open", { desc = "ThreadRadar: the web panels in the browser" })
+command("ThreadRadarViews", "views", { desc = "ThreadRadar: saved views of critical sections (opens the Sections panel)" })
 command("ThreadRadarHottest", "hottest", {
   nargs = "?",
   complete = function()

@@ -297,7 +297,15 @@ export function activate(context: vscode.ExtensionContext): void {
       status.show(server.state === "running" ? lastRuns : undefined);
       if (server.state !== "running") refresh(0);
     }),
-    server.onOpenPanel((p) => (p.panel === "overview" ? panels.showOverview(p.file) : p.panel === "timeline" ? panels.showTimeline(p.artifact) : panels.showDetail(p.artifact))),
+    server.onOpenPanel((p) =>
+      p.panel === "overview"
+        ? panels.showOverview(p.file)
+        : p.panel === "timeline"
+          ? panels.showTimeline(p.artifact)
+          : p.panel === "sections"
+            ? panels.showSections(p.section)
+            : panels.showDetail(p.artifact),
+    ),
     threadsTree.onDidChangeCheckboxState(
       guarded(async (e: vscode.TreeCheckboxChangeEvent<ThreadNode>) => {
         const runs = (await server.sendRequest(Requests.runs, {})) as RunsResult;

@@ -10,9 +10,15 @@ import type { RouterHost } from "./router";
 import { buildWebviewHtml, makeNonce, readWebAssets } from "./webviewHtml";
 import type { PanelBoot, PanelCommand, WebAssets } from "./webviewHtml";
 
-type Kind = "overview" | "detail" | "timeline" | "tracecompare";
+type Kind = "overview" | "detail" | "timeline" | "tracecompare" | "sections";
 
-const TITLES: Record<Kind, string> = { overview: "ThreadRadar Overview", detail: "ThreadRadar Detail", timeline: "ThreadRadar Timeline", tracecompare: "ThreadRadar Trace Compare" };
+const TITLES: Record<Kind, string> = {
+  overview: "ThreadRadar Overview",
+  detail: "ThreadRadar Detail",
+  timeline: "ThreadRadar Timeline",
+  tracecompare: "ThreadRadar Trace Compare",
+  sections: "ThreadRadar Sections",
+};
 
 /** Opens `file` at the 1-based `line` in a text editor (not over a panel). */
 export async function openLocation(file: string, line: number): Promise<void> {
@@ -78,6 +84,11 @@ export class Panels implements vscode.Disposable {
     this.show("tracecompare", { panel: "tracecompare", a, b });
   }
 
+  /** The Sections tab of the panel on one section (the critical-section code lens). */
+  showSections(section: { file: string; function: string; lock: string; line: number }): void {
+    this.show("sections", { panel: "sections", section });
+  }
+
   private show(kind: Kind, boot: PanelBoot): void {
     let panel = this.panels.get(kind);
     if (panel === undefined) {
@@ -107,6 +118,7 @@ export class Panels implements vscode.Disposable {
     this.boots.set(kind, JSON.stringify(boot));
     if (boot.panel === "detail") panel.title = `${TITLES.detail}: ${shortName(boot.artifact)}`;
     if (boot.panel === "timeline") panel.title = `${TITLES.timeline}: ${shortName(boot.artifact)}`;
+    if (boot.panel === "sections") panel.title = `${TITLES.sections}: ${boot.section.lock}`;
     try {
       panel.webview.html = buildWebviewHtml(this.webAssets(), { nonce: makeNonce(), cspSource: panel.webview.cspSource, boot });
     } catch (e) {

@@ -18,6 +18,7 @@ export const Requests = {
   sections: "threadRadar/sections",
   waits: "threadRadar/waits",
   traceCompare: "threadRadar/traceCompare",
+  views: "threadRadar/views",
   navigate: "threadRadar/navigate",
 } as const satisfies Record<keyof P.MethodTypes, `threadRadar/${keyof P.MethodTypes}`>;
 
@@ -35,6 +36,7 @@ export const ServerCommands = {
   openOverview: "threadradar.openOverview",
   openDetail: "threadradar.openDetail",
   openTimeline: "threadradar.openTimeline",
+  openSections: "threadradar.openSections",
   selectRun: "threadradar.selectRun",
   setThreadFilter: "threadradar.setThreadFilter",
   clearThreadFilter: "threadradar.clearThreadFilter",
@@ -157,7 +159,11 @@ export type CompareResult = P.Comparison;
 export type OpenPanelParams =
   | { panel: "overview"; file: string | null }
   | { panel: "detail"; artifact: ArtifactKey }
-  | { panel: "timeline"; artifact: ArtifactKey };
+  | { panel: "timeline"; artifact: ArtifactKey }
+  | { panel: "sections"; section: SectionRef };
+
+/** A critical section as the section lens names it (file, function, lock, entry line). */
+export type SectionRef = P.SectionRef;
 
 /** `threadradar.goToHottest` (server addition D). */
 export interface HottestResult {
@@ -183,6 +189,12 @@ export function parseOpenPanel(v: unknown): OpenPanelParams | undefined {
   }
   if (v.panel === "timeline" && typeof v.artifact === "string" && v.artifact !== "") {
     return { panel: "timeline", artifact: v.artifact };
+  }
+  if (v.panel === "sections" && isRecord(v.section)) {
+    const s = v.section;
+    if (typeof s.file === "string" && typeof s.function === "string" && typeof s.lock === "string" && typeof s.line === "number") {
+      return { panel: "sections", section: { file: s.file, function: s.function, lock: s.lock, line: s.line } };
+    }
   }
   return undefined;
 }

@@ -16,7 +16,12 @@ export interface WebAssets {
 }
 
 /** What the page shows first. */
-export type PanelBoot = { panel: "overview"; file?: string | null } | { panel: "detail"; artifact: string } | { panel: "timeline"; artifact: string } | { panel: "tracecompare"; a?: string; b?: string };
+export type PanelBoot =
+  | { panel: "overview"; file?: string | null }
+  | { panel: "detail"; artifact: string }
+  | { panel: "timeline"; artifact: string }
+  | { panel: "tracecompare"; a?: string; b?: string }
+  | { panel: "sections"; section: { file: string; function: string; lock: string; line: number } };
 
 /** Messages the extension posts to a page (never with an `id`, so the transport ignores them). */
 export type PanelCommand = { type: "threadradar.refresh" } | { type: "threadradar.show"; artifact: string };
@@ -103,6 +108,7 @@ const BOOT_SCRIPT = `
   afterFirstOverview(function () {
     if (boot.panel === "detail" && boot.artifact) P.openDetail(boot.artifact);
     if (boot.panel === "timeline" && boot.artifact) P.openTimeline(boot.artifact);
+    if (boot.panel === "sections" && boot.section && P.openSections) P.openSections(boot.section);
     if (boot.panel === "overview" && boot.file) showFile(boot.file);
     if (boot.panel === "tracecompare" && P.openTraceCompare) P.openTraceCompare(boot.a, boot.b);
   });

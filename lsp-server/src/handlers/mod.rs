@@ -10,6 +10,7 @@ mod sections;
 mod timeline;
 mod tracecompare;
 mod waits;
+mod views;
 
 pub use documents::{document_artifact, placed, Placed};
 
@@ -34,6 +35,7 @@ pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, P
         p::Sections::NAME => call::<p::Sections>(host, params, sections::sections),
         p::Waits::NAME => call::<p::Waits>(host, params, waits::waits),
         p::TraceCompare::NAME => call::<p::TraceCompare>(host, params, tracecompare::trace_compare),
+        p::Views::NAME => call::<p::Views>(host, params, views::views),
         p::Navigate::NAME => call::<p::Navigate>(host, params, |h, req| h.navigate(&req.file, req.line)),
         other => Err(ProtocolError::new(
             p::ErrorCode::UnknownMethod,

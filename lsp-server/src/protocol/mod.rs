@@ -22,6 +22,7 @@ pub mod history;
 pub mod types;
 pub mod waits;
 pub mod tracecompare;
+pub mod views;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -32,6 +33,7 @@ pub use history::*;
 pub use types::*;
 pub use waits::*;
 pub use tracecompare::*;
+pub use views::*;
 
 /// The protocol's version. It grows when a method's parameters or results change incompatibly;
 /// clients read it from `threadRadar/runs` (`protocol`) and from the server's capabilities.
@@ -102,6 +104,8 @@ methods! {
         "Who waited for whom: wait intervals per thread in a time range, wake edges with their evidence (bundled per pixel column given a width), the objects table and what evidence the run holds.";
     TraceCompare = "traceCompare", TraceCompareParams => TraceCompareResult,
         "Two runs matched as traces (TraceDiff) and laid out in pixels: lanes per matched thread pair, their bars, match groups as bundled edges, unmatched threads and the changes in words.";
+    Views = "views", ViewsParams => ViewsResult,
+        "The Sections panel's saved views (a section, optionally an execution or a thread, and a note), each resolved against the active run; `save` saves one, `delete` deletes one.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
 }
@@ -385,6 +389,14 @@ pub fn typescript() -> String {
         a::sections::ShortExecutions,
         a::sections::WaitSource,
         threadradar_profiler::sections::SectionKind,
+        // saved views
+        ViewsParams,
+        SaveView,
+        ViewsResult,
+        ViewItem,
+        crate::views::SavedView,
+        crate::views::SectionRef,
+        crate::views::SavedExecution,
     );
     out
 }

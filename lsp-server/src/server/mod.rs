@@ -48,6 +48,7 @@ pub const COMMANDS: &[&str] = &[
     "threadradar.openOverview",
     "threadradar.openDetail",
     "threadradar.openTimeline",
+    "threadradar.openSections",
     "threadradar.selectRun",
     "threadradar.deleteRun",
     "threadradar.setThreadFilter",
@@ -421,6 +422,10 @@ impl Server {
     pub async fn trace_compare(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::TraceCompare::NAME, p).await
     }
+
+    pub async fn views(&self, p: Value) -> Result<Value> {
+        self.0.request(protocol::Views::NAME, p).await
+    }
     pub async fn navigate(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Navigate::NAME, p).await
     }
@@ -599,6 +604,7 @@ impl LanguageServer for Server {
             "threadradar.openOverview" => self.0.open_overview(arg).await,
             "threadradar.openDetail" => self.0.open_detail(arg).await,
             "threadradar.openTimeline" => self.0.open_timeline(arg).await,
+            "threadradar.openSections" => self.0.open_sections(arg).await,
             "threadradar.selectRun" => self.0.select_run_command(arg).await,
             "threadradar.deleteRun" => self.0.delete_run(arg).await,
             "threadradar.goToHottest" => self.0.go_to_hottest(arg).await,

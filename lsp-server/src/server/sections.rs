@@ -7,7 +7,7 @@
 
 use super::*;
 use crate::text::{count, duration};
-use threadradar_analysis::sections::{analyse, SectionFigures, SectionOptions, SectionsView};
+use threadradar_analysis::sections::{analyse, SectionFigures, SectionOptions, SectionsView, WaitSource};
 use threadradar_profiler::source::sha256_hex;
 
 /// The active run's sections view, computed once per loaded run.
@@ -29,7 +29,12 @@ fn view_of(loaded: &LoadedRun) -> Option<Arc<SectionsView>> {
 impl Backend {
     /// The sections of a document, when its current text is the recorded one.
     pub(super) async fn document_sections(&self, uri: &Uri) -> Vec<SectionFigures> {
-        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else { return Vec::new() };
+        self.document_sections_and_source(uri).await.1
+    }
+
+    /// The sections of a document and how their waits to enter were obtained.
+    async fn document_sections_and_source(&self, uri: &Uri) -> (WaitSource, Vec<SectionFigures>) {
+        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else { return (WaitSource::None, Vec::new()) };
         let doc = DocRef { path, uri: Some(uri.as_str().to_string()) };
         self.wait_scanned().await;
         self.blocking(move |b| {
@@ -42,11 +47,11 @@ impl Backend {
                 return None;
             }
             let view = view_of(&loaded)?;
-            Some(view.sections.iter().filter(|s| s.file == key).cloned().collect::<Vec<_>>())
+            Some((view.wait_source, view.sections.iter().filter(|s| s.file == key).cloned().collect::<Vec<_>>()))
         })
         .await
         .flatten()
-        .unwrap_or_default()
+        .unwrap_or((WaitSource::None, Vec::new()))
     }
 
     pub(super) async fn section_lenses(&self, uri: &Uri) -> Vec<CodeLens> {
@@ -57,19 +62,45 @@ impl Backend {
                 range: Range::new(Position::new(s.line - 1, 0), Position::new(s.line - 1, 0)),
                 command: Some(Command {
                     title: lens_title(s),
-                    // No sections panel yet: the lens opens the file's overview.
-                    command: "threadradar.openOverview".into(),
-                    arguments: Some(vec![json!({ "file": s.file })]),
+                    // The Sections panel on this section (file, function and lock name it).
+                    command: "threadradar.openSections".into(),
+                    arguments: Some(vec![json!({ "section": crate::views::SectionRef::of(s) })]),
                 }),
                 data: None,
             })
             .collect()
     }
 
+    /// `threadradar.openSections` (the section lens): asks a client with panels to open the
+    /// Sections panel on the section `{"section": {file, function, lock, line}}`; a client without
+    /// panels gets the lens text and how to open the panel. Answers the section's index in the
+    /// active run's `sections`.
+    pub(super) async fn open_sections(&self, arg: Value) -> Result<Option<Value>> {
+        let section: crate::views::SectionRef = arg
+            .get("section")
+            .cloned()
+            .and_then(|s| serde_json::from_value(s).ok())
+            .ok_or_else(|| invalid("threadradar.openSections needs {\"section\": {\"file\", \"function\", \"lock\", \"line\"}}"))?;
+        self.wait_scanned().await;
+        let view = self.blocking(|b| Host::active(b).ok().and_then(|l| view_of(&l))).await.flatten();
+        let sections = view.as_ref().map_or(&[][..], |v| &v.sections[..]);
+        let index = crate::views::find(sections, &section);
+        if self.settings().panels {
+            self.client.send_notification::<OpenPanel>(json!({ "panel": "sections", "section": section })).await;
+        } else {
+            let text = match index {
+                Some(i) => format!("ThreadRadar {} — the Sections panel: `threadradar serve` (Neovim: :ThreadRadarOpen)", lens_title(&sections[i])),
+                None => format!("ThreadRadar: the active run has no section on {} in {}", section.lock, section.function),
+            };
+            self.show(MessageType::INFO, text).await;
+        }
+        Ok(Some(json!({ "section": section, "index": index })))
+    }
+
     /// The hover text of the sections entered on 0-based `line`, if any.
     pub(super) async fn section_hover(&self, uri: &Uri, line: u32) -> Option<String> {
-        let sections = self.document_sections(uri).await;
-        let texts: Vec<String> = sections.iter().filter(|s| s.line == line + 1).map(hover_markdown).collect();
+        let (source, sections) = self.document_sections_and_source(uri).await;
+        let texts: Vec<String> = sections.iter().filter(|s| s.line == line + 1).map(|s| hover_markdown(s, source)).collect();
         (!texts.is_empty()).then(|| texts.join("\n\n---\n\n"))
     }
 }
@@ -127,7 +158,7 @@ fn md(s: &str) -> String {
         .collect()
 }
 
-fn hover_markdown(s: &SectionFigures) -> String {
+fn hover_markdown(s: &SectionFigures, source: WaitSource) -> String {
     let durations: Vec<f64> = s.executions.iter().map(|e| e.duration_s).collect();
     let mut out = format!("**Critical section** on `{}`", s.lock.replace('`', "'"));
     if let Some(t) = &s.lock_type {
@@ -153,7 +184,11 @@ fn hover_markdown(s: &SectionFigures) -> String {
         s.cv
     ));
     out.push_str(&format!("Others waited {} · waiters in {:.0} % of the held samples · {} outliers\n\n", duration(s.others_waited_s), s.waited_share * 100.0, s.outliers.len()));
-    out.push_str("*Sampled: durations ± one interval, waits from the sampled thread states.*");
+    out.push_str(match source {
+        WaitSource::Kernel => "*Sampled: durations ± one interval; waits to enter kernel-exact (the scheduler's context switches).*",
+        WaitSource::Sampled => "*Sampled: durations ± one interval, waits from the sampled thread states.*",
+        WaitSource::None => "*Sampled: durations ± one interval; this run has no wait data.*",
+    });
     out
 }
 

@@ -139,6 +139,8 @@ function M.command(name, args)
     require("threadradar.runs").delete()
   elseif name == "open" then
     require("threadradar.open").open()
+  elseif name == "views" then
+    require("threadradar.views").open()
   elseif name == "hottest" then
     require("threadradar.runs").hottest(args.args ~= "" and args.args or "function")
   elseif name == "record" then

@@ -13,6 +13,7 @@ import type { Browser, Page } from "playwright-core";
 import { expect } from "expect";
 import { after, before, describe, test } from "node:test";
 import type { OverviewResult, RunsResult } from "../../src/protocol";
+import type * as P from "../../../../web/protocol";
 import { Requests } from "../../src/protocol";
 import { routeMessage } from "../../src/router";
 import type { RouterHost } from "../../src/router";
@@ -245,6 +246,29 @@ describe("panels on a run of Bug 1", () => {
     // A module's entry has no line: its title is the file alone.
     expect(titles.filter((t) => t !== file && !t.startsWith(`${file}:`))).toEqual([]);
     expect(p.posted).toContainEqual(expect.objectContaining({ method: "overview", params: expect.objectContaining({ only_file: file }) }));
+    await p.page.close();
+  });
+
+  test("the Sections panel on the lens's section (threadRadar/openPanel sections); a view saved through the webview", async () => {
+    const secs = (await server.sendRequest(Requests.sections, {})) as P.SectionsResult;
+    expect(secs.sections.length).toBeGreaterThan(0);
+    const i = secs.sections.length - 1;
+    const s = secs.sections[i];
+    if (s === undefined) throw new Error("no section");
+    const p = await openPanel(server, { panel: "sections", section: { file: s.file, function: s.function, lock: s.lock, line: s.line } });
+    await p.page.waitForSelector("#sections[data-wanted]");
+    expect(await attr(p.page, "#sections", "data-wanted")).toBe(String(i));
+    expect(await attr(p.page, "#sections", "data-selected")).toBe(String(i));
+    expect(await p.page.isHidden("#overview")).toBe(true);
+    // Saved through the webview → router → threadRadar/views, listed as text.
+    await p.page.waitForSelector('#sections .sx-saved[data-count="0"]');
+    await p.page.fill("#sections .sx-note-input", "<i>held too long</i>");
+    await p.page.click("#sections .sx-save");
+    await p.page.waitForSelector('#sections .sx-saved[data-count="1"]');
+    expect(await p.page.textContent("#sections li.sx-view .sx-view-note")).toBe("<i>held too long</i>");
+    const listed = (await server.sendRequest(Requests.views, {})) as P.ViewsResult;
+    expect(listed.views.map((v) => [v.note, v.section.lock, v.section_index])).toEqual([["<i>held too long</i>", s.lock, i]]);
+    await server.sendRequest(Requests.views, { delete: listed.views[0]?.id });
     await p.page.close();
   });
 

@@ -38,6 +38,11 @@ describe("notifications", () => {
     expect(parseOpenPanel({ panel: "detail", artifact: "program" })).toEqual({ panel: "detail", artifact: "program" });
     expect(parseOpenPanel({ panel: "detail" })).toBeUndefined();
     expect(parseOpenPanel({ panel: "trace" })).toBeUndefined();
+    // The critical-section lens: the Sections panel on its section (file, function, lock, line).
+    const section = { file: "/a.py", function: "Store.update", lock: "Store._lock", line: 38 };
+    expect(parseOpenPanel({ panel: "sections", section })).toEqual({ panel: "sections", section });
+    expect(parseOpenPanel({ panel: "sections", section: { ...section, line: "38" } })).toBeUndefined();
+    expect(parseOpenPanel({ panel: "sections" })).toBeUndefined();
     expect(parseOpenPanel(null)).toBeUndefined();
   });
 
