@@ -17,46 +17,14 @@
 //   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 sections.test.mjs
 import { test, before, after, describe } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { BIN, launch, out, python, root, serve, tmpDir, watchedPage } from "./harness.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, "../..");
-const out = path.join(here, "output");
-fs.mkdirSync(out, { recursive: true });
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "threadradar-sections-panel-"));
+const tmp = tmpDir("sections-panel");
 const HOSTILE_FILE = "<img src=x onerror=alert(1)>.py";
 const HOSTILE_THREAD = "<script>alert(1)</script>";
-
-function binary() {
-  const candidates = [
-    process.env.THREADRADAR_BIN,
-    process.env.CARGO_TARGET_DIR && path.join(process.env.CARGO_TARGET_DIR, "release/threadradar"),
-    path.join(root, "target/release/threadradar"),
-  ].filter(Boolean);
-  const found = candidates.find((p) => fs.existsSync(p));
-  if (!found) throw new Error("no threadradar binary: build it (cargo build --release) or set THREADRADAR_BIN");
-  return found;
-}
-const BIN = binary();
-
-function serve(run) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ["serve", run, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-    let buf = "", stderr = "";
-    child.stderr.on("data", (d) => { stderr += d; });
-    child.stdout.on("data", (d) => {
-      buf += d;
-      const m = buf.match(/http:\/\/127\.0\.0\.1:\d+\//);
-      if (m) resolve({ url: m[0], child });
-    });
-    child.on("exit", (code) => reject(new Error("serve exited with " + code + ": " + stderr)));
-  });
-}
 
 let browser, server, page, cli, logged, idx;
 const problems = [];
@@ -68,22 +36,14 @@ before(async () => {
   const script = path.join(tmp, HOSTILE_FILE);
   fs.writeFileSync(script, hostile);
   const run = path.join(tmp, "sections.json"), log = path.join(tmp, "log.jsonl");
-  const python = execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { cwd: root }).toString().trim();
   execFileSync(BIN, ["record", "--no-progress", "--interval-ms", "2", "-o", run, "--", python, script, log, "3", "100"], { cwd: tmp, timeout: 120000 });
   logged = fs.readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l));
   cli = JSON.parse(execFileSync(BIN, ["sections", run, "--json"], { cwd: tmp }).toString());
   idx = cli.sections.findIndex((s) => s.function === "Store.update");
   assert.ok(idx >= 0, "Store.update's section in `threadradar sections --json`: " + cli.sections.map((s) => s.function).join(", "));
   server = await serve(run);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  page.on("dialog", async (d) => { problems.push("dialog: " + d.message()); await d.dismiss(); });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
+  browser = await launch();
+  page = await watchedPage(browser, problems);
 });
 after(async () => {
   if (browser) await browser.close();
