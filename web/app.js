@@ -5,6 +5,7 @@
 "use strict";
 (function () {
   const T = window.ThreadRadarTransport;
+  /** An element of the page by id (the page is ours: forms, tables and canvases alike). @type {(id: string) => any} */
   const $ = (id) => document.getElementById(id);
   const state = {
     global: [],          // the applied thread filter (excluded thread ids)
@@ -305,6 +306,7 @@
   // Only where another run can be read: `serve` of a directory and the editor (both list ≥ 2 runs);
   // never in the static export. Figures come from the `compare` method (docs/compare.md).
   // Cells carry their own text (`GlyphCell.text`, computed by the server): the page never spells a glyph.
+  /** @type {{level: import("./protocol").Level, view: string, detailWasOpen: boolean, seq: number, runs: any[]}} */
   const compareState = { level: "function", view: "panels", detailWasOpen: false, seq: 0, runs: [] };
   function canCompare(runs) { return T.mode !== "static" && runs.length >= 2; }
   function glyphCells(glyph) {

@@ -68,15 +68,19 @@
     async function request(method, params) {
       const p = Object.assign({}, params || {});
       if (method === "filter") {
-        if (p.exclude_threads && p.exclude_threads.length) { const e = new Error(STATIC); e.isStatic = true; throw e; }
+        if (p.exclude_threads && p.exclude_threads.length) throw staticError();
         return { exclude_threads: filter };
       }
       if (method === "runs") return { runs: [], current: data.run_name || null };
       const key = method + " " + canonical(normalise(method, p));
       if (Object.prototype.hasOwnProperty.call(data.answers, key)) return data.answers[key];
+      throw staticError();
+    }
+    function staticError() {
+      /** @type {Error & {isStatic?: boolean}} */
       const e = new Error(STATIC);
       e.isStatic = true;
-      throw e;
+      return e;
     }
     return {
       mode: "static",

@@ -1,0 +1,25 @@
+// What the panels' scripts share through `window` (each file is a classic script, loaded in this
+// order by `threadradar serve`, the static export and the VS Code webview), and VS Code's webview
+// API. Checked with `tsc -p web` (web/tsconfig.json) together with the generated protocol types.
+
+/** The VS Code webview API, present only inside a webview. */
+declare function acquireVsCodeApi(): { postMessage(message: unknown): void; getState(): unknown; setState(state: unknown): void };
+
+/** The protocol's methods with their parameters and results (generated from the Rust types). */
+type ProtocolMethods = import("./protocol").MethodTypes;
+
+/** One transport (HTTP to `serve`, the VS Code webview's messages, or a static export's answers). */
+interface Transport {
+  mode: string;
+  request<M extends keyof ProtocolMethods>(method: M, params?: Partial<ProtocolMethods[M]["params"]>): Promise<ProtocolMethods[M]["result"]>;
+  [k: string]: any;
+}
+
+interface Window {
+  ThreadRadarTransport: Transport;
+  ThreadRadarTimeline: { create(el: HTMLElement, opts: any): any };
+  ThreadRadarSections: { create(el: HTMLElement, opts: any): any; squarify(...args: any[]): any };
+  ThreadRadarWaits: { create(el: HTMLElement, opts: any): any };
+  ThreadRadarTraceCompare: { create(el: HTMLElement, opts: any): any };
+  ThreadRadarPanels: Record<string, any>;
+}
