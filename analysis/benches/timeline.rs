@@ -22,26 +22,13 @@ use std::hint::black_box;
 use threadradar_analysis::timeline::layout::{layout, layout_column_by_column};
 use threadradar_analysis::timeline::{LayoutRequest, TimelineIndex};
 use threadradar_profiler::run::Run;
-use threadradar_profiler::synth::{synthetic_run, SynthSpec};
+use threadradar_profiler::synth::{hold_stacks, synthetic_run, SynthSpec};
 
 pub const ISSUE: SynthSpec = SynthSpec { ticks: 20_000, threads: 50, functions: 5_000, stacks: 20_000, seed: 1 };
 
 /// The run with persistent stacks (see the module docs).
 pub fn steady(mut run: Run) -> Run {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    for k in 1..run.samples.len() {
-        for i in 0..run.samples[k].threads.len() {
-            seed ^= seed >> 12;
-            seed ^= seed << 25;
-            seed ^= seed >> 27;
-            if seed.wrapping_mul(0x2545_F491_4F6C_DD1D) % 100 < 95 {
-                let prev = run.samples[k - 1].threads[i];
-                let cur = &mut run.samples[k].threads[i];
-                cur.stack = prev.stack;
-                cur.state = prev.state;
-            }
-        }
-    }
+    hold_stacks(&mut run, 95, 0x9E37_79B9_7F4A_7C15);
     run
 }
 

@@ -15,25 +15,13 @@ use std::hint::black_box;
 use threadradar_analysis::timeline::TimelineIndex;
 use threadradar_analysis::tracediff::{TraceDiff, TraceOptions};
 use threadradar_profiler::run::Run;
-use threadradar_profiler::synth::{synthetic_run, SynthSpec};
+use threadradar_profiler::synth::{hold_stacks, synthetic_run, SynthSpec};
 
 const ISSUE: SynthSpec = SynthSpec { ticks: 12_500, threads: 8, functions: 500, stacks: 2_000, seed: 1 };
 
 /// The run with persistent stacks: a thread keeps its previous stack with probability 0.95.
-fn steady(mut run: Run, mut seed: u64) -> Run {
-    for k in 1..run.samples.len() {
-        for i in 0..run.samples[k].threads.len() {
-            seed ^= seed >> 12;
-            seed ^= seed << 25;
-            seed ^= seed >> 27;
-            if seed.wrapping_mul(0x2545_F491_4F6C_DD1D) % 100 < 95 {
-                let prev = run.samples[k - 1].threads[i];
-                let cur = &mut run.samples[k].threads[i];
-                cur.stack = prev.stack;
-                cur.state = prev.state;
-            }
-        }
-    }
+fn steady(mut run: Run, seed: u64) -> Run {
+    hold_stacks(&mut run, 95, seed);
     run
 }
 

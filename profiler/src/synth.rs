@@ -123,3 +123,22 @@ mod tests {
         assert_eq!(a, synthetic_run(spec));
     }
 }
+
+/// Makes a synthetic run look more like a program's timeline: from the second tick on, each
+/// thread keeps its previous stack and state with probability `keep_pct` %, drawn from an
+/// xorshift stream started at `seed` (deterministic; benchmarks rely on the exact result).
+pub fn hold_stacks(run: &mut Run, keep_pct: u64, mut seed: u64) {
+    for k in 1..run.samples.len() {
+        for i in 0..run.samples[k].threads.len() {
+            seed ^= seed >> 12;
+            seed ^= seed << 25;
+            seed ^= seed >> 27;
+            if seed.wrapping_mul(0x2545_F491_4F6C_DD1D) % 100 < keep_pct {
+                let prev = run.samples[k - 1].threads[i];
+                let cur = &mut run.samples[k].threads[i];
+                cur.stack = prev.stack;
+                cur.state = prev.state;
+            }
+        }
+    }
+}
