@@ -262,6 +262,28 @@ impl Backend {
 
     /// Waits (a bounded time) for the first scan, so a request right after `initialized` sees
     /// the newest run instead of nothing.
+    /// `f` of the active run and a document's key in it, off the protocol thread, when the
+    /// document's current text is the recorded one (same sha256): line-anchored figures (section
+    /// and wait lenses) of an edited file could not be vouched for.
+    async fn for_recorded_document<T: Send + 'static>(&self, uri: &Uri, f: impl FnOnce(&Arc<LoadedRun>, &str) -> Option<T> + Send + 'static) -> Option<T> {
+        let path = uri.to_file_path().map(|p| p.into_owned())?;
+        let doc = DocRef { path, uri: Some(uri.as_str().to_string()) };
+        self.wait_scanned().await;
+        self.blocking(move |b| {
+            let loaded = Host::active(b).ok()?;
+            let key = loaded.file_key(&doc.path)?.to_string();
+            let run = loaded.run();
+            let recorded = run.files.iter().find(|f| run.str(f.path) == key)?.sha256.clone()?;
+            let (text, _) = Host::document(b, &doc, &loaded, &key)?;
+            if threadradar_profiler::source::sha256_hex(text.text().as_bytes()) != recorded {
+                return None;
+            }
+            f(&loaded, &key)
+        })
+        .await
+        .flatten()
+    }
+
     async fn wait_scanned(&self) {
         let mut rx = self.scanned.subscribe();
         let _ = tokio::time::timeout(Duration::from_secs(30), rx.wait_for(|v| *v)).await;

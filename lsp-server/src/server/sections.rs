@@ -8,7 +8,6 @@
 use super::*;
 use crate::text::{count, duration};
 use threadradar_analysis::sections::{analyse, SectionFigures, SectionOptions, SectionsView, WaitSource};
-use threadradar_profiler::source::sha256_hex;
 
 /// The active run's sections view, computed once per loaded run.
 static CACHE: Mutex<Option<(u64, PathBuf, Arc<SectionsView>)>> = Mutex::new(None);
@@ -34,23 +33,11 @@ impl Backend {
 
     /// The sections of a document and how their waits to enter were obtained.
     async fn document_sections_and_source(&self, uri: &Uri) -> (WaitSource, Vec<SectionFigures>) {
-        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else { return (WaitSource::None, Vec::new()) };
-        let doc = DocRef { path, uri: Some(uri.as_str().to_string()) };
-        self.wait_scanned().await;
-        self.blocking(move |b| {
-            let loaded = Host::active(b).ok()?;
-            let key = loaded.file_key(&doc.path)?.to_string();
-            let run = loaded.run();
-            let recorded = run.files.iter().find(|f| run.str(f.path) == key)?.sha256.clone()?;
-            let (text, _) = Host::document(b, &doc, &loaded, &key)?;
-            if sha256_hex(text.text().as_bytes()) != recorded {
-                return None;
-            }
-            let view = view_of(&loaded)?;
+        self.for_recorded_document(uri, |loaded, key| {
+            let view = view_of(loaded)?;
             Some((view.wait_source, view.sections.iter().filter(|s| s.file == key).cloned().collect::<Vec<_>>()))
         })
         .await
-        .flatten()
         .unwrap_or((WaitSource::None, Vec::new()))
     }
 

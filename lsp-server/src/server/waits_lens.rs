@@ -10,7 +10,6 @@ use super::*;
 use crate::text::{count, duration};
 use std::collections::{BTreeMap, BTreeSet};
 use threadradar_analysis::waits::{waits, WaitsOptions, WaitsView, WakeKind};
-use threadradar_profiler::source::sha256_hex;
 
 /// The active run's waits view, computed once per loaded run.
 static CACHE: Mutex<Option<(u64, PathBuf, Arc<WaitsView>)>> = Mutex::new(None);
@@ -126,23 +125,7 @@ pub fn line_waits(view: &WaitsView, file: &str) -> Vec<LineWaits> {
 impl Backend {
     /// The waits of a document's lines, when its current text is the recorded one.
     pub(super) async fn document_waits(&self, uri: &Uri) -> Vec<LineWaits> {
-        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else { return Vec::new() };
-        let doc = DocRef { path, uri: Some(uri.as_str().to_string()) };
-        self.wait_scanned().await;
-        self.blocking(move |b| {
-            let loaded = Host::active(b).ok()?;
-            let key = loaded.file_key(&doc.path)?.to_string();
-            let run = loaded.run();
-            let recorded = run.files.iter().find(|f| run.str(f.path) == key)?.sha256.clone()?;
-            let (text, _) = Host::document(b, &doc, &loaded, &key)?;
-            if sha256_hex(text.text().as_bytes()) != recorded {
-                return None;
-            }
-            Some(line_waits(&view_of(&loaded), &key))
-        })
-        .await
-        .flatten()
-        .unwrap_or_default()
+        self.for_recorded_document(uri, |loaded, key| Some(line_waits(&view_of(loaded), key))).await.unwrap_or_default()
     }
 
     pub(super) async fn wait_lenses(&self, uri: &Uri) -> Vec<CodeLens> {
