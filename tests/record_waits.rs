@@ -119,20 +119,20 @@ fn without_wait_reading_the_run_has_no_waits() {
     assert!(!text.contains("\"waits\""));
 }
 
-/// Whether this machine lets the recorder open the scheduler tracepoints (root or
-/// perf_event_paranoid <= -1); the sched tests say so and stop where it does not.
-fn sched_permitted() -> bool {
-    threadradar_profiler::sched::not_permitted().is_none()
+/// The scheduler tests' start: the serial lock and a temporary directory where this machine lets
+/// the recorder open the scheduler tracepoints (root or perf_event_paranoid <= -1); `None`, saying
+/// why, where it does not.
+fn sched_test() -> Option<(std::sync::MutexGuard<'static, ()>, tempfile::TempDir)> {
+    if let Some(why) = threadradar_profiler::sched::not_permitted() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some((serial(), tempfile::tempdir().unwrap()))
 }
 
 #[test]
 fn sched_records_switches_and_the_wake_up_of_a_known_hand_off() {
-    if !sched_permitted() {
-        eprintln!("skipped: {}", threadradar_profiler::sched::not_permitted().unwrap());
-        return;
-    }
-    let _g = serial();
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_g, dir)) = sched_test() else { return };
     let out = dir.path().join("run.json");
     let log = dir.path().join("facts.jsonl");
     let o = record(&out, &["--sched"], &[&script("waits.py"), log.to_str().unwrap(), "1.0"]);
@@ -172,37 +172,34 @@ fn sched_records_switches_and_the_wake_up_of_a_known_hand_off() {
 
 #[test]
 fn a_recorder_killed_with_sigkill_keeps_the_scheduler_events_it_flushed() {
-    if !sched_permitted() {
-        eprintln!("skipped: {}", threadradar_profiler::sched::not_permitted().unwrap());
-        return;
-    }
-    let _g = serial();
-    let dir = tempfile::tempdir().unwrap();
+    let Some((_g, dir)) = sched_test() else { return };
     let out = dir.path().join("run.json");
-    let log = dir.path().join("facts.jsonl");
+    // handoffs.py wakes one of its own threads every 40 ms for as long as it runs (100 rounds of
+    // five hand-offs: about 20 s), so wake-ups of the program's threads reach the flushed chunks
+    // whenever the recorder is killed.
     let mut rec = Command::new(bin())
-        .args(["record", "--no-progress", "--sched", "-o", out.to_str().unwrap(), "--", &python(), &script("waits.py"), log.to_str().unwrap(), "4"])
+        .args(["record", "--no-progress", "--sched", "-o", out.to_str().unwrap(), "--", &python(), &script("handoffs.py"), "100"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let live = threadradar_profiler::runfile::live_path(&out);
-    // Two chunks or more: the file exists after the first half second with samples.
+    // Kill once the flushed chunks hold a wake-up of one of the program's threads.
+    let flushed = |run: &Run| run.wakeups.iter().any(|w| run.threads.iter().any(|t| t.tid == w.wakee_tid));
     let began = Instant::now();
-    while !live.exists() && began.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
+    while began.elapsed() < Duration::from_secs(15) && !threadradar_profiler::runfile::read(&live).is_ok_and(|r| flushed(&r)) {
+        std::thread::sleep(Duration::from_millis(200));
     }
-    std::thread::sleep(Duration::from_millis(1500));
     rec.kill().unwrap();
     rec.wait().unwrap();
-    // The program (its own process group) lives on: end it.
-    let facts_now = facts(&log);
-    let main = tid_of(&facts_now, "MainThread");
-    unsafe { libc::kill(main as i32, libc::SIGKILL) };
     let run = read(&live);
+    // The program (its own process group) lives on: end it.
+    for &pid in &run.meta.pids {
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
     assert!(run.meta.partial);
     assert!(run.sched.is_some());
     assert!(!run.switches.is_empty(), "the switches flushed before the kill are kept");
-    assert!(run.wakeups.iter().any(|w| run.threads.iter().any(|t| t.tid == w.wakee_tid)));
+    assert!(flushed(&run), "a flushed wake-up of one of the program's threads is kept");
     assert!(run.samples.iter().flat_map(|s| &s.threads).any(|t| t.wait.is_some()));
 }
