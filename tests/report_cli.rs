@@ -219,3 +219,35 @@ fn the_projects_include_and_exclude_are_the_default_listing() {
     assert!(names(&explicit).contains(&"JSONEncoder.encode".to_string()), "{:?}", names(&explicit));
     assert!(!names(&explicit).contains(&"Pool.work".to_string()), "{:?}", names(&explicit));
 }
+
+/// The lines of `out` from the one starting with `header` to the next blank line.
+fn table<'a>(out: &'a str, header: &str) -> Vec<&'a str> {
+    out.lines().skip_while(|l| !l.starts_with(header)).take_while(|l| !l.trim().is_empty()).collect()
+}
+
+/// `threadradar demo` records the bundled Bug 1 and shows the program's own code. That is not a
+/// second default: it prints the `report` flags that give the same tables, and `report` without
+/// them lists the standard library too, as the panels and editors do.
+#[test]
+fn the_demo_is_report_with_the_flags_it_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = Command::new(env!("CARGO_BIN_EXE_threadradar")).arg("demo").current_dir(dir.path()).output().unwrap();
+    let out = stdout(&demo);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+    let command = out.lines().find_map(|l| l.split("own code only: `threadradar report ").nth(1)).unwrap_or_else(|| panic!("{out}"));
+    let command = command.split('`').next().unwrap().replace(" [--level class]", "");
+    let args: Vec<&str> = command.split(' ').collect();
+    assert_eq!(&args[1..], ["--no-stdlib", "--no-third-party", "--top", "10"]);
+    let functions = stdout(&report(dir.path(), &args));
+    let demo_functions = table(&out, "Functions by");
+    assert!(demo_functions.iter().any(|l| l.contains("WorkerManager.__init__")), "{out}");
+    assert_eq!(demo_functions, table(&functions, "Functions by"));
+    let mut with_classes = args.clone();
+    with_classes.extend(["--level", "class"]);
+    let classes = stdout(&report(dir.path(), &with_classes));
+    assert_eq!(table(&out, "Classes by"), table(&classes, "Classes by"));
+    // Without the flags, the standard library is listed (a worker's `threading` bootstrap ran).
+    let everything = stdout(&report(dir.path(), &[args[0], "--top", "50"]));
+    assert!(everything.contains("Thread._bootstrap"), "{everything}");
+    assert!(!out.contains("Thread._bootstrap"), "{out}");
+}

@@ -38,7 +38,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     writeln!(out)?;
     super::info::print_info(&rec.run, &mut out)?;
     writeln!(out)?;
-    super::report::print_overview(&rec.run, &mut out)?;
+    super::report::print_overview(&rec.run, &rec.path, &mut out)?;
     writeln!(out)?;
     writeln!(out, "Run file: {}", rec.path.display())?;
     writeln!(out, "Next: `threadradar report {}` for every function and class, or open this folder in an editor with the ThreadRadar extension.", rec.path.display())?;

@@ -128,9 +128,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Prints the program radar and the top functions and classes of the program's own code in `run`,
-/// with the default options: what `demo` shows after recording.
-pub fn print_overview(run: &Run, out: &mut dyn Write) -> anyhow::Result<()> {
+/// Prints the program radar and the top functions and classes of the program's own code in `run`:
+/// what `demo` shows after recording. It is `report --no-stdlib --no-third-party --top 10`, not a
+/// default of its own (the default everywhere lists everything), and it says so with the command.
+pub fn print_overview(run: &Run, path: &Path, out: &mut dyn Write) -> anyhow::Result<()> {
     let style = Style::new(ColorArg::Auto);
     let analysis = Analysis::new(run, &Options::default())?;
     let own_code = || ArtifactFilter::all().hide(FileKind::Stdlib).hide(FileKind::ThirdParty);
@@ -143,7 +144,11 @@ pub fn print_overview(run: &Run, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     };
     print_header(&functions, &style, out)?;
-    writeln!(out, "         (the program's own code below; `threadradar report` also lists the standard library)")?;
+    writeln!(
+        out,
+        "         (own code only: `threadradar report {} --no-stdlib --no-third-party --top 10 [--level class]`; without these flags `report` lists everything, as the panels and editors do)",
+        path.display()
+    )?;
     print_artifacts(&functions, Level::Function, run, &style, out)?;
     let classes = view(Level::Class)?;
     if !classes.artifacts.is_empty() {
