@@ -515,9 +515,93 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await shot("run-switched");
   });
 
-  // The profile-a-test lens (issue #19) has no check yet: that lens does not exist in the
-  // extension. When it lands, its check goes here: a lens above a pytest test function whose
-  // click records a run of that test and shows it.
+  // Profiling a test (issue #19): a click on the "▶ Profile" lens above a pytest test function
+  // (samples/python/testproject, copied into the workspace by e2e.sh) records that test with the
+  // server's own interpreter rules and shows the run: in the Runs view with pytest's outcome, in
+  // the status bar, as the active run. The outcome is checked against the run file the click
+  // wrote and that against pytest's own verdict on the same test (TR_E2E_PYTEST_RC).
+  test("a ▶ Profile lens on a test records it and the run appears with pytest's outcome", async () => {
+    const TEST = "test_parallel_sum_is_right";
+    const runsDir = path.join(WS, ".threadradar/runs");
+    const before = new Set(fs.readdirSync(runsDir));
+    await openFile("check_pool.py");
+    const editor = page.locator('.monaco-editor[data-uri$="/check_pool.py"]').first();
+    await editor.locator(".codelens-decoration a", { hasText: /^▶ Profile file$/ }).first().waitFor({ timeout: 60_000 });
+    const source = fs.readFileSync(path.join(WS, "testproject/tests/check_pool.py"), "utf8").split("\n");
+    await gotoLine(source.findIndex((l) => l.startsWith(`def ${TEST}`)) + 1);
+    await page.waitForTimeout(1000);
+    // The "▶ Profile" lens right above the test's `def` line (each test has one; lenses are drawn
+    // in view zones above their line, so the nearest one above the line is the test's).
+    const target = await editor.evaluate((root, name) => {
+      const line = Array.from(root.querySelectorAll<HTMLElement>(".view-lines .view-line")).find((l) => (l.textContent ?? "").replace(/\u00a0/g, " ").startsWith(`def ${name}`));
+      if (line === undefined) return null;
+      const top = line.getBoundingClientRect().top;
+      let best: { x: number; y: number; d: number } | null = null;
+      for (const a of Array.from(root.querySelectorAll<HTMLElement>(".codelens-decoration a"))) {
+        if ((a.textContent ?? "").trim() !== "▶ Profile") continue;
+        const r = a.getBoundingClientRect();
+        const d = top - r.bottom;
+        if (d >= -1 && (best === null || d < best.d)) best = { x: r.left + r.width / 2, y: r.top + r.height / 2, d };
+      }
+      return best;
+    }, TEST);
+    if (target === null) {
+      await shot("no-profile-lens");
+      throw new Error(`no "▶ Profile" lens above def ${TEST}`);
+    }
+    await shot("profile-lens");
+    await page.mouse.click(target.x, target.y);
+
+    // The run file the click wrote, with the test's id and outcome (a run file is JSON lines:
+    // a header, then the metadata).
+    type Meta = { test?: { id: string; outcome?: { passed: number; failed: number; errors: number; skipped: number } | null }; interpreter?: { source: string } };
+    const metaOf = (f: string): Meta | undefined => {
+      for (const line of fs.readFileSync(f, "utf8").split("\n")) {
+        if (!line.startsWith('{"meta"')) continue;
+        try {
+          return (JSON.parse(line) as { meta: Meta }).meta;
+        } catch {
+          return undefined; // still being written
+        }
+      }
+      return undefined;
+    };
+    let runFile = "";
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const fresh = fs.readdirSync(runsDir).filter((n) => n.endsWith(".json") && !before.has(n));
+      const done = fresh.map((n) => path.join(runsDir, n)).find((f) => metaOf(f)?.test?.outcome != null);
+      if (done !== undefined) {
+        runFile = done;
+        break;
+      }
+      if (Date.now() > deadline) {
+        await shot("profile-no-run");
+        throw new Error(`no run of ${TEST} with an outcome in ${runsDir} within 120 s (new files: ${fresh.join(", ")})`);
+      }
+      await page.waitForTimeout(500);
+    }
+    const meta = metaOf(runFile);
+    expect(meta?.test?.id).toBe(`tests/check_pool.py::${TEST}`);
+    // No Python extension here: the server's own rules chose the interpreter.
+    expect(["python3 on PATH", "$VIRTUAL_ENV"]).toContain(meta?.interpreter?.source);
+    // pytest itself, run on the same test by e2e.sh, passes it (exit code 0): one test, passed.
+    expect(env("TR_E2E_PYTEST_RC")).toBe("0");
+    const o = meta?.test?.outcome;
+    expect([o?.passed, o?.failed, o?.errors, o?.skipped]).toEqual([1, 0, 0, 0]);
+    const words = "1 passed";
+
+    // The run appears in the Runs view, with the test and its outcome, and becomes the active one.
+    const runsPane = page.locator('.pane:has(.pane-header[aria-label^="Runs"])');
+    if (!(await runsPane.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="ThreadRadar"]').first().click();
+    const row = runsPane.locator(".monaco-list-row", { hasText: TEST });
+    await row.first().waitFor({ timeout: 30_000 });
+    expect(await row.first().innerText()).toContain(words);
+    const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
+    await page.waitForFunction((w) => Array.from(document.querySelectorAll<HTMLElement>(".statusbar-item")).some((e) => e.innerText.includes("ThreadRadar:") && e.innerText.includes(w)), words, { timeout: 30_000 });
+    expect(await status.innerText()).toContain(path.basename(runFile).replace(/\.json$/, "").split("-").pop() ?? "");
+    await shot("profiled-test-run");
+  });
 
   // Limited support (issue #19): an untrusted workspace still shows its runs, but nothing that
   // runs the workspace's code is offered (recording, profiling a test).
