@@ -20,6 +20,7 @@ import type { ServerPort } from "./router";
 import { bundledServerPath, resolveServer } from "./serverPath";
 import { extensionSettings, serverSettings } from "./settings";
 import { RUNS_WORKSPACE_CODE, selectedInterpreter, testSettings } from "./record";
+import type { PythonExtensionApi } from "./record";
 import type { ThemeKind } from "./placement";
 
 export type ServerState = "starting" | "running" | "stopped" | "missing";
@@ -55,17 +56,40 @@ export function themeKind(): ThemeKind {
 /** The interpreter the Python extension has selected (issue 19), when it is installed. */
 let selectedPython: string | undefined;
 
+/** The Python extension's exported API, activating it when needed; `undefined` without it. */
+async function pythonApi(): Promise<unknown> {
+  const ext = vscode.extensions.getExtension("ms-python.python");
+  return ext === undefined ? undefined : ext.isActive ? ext.exports : await ext.activate();
+}
+
 /** Asks the Python extension for its active environment; true when the answer changed. */
 export async function refreshSelectedPython(): Promise<boolean> {
   const before = selectedPython;
   try {
-    const ext = vscode.extensions.getExtension("ms-python.python");
-    const api: unknown = ext === undefined ? undefined : ext.isActive ? ext.exports : await ext.activate();
-    selectedPython = selectedInterpreter(api, vscode.workspace.workspaceFolders?.[0]?.uri);
+    selectedPython = selectedInterpreter(await pythonApi(), vscode.workspace.workspaceFolders?.[0]?.uri);
   } catch {
     selectedPython = undefined;
   }
   return selectedPython !== before;
+}
+
+/**
+ * Reads the Python extension's interpreter now and again whenever the user selects another one
+ * (its `onDidChangeActiveEnvironmentPath`), calling `onChange` when it changed; the returned
+ * disposable stops following.
+ */
+export async function followSelectedPython(onChange: () => unknown): Promise<vscode.Disposable> {
+  if (await refreshSelectedPython()) await onChange();
+  let api: unknown;
+  try {
+    api = await pythonApi();
+  } catch {
+    api = undefined;
+  }
+  const envs = (api as PythonExtensionApi | undefined)?.environments;
+  if (envs === undefined || typeof envs.onDidChangeActiveEnvironmentPath !== "function") return new vscode.Disposable(() => undefined);
+  const sub = envs.onDidChangeActiveEnvironmentPath(() => void refreshSelectedPython().then((changed) => (changed ? onChange() : undefined)));
+  return new vscode.Disposable(() => void sub.dispose());
 }
 
 export function currentServerSettings(): Record<string, unknown> {

@@ -570,7 +570,7 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     const deadline = Date.now() + 120_000;
     for (;;) {
       const fresh = fs.readdirSync(runsDir).filter((n) => n.endsWith(".json") && !before.has(n));
-      const done = fresh.map((n) => path.join(runsDir, n)).find((f) => metaOf(f)?.test?.outcome != null);
+      const done = fresh.map((n) => path.join(runsDir, n)).find((f) => (metaOf(f)?.test?.outcome ?? null) !== null);
       if (done !== undefined) {
         runFile = done;
         break;
