@@ -481,3 +481,29 @@ fn parametrized_and_async_tests_profile_again_testpaths_and_keep_runs() {
     }
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn a_configured_runs_directory_holds_the_runs_their_labels_and_the_cli_reads_it() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    let pyproject = root.join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap();
+    std::fs::write(&pyproject, text.replace("interval-ms = 2", "interval-ms = 2\nruns-dir = \"profiles\"")).unwrap();
+    let tests = root.join("tests/check_pool.py");
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({ "pollMs": 200 }));
+    let a = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": "TestPool::test_empty" })).unwrap();
+    let run = PathBuf::from(a["run"].as_str().unwrap());
+    assert_eq!(run.parent().unwrap(), root.join("profiles"), "{a}");
+    assert!(!root.join(".threadradar/runs").exists(), "nothing in the default runs directory");
+    let runs = c.call("threadRadar/runs", json!({ "label": { "run": run, "label": "in profiles" } }));
+    assert_eq!(runs["active"], json!(run), "the new run is the active one: {runs}");
+    // A runs directory not named `runs` keeps its index inside it.
+    let index: Value = serde_json::from_slice(&std::fs::read(root.join("profiles/.runs.json")).unwrap()).unwrap();
+    assert_eq!(index["runs"][run.file_name().unwrap().to_str().unwrap()]["label"], "in profiles");
+    assert!(c.shutdown().success());
+    // The command line reads the same directory and index.
+    let list = common::threadradar(&root, &["runs"]);
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.contains("tests/check_pool.py::TestPool::test_empty: 1 passed") && list.contains("\"in profiles\""), "{list}");
+}
