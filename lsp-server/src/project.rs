@@ -487,11 +487,18 @@ mod tests {
         assert!(e.contains("selected in the editor"), "{e}");
         let p = resolve_python(root, &ProjectConfig::default(), None, None).unwrap();
         assert!(p.source == "python3 on PATH" || p.source == "$VIRTUAL_ENV", "{p:?}");
+        std::fs::create_dir_all(root.join("venv/bin")).unwrap();
+        std::os::unix::fs::symlink(&p.path, root.join("venv/bin/python")).unwrap();
+        assert_eq!(resolve_python(root, &ProjectConfig::default(), None, None).unwrap().source, "venv/bin/python");
         std::fs::create_dir_all(root.join(".venv/bin")).unwrap();
         std::os::unix::fs::symlink(&p.path, root.join(".venv/bin/python")).unwrap();
         assert_eq!(resolve_python(root, &ProjectConfig::default(), None, None).unwrap().source, ".venv/bin/python");
         let sel = resolve_python(root, &ProjectConfig::default(), None, Some(&p.path)).unwrap();
         assert_eq!(sel.source, "the interpreter selected in the editor");
+        // The project's configuration comes before the editor's selection, --python before both.
+        let c = ProjectConfig { python: Some(root.join("venv/bin/python")), file: Some(root.join("threadradar.toml")), ..Default::default() };
+        assert_eq!(resolve_python(root, &c, None, Some(&p.path)).unwrap().source, "[tool.threadradar] python in threadradar.toml");
+        assert_eq!(resolve_python(root, &c, Some(&p.path), Some(&p.path)).unwrap().source, "--python");
     }
 
     #[test]
