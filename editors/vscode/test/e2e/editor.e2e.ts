@@ -74,6 +74,13 @@ async function paletteEntries(p: Page, text: string): Promise<string[]> {
   const input = p.locator(".quick-input-widget .quick-input-box input");
   await input.waitFor({ state: "visible", timeout: 20_000 });
   await input.fill(`>${text}`);
+  // Rows, or the palette's "No matching commands" (a loaded machine may take seconds to filter).
+  await p
+    .locator(".quick-input-widget .monaco-list-row .label-name, .quick-input-widget .quick-input-message")
+    .filter({ hasText: /\S/ })
+    .first()
+    .waitFor({ timeout: 20_000 })
+    .catch(() => undefined);
   await p.waitForTimeout(1500);
   const rows = await p.locator(".quick-input-widget .monaco-list-row .label-name").allInnerTexts();
   await p.keyboard.press("Escape");
@@ -608,7 +615,13 @@ describe("VS Code (code-server) with the installed .vsix", () => {
   test("an untrusted workspace offers no command that runs its code", async () => {
     const p = await openWorkbench(URL_UNTRUSTED, UNTRUSTED_WS);
     await p.locator(".statusbar-item", { hasText: /Restricted Mode/ }).first().waitFor({ timeout: 30_000 });
-    const entries = (await paletteEntries(p, "ThreadRadar")).filter((e) => /ThreadRadar/.test(e));
+    // The palette lists an extension's commands once its extension host has started, which on a
+    // loaded machine can be seconds after the window shows "Restricted Mode": ask until it does.
+    let entries: string[] = [];
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await p.waitForTimeout(2000)) {
+      entries = (await paletteEntries(p, "ThreadRadar")).filter((e) => /ThreadRadar/.test(e));
+      if (entries.length > 0) break;
+    }
     expect(entries).toContain("ThreadRadar: Open the Overview");
     expect(entries.filter((e) => /Record|Profile|Stop Recording/.test(e))).toEqual([]);
     await shot("untrusted", p);
