@@ -345,6 +345,35 @@ function pct(x: number): string {
   return `${(x * 100).toFixed(1)}%`;
 }
 
+/** A profiled test's metadata in a run file (JSON lines: a header, then the metadata). */
+type TestMeta = { test?: { id: string; outcome?: { passed: number; failed: number; errors: number; skipped: number } | null }; interpreter?: { source: string } };
+function metaOf(file: string): TestMeta | undefined {
+  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+    if (!line.startsWith('{"meta"')) continue;
+    try {
+      return (JSON.parse(line) as { meta: TestMeta }).meta;
+    } catch {
+      return undefined; // still being written
+    }
+  }
+  return undefined;
+}
+
+/** The run file that appears in `runsDir` (not among `before`) with a test outcome, within 120 s. */
+async function newTestRun(runsDir: string, before: Set<string>, what: string): Promise<string> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const fresh = fs.readdirSync(runsDir).filter((n) => n.endsWith(".json") && !before.has(n));
+    const done = fresh.map((n) => path.join(runsDir, n)).find((f) => (metaOf(f)?.test?.outcome ?? null) !== null);
+    if (done !== undefined) return done;
+    if (Date.now() > deadline) {
+      await shot("profile-no-run");
+      throw new Error(`no run of ${what} with an outcome in ${runsDir} within 120 s (new files: ${fresh.join(", ")})`);
+    }
+    await page.waitForTimeout(500);
+  }
+}
+
 before(async () => {
   fs.mkdirSync(SHOTS, { recursive: true });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
@@ -559,35 +588,8 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await shot("profile-lens");
     await page.mouse.click(target.x, target.y);
 
-    // The run file the click wrote, with the test's id and outcome (a run file is JSON lines:
-    // a header, then the metadata).
-    type Meta = { test?: { id: string; outcome?: { passed: number; failed: number; errors: number; skipped: number } | null }; interpreter?: { source: string } };
-    const metaOf = (f: string): Meta | undefined => {
-      for (const line of fs.readFileSync(f, "utf8").split("\n")) {
-        if (!line.startsWith('{"meta"')) continue;
-        try {
-          return (JSON.parse(line) as { meta: Meta }).meta;
-        } catch {
-          return undefined; // still being written
-        }
-      }
-      return undefined;
-    };
-    let runFile = "";
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      const fresh = fs.readdirSync(runsDir).filter((n) => n.endsWith(".json") && !before.has(n));
-      const done = fresh.map((n) => path.join(runsDir, n)).find((f) => (metaOf(f)?.test?.outcome ?? null) !== null);
-      if (done !== undefined) {
-        runFile = done;
-        break;
-      }
-      if (Date.now() > deadline) {
-        await shot("profile-no-run");
-        throw new Error(`no run of ${TEST} with an outcome in ${runsDir} within 120 s (new files: ${fresh.join(", ")})`);
-      }
-      await page.waitForTimeout(500);
-    }
+    // The run file the click wrote, with the test's id and outcome.
+    const runFile = await newTestRun(runsDir, before, TEST);
     const meta = metaOf(runFile);
     expect(meta?.test?.id).toBe(`tests/check_pool.py::${TEST}`);
     // No Python extension here: the server's own rules chose the interpreter.
@@ -608,6 +610,45 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await page.waitForFunction((w) => Array.from(document.querySelectorAll<HTMLElement>(".statusbar-item")).some((e) => e.innerText.includes("ThreadRadar:") && e.innerText.includes(w)), words, { timeout: 30_000 });
     expect(await status.innerText()).toContain(path.basename(runFile).replace(/\.json$/, "").split("-").pop() ?? "");
     await shot("profiled-test-run");
+  });
+
+  // "▶ Profile again" (issue #19) at the top of the module reruns the last profiled test; the Runs
+  // view's context menu on the newer of the test's two runs compares it with the earlier one.
+  test("▶ Profile again reruns the test, and its newest run compares with the previous one", async () => {
+    const TEST = "test_parallel_sum_is_right";
+    const runsDir = path.join(WS, ".threadradar/runs");
+    const earlier = fs.readdirSync(runsDir).filter((n) => n.endsWith(".json") && metaOf(path.join(runsDir, n))?.test?.id.endsWith(TEST));
+    expect(earlier.length).toBe(1);
+    const before = new Set(fs.readdirSync(runsDir));
+    await openFile("check_pool.py");
+    const editor = page.locator('.monaco-editor[data-uri$="/check_pool.py"]').first();
+    await gotoLine(1);
+    const again = editor.locator(".codelens-decoration a", { hasText: /^▶ Profile again$/ }).first();
+    await again.waitFor({ timeout: 30_000 });
+    await again.click();
+    const second = await newTestRun(runsDir, before, TEST);
+    expect(metaOf(second)?.test?.id).toBe(`tests/check_pool.py::${TEST}`);
+
+    const stem = (f: string): string => path.basename(f).replace(/\.json$/, "");
+    const runsPane = page.locator('.pane:has(.pane-header[aria-label^="Runs"])');
+    if (!(await runsPane.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="ThreadRadar"]').first().click();
+    const rows = runsPane.locator(".monaco-list-row", { hasText: TEST });
+    await page.waitForFunction((t) => Array.from(document.querySelectorAll(".pane .monaco-list-row")).filter((r) => r.textContent?.includes(t)).length >= 2, TEST, { timeout: 30_000 });
+    // Newest first: the new run's row, then the earlier one's.
+    await rows.first().click({ button: "right" });
+    const item = page.locator(".context-view .action-item", { hasText: "Compare with Previous Run of This Test" }).first();
+    await item.waitFor({ timeout: 20_000 });
+    await shot("runs-context-menu");
+    await item.click();
+    const header = page.locator('.pane:has(.pane-header[aria-label^="Comparison"]) .monaco-list-row', { hasText: `${stem(earlier[0] ?? "")} → ${stem(second)}` });
+    await header.first().waitFor({ timeout: 30_000 });
+    await shot("compare-with-previous");
+    // The earlier run has no earlier run of its test: its menu does not offer the comparison.
+    await page.keyboard.press("Escape");
+    await rows.nth(1).click({ button: "right" });
+    await page.locator(".context-view .action-item", { hasText: "Label…" }).first().waitFor({ timeout: 20_000 });
+    expect(await page.locator(".context-view .action-item", { hasText: "Compare with Previous Run of This Test" }).count()).toBe(0);
+    await page.keyboard.press("Escape");
   });
 
   // Limited support (issue #19): an untrusted workspace still shows its runs, but nothing that
