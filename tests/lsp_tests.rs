@@ -501,6 +501,12 @@ fn a_configured_runs_directory_holds_the_runs_their_labels_and_the_cli_reads_it(
     // A runs directory not named `runs` keeps its index inside it.
     let index: Value = serde_json::from_slice(&std::fs::read(root.join("profiles/.runs.json")).unwrap()).unwrap();
     assert_eq!(index["runs"][run.file_name().unwrap().to_str().unwrap()]["label"], "in profiles");
+    // `testLens: false` (what VS Code sends for an untrusted workspace): no "▶ Profile" lens at all.
+    c.open(&tests, &std::fs::read_to_string(&tests).unwrap());
+    assert!(!lens_summary(&c.code_lenses(&tests)).is_empty());
+    c.notify("workspace/didChangeConfiguration", json!({ "settings": { "threadradar": { "testLens": false } } }));
+    c.drain(Duration::from_millis(300));
+    assert_eq!(lens_summary(&c.code_lenses(&tests)), vec![], "testLens: false");
     assert!(c.shutdown().success());
     // The command line reads the same directory and index.
     let list = common::threadradar(&root, &["runs"]);
