@@ -4,7 +4,8 @@
 # Bug 1 sample, the workbench driven in Debian's Chromium (playwright-core, no browser download).
 # Checks: inlay hints and lenses against `threadradar report`, the glyph images and that none covers
 # any text, themes, the overview and detail webviews and their navigation, the activity views and
-# status bar, the run switcher, a "▶ Profile" lens on a pytest test, an untrusted workspace
+# status bar, the run switcher, a "▶ Profile" lens on a pytest test (its run, outcome and status
+# bar), "▶ Profile again" and Compare with Previous Run of This Test, an untrusted workspace
 # (test/e2e/editor.e2e.ts).
 #
 #   bash editors/vscode/scripts/e2e.sh            # from a fresh clone; root (apt, ptrace)
