@@ -1,7 +1,7 @@
 // The language client: finds and starts `threadradar lsp`, passes the settings, and forwards the
 // server's ThreadRadar notifications. Everything else (hints, lenses, hovers, symbols, the server's
 // own commands, its log messages in the output channel) is vscode-languageclient's standard
-// handling, except the progress of a recording: see `RECORD_PROGRESS`.
+// handling, except the progress of a recording or a profiled test: see `RECORD_PROGRESS`.
 
 import * as fs from "node:fs";
 import * as vscode from "vscode";
@@ -27,12 +27,13 @@ export type ServerState = "starting" | "running" | "stopped" | "missing";
 
 /**
  * The work-done progress tokens of `threadradar.record` (`threadradar/record/<n>`, lsp-server's
- * `server.rs`). vscode-languageclient shows server progress in the status bar
- * (`ProgressLocation.Window`), where VS Code draws no cancel button; a recording's progress is
- * shown as a notification instead, whose Cancel sends `window/workDoneProgress/cancel`: the server
- * stops the recording and keeps the run.
+ * `server.rs`) and of `threadradar.profileTest` (`threadradar/test/<n>`, `server/testing.rs`).
+ * vscode-languageclient shows server progress in the status bar (`ProgressLocation.Window`), where
+ * VS Code draws no cancel button; their progress is shown as a notification instead, whose Cancel
+ * sends `window/workDoneProgress/cancel`: the server stops the recording (or the test) and keeps
+ * the run.
  */
-const RECORD_PROGRESS = "threadradar/record/";
+const RECORD_PROGRESS = ["threadradar/record/", "threadradar/test/"];
 
 function isExecutable(p: string): boolean {
   try {
@@ -179,7 +180,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
           return next(command, args) as unknown;
         },
         handleWorkDoneProgress: (token, params, next) => {
-          if (typeof token !== "string" || !token.startsWith(RECORD_PROGRESS)) {
+          if (typeof token !== "string" || !RECORD_PROGRESS.some((p) => token.startsWith(p))) {
             next(token, params);
             return;
           }
@@ -235,7 +236,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
     }
   }
 
-  /** A recording's progress as a notification with a Cancel button (see `RECORD_PROGRESS`). */
+  /** A recording's (or profiled test's) progress as a notification with a Cancel button (see `RECORD_PROGRESS`). */
   private recordProgress(client: LanguageClient, token: string, p: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd): void {
     if (p.kind === "begin") {
       // Reports and the end may come before VS Code runs the task: they are kept until it does.

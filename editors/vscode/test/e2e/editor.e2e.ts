@@ -346,7 +346,7 @@ function pct(x: number): string {
 }
 
 /** A profiled test's metadata in a run file (JSON lines: a header, then the metadata). */
-type TestMeta = { test?: { id: string; outcome?: { passed: number; failed: number; errors: number; skipped: number } | null }; interpreter?: { source: string } };
+type TestMeta = { test?: { id: string; outcome?: { passed: number; failed: number; errors: number; skipped: number } | null }; interpreter?: { source: string }; sample_count?: number };
 function metaOf(file: string): TestMeta | undefined {
   for (const line of fs.readFileSync(file, "utf8").split("\n")) {
     if (!line.startsWith('{"meta"')) continue;
@@ -649,6 +649,60 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await page.locator(".context-view .action-item", { hasText: "Label…" }).first().waitFor({ timeout: 20_000 });
     expect(await page.locator(".context-view .action-item", { hasText: "Compare with Previous Run of This Test" }).count()).toBe(0);
     await page.keyboard.press("Escape");
+  });
+
+  // Cancellation (issue #19): the progress notification's Cancel stops a test that would never
+  // end (the sample's test_hangs, which spins two threads) and keeps what was sampled as a run.
+  test("Cancel on a profiled test's progress stops it and keeps the sampled run", async () => {
+    const TEST = "test_hangs";
+    const runsDir = path.join(WS, ".threadradar/runs");
+    const before = new Set(fs.readdirSync(runsDir));
+    await openFile("check_misbehaving.py");
+    const editor = page.locator('.monaco-editor[data-uri$="/check_misbehaving.py"]').first();
+    await editor.locator(".codelens-decoration a", { hasText: /^▶ Profile file$/ }).first().waitFor({ timeout: 60_000 });
+    const source = fs.readFileSync(path.join(WS, "testproject/tests/check_misbehaving.py"), "utf8").split("\n");
+    await gotoLine(source.findIndex((l) => l.startsWith(`def ${TEST}`)) + 1);
+    await page.waitForTimeout(1000);
+    const lens = await editor.evaluate((root, name) => {
+      const line = Array.from(root.querySelectorAll<HTMLElement>(".view-lines .view-line")).find((l) => (l.textContent ?? "").replace(/\u00a0/g, " ").startsWith(`def ${name}`));
+      if (line === undefined) return null;
+      const top = line.getBoundingClientRect().top;
+      let best: { x: number; y: number; d: number } | null = null;
+      for (const a of Array.from(root.querySelectorAll<HTMLElement>(".codelens-decoration a"))) {
+        if ((a.textContent ?? "").trim() !== "▶ Profile") continue;
+        const r = a.getBoundingClientRect();
+        const d = top - r.bottom;
+        if (d >= -1 && (best === null || d < best.d)) best = { x: r.left + r.width / 2, y: r.top + r.height / 2, d };
+      }
+      return best;
+    }, TEST);
+    expect(lens).not.toBeNull();
+    await page.mouse.click(lens?.x ?? 0, lens?.y ?? 0);
+    // The progress notification, once the test's threads are sampled ("…, 3 threads — …").
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: `profiling tests/check_misbehaving.py::${TEST}` }).first();
+    await toast.waitFor({ timeout: 60_000 });
+    await page.waitForFunction(
+      (t) => Array.from(document.querySelectorAll(".notifications-toasts .notification-toast")).some((e) => (e.textContent ?? "").includes(t) && /\b([3-9]|\d\d+) threads/.test(e.textContent ?? "")),
+      TEST,
+      { timeout: 60_000 },
+    );
+    await shot("cancel-progress");
+    await toast.locator(".monaco-button", { hasText: "Cancel" }).first().click();
+    // The run is written with the test's id and the samples taken before the cancel.
+    let run: string | undefined;
+    for (const deadline = Date.now() + 60_000; run === undefined; await page.waitForTimeout(500)) {
+      if (Date.now() > deadline) throw new Error(`no run of ${TEST} after the cancel`);
+      run = fs
+        .readdirSync(runsDir)
+        .filter((n) => n.endsWith(".json") && !before.has(n))
+        .map((n) => path.join(runsDir, n))
+        .find((f) => metaOf(f)?.test?.id === `tests/check_misbehaving.py::${TEST}`);
+    }
+    expect(metaOf(run)?.sample_count ?? 0).toBeGreaterThan(20);
+    const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
+    await page.waitForFunction((n) => Array.from(document.querySelectorAll<HTMLElement>(".statusbar-item")).some((e) => e.innerText.includes(`ThreadRadar: ${n}`)), path.basename(run).replace(/\.json$/, ""), { timeout: 30_000 });
+    expect(await status.innerText()).toContain(path.basename(run).replace(/\.json$/, ""));
+    await shot("cancelled-run");
   });
 
   // Limited support (issue #19): an untrusted workspace still shows its runs, but nothing that
