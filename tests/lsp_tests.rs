@@ -397,3 +397,119 @@ fn without_pytest_profile_test_runs_a_testcase_with_unittest() {
     assert_eq!(meta["interpreter"]["source"], ".venv/bin/python");
     c.shutdown();
 }
+
+/// The run files of the project, oldest first.
+fn run_files(root: &Path) -> Vec<PathBuf> {
+    let mut all = threadradar_profiler::runfile::list_runs(&root.join(".threadradar/runs")).unwrap_or_default();
+    all.reverse();
+    all
+}
+
+#[test]
+fn parametrized_and_async_tests_profile_again_testpaths_and_keep_runs() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    // keep-runs = 2: after each test run, older runs without a label or pin are deleted.
+    let pyproject = root.join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap();
+    std::fs::write(&pyproject, text.replace("interval-ms = 2", "interval-ms = 2\nkeep-runs = 2")).unwrap();
+    let tests = root.join("tests/check_pool.py");
+    let text = std::fs::read_to_string(&tests).unwrap();
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({ "notifyChanges": true, "pollMs": 200 }));
+    c.open(&tests, &text);
+
+    // testpaths = ["tests"]: the same module outside them is no test module (no lenses).
+    let outside = root.join("scripts/check_pool.py");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, &text).unwrap();
+    c.open(&outside, &text);
+    assert!(lens_summary(&c.code_lenses(&outside)).is_empty(), "a file outside testpaths");
+
+    // A parametrized test by its function's name: every parameter runs, as pytest counts them.
+    let before = c.notifications.len();
+    let param = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": "test_any_number_of_workers" })).unwrap();
+    let truth = pytest_counts(&root, &["tests/check_pool.py::test_any_number_of_workers"]);
+    assert_eq!(truth["passed"], 2, "pytest runs both parameters: {truth}");
+    assert_eq!(counts(&param["outcome"]), truth, "{param}");
+    assert_eq!(param["test"], "tests/check_pool.py::test_any_number_of_workers");
+    // Open panels and editors are told that the active run changed.
+    assert!(
+        c.notifications[before..].iter().any(|n| n["method"] == "threadRadar/changed" && n["params"]["reason"] == "run"),
+        "threadRadar/changed {{reason: run}} after the test run"
+    );
+
+    // "▶ Profile again" carries the last test; running its command profiles that test again.
+    let again = c.code_lenses(&tests).into_iter().find(|l| l["command"]["title"] == "▶ Profile again").expect("a Profile again lens");
+    assert_eq!(again["range"]["start"]["line"], 0);
+    assert_eq!(again["command"]["arguments"][0], json!({ "uri": file_uri(&tests), "name": "test_any_number_of_workers" }));
+    let rerun = c.execute(again["command"]["command"].as_str().unwrap(), again["command"]["arguments"][0].clone()).unwrap();
+    assert_eq!(rerun["test"], param["test"]);
+    assert_eq!(counts(&rerun["outcome"]), truth);
+    let runs = c.call("threadRadar/runs", json!({}));
+    assert_eq!(runs["runs"][0]["history"]["previous"], param["run"], "compare with the previous run of this test");
+
+    // Label the first run and pin the second: pruning (keep-runs = 2) keeps both, however old.
+    let r = c.call("threadRadar/runs", json!({ "label": { "run": param["run"], "label": "baseline" }, "pin": { "run": rerun["run"], "pinned": true } }));
+    assert!(r["runs"].as_array().is_some_and(|a| a.len() == 2), "{r}");
+    let mut unmarked = Vec::new();
+    for name in ["TestPool::test_empty", "PoolCase::test_small", "TestPool"] {
+        let a = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": name })).unwrap();
+        assert_eq!(counts(&a["outcome"]), json!({ "passed": 1, "failed": 0, "errors": 0, "skipped": 0 }), "{name}: {a}");
+        unmarked.push(PathBuf::from(a["run"].as_str().unwrap()));
+    }
+    let expected = vec![PathBuf::from(param["run"].as_str().unwrap()), PathBuf::from(rerun["run"].as_str().unwrap()), unmarked[1].clone(), unmarked[2].clone()];
+    assert_eq!(run_files(&root), expected, "the labelled, the pinned and the 2 newest other runs are kept");
+    let listed: Vec<Value> = c.call("threadRadar/runs", json!({}))["runs"].as_array().unwrap().iter().map(|r| r["path"].clone()).collect();
+    assert_eq!(listed.len(), 4, "the run list follows the pruning: {listed:?}");
+
+    // An async test (pytest-asyncio): it gets a lens, runs, and its threads are in the run.
+    let has_asyncio = std::process::Command::new(common::python()).args(["-c", "import pytest_asyncio"]).status().is_ok_and(|s| s.success());
+    if !has_asyncio {
+        eprintln!("async part skipped: pytest-asyncio is not installed (tests/run_all.sh installs it)");
+    } else {
+        let atests = root.join("tests/check_async.py");
+        let atext = std::fs::read_to_string(&atests).unwrap();
+        c.open(&atests, &atext);
+        let lenses = lens_summary(&c.code_lenses(&atests));
+        assert!(lenses.contains(&(line_of(&atext, "async def test_sums_in_threads"), "▶ Profile".into(), json!("test_sums_in_threads"))), "{lenses:?}");
+        let a = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&atests), "name": "test_sums_in_threads" })).unwrap();
+        assert_eq!(counts(&a["outcome"]), pytest_counts(&root, &["tests/check_async.py::test_sums_in_threads"]), "{a}");
+        assert_eq!(a["outcome"]["passed"], 1, "{a}");
+        let names = thread_names(Path::new(a["run"].as_str().unwrap()));
+        assert!(names.iter().any(|n| n.starts_with("asyncio_")), "asyncio.to_thread's workers: {names:?}");
+    }
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn a_configured_runs_directory_holds_the_runs_their_labels_and_the_cli_reads_it() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    let pyproject = root.join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap();
+    std::fs::write(&pyproject, text.replace("interval-ms = 2", "interval-ms = 2\nruns-dir = \"profiles\"")).unwrap();
+    let tests = root.join("tests/check_pool.py");
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({ "pollMs": 200 }));
+    let a = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": "TestPool::test_empty" })).unwrap();
+    let run = PathBuf::from(a["run"].as_str().unwrap());
+    assert_eq!(run.parent().unwrap(), root.join("profiles"), "{a}");
+    assert!(!root.join(".threadradar/runs").exists(), "nothing in the default runs directory");
+    let runs = c.call("threadRadar/runs", json!({ "label": { "run": run, "label": "in profiles" } }));
+    assert_eq!(runs["active"], json!(run), "the new run is the active one: {runs}");
+    // A runs directory not named `runs` keeps its index inside it.
+    let index: Value = serde_json::from_slice(&std::fs::read(root.join("profiles/.runs.json")).unwrap()).unwrap();
+    assert_eq!(index["runs"][run.file_name().unwrap().to_str().unwrap()]["label"], "in profiles");
+    // `testLens: false` (what VS Code sends for an untrusted workspace): no "▶ Profile" lens at all.
+    c.open(&tests, &std::fs::read_to_string(&tests).unwrap());
+    assert!(!lens_summary(&c.code_lenses(&tests)).is_empty());
+    c.notify("workspace/didChangeConfiguration", json!({ "settings": { "threadradar": { "testLens": false } } }));
+    c.drain(Duration::from_millis(300));
+    assert_eq!(lens_summary(&c.code_lenses(&tests)), vec![], "testLens: false");
+    assert!(c.shutdown().success());
+    // The command line reads the same directory and index.
+    let list = common::threadradar(&root, &["runs"]);
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.contains("tests/check_pool.py::TestPool::test_empty: 1 passed") && list.contains("\"in profiles\""), "{list}");
+}

@@ -22,6 +22,11 @@ if ! python3 -c 'import xdist' 2>/dev/null; then
   log "installing pytest-xdist"
   python3 -m pip install -q pytest-xdist
 fi
+# ...and an async test (samples/python/testproject/tests/check_async.py) with pytest-asyncio.
+if ! python3 -c 'import pytest_asyncio' 2>/dev/null; then
+  log "installing pytest-asyncio"
+  python3 -m pip install -q pytest-asyncio
+fi
 
 # ---------------------------------------------------------------------------------------------
 # Formats (issue 21): the exporters' validators, used by tests/export.rs during cargo test:

@@ -131,3 +131,41 @@ fn bad_interpreters_and_configuration_are_one_sentence() {
     let run = common::read(&runs(&root)[0]);
     assert!(run.meta.test.unwrap().outcome.is_none());
 }
+
+/// pytest's own exit code for `args` in `root`.
+fn pytest_code(root: &Path, args: &[&str]) -> Option<i32> {
+    std::process::Command::new(common::python()).args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).args(args).current_dir(root).output().unwrap().status.code()
+}
+
+#[test]
+fn the_exit_code_is_pytests_own_and_runs_list_their_date() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    // Each case is run by pytest itself first: threadradar test must exit the same way.
+    for (args, code) in [
+        (vec!["tests/check_pool.py::test_parallel_sum_is_right"], 0), // passed
+        (vec!["tests/check_pool.py::test_checked_sum_is_right"], 1), // a test failed
+        (vec!["--", "--no-such-option", "tests/check_pool.py"], 4), // pytest's usage error
+        (vec!["--", "-k", "no_such_test", "tests/check_pool.py"], 5), // nothing collected
+    ] {
+        let for_pytest: Vec<&str> = args.iter().copied().filter(|a| *a != "--").collect();
+        assert_eq!(pytest_code(&root, &for_pytest), Some(code), "pytest {for_pytest:?}");
+        let mut cmd = vec!["test", "--no-progress"];
+        cmd.extend(&args);
+        let o = common::threadradar(&root, &cmd);
+        assert_eq!(o.status.code(), Some(code), "threadradar {cmd:?}: {}", common::stderr(&o));
+    }
+    let newest = common::read(&runs(&root)[0]);
+    let t = newest.meta.test.unwrap();
+    assert_eq!(t.id, "tests/check_pool.py", "-k's value is no test id");
+    let o = t.outcome.expect("pytest wrote a report with no test in it");
+    assert_eq!((o.passed, o.failed, o.errors, o.skipped), (0, 0, 0, 0));
+    // The list says when each run started (UTC), from the run's own start time.
+    let list = out(&common::threadradar(&root, &["runs"]));
+    let start = threadradar_profiler::runfile::utc_stamp(std::time::UNIX_EPOCH + std::time::Duration::from_millis(newest.meta.start_unix_ms));
+    let date = format!("{}-{}-{} {}:{} UTC", &start[0..4], &start[4..6], &start[6..8], &start[9..11], &start[11..13]);
+    let first = list.lines().next().unwrap_or_default();
+    assert!(first.contains(&date) && first.contains("tests/check_pool.py: no tests ran"), "{list}");
+    // The usage error's run: pytest wrote no report.
+    assert!(list.contains("outcome unknown"), "{list}");
+}

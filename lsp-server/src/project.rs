@@ -312,8 +312,10 @@ impl PytestConventions {
     fn read_dir(dir: &Path) -> Option<PytestConventions> {
         let mut c = PytestConventions { rootdir: Some(dir.to_path_buf()), ..Default::default() };
         let ini = |name: &str, section: &str| -> Option<Vec<(String, String)>> { ini_section(&std::fs::read_to_string(dir.join(name)).ok()?, section) };
-        let pairs = if let Some(p) = ini("pytest.ini", "pytest") {
-            p
+        // pytest.ini (and .pytest.ini) is the configuration even without a [pytest] section.
+        let pytest_ini = ["pytest.ini", ".pytest.ini"].into_iter().map(|n| dir.join(n)).find(|p| p.is_file());
+        let pairs = if let Some(p) = pytest_ini {
+            ini_section(&std::fs::read_to_string(p).ok()?, "pytest").unwrap_or_default()
         } else if let Some(p) = std::fs::read_to_string(dir.join("pyproject.toml")).ok().and_then(|t| pyproject_pytest(&t)) {
             p
         } else if let Some(p) = ini("tox.ini", "pytest") {
@@ -334,8 +336,29 @@ impl PytestConventions {
         Some(c)
     }
 
-    /// Whether pytest would collect this file (by name; `testpaths` narrows what a bare
-    /// `pytest` collects, not what a file's own lens runs).
+    /// Whether pytest collects this file in the project's own run: its name matches
+    /// `python_files` and, when `testpaths` is set, it is under one of them (relative to the
+    /// rootdir; globs allowed, as pytest allows). A file outside `testpaths` is one a bare
+    /// `pytest` never runs (a helper, vendored code), so it gets no lenses.
+    pub fn collects(&self, path: &Path) -> bool {
+        self.is_test_file(path) && self.in_testpaths(path)
+    }
+
+    fn in_testpaths(&self, path: &Path) -> bool {
+        let Some(root) = self.rootdir.as_deref().filter(|_| !self.testpaths.is_empty()) else { return true };
+        let Ok(rel) = path.strip_prefix(root) else { return true };
+        let rel = rel.to_string_lossy();
+        self.testpaths.iter().any(|t| {
+            let t = t.trim_start_matches("./").trim_end_matches('/');
+            t.is_empty() || t == "." || rel == t || rel.starts_with(&format!("{t}/")) || {
+                // A glob names directories or files: any leading part of the path may match it.
+                let parts: Vec<&str> = rel.split('/').collect();
+                (1..=parts.len()).any(|n| glob(t, &parts[..n].join("/")))
+            }
+        })
+    }
+
+    /// Whether pytest would collect this file by its name (`python_files`).
     pub fn is_test_file(&self, path: &Path) -> bool {
         let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         self.python_files.iter().any(|p| if p.contains('/') { glob(p, &path.to_string_lossy()) || path.ends_with(p) } else { glob(p, &name) })
@@ -464,11 +487,18 @@ mod tests {
         assert!(e.contains("selected in the editor"), "{e}");
         let p = resolve_python(root, &ProjectConfig::default(), None, None).unwrap();
         assert!(p.source == "python3 on PATH" || p.source == "$VIRTUAL_ENV", "{p:?}");
+        std::fs::create_dir_all(root.join("venv/bin")).unwrap();
+        std::os::unix::fs::symlink(&p.path, root.join("venv/bin/python")).unwrap();
+        assert_eq!(resolve_python(root, &ProjectConfig::default(), None, None).unwrap().source, "venv/bin/python");
         std::fs::create_dir_all(root.join(".venv/bin")).unwrap();
         std::os::unix::fs::symlink(&p.path, root.join(".venv/bin/python")).unwrap();
         assert_eq!(resolve_python(root, &ProjectConfig::default(), None, None).unwrap().source, ".venv/bin/python");
         let sel = resolve_python(root, &ProjectConfig::default(), None, Some(&p.path)).unwrap();
         assert_eq!(sel.source, "the interpreter selected in the editor");
+        // The project's configuration comes before the editor's selection, --python before both.
+        let c = ProjectConfig { python: Some(root.join("venv/bin/python")), file: Some(root.join("threadradar.toml")), ..Default::default() };
+        assert_eq!(resolve_python(root, &c, None, Some(&p.path)).unwrap().source, "[tool.threadradar] python in threadradar.toml");
+        assert_eq!(resolve_python(root, &c, Some(&p.path), Some(&p.path)).unwrap().source, "--python");
     }
 
     #[test]
@@ -494,9 +524,20 @@ mod tests {
         let c = PytestConventions::find(&sub, Some(root));
         assert_eq!(c.testpaths, vec!["tests"]);
         assert!(c.is_test_function("should_work") && !c.is_test_function("test_x"));
+        // testpaths: a file outside them is not collected by the project's run (no lenses).
+        assert!(c.collects(&sub.join("test_pool.py")) && c.collects(&sub.join("unit/test_deep.py")));
+        assert!(!c.collects(&root.join("scripts/test_data.py")) && !c.collects(&root.join("test_top.py")));
+        std::fs::write(root.join("pyproject.toml"), "[tool.pytest.ini_options]\ntestpaths = [\"pkg*/tests\", \"./it\"]\n").unwrap();
+        let c = PytestConventions::find(&sub, Some(root));
+        assert!(c.collects(&root.join("pkg_a/tests/test_a.py")) && c.collects(&root.join("it/test_b.py")));
+        assert!(!c.collects(&root.join("pkg_a/test_a.py")) && !c.collects(&sub.join("test_c.py")));
         std::fs::write(sub.join("pytest.ini"), "[pytest]\naddopts = -q\n").unwrap();
         let c = PytestConventions::find(&sub, Some(root));
         assert_eq!(c.rootdir.as_deref(), Some(sub.as_path()));
         assert!(c.is_test_function("test_x"));
+        assert!(c.collects(&sub.join("test_c.py")), "no testpaths here");
+        // pytest.ini is the configuration even without a [pytest] section (pytest's rule).
+        std::fs::write(sub.join("pytest.ini"), "# empty\n").unwrap();
+        assert_eq!(PytestConventions::find(&sub, Some(root)).rootdir.as_deref(), Some(sub.as_path()));
     }
 }

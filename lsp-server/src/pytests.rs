@@ -40,6 +40,8 @@ pub fn discover(text: &str, conv: &PytestConventions) -> Vec<TestItem> {
     let Some(tree) = parser.parse(text, None) else { return Vec::new() };
     let src = text.as_bytes();
     let mut out = Vec::new();
+    // Classes of this module that are `unittest.TestCase`s, so that a subclass of one is too.
+    let mut testcases: Vec<String> = Vec::new();
     let root = tree.root_node();
     let mut cursor = root.walk();
     for child in root.named_children(&mut cursor) {
@@ -57,7 +59,10 @@ pub fn discover(text: &str, conv: &PytestConventions) -> Vec<TestItem> {
             }
             "class_definition" => {
                 let bases = def.child_by_field_name("superclasses").and_then(|b| b.utf8_text(src).ok()).unwrap_or("");
-                let unittest = bases.trim_matches(['(', ')']).split(',').any(|b| b.trim().ends_with("TestCase"));
+                let unittest = bases.trim_matches(['(', ')']).split(',').map(str::trim).any(|b| b.ends_with("TestCase") || testcases.iter().any(|t| t == b));
+                if unittest {
+                    testcases.push(name.to_string());
+                }
                 let Some(body) = def.child_by_field_name("body") else { continue };
                 let mut methods = Vec::new();
                 let mut has_init = false;
@@ -207,6 +212,14 @@ class PoolCase(unittest.TestCase):
         pass
     async def test_case_async(self):
         pass
+
+class MorePoolCase(PoolCase):
+    def test_more(self):
+        pass
+
+class Helper:
+    def test_not_collected(self):
+        pass
 "#;
         let items = discover(src, &PytestConventions::default());
         let ids: Vec<(&str, u32)> = items.iter().map(|i| (i.id.as_str(), i.line)).collect();
@@ -219,11 +232,14 @@ class PoolCase(unittest.TestCase):
                 ("TestPool::test_map", 17),
                 ("PoolCase", 28),
                 ("PoolCase::test_case", 29),
-                ("PoolCase::test_case_async", 31)
+                ("PoolCase::test_case_async", 31),
+                ("MorePoolCase", 34),
+                ("MorePoolCase::test_more", 35)
             ]
         );
         assert!(items[1].is_async && !items[0].is_async);
         assert!(items[4].unittest && items[5].unittest && !items[2].unittest);
+        assert!(items[7].unittest && items[8].unittest, "a subclass of the module's TestCase is one too");
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub struct RunsArgs {
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum Action {
-    /// The runs, newest first: test, outcome, duration, threads, date, label, pin.
+    /// The runs, newest first: date, test, outcome, duration, threads, label, pin.
     List {
         /// As JSON.
         #[arg(long)]
@@ -129,7 +129,15 @@ fn list(dir: &std::path::Path, json: bool) -> anyhow::Result<()> {
         };
         let label = e.label.map(|l| format!("  \"{l}\"")).unwrap_or_default();
         let pin = if e.pinned { "  [pinned]" } else { "" };
-        writeln!(out, "{name}  {what}{label}{pin}")?;
+        let date = history::facts(p).filter(|f| f.start_unix_ms > 0).map(|f| format!("  {}", date(f.start_unix_ms))).unwrap_or_default();
+        writeln!(out, "{name}{date}  {what}{label}{pin}")?;
     }
     Ok(())
+}
+
+/// When a run started, for the list: `2026-11-23 15:01 UTC` (a run written with `-o` has no time
+/// in its name).
+fn date(start_unix_ms: u64) -> String {
+    let s = runfile::utc_stamp(std::time::UNIX_EPOCH + std::time::Duration::from_millis(start_unix_ms));
+    format!("{}-{}-{} {}:{} UTC", &s[0..4], &s[4..6], &s[6..8], &s[9..11], &s[11..13])
 }

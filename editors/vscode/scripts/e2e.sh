@@ -4,7 +4,9 @@
 # Bug 1 sample, the workbench driven in Debian's Chromium (playwright-core, no browser download).
 # Checks: inlay hints and lenses against `threadradar report`, the glyph images and that none covers
 # any text, themes, the overview and detail webviews and their navigation, the activity views and
-# status bar, the run switcher, an untrusted workspace (test/e2e/editor.e2e.ts).
+# status bar, the run switcher, a "▶ Profile" lens on a pytest test (its run, outcome and status
+# bar), "▶ Profile again" and Compare with Previous Run of This Test, an untrusted workspace
+# (test/e2e/editor.e2e.ts).
 #
 #   bash editors/vscode/scripts/e2e.sh            # from a fresh clone; root (apt, ptrace)
 #
@@ -101,6 +103,12 @@ log "recording the sample twice ($python)"
 (cd "$ws" && "$THREADRADAR_BIN" record -o "$run_new" --no-progress -- "$python" buggy.py --workers 6 --timeout 1.5 >"$tmp/rec.log" 2>&1) \
   || { cat "$tmp/rec.log" >&2; exit 2; }
 "$THREADRADAR_BIN" report --json "$run_new" >"$tmp/report.json"
+# A pytest project in the workspace for the "▶ Profile" lens (issue #19), and pytest's own verdict
+# on the test the lens will profile.
+cp -r "$repo/samples/python/testproject" "$ws/testproject"
+rm -rf "$ws/testproject/.threadradar" "$ws/testproject"/tests/__pycache__
+pytest_rc=0
+(cd "$ws/testproject" && "$python" -m pytest -q -p no:cacheprovider tests/check_pool.py::test_parallel_sum_is_right >"$tmp/pytest.log" 2>&1) || pytest_rc=$?
 untrusted="$tmp/untrusted"
 mkdir -p "$untrusted/.threadradar/runs"
 cp "$ws/buggy.py" "$ws/common.py" "$untrusted/"
@@ -129,7 +137,8 @@ start_code_server() { # name port extra-args…
 JSON
   "$cs_bin" --config "$tmp/$name-config.yaml" --user-data-dir "$data" --extensions-dir "$exts" --install-extension "$vsix" >"$tmp/$name-install.log" 2>&1 \
     || { cat "$tmp/$name-install.log" >&2; exit 1; }
-  setsid "$cs_bin" --config "$tmp/$name-config.yaml" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry --disable-update-check \
+  # TESTPROJECT_MISBEHAVE=1: the sample's test_hangs hangs until it is cancelled (else it is skipped).
+  TESTPROJECT_MISBEHAVE=1 setsid "$cs_bin" --config "$tmp/$name-config.yaml" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry --disable-update-check \
     --user-data-dir "$data" --extensions-dir "$exts" "$@" >"$tmp/$name.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 1 120); do
@@ -152,7 +161,7 @@ set +e
 TR_E2E_URL="http://127.0.0.1:$port" TR_E2E_UNTRUSTED_URL="http://127.0.0.1:$uport" \
 TR_E2E_WS="$ws" TR_E2E_UNTRUSTED_WS="$untrusted" TR_E2E_SHOTS="$shots" \
 TR_E2E_USER_SETTINGS="$tmp/trusted-data/User/settings.json" TR_E2E_REPORT="$tmp/report.json" \
-TR_E2E_RUN_NEW="$run_new" TR_E2E_RUN_OLD="$run_old" \
+TR_E2E_RUN_NEW="$run_new" TR_E2E_RUN_OLD="$run_old" TR_E2E_PYTEST_RC="$pytest_rc" \
   node --import tsx --test --test-concurrency=1 --test-timeout=180000 --test-reporter=spec test/e2e/editor.e2e.ts
 rc=$?
 set -e

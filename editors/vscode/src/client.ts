@@ -1,7 +1,7 @@
 // The language client: finds and starts `threadradar lsp`, passes the settings, and forwards the
 // server's ThreadRadar notifications. Everything else (hints, lenses, hovers, symbols, the server's
 // own commands, its log messages in the output channel) is vscode-languageclient's standard
-// handling, except the progress of a recording: see `RECORD_PROGRESS`.
+// handling, except the progress of a recording or a profiled test: see `RECORD_PROGRESS`.
 
 import * as fs from "node:fs";
 import * as vscode from "vscode";
@@ -20,18 +20,20 @@ import type { ServerPort } from "./router";
 import { bundledServerPath, resolveServer } from "./serverPath";
 import { extensionSettings, serverSettings } from "./settings";
 import { RUNS_WORKSPACE_CODE, selectedInterpreter, testSettings } from "./record";
+import type { PythonExtensionApi } from "./record";
 import type { ThemeKind } from "./placement";
 
 export type ServerState = "starting" | "running" | "stopped" | "missing";
 
 /**
  * The work-done progress tokens of `threadradar.record` (`threadradar/record/<n>`, lsp-server's
- * `server.rs`). vscode-languageclient shows server progress in the status bar
- * (`ProgressLocation.Window`), where VS Code draws no cancel button; a recording's progress is
- * shown as a notification instead, whose Cancel sends `window/workDoneProgress/cancel`: the server
- * stops the recording and keeps the run.
+ * `server.rs`) and of `threadradar.profileTest` (`threadradar/test/<n>`, `server/testing.rs`).
+ * vscode-languageclient shows server progress in the status bar (`ProgressLocation.Window`), where
+ * VS Code draws no cancel button; their progress is shown as a notification instead, whose Cancel
+ * sends `window/workDoneProgress/cancel`: the server stops the recording (or the test) and keeps
+ * the run.
  */
-const RECORD_PROGRESS = "threadradar/record/";
+const RECORD_PROGRESS = ["threadradar/record/", "threadradar/test/"];
 
 function isExecutable(p: string): boolean {
   try {
@@ -55,17 +57,40 @@ export function themeKind(): ThemeKind {
 /** The interpreter the Python extension has selected (issue 19), when it is installed. */
 let selectedPython: string | undefined;
 
+/** The Python extension's exported API, activating it when needed; `undefined` without it. */
+async function pythonApi(): Promise<unknown> {
+  const ext = vscode.extensions.getExtension("ms-python.python");
+  return ext === undefined ? undefined : ext.isActive ? ext.exports : await ext.activate();
+}
+
 /** Asks the Python extension for its active environment; true when the answer changed. */
 export async function refreshSelectedPython(): Promise<boolean> {
   const before = selectedPython;
   try {
-    const ext = vscode.extensions.getExtension("ms-python.python");
-    const api: unknown = ext === undefined ? undefined : ext.isActive ? ext.exports : await ext.activate();
-    selectedPython = selectedInterpreter(api, vscode.workspace.workspaceFolders?.[0]?.uri);
+    selectedPython = selectedInterpreter(await pythonApi(), vscode.workspace.workspaceFolders?.[0]?.uri);
   } catch {
     selectedPython = undefined;
   }
   return selectedPython !== before;
+}
+
+/**
+ * Reads the Python extension's interpreter now and again whenever the user selects another one
+ * (its `onDidChangeActiveEnvironmentPath`), calling `onChange` when it changed; the returned
+ * disposable stops following.
+ */
+export async function followSelectedPython(onChange: () => unknown): Promise<vscode.Disposable> {
+  if (await refreshSelectedPython()) await onChange();
+  let api: unknown;
+  try {
+    api = await pythonApi();
+  } catch {
+    api = undefined;
+  }
+  const envs = (api as PythonExtensionApi | undefined)?.environments;
+  if (envs === undefined || typeof envs.onDidChangeActiveEnvironmentPath !== "function") return new vscode.Disposable(() => undefined);
+  const sub = envs.onDidChangeActiveEnvironmentPath(() => void refreshSelectedPython().then((changed) => (changed ? onChange() : undefined)));
+  return new vscode.Disposable(() => void sub.dispose());
 }
 
 export function currentServerSettings(): Record<string, unknown> {
@@ -155,7 +180,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
           return next(command, args) as unknown;
         },
         handleWorkDoneProgress: (token, params, next) => {
-          if (typeof token !== "string" || !token.startsWith(RECORD_PROGRESS)) {
+          if (typeof token !== "string" || !RECORD_PROGRESS.some((p) => token.startsWith(p))) {
             next(token, params);
             return;
           }
@@ -211,7 +236,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
     }
   }
 
-  /** A recording's progress as a notification with a Cancel button (see `RECORD_PROGRESS`). */
+  /** A recording's (or profiled test's) progress as a notification with a Cancel button (see `RECORD_PROGRESS`). */
   private recordProgress(client: LanguageClient, token: string, p: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd): void {
     if (p.kind === "begin") {
       // Reports and the end may come before VS Code runs the task: they are kept until it does.

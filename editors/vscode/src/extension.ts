@@ -4,7 +4,7 @@
 // the server (`threadradar.record`).
 
 import * as vscode from "vscode";
-import { ServerConnection, config, currentServerSettings, refreshSelectedPython } from "./client";
+import { ServerConnection, config, currentServerSettings, followSelectedPython, refreshSelectedPython } from "./client";
 import { GlyphDecorations } from "./decorations";
 import { Panels, openLocation } from "./panels";
 import { compareParams, runPicks } from "./compare";
@@ -432,8 +432,9 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(watcher, watcher.onDidCreate(onRunFiles), watcher.onDidDelete(onRunFiles), watcher.onDidChange(onRunFiles));
 
   void server.start();
-  // The interpreter selected in the Python extension, when it is installed (issue 19).
-  void refreshSelectedPython().then((changed) => (changed ? server.sendSettings() : undefined));
+  // The interpreter selected in the Python extension, when it is installed, now and whenever the
+  // user selects another one (issue 19).
+  void followSelectedPython(() => server.sendSettings()).then((d) => context.subscriptions.push(d));
 }
 
 /** Stops the language server (VS Code waits for the promise). */

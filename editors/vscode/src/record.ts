@@ -183,6 +183,8 @@ export function recordChoices(ctx: RecordContext): RecordChoice[] {
 export interface PythonExtensionApi {
   environments?: {
     getActiveEnvironmentPath?(resource?: unknown): { path?: unknown } | undefined;
+    /** Fires when the user selects another interpreter. */
+    onDidChangeActiveEnvironmentPath?(listener: (e: unknown) => unknown): { dispose(): unknown };
   };
 }
 

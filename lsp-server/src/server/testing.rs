@@ -52,7 +52,7 @@ impl Backend {
         }
         let root = project_root(&path, &folders);
         let conv = PytestConventions::find(path.parent().unwrap_or(&root), Some(&root));
-        if !conv.is_test_file(&path) {
+        if !conv.collects(&path) {
             return Vec::new();
         }
         let Some(text) = self.text_of(uri, &path) else { return Vec::new() };

@@ -159,12 +159,35 @@ function M.state(client_id)
   return st
 end
 
+--- The active run's history (a profiled test: its id and outcome, issue 19) from a
+--- threadRadar/runs answer, for the status line.
+local function set_history(st, res)
+  st.history = nil
+  for _, r in ipairs(type(res) == "table" and type(res.runs) == "table" and res.runs or {}) do
+    if r.path == st.run and type(r.history) == "table" then
+      st.history = r.history
+    end
+  end
+end
+
 --- Updates the state from threadRadar/changed's parameters (run, exclude_threads, recording).
 function M.update_state(client_id, params)
   local st = M.state(client_id)
   st.changes = st.changes + 1
   st.known = true
+  local before = st.run
   st.run = null(params.run)
+  if st.run ~= before or params.reason == "runs" then
+    -- A new active run (or new facts about the runs): its outcome for the status line.
+    st.history = nil
+    local client = vim.lsp.get_client_by_id(client_id)
+    if st.run and client and M.supports(client, "threadRadar/runs") then
+      M.request(client, "threadRadar/runs", util.empty_object(), function(res)
+        set_history(M.state(client_id), res)
+        require("threadradar.record").status_changed()
+      end, { silent = true })
+    end
+  end
   st.exclude_threads = null(params.exclude_threads) or {}
   local rec = null(params.recording)
   if rec then
@@ -566,6 +589,7 @@ function M.ask_state(client)
     now.known = true
     now.run = null(res.active)
     now.exclude_threads = null(res.exclude_threads) or {}
+    set_history(now, res)
     require("threadradar.record").status_changed()
   end, { silent = true })
 end

@@ -305,6 +305,12 @@ function M.status(bufnr)
       return "ThreadRadar: no run"
     end
     local text = "ThreadRadar: " .. run_name(st.run)
+    -- The active run of a profiled test: its outcome (issue 19).
+    local h = st.history
+    if type(h) == "table" and type(h.test) == "string" then
+      local o = h.outcome
+      text = text .. " · " .. (type(o) == "table" and M.outcome_words(o) or "outcome unknown")
+    end
     local n = #(st.exclude_threads or {})
     if n > 0 then
       text = text .. (" (%s filtered out)"):format(util.plural(n, "thread"))
@@ -383,12 +389,12 @@ end
 M.ALLOW = "Yes, profile tests in this workspace"
 M.DENY = "No, never in this workspace"
 
---- Calls fn(allowed) after asking once per workspace root (the answer is remembered; dismissing
---- the question decides nothing and asks again next time).
+--- Calls fn(allowed, remembered) after asking once per workspace root (the answer is remembered;
+--- dismissing the question decides nothing, fn(false, false), and asks again next time).
 function M.ask_trust(root, fn)
   local t = read_trust()
   if t[root] ~= nil then
-    fn(t[root] == true)
+    fn(t[root] == true, true)
     return
   end
   vim.ui.select({ M.ALLOW, M.DENY }, {
@@ -396,13 +402,13 @@ function M.ask_trust(root, fn)
     kind = "threadradar_trust",
   }, function(choice)
     if not choice then
-      fn(false)
+      fn(false, false)
       return
     end
     local now = read_trust()
     now[root] = choice == M.ALLOW
     write_trust(now)
-    fn(now[root])
+    fn(now[root], true)
   end)
 end
 
@@ -432,9 +438,12 @@ function M.profile_test(command, ctx)
   end
   local arg = command.arguments and command.arguments[1] or {}
   local root = (client.config and client.config.root_dir) or vim.fn.getcwd()
-  M.ask_trust(root, function(allowed)
-    if not allowed then
-      util.warn("profiling tests is not allowed in " .. util.short_path(root) .. " (your answer is kept in " .. M.trust_file() .. ").")
+  M.ask_trust(root, function(allowed, remembered)
+    if not allowed and not remembered then
+      util.notify("nothing was run: ThreadRadar asks again at the next ▶ Profile.")
+      return
+    elseif not allowed then
+      util.warn("profiling tests is not allowed in " .. util.short_path(root) .. " (your answer is kept in " .. M.trust_file() .. ": delete its entry to be asked again).")
       return
     end
     local what = arg.name ~= nil and arg.name ~= vim.NIL and arg.name or vim.fn.fnamemodify(vim.uri_to_fname(arg.uri), ":t")

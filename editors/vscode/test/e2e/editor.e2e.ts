@@ -74,6 +74,13 @@ async function paletteEntries(p: Page, text: string): Promise<string[]> {
   const input = p.locator(".quick-input-widget .quick-input-box input");
   await input.waitFor({ state: "visible", timeout: 20_000 });
   await input.fill(`>${text}`);
+  // Rows, or the palette's "No matching commands" (a loaded machine may take seconds to filter).
+  await p
+    .locator(".quick-input-widget .monaco-list-row .label-name, .quick-input-widget .quick-input-message")
+    .filter({ hasText: /\S/ })
+    .first()
+    .waitFor({ timeout: 20_000 })
+    .catch(() => undefined);
   await p.waitForTimeout(1500);
   const rows = await p.locator(".quick-input-widget .monaco-list-row .label-name").allInnerTexts();
   await p.keyboard.press("Escape");
@@ -338,6 +345,35 @@ function pct(x: number): string {
   return `${(x * 100).toFixed(1)}%`;
 }
 
+/** A profiled test's metadata in a run file (JSON lines: a header, then the metadata). */
+type TestMeta = { test?: { id: string; outcome?: { passed: number; failed: number; errors: number; skipped: number } | null }; interpreter?: { source: string }; sample_count?: number };
+function metaOf(file: string): TestMeta | undefined {
+  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+    if (!line.startsWith('{"meta"')) continue;
+    try {
+      return (JSON.parse(line) as { meta: TestMeta }).meta;
+    } catch {
+      return undefined; // still being written
+    }
+  }
+  return undefined;
+}
+
+/** The run file that appears in `runsDir` (not among `before`) with a test outcome, within 120 s. */
+async function newTestRun(runsDir: string, before: Set<string>, what: string): Promise<string> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const fresh = fs.readdirSync(runsDir).filter((n) => n.endsWith(".json") && !before.has(n));
+    const done = fresh.map((n) => path.join(runsDir, n)).find((f) => (metaOf(f)?.test?.outcome ?? null) !== null);
+    if (done !== undefined) return done;
+    if (Date.now() > deadline) {
+      await shot("profile-no-run");
+      throw new Error(`no run of ${what} with an outcome in ${runsDir} within 120 s (new files: ${fresh.join(", ")})`);
+    }
+    await page.waitForTimeout(500);
+  }
+}
+
 before(async () => {
   fs.mkdirSync(SHOTS, { recursive: true });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
@@ -515,16 +551,172 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await shot("run-switched");
   });
 
-  // The profile-a-test lens (issue #19) has no check yet: that lens does not exist in the
-  // extension. When it lands, its check goes here: a lens above a pytest test function whose
-  // click records a run of that test and shows it.
+  // Profiling a test (issue #19): a click on the "▶ Profile" lens above a pytest test function
+  // (samples/python/testproject, copied into the workspace by e2e.sh) records that test with the
+  // server's own interpreter rules and shows the run: in the Runs view with pytest's outcome, in
+  // the status bar, as the active run. The outcome is checked against the run file the click
+  // wrote and that against pytest's own verdict on the same test (TR_E2E_PYTEST_RC).
+  test("a ▶ Profile lens on a test records it and the run appears with pytest's outcome", async () => {
+    const TEST = "test_parallel_sum_is_right";
+    const runsDir = path.join(WS, ".threadradar/runs");
+    const before = new Set(fs.readdirSync(runsDir));
+    await openFile("check_pool.py");
+    const editor = page.locator('.monaco-editor[data-uri$="/check_pool.py"]').first();
+    await editor.locator(".codelens-decoration a", { hasText: /^▶ Profile file$/ }).first().waitFor({ timeout: 60_000 });
+    const source = fs.readFileSync(path.join(WS, "testproject/tests/check_pool.py"), "utf8").split("\n");
+    await gotoLine(source.findIndex((l) => l.startsWith(`def ${TEST}`)) + 1);
+    await page.waitForTimeout(1000);
+    // The "▶ Profile" lens right above the test's `def` line (each test has one; lenses are drawn
+    // in view zones above their line, so the nearest one above the line is the test's).
+    const target = await editor.evaluate((root, name) => {
+      const line = Array.from(root.querySelectorAll<HTMLElement>(".view-lines .view-line")).find((l) => (l.textContent ?? "").replace(/\u00a0/g, " ").startsWith(`def ${name}`));
+      if (line === undefined) return null;
+      const top = line.getBoundingClientRect().top;
+      let best: { x: number; y: number; d: number } | null = null;
+      for (const a of Array.from(root.querySelectorAll<HTMLElement>(".codelens-decoration a"))) {
+        if ((a.textContent ?? "").trim() !== "▶ Profile") continue;
+        const r = a.getBoundingClientRect();
+        const d = top - r.bottom;
+        if (d >= -1 && (best === null || d < best.d)) best = { x: r.left + r.width / 2, y: r.top + r.height / 2, d };
+      }
+      return best;
+    }, TEST);
+    if (target === null) {
+      await shot("no-profile-lens");
+      throw new Error(`no "▶ Profile" lens above def ${TEST}`);
+    }
+    await shot("profile-lens");
+    await page.mouse.click(target.x, target.y);
+
+    // The run file the click wrote, with the test's id and outcome.
+    const runFile = await newTestRun(runsDir, before, TEST);
+    const meta = metaOf(runFile);
+    expect(meta?.test?.id).toBe(`tests/check_pool.py::${TEST}`);
+    // No Python extension here: the server's own rules chose the interpreter.
+    expect(["python3 on PATH", "$VIRTUAL_ENV"]).toContain(meta?.interpreter?.source);
+    // pytest itself, run on the same test by e2e.sh, passes it (exit code 0): one test, passed.
+    expect(env("TR_E2E_PYTEST_RC")).toBe("0");
+    const o = meta?.test?.outcome;
+    expect([o?.passed, o?.failed, o?.errors, o?.skipped]).toEqual([1, 0, 0, 0]);
+    const words = "1 passed";
+
+    // The run appears in the Runs view, with the test and its outcome, and becomes the active one.
+    const runsPane = page.locator('.pane:has(.pane-header[aria-label^="Runs"])');
+    if (!(await runsPane.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="ThreadRadar"]').first().click();
+    const row = runsPane.locator(".monaco-list-row", { hasText: TEST });
+    await row.first().waitFor({ timeout: 30_000 });
+    expect(await row.first().innerText()).toContain(words);
+    const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
+    await page.waitForFunction((w) => Array.from(document.querySelectorAll<HTMLElement>(".statusbar-item")).some((e) => e.innerText.includes("ThreadRadar:") && e.innerText.includes(w)), words, { timeout: 30_000 });
+    expect(await status.innerText()).toContain(path.basename(runFile).replace(/\.json$/, "").split("-").pop() ?? "");
+    await shot("profiled-test-run");
+  });
+
+  // "▶ Profile again" (issue #19) at the top of the module reruns the last profiled test; the Runs
+  // view's context menu on the newer of the test's two runs compares it with the earlier one.
+  test("▶ Profile again reruns the test, and its newest run compares with the previous one", async () => {
+    const TEST = "test_parallel_sum_is_right";
+    const runsDir = path.join(WS, ".threadradar/runs");
+    const earlier = fs.readdirSync(runsDir).filter((n) => n.endsWith(".json") && metaOf(path.join(runsDir, n))?.test?.id.endsWith(TEST));
+    expect(earlier.length).toBe(1);
+    const before = new Set(fs.readdirSync(runsDir));
+    await openFile("check_pool.py");
+    const editor = page.locator('.monaco-editor[data-uri$="/check_pool.py"]').first();
+    await gotoLine(1);
+    const again = editor.locator(".codelens-decoration a", { hasText: /^▶ Profile again$/ }).first();
+    await again.waitFor({ timeout: 30_000 });
+    await again.click();
+    const second = await newTestRun(runsDir, before, TEST);
+    expect(metaOf(second)?.test?.id).toBe(`tests/check_pool.py::${TEST}`);
+
+    const stem = (f: string): string => path.basename(f).replace(/\.json$/, "");
+    const runsPane = page.locator('.pane:has(.pane-header[aria-label^="Runs"])');
+    if (!(await runsPane.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="ThreadRadar"]').first().click();
+    const rows = runsPane.locator(".monaco-list-row", { hasText: TEST });
+    await page.waitForFunction((t) => Array.from(document.querySelectorAll(".pane .monaco-list-row")).filter((r) => r.textContent?.includes(t)).length >= 2, TEST, { timeout: 30_000 });
+    // Newest first: the new run's row, then the earlier one's.
+    await rows.first().click({ button: "right" });
+    const item = page.locator(".context-view .action-item", { hasText: "Compare with Previous Run of This Test" }).first();
+    await item.waitFor({ timeout: 20_000 });
+    await shot("runs-context-menu");
+    await item.click();
+    const header = page.locator('.pane:has(.pane-header[aria-label^="Comparison"]) .monaco-list-row', { hasText: `${stem(earlier[0] ?? "")} → ${stem(second)}` });
+    await header.first().waitFor({ timeout: 30_000 });
+    await shot("compare-with-previous");
+    // The earlier run has no earlier run of its test: its menu does not offer the comparison.
+    await page.keyboard.press("Escape");
+    await rows.nth(1).click({ button: "right" });
+    await page.locator(".context-view .action-item", { hasText: "Label…" }).first().waitFor({ timeout: 20_000 });
+    expect(await page.locator(".context-view .action-item", { hasText: "Compare with Previous Run of This Test" }).count()).toBe(0);
+    await page.keyboard.press("Escape");
+  });
+
+  // Cancellation (issue #19): the progress notification's Cancel stops a test that would never
+  // end (the sample's test_hangs, which spins two threads) and keeps what was sampled as a run.
+  test("Cancel on a profiled test's progress stops it and keeps the sampled run", async () => {
+    const TEST = "test_hangs";
+    const runsDir = path.join(WS, ".threadradar/runs");
+    const before = new Set(fs.readdirSync(runsDir));
+    await openFile("check_misbehaving.py");
+    const editor = page.locator('.monaco-editor[data-uri$="/check_misbehaving.py"]').first();
+    await editor.locator(".codelens-decoration a", { hasText: /^▶ Profile file$/ }).first().waitFor({ timeout: 60_000 });
+    const source = fs.readFileSync(path.join(WS, "testproject/tests/check_misbehaving.py"), "utf8").split("\n");
+    await gotoLine(source.findIndex((l) => l.startsWith(`def ${TEST}`)) + 1);
+    await page.waitForTimeout(1000);
+    const lens = await editor.evaluate((root, name) => {
+      const line = Array.from(root.querySelectorAll<HTMLElement>(".view-lines .view-line")).find((l) => (l.textContent ?? "").replace(/\u00a0/g, " ").startsWith(`def ${name}`));
+      if (line === undefined) return null;
+      const top = line.getBoundingClientRect().top;
+      let best: { x: number; y: number; d: number } | null = null;
+      for (const a of Array.from(root.querySelectorAll<HTMLElement>(".codelens-decoration a"))) {
+        if ((a.textContent ?? "").trim() !== "▶ Profile") continue;
+        const r = a.getBoundingClientRect();
+        const d = top - r.bottom;
+        if (d >= -1 && (best === null || d < best.d)) best = { x: r.left + r.width / 2, y: r.top + r.height / 2, d };
+      }
+      return best;
+    }, TEST);
+    expect(lens).not.toBeNull();
+    await page.mouse.click(lens?.x ?? 0, lens?.y ?? 0);
+    // The progress notification, once the test's threads are sampled ("…, 3 threads — …").
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: `profiling tests/check_misbehaving.py::${TEST}` }).first();
+    await toast.waitFor({ timeout: 60_000 });
+    await page.waitForFunction(
+      (t) => Array.from(document.querySelectorAll(".notifications-toasts .notification-toast")).some((e) => (e.textContent ?? "").includes(t) && /\b([3-9]|\d\d+) threads/.test(e.textContent ?? "")),
+      TEST,
+      { timeout: 60_000 },
+    );
+    await shot("cancel-progress");
+    await toast.locator(".monaco-button", { hasText: "Cancel" }).first().click();
+    // The run is written with the test's id and the samples taken before the cancel.
+    let run: string | undefined;
+    for (const deadline = Date.now() + 60_000; run === undefined; await page.waitForTimeout(500)) {
+      if (Date.now() > deadline) throw new Error(`no run of ${TEST} after the cancel`);
+      run = fs
+        .readdirSync(runsDir)
+        .filter((n) => n.endsWith(".json") && !before.has(n))
+        .map((n) => path.join(runsDir, n))
+        .find((f) => metaOf(f)?.test?.id === `tests/check_misbehaving.py::${TEST}`);
+    }
+    expect(metaOf(run)?.sample_count ?? 0).toBeGreaterThan(20);
+    const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
+    await page.waitForFunction((n) => Array.from(document.querySelectorAll<HTMLElement>(".statusbar-item")).some((e) => e.innerText.includes(`ThreadRadar: ${n}`)), path.basename(run).replace(/\.json$/, ""), { timeout: 30_000 });
+    expect(await status.innerText()).toContain(path.basename(run).replace(/\.json$/, ""));
+    await shot("cancelled-run");
+  });
 
   // Limited support (issue #19): an untrusted workspace still shows its runs, but nothing that
   // runs the workspace's code is offered (recording, profiling a test).
   test("an untrusted workspace offers no command that runs its code", async () => {
     const p = await openWorkbench(URL_UNTRUSTED, UNTRUSTED_WS);
     await p.locator(".statusbar-item", { hasText: /Restricted Mode/ }).first().waitFor({ timeout: 30_000 });
-    const entries = (await paletteEntries(p, "ThreadRadar")).filter((e) => /ThreadRadar/.test(e));
+    // The palette lists an extension's commands once its extension host has started, which on a
+    // loaded machine can be seconds after the window shows "Restricted Mode": ask until it does.
+    let entries: string[] = [];
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await p.waitForTimeout(2000)) {
+      entries = (await paletteEntries(p, "ThreadRadar")).filter((e) => /ThreadRadar/.test(e));
+      if (entries.length > 0) break;
+    }
     expect(entries).toContain("ThreadRadar: Open the Overview");
     expect(entries.filter((e) => /Record|Profile|Stop Recording/.test(e))).toEqual([]);
     await shot("untrusted", p);

@@ -1,7 +1,8 @@
 // Profiling tests (issue 19): the bundled extension in plain Node against the stand-in `vscode`
 // module and the real server, in a copy of samples/python/testproject. An untrusted workspace runs
-// nothing; the Python extension's active environment (its exported API) reaches the server, which
-// then runs the test with that interpreter (or says it has no pytest).
+// nothing; the Python extension's active environment (its exported API) reaches the server, at
+// start, when trust is granted and when the user selects another one, and the server runs the test
+// with that interpreter (or says it has no pytest).
 
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -43,11 +44,14 @@ describe("profiling tests", () => {
       return { dispose: () => undefined };
     };
     const asked: unknown[] = [];
+    // The Python extension's API as it exports it: the active environment and its change event.
+    const listeners: ((e: unknown) => unknown)[] = [];
+    const environments = {
+      getActiveEnvironmentPath: (r?: unknown) => (asked.push(r), { path: selected }),
+      onDidChangeActiveEnvironmentPath: (l: (e: unknown) => unknown) => (listeners.push(l), { dispose: () => listeners.includes(l) && listeners.splice(listeners.indexOf(l), 1) }),
+    };
     mod.extensions = {
-      getExtension: (id: string) =>
-        id === "ms-python.python"
-          ? { isActive: true, exports: { environments: { getActiveEnvironmentPath: (r?: unknown) => (asked.push(r), { path: selected }) } } }
-          : undefined,
+      getExtension: (id: string) => (id === "ms-python.python" ? { isActive: true, exports: { environments } } : undefined),
     };
     const { ext, subscriptions } = activate(fake);
     try {
@@ -74,13 +78,22 @@ describe("profiling tests", () => {
       expect(error).toBe(`pytest is not installed in ${selected}: \`${selected} -m pip install pytest\`, or set [tool.threadradar] python`);
       expect(runsIn(dir)).toEqual([]);
 
-      // An interpreter with pytest is selected (read again when trust is granted): the test runs with it.
+      // The user selects an interpreter with pytest in the Python extension: its change event
+      // sends it to the server, and the test runs with it.
+      await until("the extension follows the Python extension's changes", () => listeners.length === 1);
       selected = python;
-      await grant?.();
+      const before = asked.length;
+      for (const l of listeners) l({ id: python, path: python });
+      await until("the new interpreter is read", () => asked.length > before);
+      await new Promise((r) => setTimeout(r, 200)); // the settings notification goes out before the command
       const answer = (await fake.commands.get("threadradar.profileTest")?.(arg)) as { run: string; outcome: { passed: number; failed: number } };
       expect([answer.outcome.passed, answer.outcome.failed]).toEqual([1, 0]);
       const info = JSON.parse(execFileSync(serverBinary(), ["info", "--json", answer.run], { encoding: "utf8" })) as { meta?: { interpreter?: { path: string; source: string } } };
       expect(info.meta?.interpreter).toEqual({ path: python, source: "the interpreter selected in the editor" });
+      // Deactivated: it no longer follows.
+      await ext.deactivate();
+      for (const d of subscriptions) d.dispose();
+      expect(listeners).toEqual([]);
     } finally {
       await ext.deactivate();
       for (const d of subscriptions) d.dispose();
