@@ -170,6 +170,7 @@
       if (seq !== state.seq.detail) return;
       if (e.isStatic && state.detail) { noteDetail(e.message); renderTree(state.detail); return; }
       showError(e);
+      clearDetail(e.message);
       return;
     }
     if (seq !== state.seq.detail) return;
@@ -178,6 +179,16 @@
     renderDetail(d);
     if (timeline) timeline.setArtifact(d.artifact.key === "program" ? null : d.artifact.key, clusterColours(d.artifact));
     $("detail").setAttribute("data-rendered", seq);
+  }
+
+  // The detail's artifact has no figures under this request (e.g. another run became active
+  // and it is not in it): the previous figures go, so nothing is drawn without evidence.
+  function clearDetail(message) {
+    state.detail = null;
+    for (const id of ["preview", "histogram", "tree", "callers", "callees"]) $(id).replaceChildren();
+    for (const f of $("info-selection").querySelectorAll("[data-field]")) f.textContent = "–";
+    noteDetail(message);
+    $("detail").setAttribute("data-cleared", String(state.seq.detail));
   }
 
   function noteDetail(text) {

@@ -357,6 +357,24 @@ describe("comparing two runs of a directory (Bug 1 buggy → fixed)", () => {
   test("no script ran: no dialogs, page errors or console errors", () => {
     assert.deepEqual(problems, []);
   });
+
+  // As in an editor when a test run becomes the active run (VS Code's refresh is the theme's
+  // change event): the open detail's artifact is not in the new run, so its old figures go.
+  test("a detail whose artifact is not in the newly active run is cleared, not left drawn", async () => {
+    await rendered(page, "detail", () => page.click('#functions li.entry[data-key*=":Worker.run"] .glyph-button'));
+    assert.ok((await page.$eval("#preview", (e) => e.children.length)) > 0);
+    const before = problems.length;
+    await page.evaluate(() => fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ select: "hostile.json" }) }));
+    await page.dispatchEvent("#theme", "change");
+    await page.waitForSelector("#detail[data-cleared]");
+    for (const id of ["#preview", "#histogram", "#tree", "#callers", "#callees"]) assert.equal(await page.$eval(id, (e) => e.children.length), 0, id);
+    assert.match(await page.textContent("#detail-note"), /Worker\.run/);
+    assert.ok(await page.isVisible("#error"));
+    // The only problem is the browser's line about the refused request.
+    assert.ok(problems.slice(before).every((p) => /status of 4\d\d/.test(p)), problems.slice(before).join("\n"));
+    problems.length = before;
+    await page.evaluate(() => fetch("/api/runs", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ select: "fixed.json" }) }));
+  });
 });
 
 describe("hostile names are shown as text", () => {
