@@ -164,6 +164,8 @@ pub struct Sampler {
     /// their clock.
     sched: Option<crate::sched::SchedRecorder>,
     sched_pids: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
+    /// New threads' tids, for the scheduler's drain (which empties it).
+    sched_tids: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
     sched_start: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
@@ -303,6 +305,7 @@ impl Sampler {
             waits: Default::default(),
             sched: None,
             sched_pids: Default::default(),
+            sched_tids: Default::default(),
             sched_start: Default::default(),
         };
         match first {
@@ -359,7 +362,9 @@ impl Sampler {
             return Ok(());
         }
         self.sched_start.store(crate::sched::monotonic_ns(), Ordering::Relaxed);
-        self.sched = Some(crate::sched::SchedRecorder::start(self.sched_pids.clone(), self.sched_start.clone())?);
+        // The threads seen so far; new ones are added as they are seen.
+        self.sched_tids.lock().unwrap().extend(self.threads.keys().filter(|k| k.1 >> 63 == 0).map(|k| k.1 as u32));
+        self.sched = Some(crate::sched::SchedRecorder::start(self.sched_pids.clone(), self.sched_tids.clone(), self.sched_start.clone())?);
         Ok(())
     }
 
@@ -870,6 +875,9 @@ impl Sampler {
         let os_name = tid.and_then(|tid| procfs::thread_comm(pid, tid));
         let name = python_name.or(os_name).unwrap_or_else(|| format!("thread-{}", trace.thread_id));
         let tid = tid.unwrap_or(0);
+        if tid != 0 && self.sched.is_some() {
+            self.sched_tids.lock().unwrap().push(tid);
+        }
         let is_main = tid != 0 && tid == pid;
         let mut th = new_thread(pid, tid, trace.thread_id, &name, "");
         th.is_main = is_main;
