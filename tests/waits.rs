@@ -180,7 +180,6 @@ fn woken_total(edges: &[Value]) -> usize {
 /// and a lock hand-off (a consumer leaving `with cond:` wakes the next one waiting for the lock)
 /// is no condition wake-up.
 #[test]
-#[ignore = "not yet true under load: the sampler reads threads one after another after a sample's time, so a kernel wake-up can be pinned on the wrong sleep; on the loaded CI machine 4.2 % of consumer wake-ups became consumer-to-consumer and the fixed version showed 577 futile wake-ups against 338 logged. Passes on a quiet machine (cargo test --test waits -- --ignored); fix: record each thread's read time in the sample (docs/waits.md)"]
 fn bug2_consumers_wake_consumers_only_in_the_buggy_version() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
@@ -215,13 +214,11 @@ fn bug2_consumers_wake_consumers_only_in_the_buggy_version() {
             logged_by("consumer"),
             logged_by("producer")
         );
-        // A kernel edge is attributed through the sample that saw the sleep it ended; a sample
-        // whose reading is older than its time (the sampler reads one thread after the other)
-        // can pin a GIL or lock hand-off on the condition: measured 1.3 % of the buggy
-        // version's consumer wake-ups (58 of 4312, another run 89 of 4446), in the fixed one 0 or
-        // 3 of 1490; the lag grows with the machine's load: 4.2 % (176 of 4221) in a CI run on
-        // the loaded 2-core machine. Allowed: 6 %. Recording each thread's read time in the
-        // sample would remove this error (docs/waits.md).
+        // A kernel edge is attributed through the sample that saw the sleep it ended, placed at
+        // the moment that thread was read (`read_us`). Before reads were timed a sample's time
+        // was older than its threads' states and pinned GIL or lock hand-offs on the condition:
+        // 1.3 % of the buggy version's consumer wake-ups on a quiet machine, 4.2 % (176 of 4221)
+        // in a CI run; with read times 0–0.1 % (docs/waits.md). Allowed: 6 %.
         let slack = (woken_total(edges) as f64 * 0.06) as u64;
         assert!(
             by_consumers <= logged_by("consumer") + slack,
@@ -230,8 +227,8 @@ fn bug2_consumers_wake_consumers_only_in_the_buggy_version() {
         );
         assert!(by_producers <= logged_by("producer"), "{variant}: more consumers woken by producers than the program notified: {by_producers} > {truth}");
         assert!(by_producers > 0, "{variant}: consumers are woken by producers: {truth}");
-        // The same attribution error can count a wake-up as futile that was not: measured up to
-        // 1.28× the log (fixed, 583 vs 457, on a heavily loaded machine); allowed 1.5×.
+        // The same attribution error counted wake-ups as futile that were not (fixed: 577 against
+        // 338 logged in a CI run before read times); allowed 1.5×.
         assert!(futile as f64 <= logged_futile as f64 * 1.5 + 5.0, "{variant}: far more futile wake-ups than the program had: {futile} > {truth}");
         figures.push((variant, by_consumers, by_producers, futile, woken, logged_futile, logged_by("producer") + logged_by("consumer") + logged_by("MainThread")));
     }

@@ -116,15 +116,17 @@ struct ThreadEntry {
 /// One thread's state, CPU accounting and system call, read together.
 #[derive(Clone, Copy, Debug)]
 enum KernelReading {
-    Read { stat: procfs::StatReading, sched: Option<SchedStat>, syscall: Option<procfs::Syscall> },
+    /// `at`: when the reading began (the state is read first).
+    Read { stat: procfs::StatReading, sched: Option<SchedStat>, syscall: Option<procfs::Syscall>, at: Instant },
     /// The thread had exited.
     Vanished,
 }
 
 impl KernelReading {
     fn take(p: &mut ThreadProc) -> KernelReading {
+        let at = Instant::now();
         match p.stat() {
-            Ok(stat) => KernelReading::Read { stat, sched: p.schedstat(), syscall: p.syscall() },
+            Ok(stat) => KernelReading::Read { stat, sched: p.schedstat(), syscall: p.syscall(), at },
             Err(_) => KernelReading::Vanished,
         }
     }
@@ -158,6 +160,8 @@ pub struct Sampler {
     stream: Option<Stream>,
     /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
     tick_holder: Option<Option<u64>>,
+    /// When this tick began (its sample's `t`): threads' read offsets count from it.
+    tick_at: Instant,
     /// What blocked threads wait on.
     waits: crate::waits::WaitReader,
     /// The scheduler events being recorded, the sampled pids they are kept for, and t = 0 on
@@ -302,6 +306,7 @@ impl Sampler {
             user_roots: UserRoots::default(),
             stream: None,
             tick_holder: None,
+            tick_at: now,
             waits: Default::default(),
             sched: None,
             sched_pids: Default::default(),
@@ -628,6 +633,7 @@ impl Sampler {
 
     fn sample_once(&mut self, at: Instant) {
         let t = (at - self.start).as_nanos() as u64;
+        self.tick_at = at;
         let mut threads = Vec::new();
         let mut need_types: Vec<usize> = Vec::new();
         let mut any_ok = false;
@@ -750,15 +756,15 @@ impl Sampler {
         } else if entry.is_none() {
             entry = Some(self.new_thread_entry(si, pid, None, &trace, None));
         }
-        let (stat, sched, syscall) = match reading {
-            Some(KernelReading::Read { stat, sched, syscall }) => (Some(stat), sched, syscall),
+        let (stat, sched, syscall, read_us) = match reading {
+            Some(KernelReading::Read { stat, sched, syscall, at }) => (Some(stat), sched, syscall, at.saturating_duration_since(self.tick_at).as_micros().min(u32::MAX as u128) as u32),
             Some(KernelReading::Vanished) => {
                 // Exited between the kernel read and the stack walk.
                 self.stats.skipped_threads += 1;
                 self.threads.insert(key, entry.unwrap());
                 return None;
             }
-            None => (None, None, None),
+            None => (None, None, None, 0),
         };
         let mut e = entry.unwrap();
         let id = e.id;
@@ -822,7 +828,7 @@ impl Sampler {
         let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, state, blocked, syscall, stack, &trace.frames) } else { None };
         let blocked = blocked.map(|b| self.builder.string(b));
         self.threads.insert(key, e);
-        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait })
+        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait, read_us })
     }
 
     /// What a blocked thread waits on (see `waits`); the object, when it needs the frames'
