@@ -38,10 +38,11 @@ for i in range(repeat):
         lines = [json.loads(l) for l in open(out) if l.strip()]
         c = lines[-1]
         ts = sum(len(s["threads"]) for s in c["samples"])
-        waits = sum(1 for s in c["samples"] for t in s["threads"] if len(t) > 6)
+        waits = sum(1 for s in c["samples"] for t in s["threads"] if len(t) > 6 and t[6] is not None)
         res[name].append(dict(cpu_per_1000=1000 * cpu / max(ts, 1), size=os.path.getsize(out), ts=ts,
                               waits=waits, targets=len(c.get("waits", [])),
-                              switches=len(c.get("switches", [])), wakeups=len(c.get("wakeups", [])),
+                              switches=len(c.get("switches", [])) + len(c.get("sched_packed", {}).get("switches", [])),
+                              wakeups=len(c.get("wakeups", [])) + len(c.get("sched_packed", {}).get("wakeups", [])),
                               lost=(c.get("sched") or {}).get("lost_events", 0)))
 med = lambda name, k: statistics.median(r[k] for r in res[name])
 base_cpu, base_size = med("plain", "cpu_per_1000"), med("plain", "size")

@@ -432,7 +432,11 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         if let Some(kw) = &kernel {
             let wakes = &kw.wakeups[r.thread as usize];
             let outs = &kw.switched_out[r.thread as usize];
-            let ts_of = |i: usize| t(obs[i].tick);
+            // When the sampler read each observation's thread (its tick plus the thread's read offset):
+            // under load the threads of one tick are read milliseconds apart, and a wake-up
+            // between the tick and the read is after, not before, what the sample saw.
+            let seen = |o: &Obs| o.ts.seen_at(t(o.tick));
+            let ts_of = |i: usize| seen(&obs[i]);
             // Switched out in (a, z]: the thread ran between the two moments.
             let outs_in = |a: u64, z: u64| &outs[outs.partition_point(|&(x, _)| x <= a)..outs.partition_point(|&(x, _)| x <= z)];
             let ran_between = |a: u64, z: u64| !outs_in(a, z).is_empty();
@@ -456,7 +460,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 // The sample that saw the sleep this wake-up ended: the last waiting sample
                 // before it, when the thread did not run between the two (without recorded
                 // switches: only the first wake-up after that sample).
-                let si = r.first + obs[r.first..=r.last].partition_point(|o| t(o.tick) < tw) - 1;
+                let si = r.first + obs[r.first..=r.last].partition_point(|o| seen(o) < tw) - 1;
                 let slept = if kw.has_switches {
                     !ran_between(ts_of(si), tw.saturating_sub(1))
                 } else {
@@ -475,8 +479,8 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 // sample gap.
                 let futile = obs[si + 1..=r.last]
                     .iter()
-                    .find(|o| !o.lock && t(o.tick) > tw && ran_between(tw, t(o.tick)))
-                    .is_some_and(|o| woken_by_threads(tw, t(o.tick)));
+                    .find(|o| !o.lock && seen(o) > tw && ran_between(tw, seen(o)))
+                    .is_some_and(|o| woken_by_threads(tw, seen(o)));
                 if futile {
                     if seen_gap == Some(si) {
                         continue;

@@ -33,6 +33,7 @@ pub mod procfs;
 pub mod sampler;
 #[cfg(feature = "sampler")]
 pub mod sched;
+pub mod schedpack;
 #[cfg(feature = "source")]
 pub mod source;
 #[cfg(feature = "sampler")]

@@ -471,10 +471,14 @@ impl ThreadState {
 ///
 /// Stored compactly as a JSON array `[thread, stack, flags, cpu_ns, runq_ns]` with an optional
 /// sixth element `blocked` (a string id, `null` when absent but a seventh follows) and an optional
-/// seventh `wait` (a [`WaitId`]): `flags` is the state code (0 computing, 1 waiting for
+/// seventh `wait` (a [`WaitId`]), and an optional eighth `read_us` (written when not 0; the sixth and
+/// seventh are then `null` when absent): `flags` is the state code (0 computing, 1 waiting for
 /// the GIL, 2 idle) plus 4 when the thread held the GIL; `stack` is `null` when the thread had no
 /// Python frames. `cpu_ns` / `runq_ns` are the kernel-accounted nanoseconds on CPU and in the run
 /// queue since this thread's previous sample (0 at its first sample or when unreadable).
+/// `read_us` is when the thread's kernel state was read, in microseconds after the sample's `t`:
+/// the sampler reads threads one after another, so under load a thread's state may be
+/// milliseconds younger than the tick (0 in runs recorded before it was kept).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ThreadSample {
     pub thread: ThreadId,
@@ -489,13 +493,25 @@ pub struct ThreadSample {
     pub blocked: Option<StrId>,
     /// What the thread waited on (idle and GIL-waiting samples only), when it was read.
     pub wait: Option<WaitId>,
+    /// Microseconds from the sample's `t` to the reading of this thread's kernel state.
+    pub read_us: u32,
+}
+
+impl ThreadSample {
+    /// When this thread was observed, in nanoseconds since the run's start, for a sample at
+    /// `sample_t`: the tick's time plus this thread's read offset.
+    pub fn seen_at(&self, sample_t: u64) -> u64 {
+        sample_t + self.read_us as u64 * 1_000
+    }
 }
 
 const GIL_FLAG: u8 = 4;
 
 impl Serialize for ThreadSample {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let len = if self.wait.is_some() {
+        let len = if self.read_us != 0 {
+            8
+        } else if self.wait.is_some() {
             7
         } else if self.blocked.is_some() {
             6
@@ -511,8 +527,11 @@ impl Serialize for ThreadSample {
         if len > 5 {
             seq.serialize_element(&self.blocked)?;
         }
-        if let Some(w) = self.wait {
-            seq.serialize_element(&w)?;
+        if len > 6 {
+            seq.serialize_element(&self.wait)?;
+        }
+        if len > 7 {
+            seq.serialize_element(&self.read_us)?;
         }
         seq.end()
     }
@@ -524,7 +543,7 @@ impl<'de> Deserialize<'de> for ThreadSample {
         impl<'de> Visitor<'de> for V {
             type Value = ThreadSample;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a thread sample [thread, stack, flags, cpu_ns, runq_ns, blocked?, wait?]")
+                f.write_str("a thread sample [thread, stack, flags, cpu_ns, runq_ns, blocked?, wait?, read_us?]")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ThreadSample, A::Error> {
                 let missing = |i| de::Error::invalid_length(i, &self);
@@ -535,8 +554,9 @@ impl<'de> Deserialize<'de> for ThreadSample {
                 let runq_ns: u64 = seq.next_element()?.ok_or_else(|| missing(4))?;
                 let blocked: Option<u32> = seq.next_element::<Option<u32>>()?.flatten();
                 let wait: Option<u32> = seq.next_element::<Option<u32>>()?.flatten();
+                let read_us: u32 = seq.next_element::<u32>()?.unwrap_or(0);
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
-                    return Err(de::Error::invalid_length(8, &self));
+                    return Err(de::Error::invalid_length(9, &self));
                 }
                 let state = ThreadState::from_code(flags & !GIL_FLAG).ok_or_else(|| {
                     de::Error::invalid_value(de::Unexpected::Unsigned(flags as u64), &"flags 0-2, +4 for GIL")
@@ -550,6 +570,7 @@ impl<'de> Deserialize<'de> for ThreadSample {
                     runq_ns,
                     blocked,
                     wait,
+                    read_us,
                 })
             }
         }
@@ -704,6 +725,7 @@ mod tests {
             runq_ns: 12,
             blocked: None,
             wait: None,
+            read_us: 0,
         };
         let s = serde_json::to_string(&t).unwrap();
         assert_eq!(s, "[3,17,4,2900000,12]");
@@ -720,6 +742,13 @@ mod tests {
         let s = serde_json::to_string(&no_call).unwrap();
         assert_eq!(s, "[3,null,2,2900000,12,null,2]");
         assert_eq!(serde_json::from_str::<ThreadSample>(&s).unwrap(), no_call);
+        // The read offset follows, with the optional fields before it as null.
+        let late = ThreadSample { read_us: 1_250, ..t };
+        let s = serde_json::to_string(&late).unwrap();
+        assert_eq!(s, "[3,17,4,2900000,12,null,null,1250]");
+        assert_eq!(serde_json::from_str::<ThreadSample>(&s).unwrap(), late);
+        assert_eq!(late.seen_at(1_000_000), 2_250_000);
+        assert!(serde_json::from_str::<ThreadSample>("[3,17,4,2900000,12,null,null,1250,9]").is_err());
     }
 
     #[test]
@@ -737,7 +766,8 @@ mod tests {
     fn bad_thread_samples_are_rejected() {
         assert!(serde_json::from_str::<ThreadSample>("[3,17,3,0,0]").is_err());
         assert!(serde_json::from_str::<ThreadSample>("[3,17]").is_err());
-        assert!(serde_json::from_str::<ThreadSample>("[3,17,0,0,0,1,2,3]").is_err());
+        // Eight elements are a thread sample with a read offset; nine are too many.
+        assert!(serde_json::from_str::<ThreadSample>("[3,17,0,0,0,1,2,3,4]").is_err());
     }
 
     #[test]

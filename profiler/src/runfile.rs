@@ -8,6 +8,7 @@ use crate::run::{
     Frame, Function, Meta, Process, Run, Sample, SchedInfo, SchedSwitch, SchedWakeup, SourceFile, StackNode, Thread, ThreadId, WaitTarget, FORMAT,
     VERSION,
 };
+use crate::schedpack::{PackedSched, Packer, Unpacker};
 use serde::Deserialize;
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -95,6 +96,9 @@ struct Chunk {
     sched: Option<SchedInfo>,
     switches: Vec<SchedSwitch>,
     wakeups: Vec<SchedWakeup>,
+    /// The scheduler events in their packed form ([`crate::schedpack`]), appended after
+    /// `switches`/`wakeups`.
+    sched_packed: Option<PackedSched>,
     end: bool,
 }
 
@@ -133,6 +137,22 @@ pub struct ChunkRef<'a> {
     pub end: bool,
 }
 
+/// A chunk as it is written: its scheduler events packed (`sched_packed`) instead of spelled out.
+#[derive(serde::Serialize)]
+struct PackedChunk<'a> {
+    #[serde(flatten)]
+    chunk: ChunkRef<'a>,
+    #[serde(skip_serializing_if = "PackedSched::is_empty")]
+    sched_packed: PackedSched,
+}
+
+impl<'a> PackedChunk<'a> {
+    fn new(chunk: &ChunkRef<'a>, packer: &mut Packer) -> PackedChunk<'a> {
+        let sched_packed = packer.pack(chunk.switches, chunk.wakeups);
+        PackedChunk { chunk: ChunkRef { switches: &[], wakeups: &[], ..*chunk }, sched_packed }
+    }
+}
+
 /// Folds the chunks of a version 2 file into a run. A last line cut off mid-way (the recorder was
 /// killed while writing) is dropped, as long as a whole chunk came before it.
 fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
@@ -140,6 +160,7 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
     let mut run = Run::new(Meta::default());
     let mut chunks = 0usize;
     let mut ended = false;
+    let mut unpacker = Unpacker::default();
     let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)).collect();
     let complete_last = body.trim_ascii_end().len() < body.len();
     for (i, line) in lines.iter().enumerate() {
@@ -175,6 +196,11 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
         }
         run.switches.extend(c.switches);
         run.wakeups.extend(c.wakeups);
+        if let Some(packed) = c.sched_packed {
+            unpacker
+                .unpack(packed, &mut run.switches, &mut run.wakeups)
+                .map_err(|e| RunFileError::Corrupt { path: p(), detail: format!("chunk {}: {e}", i + 1) })?;
+        }
         if c.end {
             ended = true;
             break;
@@ -211,6 +237,8 @@ pub fn live_path(path: &Path) -> PathBuf {
 pub struct StreamWriter {
     path: PathBuf,
     file: fs::File,
+    /// The scheduler events' packing runs across the file's chunks.
+    packer: Packer,
 }
 
 impl StreamWriter {
@@ -224,13 +252,13 @@ impl StreamWriter {
         let mut line = serde_json::to_vec(&StreamHeader { format: FORMAT.into(), version: VERSION }).map_err(|e| werr(e.into()))?;
         line.push(b'\n');
         file.write_all(&line).map_err(werr)?;
-        Ok(StreamWriter { path: path.to_path_buf(), file })
+        Ok(StreamWriter { path: path.to_path_buf(), file, packer: Packer::default() })
     }
 
     /// Appends one chunk with a single write.
     pub fn append(&mut self, chunk: &ChunkRef) -> Result<(), RunFileError> {
         let werr = |e| RunFileError::Write { path: self.path.clone(), source: e };
-        let mut line = serde_json::to_vec(chunk).map_err(|e| werr(e.into()))?;
+        let mut line = serde_json::to_vec(&PackedChunk::new(chunk, &mut self.packer)).map_err(|e| werr(e.into()))?;
         line.push(b'\n');
         self.file.write_all(&line).map_err(werr)
     }
@@ -312,7 +340,7 @@ pub fn write(run: &Run, path: &Path) -> Result<(), RunFileError> {
             wakeups: &run.wakeups,
             end: true,
         };
-        serde_json::to_writer(&mut w, &all).map_err(std::io::Error::other)?;
+        serde_json::to_writer(&mut w, &PackedChunk::new(&all, &mut Packer::default())).map_err(std::io::Error::other)?;
         w.write_all(b"\n")?;
         let file = w.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
@@ -585,6 +613,12 @@ mod tests {
         })
         .unwrap();
         let whole = fs::read(&path).unwrap();
+        // Written packed: the second chunk's times are differences, its tids indexes into the
+        // table the first chunk began (tid 9 is new there).
+        let text = String::from_utf8_lossy(&whole);
+        let chunks: Vec<serde_json::Value> = text.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert!(chunks.iter().all(|c| c.get("switches").is_none() && c.get("wakeups").is_none()), "{text}");
+        assert!(text.contains(r#""sched_packed":{"tids":[9],"switches":[[1999990,1,82,0]],"wakeups":[[2499980,2,0]]}"#), "{text}");
         fs::write(&path, [&whole[..], b"{\"switches\":[[3000000,1,8"].concat()).unwrap();
         let got = read(&path).unwrap();
         assert!(got.meta.partial);
@@ -597,6 +631,29 @@ mod tests {
         let done = dir.path().join("done.json");
         write(&got, &done).unwrap();
         assert_eq!(read(&done).unwrap(), got);
+    }
+
+    /// Chunks of files written before the packed form (spelled-out `switches`/`wakeups`) still
+    /// load, also next to packed ones; a packed event naming a tid the table lacks is a corrupt
+    /// file, said in one sentence.
+    #[test]
+    fn spelled_out_and_packed_sched_events_both_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mixed.json");
+        let meta = serde_json::to_string(&Meta { interval_ms: 3.0, ..Meta::default() }).unwrap();
+        let head = format!("{{\"format\":\"threadradar-run\",\"version\":2}}\n{{\"meta\":{meta},\"sched\":{{\"source\":\"perf_event_open\",\"lost_events\":0}},");
+        let old = "\"switches\":[[10,1,83,0]],\"wakeups\":[[20,0,1]]}\n";
+        let packed = "{\"sched_packed\":{\"tids\":[1,0],\"switches\":[[30,0,82,1]],\"wakeups\":[[25,1,0]]},\"end\":true}\n";
+        fs::write(&path, format!("{head}{old}{packed}")).unwrap();
+        let run = read(&path).unwrap();
+        let sw: Vec<_> = run.switches.iter().map(|s| (s.t, s.prev_tid, s.prev_state, s.next_tid)).collect();
+        assert_eq!(sw, [(10, 1, b'S', 0), (30, 1, b'R', 0)]);
+        let wk: Vec<_> = run.wakeups.iter().map(|w| (w.t, w.waker_tid, w.wakee_tid)).collect();
+        assert_eq!(wk, [(20, 0, 1), (25, 0, 1)]);
+        let bad = "{\"sched_packed\":{\"tids\":[1],\"switches\":[[30,0,82,5]]},\"end\":true}\n";
+        fs::write(&path, format!("{head}{old}{bad}")).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(e.contains("chunk 2") && e.contains("tid 5 of a table of 1"), "{e}");
     }
 
     /// Version 2 runs written before waits and scheduler events existed load with empty tables.

@@ -116,15 +116,17 @@ struct ThreadEntry {
 /// One thread's state, CPU accounting and system call, read together.
 #[derive(Clone, Copy, Debug)]
 enum KernelReading {
-    Read { stat: procfs::StatReading, sched: Option<SchedStat>, syscall: Option<procfs::Syscall> },
+    /// `at`: when the reading began (the state is read first).
+    Read { stat: procfs::StatReading, sched: Option<SchedStat>, syscall: Option<procfs::Syscall>, at: Instant },
     /// The thread had exited.
     Vanished,
 }
 
 impl KernelReading {
     fn take(p: &mut ThreadProc) -> KernelReading {
+        let at = Instant::now();
         match p.stat() {
-            Ok(stat) => KernelReading::Read { stat, sched: p.schedstat(), syscall: p.syscall() },
+            Ok(stat) => KernelReading::Read { stat, sched: p.schedstat(), syscall: p.syscall(), at },
             Err(_) => KernelReading::Vanished,
         }
     }
@@ -158,12 +160,16 @@ pub struct Sampler {
     stream: Option<Stream>,
     /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
     tick_holder: Option<Option<u64>>,
+    /// When this tick began (its sample's `t`): threads' read offsets count from it.
+    tick_at: Instant,
     /// What blocked threads wait on.
     waits: crate::waits::WaitReader,
     /// The scheduler events being recorded, the sampled pids they are kept for, and t = 0 on
     /// their clock.
     sched: Option<crate::sched::SchedRecorder>,
     sched_pids: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
+    /// New threads' tids, for the scheduler's drain (which empties it).
+    sched_tids: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
     sched_start: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
@@ -300,9 +306,11 @@ impl Sampler {
             user_roots: UserRoots::default(),
             stream: None,
             tick_holder: None,
+            tick_at: now,
             waits: Default::default(),
             sched: None,
             sched_pids: Default::default(),
+            sched_tids: Default::default(),
             sched_start: Default::default(),
         };
         match first {
@@ -359,7 +367,9 @@ impl Sampler {
             return Ok(());
         }
         self.sched_start.store(crate::sched::monotonic_ns(), Ordering::Relaxed);
-        self.sched = Some(crate::sched::SchedRecorder::start(self.sched_pids.clone(), self.sched_start.clone())?);
+        // The threads seen so far; new ones are added as they are seen.
+        self.sched_tids.lock().unwrap().extend(self.threads.keys().filter(|k| k.1 >> 63 == 0).map(|k| k.1 as u32));
+        self.sched = Some(crate::sched::SchedRecorder::start(self.sched_pids.clone(), self.sched_tids.clone(), self.sched_start.clone())?);
         Ok(())
     }
 
@@ -623,6 +633,7 @@ impl Sampler {
 
     fn sample_once(&mut self, at: Instant) {
         let t = (at - self.start).as_nanos() as u64;
+        self.tick_at = at;
         let mut threads = Vec::new();
         let mut need_types: Vec<usize> = Vec::new();
         let mut any_ok = false;
@@ -745,15 +756,15 @@ impl Sampler {
         } else if entry.is_none() {
             entry = Some(self.new_thread_entry(si, pid, None, &trace, None));
         }
-        let (stat, sched, syscall) = match reading {
-            Some(KernelReading::Read { stat, sched, syscall }) => (Some(stat), sched, syscall),
+        let (stat, sched, syscall, read_us) = match reading {
+            Some(KernelReading::Read { stat, sched, syscall, at }) => (Some(stat), sched, syscall, at.saturating_duration_since(self.tick_at).as_micros().min(u32::MAX as u128) as u32),
             Some(KernelReading::Vanished) => {
                 // Exited between the kernel read and the stack walk.
                 self.stats.skipped_threads += 1;
                 self.threads.insert(key, entry.unwrap());
                 return None;
             }
-            None => (None, None, None),
+            None => (None, None, None, 0),
         };
         let mut e = entry.unwrap();
         let id = e.id;
@@ -817,7 +828,7 @@ impl Sampler {
         let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, state, blocked, syscall, stack, &trace.frames) } else { None };
         let blocked = blocked.map(|b| self.builder.string(b));
         self.threads.insert(key, e);
-        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait })
+        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait, read_us })
     }
 
     /// What a blocked thread waits on (see `waits`); the object, when it needs the frames'
@@ -870,6 +881,9 @@ impl Sampler {
         let os_name = tid.and_then(|tid| procfs::thread_comm(pid, tid));
         let name = python_name.or(os_name).unwrap_or_else(|| format!("thread-{}", trace.thread_id));
         let tid = tid.unwrap_or(0);
+        if tid != 0 && self.sched.is_some() {
+            self.sched_tids.lock().unwrap().push(tid);
+        }
         let is_main = tid != 0 && tid == pid;
         let mut th = new_thread(pid, tid, trace.thread_id, &name, "");
         th.is_main = is_main;

@@ -10,7 +10,10 @@
 //! empties the buffers every few milliseconds, decodes the raw tracepoint records with the field
 //! offsets of the event's `format` file in tracefs, and keeps only the events of the target
 //! processes' threads: switches where the thread leaving or getting the CPU is one, wake-ups whose
-//! wakee is one. Records the kernel had to drop (buffer full) are counted, never guessed.
+//! wakee is one. Whose thread a tid is comes from the events themselves (each carries the process
+//! id of the task on the CPU, and every thread's last switch-out runs in its own context), so the
+//! wake-up of a thread that exited before the drain reached it is kept; `/proc` answers for the
+//! rest. Records the kernel had to drop (buffer full) are counted, never guessed.
 //!
 //! Permission: CPU-wide tracepoint events with raw data need `CAP_PERFMON` (or `CAP_SYS_ADMIN`,
 //! i.e. root) or `kernel.perf_event_paranoid` ≤ -1; tracefs must be readable to learn the event
@@ -31,7 +34,11 @@ const RING_PAGES: usize = 128;
 const DRAIN_EVERY: Duration = Duration::from_millis(10);
 /// Events newer than this are held back by [`SchedRecorder::take`]: a CPU's buffer may still
 /// receive events older than another CPU's newest, so the tables stay in time order.
-const HOLD_BACK_NS: u64 = 30_000_000;
+/// It covers [`UNDECIDED_FOR_NS`] too.
+const HOLD_BACK_NS: u64 = 80_000_000;
+/// How long an event of an exited thread nobody has claimed yet waits for that thread's own
+/// events (which say whose it was) before it is dropped.
+const UNDECIDED_FOR_NS: u64 = 40_000_000;
 
 /// `common_flags` bits of a tracepoint record that mean interrupt context (hard IRQ, soft IRQ,
 /// NMI): the task on the CPU did not issue the wake-up.
@@ -230,6 +237,22 @@ struct Collected {
     wakeups: Vec<SchedWakeup>,
 }
 
+/// A decoded event not yet known to concern a target thread.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Switch(SchedSwitch),
+    Wake(SchedWakeup),
+}
+
+impl Event {
+    fn t(&self) -> u64 {
+        match self {
+            Event::Switch(s) => s.t,
+            Event::Wake(w) => w.t,
+        }
+    }
+}
+
 /// Records scheduler events in a thread of its own until [`SchedRecorder::stop`].
 pub struct SchedRecorder {
     stop: Arc<AtomicBool>,
@@ -239,11 +262,27 @@ pub struct SchedRecorder {
     info: SchedInfo,
 }
 
-/// Decides whether a tid is a thread of one of the target processes: `/proc/<pid>/task/<tid>`
-/// exists. Answers are cached (a tid's answer stays right until the tid is reused, which takes
-/// the kernel's whole pid space).
+/// What is known of a tid: a thread of a target process, a thread of another, or neither for
+/// sure (it has exited and no event of its own has said whose it was).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Whose {
+    Target,
+    Other,
+    Unknown,
+}
+
+/// Decides whether a tid is a thread of one of the target processes. Three sources: the tids
+/// the sampler saw; every event
+/// recorded in a thread's own context carries its process id (`PERF_SAMPLE_TID`), so a target
+/// thread that ran at all is learnt from its own events, even when it exited before the drain
+/// reached them (every thread's last switch-out happens in its context); and, for a tid not
+/// learnt so, `/proc/<pid>/task/<tid>`. Answers are cached (a tid's answer stays right until the
+/// tid is reused, which takes the kernel's whole pid space).
 struct Targets {
     pids: Arc<Mutex<Vec<u32>>>,
+    /// Tids the sampler has seen in the target processes since the last round (it reads every
+    /// thread at every tick): a thread that exits right after its last switch is still known.
+    seen: Arc<Mutex<Vec<u32>>>,
     /// The sampled pids as of the current drain round.
     current: Vec<u32>,
     known: HashMap<u32, bool>,
@@ -258,30 +297,51 @@ impl Targets {
             self.current = pids.clone();
             self.known.retain(|_, v| *v);
         }
+        drop(pids);
+        for tid in std::mem::take(&mut *self.seen.lock().unwrap()) {
+            self.known.insert(tid, true);
+        }
     }
 
-    fn is_target(&mut self, tid: u32) -> bool {
+    /// An event ran in thread `tid` of process `pid`: the kernel's word on whose thread it is.
+    fn learn(&mut self, pid: u32, tid: u32) {
+        if tid != 0 && self.current.contains(&pid) {
+            self.known.insert(tid, true);
+        }
+    }
+
+    fn whose(&mut self, tid: u32) -> Whose {
         if tid == 0 {
-            return false;
+            return Whose::Other;
         }
         if let Some(&k) = self.known.get(&tid) {
-            return k;
+            return if k { Whose::Target } else { Whose::Other };
         }
         let yes = self.current.iter().any(|p| *p == tid || Path::new(&format!("/proc/{p}/task/{tid}")).exists());
+        // A tid that is no thread of a target and has no /proc entry at all has exited: whose it
+        // was is not known yet (its own last events may still be in another CPU's buffer).
+        if !yes && !Path::new(&format!("/proc/{tid}")).exists() {
+            return Whose::Unknown;
+        }
         if self.known.len() > 200_000 {
             self.known.clear();
         }
         self.known.insert(tid, yes);
-        yes
+        if yes {
+            Whose::Target
+        } else {
+            Whose::Other
+        }
     }
 }
 
 impl SchedRecorder {
     /// Opens the events on every online CPU and starts draining them. `pids` are the processes
-    /// whose threads count (the sampler adds to it); `start_mono_ns` is `CLOCK_MONOTONIC` at the
+    /// whose threads count (the sampler adds to it); `tids` receives the threads the sampler
+    /// sees in them (the drain empties it); `start_mono_ns` is `CLOCK_MONOTONIC` at the
     /// run's `t = 0` (events before it are dropped; the sampler sets it when sampling starts).
     /// Fails with one sentence when the kernel does not let us.
-    pub fn start(pids: Arc<Mutex<Vec<u32>>>, start_mono_ns: Arc<AtomicU64>) -> Result<SchedRecorder, String> {
+    pub fn start(pids: Arc<Mutex<Vec<u32>>>, tids: Arc<Mutex<Vec<u32>>>, start_mono_ns: Arc<AtomicU64>) -> Result<SchedRecorder, String> {
         if let Some(why) = not_permitted() {
             return Err(why);
         }
@@ -317,7 +377,7 @@ impl SchedRecorder {
         let thread = std::thread::Builder::new()
             .name("threadradar-sched".into())
             .spawn(move || {
-                let mut d = Drain { rings, sfmt, wfmt, start_mono_ns, targets: Targets { pids, current: Vec::new(), known: HashMap::new() }, lost: l, out: c };
+                let mut d = Drain { rings, sfmt, wfmt, start_mono_ns, targets: Targets { pids, seen: tids, current: Vec::new(), known: HashMap::new() }, undecided: Vec::new(), lost: l, out: c };
                 d.run(&s)
             })
             .map_err(|e| format!("scheduler events are not recorded: cannot start the drain thread ({e})"))?;
@@ -371,6 +431,8 @@ struct Drain {
     wfmt: WakeFormat,
     start_mono_ns: Arc<AtomicU64>,
     targets: Targets,
+    /// Events of exited threads not claimed yet (see [`Whose::Unknown`]), decided next round.
+    undecided: Vec<Event>,
     lost: Arc<AtomicU64>,
     out: Arc<Mutex<Collected>>,
 }
@@ -380,11 +442,15 @@ impl Drain {
         let mut pfds: Vec<libc::pollfd> = self.rings.iter().map(|r| libc::pollfd { fd: r.fds[0], events: libc::POLLIN, revents: 0 }).collect();
         loop {
             let stopping = stop.load(Ordering::Relaxed);
-            let mut batch = Collected::default();
+            let mut events = std::mem::take(&mut self.undecided);
             self.targets.refresh();
             for i in 0..self.rings.len() {
-                self.drain_ring(i, &mut batch);
+                self.drain_ring(i, &mut events);
             }
+            // Decided after every buffer is read: the events that say whose an exited thread was
+            // may be in another CPU's buffer than the events about it.
+            let batch = self.decide(events, stopping);
+            let mut batch = batch;
             if !batch.switches.is_empty() || !batch.wakeups.is_empty() {
                 let mut out = self.out.lock().unwrap();
                 out.switches.append(&mut batch.switches);
@@ -399,7 +465,32 @@ impl Drain {
         }
     }
 
-    fn drain_ring(&mut self, i: usize, batch: &mut Collected) {
+    /// Keeps the events of target threads, drops the others, and holds back (until
+    /// [`UNDECIDED_FOR_NS`] has passed, or the recording ends) those about an exited thread
+    /// nobody has claimed yet.
+    fn decide(&mut self, events: Vec<Event>, last: bool) -> Collected {
+        let mut batch = Collected::default();
+        let now = monotonic_ns().saturating_sub(self.start_mono_ns.load(Ordering::Relaxed));
+        for e in events {
+            let whose = match e {
+                Event::Switch(s) => match (self.targets.whose(s.prev_tid), self.targets.whose(s.next_tid)) {
+                    (Whose::Target, _) | (_, Whose::Target) => Whose::Target,
+                    (Whose::Other, Whose::Other) => Whose::Other,
+                    _ => Whose::Unknown,
+                },
+                Event::Wake(w) => self.targets.whose(w.wakee_tid),
+            };
+            match (whose, e) {
+                (Whose::Target, Event::Switch(s)) => batch.switches.push(s),
+                (Whose::Target, Event::Wake(w)) => batch.wakeups.push(w),
+                (Whose::Unknown, _) if !last && now.saturating_sub(e.t()) < UNDECIDED_FOR_NS => self.undecided.push(e),
+                _ => {}
+            }
+        }
+        batch
+    }
+
+    fn drain_ring(&mut self, i: usize, batch: &mut Vec<Event>) {
         let page = page_size();
         let ring = &self.rings[i];
         let meta = ring.base as *mut sys::bindings::perf_event_mmap_page;
@@ -433,7 +524,7 @@ impl Drain {
         unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*meta).data_tail), tail) };
     }
 
-    fn record(&mut self, typ: u32, rec: &[u8], batch: &mut Collected) {
+    fn record(&mut self, typ: u32, rec: &[u8], batch: &mut Vec<Event>) {
         let u32_at = |o: usize| rec.get(o..o + 4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()));
         let u64_at = |o: usize| rec.get(o..o + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()));
         if typ == sys::bindings::PERF_RECORD_LOST {
@@ -446,7 +537,9 @@ impl Drain {
             return;
         }
         // header(8) | pid u32, tid u32 | time u64 | raw size u32 | raw data
-        let (Some(cur_tid), Some(time), Some(raw_len)) = (u32_at(12), u64_at(16), u32_at(24)) else { return };
+        let (Some(cur_pid), Some(cur_tid), Some(time), Some(raw_len)) = (u32_at(8), u32_at(12), u64_at(16), u32_at(24)) else { return };
+        // Every event, kept or not, says whose thread the task on the CPU is.
+        self.targets.learn(cur_pid, cur_tid);
         let raw = match rec.get(28..28 + raw_len as usize) {
             Some(r) => r,
             None => return,
@@ -458,16 +551,12 @@ impl Drain {
             let (Some(prev), Some(next)) = (r32(self.sfmt.prev_pid), r32(self.sfmt.next_pid)) else { return };
             let (so, ss) = self.sfmt.prev_state;
             let state = raw.get(so..so + ss).map(|b| b.iter().rev().fold(0u64, |a, &x| a << 8 | x as u64)).unwrap_or(0);
-            if self.targets.is_target(prev) || self.targets.is_target(next) {
-                batch.switches.push(SchedSwitch { t, prev_tid: prev, prev_state: state_letter(state), next_tid: next });
-            }
+            batch.push(Event::Switch(SchedSwitch { t, prev_tid: prev, prev_state: state_letter(state), next_tid: next }));
         } else if common_type == self.wfmt.id {
             let Some(wakee) = r32(self.wfmt.pid) else { return };
-            if self.targets.is_target(wakee) {
-                let flags = raw.get(2).copied().unwrap_or(0);
-                let waker = if flags & IRQ_FLAGS != 0 { 0 } else { cur_tid };
-                batch.wakeups.push(SchedWakeup { t, waker_tid: waker, wakee_tid: wakee });
-            }
+            let flags = raw.get(2).copied().unwrap_or(0);
+            let waker = if flags & IRQ_FLAGS != 0 { 0 } else { cur_tid };
+            batch.push(Event::Wake(SchedWakeup { t, waker_tid: waker, wakee_tid: wakee }));
         }
     }
 }

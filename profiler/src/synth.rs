@@ -98,6 +98,7 @@ pub fn synthetic_run(spec: SynthSpec) -> Run {
                 runq_ns: 1_000,
                 blocked: None,
                 wait: None,
+                read_us: 0,
             });
         }
         b.push_sample(Sample { t: tick as u64 * 3_000_000, threads });
