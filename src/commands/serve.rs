@@ -238,6 +238,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             set |= runset::is_runset(&p);
             members.extend(runset::members(&p)?);
         }
+        // A set's runs by their canonical paths: the page picks them out of `runs` by path.
+        if set {
+            members = members.into_iter().map(|m| m.canonicalize().unwrap_or(m)).collect();
+        }
         Ok((members, set))
     };
     let (a_members, a_set) = match args.run.as_deref().filter(|p| !p.is_dir()) {
