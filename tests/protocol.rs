@@ -136,6 +136,7 @@ fn requests(ws: &Workspace) -> Vec<(&'static str, &'static str, Value)> {
         ("sections", "sections", json!({ "outlier_factor": 4 })),
         ("waits", "waits", json!({ "width_px": 300 })),
         ("traceCompare", "trace-compare", json!({ "width_px": 300 })),
+        ("traceCompare", "trace-compare-sets", json!({ "a_runs": [BUGGY, BUGGY], "b_runs": [FIXED, FIXED], "width_px": 300 })),
         ("views", "views", json!({})),
     ]
 }
@@ -226,6 +227,11 @@ fn compare_tests_run_sets_against_their_own_runs() {
     let changes = v["changes"].as_array().unwrap();
     assert!(!changes.is_empty(), "the shown runs (buggy → fixed) differ");
     assert!(changes.iter().all(|ch| ch["significant"] == false), "{changes:#?}");
+    // The trace compare's changes are tested the same way, and a note says how.
+    let t = c.call("threadRadar/traceCompare", json!({ "a_runs": [BUGGY, BUGGY], "b_runs": [FIXED, FIXED], "width_px": 300 }));
+    let init = t["changes"].as_array().unwrap().iter().find(|ch| ch["statement"] == format!("WorkerManager.__init__: run by {tb} threads → {tf}")).unwrap_or_else(|| panic!("{}", t["changes"]));
+    assert_eq!(init["significant"], true, "{init}");
+    assert!(t["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("significance: Welch's t-test")), "{}", t["notes"]);
     // A set on one side only: nothing is claimed, and the note says why.
     let v = c.call("threadRadar/compare", json!({ "base": BUGGY, "new_runs": [FIXED, FIXED] }));
     assert!(v["changes"].as_array().unwrap().iter().all(|ch| ch["significant"].is_null()));

@@ -306,7 +306,7 @@
   // Only where another run can be read: `serve` of a directory and the editor (both list ≥ 2 runs);
   // never in the static export. Figures come from the `compare` method (docs/compare.md).
   // Cells carry their own text (`GlyphCell.text`, computed by the server): the page never spells a glyph.
-  /** @type {{level: import("./protocol").Level, view: string, detailWasOpen: boolean, seq: number, runs: any[], filled: boolean}} */
+  /** @type {{level: import("./protocol").Level, view: string, detailWasOpen: boolean, seq: number, runs: any[], filled: boolean, req?: any}} */
   const compareState = { level: "function", view: "panels", detailWasOpen: false, seq: 0, runs: [], filled: false };
   function canCompare(runs) { return T.mode !== "static" && runs.length >= 2; }
   function glyphCells(glyph) {
@@ -401,6 +401,7 @@
   // ---- trace compare (web/tracecompare.js draws the server's `traceCompare` answer, issue 17) ----
   // Runs A and B: `?view=tracecompare&a=…&b=…` (`threadradar serve A --compare B`), else the
   // server's defaults (the active run as B, the run recorded before it as A).
+  /** @type {{a: string | string[] | null, b: string | string[] | null, selected?: string | null}} */
   const traceRuns = (() => { const q = new URLSearchParams(location.search); return { a: q.get("a"), b: q.get("b") }; })();
   let traceCompare = null;
   function showTraceCompare() {
@@ -470,6 +471,7 @@
     const seq = ++compareState.seq;
     const req = { level: compareState.level, hide_stdlib: $("compare-hide-stdlib").checked };
     compareSide(req, "base", "compare-base"); compareSide(req, "new", "compare-new");
+    compareState.req = req;
     let c;
     try { c = await T.request("compare", req); }
     catch (e) { if (seq === compareState.seq) { showError(e); $("compare").setAttribute("data-rendered", seq); } return; }
@@ -483,7 +485,9 @@
   function traceButton(c, a) {
     if (!window.ThreadRadarTraceCompare || c.level !== "function" || a.status !== "changed") return null;
     const b = el("button", { class: "cmp-trace", text: "trace", title: "Show where " + a.qualname + " runs in both runs' traces (Trace compare)" });
-    b.addEventListener("click", (ev) => { ev.stopPropagation(); openTraceCompare(c.base.path, c.new.path, a.qualname); });
+    // Run sets stay sets there: the trace of their first runs, the changes tested against them.
+    const req = compareState.req || {};
+    b.addEventListener("click", (ev) => { ev.stopPropagation(); openTraceCompare(req.base_runs || c.base.path, req.new_runs || c.new.path, a.qualname); });
     return b;
   }
   function sideLine(label, s) {

@@ -1361,6 +1361,15 @@ a?: string,
  */
 b?: string, 
 /**
+ * Run A as a run set (names or paths): A is its first run, and the changes in words are
+ * tested against the sets' spread, as `compare`'s (`Change::significant`); instead of `a`.
+ */
+a_runs?: Array<string>, 
+/**
+ * Run B as a run set; instead of `b`.
+ */
+b_runs?: Array<string>, 
+/**
  * The width of the caller's time axis in pixels (at least 1): bars and edges are laid out in it.
  */
 width_px: number, 

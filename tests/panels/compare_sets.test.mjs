@@ -90,6 +90,19 @@ describe("the Compare tab on run sets of Bug 1, buggy and fixed", () => {
     }
   });
 
+  test("the trace button keeps the sets: the Trace compare tab's statements carry the same test", async () => {
+    await page.click("#compare-table tr.cmp-row[data-qualname='WorkerManager.__init__'] button.cmp-trace");
+    await page.waitForFunction(() => { const t = document.querySelector("#tracecompare"); return t && !t.hidden && (t.hasAttribute("data-edges") || t.hasAttribute("data-error")); }, null, { timeout: 120000 });
+    assert.equal(await page.$eval("#tracecompare", (t) => t.getAttribute("data-error")), null);
+    const answer = await api(server.url, "traceCompare", { a_runs: buggy.runs, b_runs: fixed.runs, width_px: 300 });
+    const items = await page.$$eval("#tracecompare .tc-changes li", (ls) => ls.map((l) => ({ text: l.textContent, significant: l.getAttribute("data-significant") })));
+    assert.deepEqual(items.map((i) => i.significant), answer.changes.map((c) => String(c.significant)));
+    assert.ok(items.some((i) => i.significant === "true" || i.significant === "false"), "tested: " + JSON.stringify(items));
+    const how = await page.textContent("#tracecompare");
+    assert.ok(how.includes("significance: Welch's t-test on the per-run figures of 3 × 3 runs"), how.slice(0, 600));
+    await rendered(page, () => page.click("#open-compare"));
+  });
+
   // The address's runs stay first (the table shows a set's first run): buggy-1 is shown as base
   // and fixed-1 as new, although both sides hold the same two runs.
   test("the same runs on both sides, picked by hand: every change within noise", async () => {

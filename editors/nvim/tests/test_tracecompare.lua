@@ -130,6 +130,16 @@ H.run("tracecompare", function()
   text = table.concat(H.lines(tc.view().buf), "\n")
   H.check(text:find("A " .. fixed .. " (", 1, true) ~= nil and text:find("B " .. buggy .. " (", 1, true) ~= nil, "the run before against the newest:\n" .. text:sub(1, 300))
   tc.close()
+  -- Run sets (`a,b`): each run twice has no spread, so the constructor's exact change is
+  -- significant, and a note says how it was tested.
+  vim.cmd(("ThreadRadarTraceCompare %s,%s %s,%s"):format(buggy, buggy, fixed, fixed))
+  H.wait(30000, function()
+    return tc.view() ~= nil
+  end, "the trace comparison of run sets")
+  text = table.concat(H.lines(tc.view().buf), "\n")
+  H.check(text:find(("WorkerManager.__init__: run by %d threads → 1  (significant)"):format(init_buggy.threads), 1, true) ~= nil, "marked significant:\n" .. text:sub(1, 1500))
+  H.check(text:find("significance: Welch's t-test", 1, true) ~= nil, "how it was tested")
+  tc.close()
   local notes = H.capture_notifications()
   vim.cmd("ThreadRadarTraceCompare a b c")
   H.eq(#notes, 1, "three runs: one warning")

@@ -12,10 +12,8 @@ use threadradar_analysis::{CompareOptions, Comparison, Options};
 use threadradar_profiler::{runfile, runset, Run};
 
 pub fn compare(host: &dyn Host, req: CompareParams) -> Result<Comparison, ProtocolError> {
-    let base_set = side_members(host, "base", req.base.as_deref(), req.base_runs.as_deref())?;
-    let new_set = side_members(host, "new", req.new.as_deref(), req.new_runs.as_deref())?;
-    let shown = |set: &Option<(Vec<PathBuf>, bool)>, one: Option<&str>| set.as_ref().map_or(one.map(str::to_string), |(m, _)| Some(m[0].display().to_string()));
-    let ((base_path, base), (new_path, new)) = two_runs(host, shown(&base_set, req.base.as_deref()).as_deref(), shown(&new_set, req.new.as_deref()).as_deref())?;
+    let sides = SetSides::resolve(host, ("base", req.base.as_deref(), req.base_runs.as_deref()), ("new", req.new.as_deref(), req.new_runs.as_deref()))?;
+    let ((base_path, base), (new_path, new)) = two_runs(host, sides.shown(0).or(req.base.clone()).as_deref(), sides.shown(1).or(req.new.clone()).as_deref())?;
     let filter = req.filter.build()?;
     // Thread ids differ between runs: the comparison never applies the thread filter.
     // Whole runs: the global window is a time range of the active run only.
@@ -25,20 +23,43 @@ pub fn compare(host: &dyn Host, req: CompareParams) -> Result<Comparison, Protoc
     let mut c = Comparison::build(base.run(), &ba, new.run(), &na, &opts)?;
     c.base.path = Some(base_path.display().to_string());
     c.new.path = Some(new_path.display().to_string());
-    if base_set.as_ref().is_some_and(|s| s.1) || new_set.as_ref().is_some_and(|s| s.1) {
-        // Every run of both sides, the shown ones included, read afresh: a set's runs are not
-        // the active run's cached analyses (states as requested, no thread filter, whole runs).
-        let read = |set: Option<(Vec<PathBuf>, bool)>, shown: &Path| -> Result<Vec<Run>, ProtocolError> {
-            set.map_or_else(|| vec![shown.to_path_buf()], |s| s.0)
+    sides.mark(&mut c, (&base_path, &new_path), params.states, req.level)?;
+    Ok(c)
+}
+
+/// The two sides of a comparison, each one run (`None`) or a run set: its runs, the first shown.
+pub(super) struct SetSides([Option<Vec<PathBuf>>; 2]);
+
+impl SetSides {
+    /// Each side as (its name in errors, one run, the runs of a set).
+    pub(super) fn resolve(host: &dyn Host, a: (&str, Option<&str>, Option<&[String]>), b: (&str, Option<&str>, Option<&[String]>)) -> Result<SetSides, ProtocolError> {
+        Ok(SetSides([side_members(host, a.0, a.1, a.2)?.map(|s| s.0), side_members(host, b.0, b.1, b.2)?.map(|s| s.0)]))
+    }
+
+    /// The run to show for side `k` when it is a set (its first run), else `None`.
+    pub(super) fn shown(&self, k: usize) -> Option<String> {
+        self.0[k].as_ref().map(|m| m[0].display().to_string())
+    }
+
+    /// When a side is a set: every run of both sides read afresh (a set's runs are not the
+    /// active run's cached analyses; states as asked, no thread filter, whole runs), and each
+    /// change of `c` tested against their spread (`Comparison::significance`).
+    /// Returns the note that says how (or why not), for answers without `significance`.
+    pub(super) fn mark(self, c: &mut Comparison, shown: (&Path, &Path), states: threadradar_analysis::CountedStates, level: threadradar_analysis::Level) -> Result<Option<String>, ProtocolError> {
+        if self.0.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let [a, b] = self.0;
+        let read = |set: Option<Vec<PathBuf>>, shown: &Path| -> Result<Vec<Run>, ProtocolError> {
+            set.unwrap_or_else(|| vec![shown.to_path_buf()])
                 .iter()
                 .map(|p| runfile::read(p).map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e.to_string())))
                 .collect()
         };
-        let (base_runs, new_runs) = (read(base_set, &base_path)?, read(new_set, &new_path)?);
-        let options = Options { states: params.states, ..Options::default() };
-        threadradar_analysis::runset::mark_significance(&mut c, &base_runs, &new_runs, &options, req.level)?;
+        let (base_runs, new_runs) = (read(a, shown.0)?, read(b, shown.1)?);
+        let options = Options { states, ..Options::default() };
+        Ok(Some(threadradar_analysis::runset::mark_significance(c, &base_runs, &new_runs, &options, level)?.note))
     }
-    Ok(c)
 }
 
 /// A side given as a set: its runs (names or paths; a run set's manifest stands for its runs),

@@ -1,4 +1,4 @@
--- :ThreadRadarTraceCompare [a] [b]: two runs matched as traces (TraceDiff, issue 17), from the
+-- :ThreadRadarTraceCompare [a] [b] (each a run, or `a1,a2` a run set): two runs matched as traces (TraceDiff, issue 17), from the
 -- server's `threadRadar/traceCompare` — what the web panel's Trace compare tab draws, as text: the
 -- changes in words, how it was obtained, then per matched thread pair (A ↔ B) its differing
 -- stretches: matched groups that moved or changed length (A's start and length → B's, the
@@ -224,11 +224,14 @@ function M.open(a, b, opts)
     return
   end
   local params = { width_px = M.WIDTH_PX }
-  if a then
-    params.a = a
-  end
-  if b then
-    params.b = b
+  -- `a1.json,a2.json`: a run set (its first run is matched; the changes are tested against the
+  -- sets' spread and marked).
+  for key, v in pairs({ a = a, b = b }) do
+    if v and v:find(",", 1, true) then
+      params[key .. "_runs"] = vim.split(v, ",", { plain = true, trimempty = true })
+    elseif v then
+      params[key] = v
+    end
   end
   lsp.request(client, "threadRadar/traceCompare", params, function(result)
     M.close()
