@@ -131,6 +131,37 @@ fn the_constructor_goes_from_several_threads_to_one() {
     assert_eq!(busy["file_base"], busy["file_new"]);
 }
 
+/// Comma lists are run sets (issue 17): `BUGGY,BUGGY FIXED,FIXED` has no spread on either side,
+/// so the constructor's change (several threads → 1, each run's own report) is exact and
+/// significant; the same two runs on both sides (`BUGGY,FIXED FIXED,BUGGY`: the table shows the
+/// buggy and the fixed run) cannot exceed their own spread. The test and n per side are said.
+#[test]
+fn comma_lists_are_run_sets_tested_against_their_spread() {
+    let r = runs();
+    let (b, f) = (r.buggy.to_str().unwrap(), r.fixed.to_str().unwrap());
+    let threads = |run: &Path| init(&report_json(run, &[])).expect("the constructor ran")["threads"].as_i64().unwrap();
+    let (tb, tf) = (threads(&r.buggy), threads(&r.fixed));
+    let v = compare_json(&r.dir, &[&format!("{b},{b}"), &format!("{f},{f}")]);
+    let sig = &v["significance"];
+    assert_eq!((sig["n_base"].as_i64(), sig["n_new"].as_i64()), (Some(2), Some(2)), "{sig}");
+    assert!(sig["test"].as_str().unwrap().starts_with("Welch's t-test"), "{sig}");
+    assert_eq!(v["base"]["path"], format!("{b},{b}"));
+    let changes = v["changes"].as_array().unwrap();
+    let run_by = changes.iter().find(|c| c["artifact"] == "WorkerManager.__init__" && c["statement"].as_str().unwrap().contains("run by")).expect("the constructor's statement");
+    assert_eq!(run_by["statement"], format!("WorkerManager.__init__: run by {tb} threads → {tf}"));
+    assert_eq!(run_by["significant"], true, "{run_by}");
+    assert!(changes.iter().all(|c| c["significant"].is_boolean() && c["p"].is_f64()), "every change tested: {changes:?}");
+
+    let v = compare_json(&r.dir, &[&format!("{b},{f}"), &format!("{f},{b}")]);
+    assert_eq!((v["base"]["path"].as_str(), v["new"]["path"].as_str()), (Some(format!("{b},{f}").as_str()), Some(format!("{f},{b}").as_str())));
+    let changes = v["changes"].as_array().unwrap();
+    assert!(!changes.is_empty() && changes.iter().all(|c| c["significant"] == false), "{changes:?}");
+    let text = stdout(&run_ok(&r.dir, &["compare", &format!("{b},{f}"), &format!("{f},{b}")]));
+    assert!(text.contains("(within noise)") && !text.contains("(significant)"), "{text}");
+    // A missing member: the run file's own sentence.
+    assert_fails_with(&threadradar(&r.dir, &["compare", &format!("{b},{b}.missing"), f]), "no run file at");
+}
+
 #[test]
 fn each_side_has_the_report_figures_and_the_list_is_sorted() {
     let r = runs();

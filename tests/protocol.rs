@@ -104,6 +104,10 @@ fn post(s: &Serve, method: &str, params: &Value) -> Result<Value, (u16, Value)> 
     }
 }
 
+/// The checked-in runs of Bug 1 (`tests/fixtures/runs/`): 4 workers each, buggy and fixed.
+const BUGGY: &str = "20260101T000000Z-bug1-buggy.json";
+const FIXED: &str = "20260101T000001Z-bug1-fixed.json";
+
 /// The requests of the identity test: every method but `navigate` (whose effect differs by
 /// design: the editor opens a file, `serve` prints it), with typical and edge parameters.
 fn requests(ws: &Workspace) -> Vec<(&'static str, &'static str, Value)> {
@@ -122,6 +126,9 @@ fn requests(ws: &Workspace) -> Vec<(&'static str, &'static str, Value)> {
         ("filter", "filter", json!({})),
         ("compare", "compare", json!({})),
         ("compare", "compare-class", json!({ "level": "class", "hide_stdlib": true })),
+        // Run sets (issue 17): each side a set of the checked-in runs.
+        ("compare", "compare-sets", json!({ "base_runs": [BUGGY, BUGGY], "new_runs": [FIXED, FIXED], "hide_stdlib": true })),
+        ("compare", "compare-sets-same-runs", json!({ "base_runs": [BUGGY, FIXED], "new_runs": [FIXED, BUGGY], "hide_stdlib": true })),
         ("documentArtifacts", "document-artifacts", json!({ "file": file, "glyph": { "size": 32 } })),
         ("artifactAt", "artifact-at-init", json!({ "file": file, "line": init + 1, "character": 8 })),
         ("artifactAt", "artifact-at-module", json!({ "file": file, "line": 0, "character": 0 })),
@@ -129,6 +136,7 @@ fn requests(ws: &Workspace) -> Vec<(&'static str, &'static str, Value)> {
         ("sections", "sections", json!({ "outlier_factor": 4 })),
         ("waits", "waits", json!({ "width_px": 300 })),
         ("traceCompare", "trace-compare", json!({ "width_px": 300 })),
+        ("traceCompare", "trace-compare-sets", json!({ "a_runs": [BUGGY, BUGGY], "b_runs": [FIXED, FIXED], "width_px": 300 })),
         ("views", "views", json!({})),
     ]
 }
@@ -157,6 +165,9 @@ fn serve_and_lsp_answer_the_same_json_for_every_method() {
         ("detail", json!({ "artifact": "function:nope.py:1:nope" }), protocol::ErrorCode::NotFound),
         ("overview", json!({ "include": ["("] }), protocol::ErrorCode::InvalidParams),
         ("compare", json!({ "level": "module" }), protocol::ErrorCode::InvalidParams),
+        ("compare", json!({ "base": BUGGY, "base_runs": [BUGGY] }), protocol::ErrorCode::InvalidParams),
+        ("compare", json!({ "new_runs": [] }), protocol::ErrorCode::InvalidParams),
+        ("compare", json!({ "new_runs": [FIXED, "nope.json"] }), protocol::ErrorCode::NotFound),
         ("filter", json!({ "exclude_threads": [999] }), protocol::ErrorCode::NotFound),
         ("artifactAt", json!({ "line": 1 }), protocol::ErrorCode::InvalidParams),
         ("timeline", json!({ "theta": -1 }), protocol::ErrorCode::InvalidParams),
@@ -187,6 +198,52 @@ fn serve_and_lsp_answer_the_same_json_for_every_method() {
     let shown = c.call("threadRadar/navigate", json!({ "file": ws.source("fixed.py"), "line": 68 }));
     assert_eq!(shown["shown"], format!("{}:68", ws.source("fixed.py").display()));
     assert!(c.server_requests.iter().any(|r| r["method"] == "window/showDocument"), "the editor was asked to show the file");
+}
+
+/// Run sets against what is true of their runs: the constructor ran in 4 threads in the buggy run
+/// and in 1 in the fixed one (each run's own `report`), so with no spread on either side the
+/// change is exact and significant; the same two runs on both sides (in another order) differ by
+/// nothing but order, so no change can exceed their spread.
+#[test]
+fn compare_tests_run_sets_against_their_own_runs() {
+    let ws = Workspace::new();
+    let mut c = lsp(&ws);
+    let threads = |run: &str| -> u64 {
+        let rep = c_report(&ws, run);
+        rep["artifacts"].as_array().unwrap().iter().find(|a| a["qualname"] == "WorkerManager.__init__").unwrap()["threads"].as_u64().unwrap()
+    };
+    let (tb, tf) = (threads(BUGGY), threads(FIXED));
+    assert!(tb > 1 && tf == 1, "buggy {tb}, fixed {tf}");
+    let v = c.call("threadRadar/compare", json!({ "base_runs": [BUGGY, BUGGY], "new_runs": [FIXED, FIXED], "hide_stdlib": true }));
+    let sig = &v["significance"];
+    assert_eq!((sig["n_base"].as_u64(), sig["n_new"].as_u64()), (Some(2), Some(2)), "{sig}");
+    assert!(sig["test"].as_str().unwrap().contains("Welch"), "{sig}");
+    let init = v["changes"].as_array().unwrap().iter().find(|ch| ch["artifact"] == "WorkerManager.__init__" && ch["statement"].as_str().unwrap().contains("run by")).unwrap_or_else(|| panic!("{}", v["changes"]));
+    assert_eq!(init["statement"], format!("WorkerManager.__init__: run by {tb} threads → {tf}"));
+    assert_eq!(init["significant"], true, "{init}");
+    assert!(v["changes"].as_array().unwrap().iter().all(|ch| ch["significant"].is_boolean()), "{}", v["changes"]);
+
+    let v = c.call("threadRadar/compare", json!({ "base_runs": [BUGGY, FIXED], "new_runs": [FIXED, BUGGY], "hide_stdlib": true }));
+    let changes = v["changes"].as_array().unwrap();
+    assert!(!changes.is_empty(), "the shown runs (buggy → fixed) differ");
+    assert!(changes.iter().all(|ch| ch["significant"] == false), "{changes:#?}");
+    // The trace compare's changes are tested the same way, and a note says how.
+    let t = c.call("threadRadar/traceCompare", json!({ "a_runs": [BUGGY, BUGGY], "b_runs": [FIXED, FIXED], "width_px": 300 }));
+    let init = t["changes"].as_array().unwrap().iter().find(|ch| ch["statement"] == format!("WorkerManager.__init__: run by {tb} threads → {tf}")).unwrap_or_else(|| panic!("{}", t["changes"]));
+    assert_eq!(init["significant"], true, "{init}");
+    assert!(t["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("significance: Welch's t-test")), "{}", t["notes"]);
+    // A set on one side only: nothing is claimed, and the note says why.
+    let v = c.call("threadRadar/compare", json!({ "base": BUGGY, "new_runs": [FIXED, FIXED] }));
+    assert!(v["changes"].as_array().unwrap().iter().all(|ch| ch["significant"].is_null()));
+    assert_eq!(v["significance"]["n_base"], 1);
+    assert!(v["significance"]["note"].as_str().unwrap().contains("one run has no spread"), "{}", v["significance"]);
+}
+
+/// `threadradar report RUN --json --no-stdlib` in the workspace's runs directory.
+fn c_report(ws: &Workspace, run: &str) -> Value {
+    let o = Command::new(common::bin()).args(["report", run, "--json", "--no-stdlib"]).current_dir(ws.root.join(".threadradar/runs")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 #[test]

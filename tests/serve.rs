@@ -404,3 +404,73 @@ fn serve_compare_prints_the_trace_compare_address() {
     let err = common::stderr(&o);
     assert!(err.contains("/nonexistent/run.json") && err.lines().count() <= 3, "{err}");
 }
+
+/// `serve A1,A2 --compare B1,B2` (issue 17): the first run of A is served, the sets' runs are
+/// listed (B's from its own directory), and the printed Compare address names both sets, which
+/// the `compare` method then tests against each other (n per side from the address).
+#[test]
+fn run_sets_as_arguments_are_listed_and_their_compare_address_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (da, db) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&da).unwrap();
+    std::fs::create_dir_all(&db).unwrap();
+    let copy = |to: &Path| {
+        std::fs::copy(recorded(), to).unwrap();
+        to.canonicalize().unwrap().display().to_string()
+    };
+    let a = [copy(&da.join("a1.json")), copy(&da.join("a2.json"))];
+    let b = [copy(&db.join("b1.json")), copy(&db.join("b2.json"))];
+    let mut child = Command::new(common::bin())
+        .args(["serve", &a.join(","), "--compare", &b.join(","), "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    let compare_url = loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "serve ended: {lines:?}");
+        if line.starts_with("Compare of the run sets") {
+            break line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().to_string();
+        }
+        lines.push(line);
+    };
+    let s = Server { url: lines[0].split_whitespace().find(|w| w.starts_with("http://")).unwrap().to_string(), child, stdout };
+    assert!(lines[0].contains(&a[0]), "the first run of A is served: {}", lines[0]);
+    let decode = |v: &str| -> String {
+        let mut out = Vec::new();
+        let mut bytes = v.bytes();
+        while let Some(c) = bytes.next() {
+            if c == b'%' {
+                let hex: String = [bytes.next().unwrap(), bytes.next().unwrap()].iter().map(|&b| b as char).collect();
+                out.push(u8::from_str_radix(&hex, 16).unwrap());
+            } else {
+                out.push(c);
+            }
+        }
+        String::from_utf8(out).unwrap()
+    };
+    let query: std::collections::HashMap<String, String> = compare_url
+        .split_once('?')
+        .unwrap()
+        .1
+        .split('&')
+        .map(|kv| kv.split_once('=').unwrap())
+        .map(|(k, v)| (k.to_string(), decode(v)))
+        .collect();
+    assert_eq!(query["view"], "compare");
+    assert_eq!(query["base"], a.join(","));
+    assert_eq!(query["new"], b.join(","));
+    let runs = post(&s, "runs", serde_json::json!({})).unwrap();
+    let mut listed: Vec<String> = runs["runs"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap().to_string()).collect();
+    listed.sort();
+    let mut want: Vec<String> = a.iter().chain(&b).cloned().collect();
+    want.sort();
+    assert_eq!(listed, want, "the sets' runs, from both directories");
+    let split = |k: &str| query[k].split(',').map(str::to_string).collect::<Vec<_>>();
+    let c = post(&s, "compare", serde_json::json!({ "base_runs": split("base"), "new_runs": split("new") })).unwrap();
+    assert_eq!((c["significance"]["n_base"].as_u64(), c["significance"]["n_new"].as_u64()), (Some(2), Some(2)), "{}", c["significance"]);
+    // Four copies of one recording: nothing changed, nothing to claim.
+    assert!(c["changes"].as_array().unwrap().is_empty(), "{}", c["changes"]);
+}

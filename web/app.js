@@ -317,8 +317,8 @@
   // Only where another run can be read: `serve` of a directory and the editor (both list ≥ 2 runs);
   // never in the static export. Figures come from the `compare` method (docs/compare.md).
   // Cells carry their own text (`GlyphCell.text`, computed by the server): the page never spells a glyph.
-  /** @type {{level: import("./protocol").Level, view: string, detailWasOpen: boolean, seq: number, runs: any[]}} */
-  const compareState = { level: "function", view: "panels", detailWasOpen: false, seq: 0, runs: [] };
+  /** @type {{level: import("./protocol").Level, view: string, detailWasOpen: boolean, seq: number, runs: any[], filled: boolean, req?: any}} */
+  const compareState = { level: "function", view: "panels", detailWasOpen: false, seq: 0, runs: [], filled: false };
   function canCompare(runs) { return T.mode !== "static" && runs.length >= 2; }
   function glyphCells(glyph) {
     if (!glyph) return [el("span", { class: "muted", text: "—" })];
@@ -333,18 +333,45 @@
   function radarText(glyph) { return glyph ? glyph.map((c) => c.text).join(" ") : "—"; }
   function side(x, f) { return x ? f(x) : "—"; }
 
+  // Each select may hold several runs (a run set per side, issue 17); `?view=compare&base=A1,A2&new=B1,B2`
+  // (`threadradar serve A1,A2 --compare B1,B2`) picks the sets at first.
+  const fromQuery = (k) => (new URLSearchParams(location.search).get(k) || "").split(",").filter(Boolean);
   function fillCompareSelects(r) {
     const runs = r.runs || [];
     compareState.runs = runs;
     const base = $("compare-base"), nw = $("compare-new");
     const paths = runs.map((x) => x.path);
+    const kept = (sel) => [...sel.selectedOptions].map((o) => o.value).filter((v) => paths.includes(v));
+    const first = !compareState.filled; compareState.filled = true;
     const cur = runs.findIndex((x) => x.active);
-    const wantNew = paths.includes(nw.value) ? nw.value : (runs[cur >= 0 ? cur : 0] || {}).path;
-    const at = paths.indexOf(wantNew);
+    let wantNew = first && fromQuery("new").length ? fromQuery("new") : kept(nw);
+    if (!wantNew.length) wantNew = [(runs[cur >= 0 ? cur : 0] || {}).path];
+    const at = paths.indexOf(wantNew[0]);
     // Runs are listed newest first: the default base is the run recorded before the new one.
-    const wantBase = paths.includes(base.value) ? base.value : (runs[at + 1] || runs[at - 1] || {}).path;
-    base.replaceChildren(...runs.map((x) => el("option", { value: x.path, text: x.name, title: x.path, selected: x.path === wantBase })));
-    nw.replaceChildren(...runs.map((x) => el("option", { value: x.path, text: x.name, title: x.path, selected: x.path === wantNew })));
+    let wantBase = first && fromQuery("base").length ? fromQuery("base") : kept(base);
+    if (!wantBase.length) wantBase = [(runs[at + 1] || runs[at - 1] || {}).path];
+    const options = (want) => runs.map((x) => el("option", { value: x.path, text: x.name, title: x.path, selected: want.includes(x.path) }));
+    base.replaceChildren(...options(wantBase));
+    nw.replaceChildren(...options(wantNew));
+  }
+  // The request's side: one run, or a set of the runs picked; the address's runs first and in
+  // its order (the table shows a set's first run), then the others as listed (newest first).
+  function compareSide(req, key, id) {
+    const order = fromQuery(key), rank = (v) => (order.includes(v) ? order.indexOf(v) : order.length);
+    const picked = [...$(id).selectedOptions].map((o) => o.value).sort((a, b) => rank(a) - rank(b));
+    if (picked.length > 1) req[key + "_runs"] = picked; else if (picked.length) req[key] = picked[0];
+  }
+  // How the changes were tested against the sets' spread (the server's words), or why not.
+  function significanceLine(c) {
+    const s = c.significance;
+    if (!s) return "One run per side: no spread to test the changes against. Pick several runs per side (Ctrl-click) to compare run sets.";
+    return "Run sets: base n = " + s.n_base + ", new n = " + s.n_new + ". " + (s.tested ? s.test + ", over " + s.tested + " changes; the table shows each set's first run." : s.note);
+  }
+  function changeItem(ch) {
+    const mark = ch.significant == null ? "" : ch.significant ? " (significant" : " (within noise";
+    const p = ch.p == null ? "" : ", p = " + (ch.p < 0.001 ? ch.p.toExponential(1) : ch.p.toFixed(3));
+    return el("li", { class: "change" + (ch.significant === true ? " significant" : ch.significant === false ? " within-noise" : ""), "data-significant": String(ch.significant) },
+      ch.statement, mark ? el("span", { class: "sig-mark", text: mark + p + ")" }) : null);
   }
 
   // ---- timeline (web/timeline.js draws the server's `timeline` layouts) ---------------------------
@@ -385,6 +412,7 @@
   // ---- trace compare (web/tracecompare.js draws the server's `traceCompare` answer, issue 17) ----
   // Runs A and B: `?view=tracecompare&a=…&b=…` (`threadradar serve A --compare B`), else the
   // server's defaults (the active run as B, the run recorded before it as A).
+  /** @type {{a: string | string[] | null, b: string | string[] | null, selected?: string | null}} */
   const traceRuns = (() => { const q = new URLSearchParams(location.search); return { a: q.get("a"), b: q.get("b") }; })();
   let traceCompare = null;
   function showTraceCompare() {
@@ -452,7 +480,9 @@
 
   async function loadCompare() {
     const seq = ++compareState.seq;
-    const req = { base: $("compare-base").value || undefined, new: $("compare-new").value || undefined, level: compareState.level, hide_stdlib: $("compare-hide-stdlib").checked };
+    const req = { level: compareState.level, hide_stdlib: $("compare-hide-stdlib").checked };
+    compareSide(req, "base", "compare-base"); compareSide(req, "new", "compare-new");
+    compareState.req = req;
     let c;
     try { c = await T.request("compare", req); }
     catch (e) { if (seq === compareState.seq) { showError(e); $("compare").setAttribute("data-rendered", seq); } return; }
@@ -466,7 +496,9 @@
   function traceButton(c, a) {
     if (!window.ThreadRadarTraceCompare || c.level !== "function" || a.status !== "changed") return null;
     const b = el("button", { class: "cmp-trace", text: "trace", title: "Show where " + a.qualname + " runs in both runs' traces (Trace compare)" });
-    b.addEventListener("click", (ev) => { ev.stopPropagation(); openTraceCompare(c.base.path, c.new.path, a.qualname); });
+    // Run sets stay sets there: the trace of their first runs, the changes tested against them.
+    const req = compareState.req || {};
+    b.addEventListener("click", (ev) => { ev.stopPropagation(); openTraceCompare(req.base_runs || c.base.path, req.new_runs || c.new.path, a.qualname); });
     return b;
   }
   function sideLine(label, s) {
@@ -482,7 +514,8 @@
     const what = c.level === "class" ? "classes" : "functions";
     $("compare-counts").textContent = c.artifacts.length + " of " + c.listed + " " + what + "; " + c.only_in_base + " only in base (removed), " + c.only_in_new + " only in new (added)";
     // The server's statements of what changed, each backed by a row below (at most ten here).
-    $("compare-changes").replaceChildren(...c.changes.slice(0, 10).map((ch) => el("li", { class: "change", text: ch.statement })));
+    $("compare-significance").textContent = significanceLine(c);
+    $("compare-changes").replaceChildren(...c.changes.slice(0, 10).map(changeItem));
     $("compare-table").tBodies[0].replaceChildren(...c.artifacts.map((a) => {
       const b = a.base, n = a.new;
       const deltaClass = "delta num " + a.trend;
@@ -573,6 +606,7 @@
     const wanted = query.get("artifact");
     // `?view=timeline[&artifact=key]`: the Timeline tab (Neovim's `:ThreadRadarTimeline browser`).
     if (query.get("view") === "waits" && T.mode !== "static") showView("waits");
+    if (query.get("view") === "compare" && T.mode !== "static") showView("compare");
     if (query.get("view") === "tracecompare" && T.mode !== "static" && window.ThreadRadarTraceCompare) showView("tracecompare");
     if (query.get("view") === "timeline" && T.mode !== "static") {
       if (wanted) openTimeline(wanted); else showView("timeline");

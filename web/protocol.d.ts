@@ -576,9 +576,20 @@ window: Window | null, };
 
 /**
  * `compare`: two runs (paths or file names; by default the active run against the run recorded
- * before it). The thread filter does not apply: thread ids differ between runs.
+ * before it). The thread filter does not apply: thread ids differ between runs. A side may be a
+ * **run set**: `base`/`new` naming a run set's manifest, or `base_runs`/`new_runs` listing its
+ * runs; the table shows each side's first run and every change is tested against the sets'
+ * spread (`Comparison::significance`, docs/compare.md "Run sets").
  */
-export type CompareParams = { base?: string, new?: string, level: Level, top?: number, 
+export type CompareParams = { base?: string, new?: string, 
+/**
+ * The base side as a set of runs (names or paths, or run sets' manifests); instead of `base`.
+ */
+base_runs?: Array<string>, 
+/**
+ * The new side as a set of runs; instead of `new`.
+ */
+new_runs?: Array<string>, level: Level, top?: number, 
 /**
  * Counted states for both runs; the configured ones when left out.
  */
@@ -632,7 +643,12 @@ only_in_new: number,
 /**
  * What changed, in words: the listed artifacts' statements, largest |Δcrt| first.
  */
-changes: Array<Change>, };
+changes: Array<Change>, 
+/**
+ * How the changes were tested against the runs' own spread, when a side is a run set
+ * (`crate::runset::mark_significance`); `None` for one run against one run.
+ */
+significance: Significance | null, };
 
 /**
  * One run of a comparison.
@@ -756,7 +772,36 @@ artifact: string, kind: ArtifactKind, statement: string,
  * Whether the change exceeds the runs' own spread; `None` when each side is one run, so
  * there is no spread to compare with.
  */
-significant: boolean | null, };
+significant: boolean | null, 
+/**
+ * The test's p-value (before Holm's correction), when the change was tested.
+ */
+p: number | null, };
+
+/**
+ * How a comparison of run sets tested its changes: `Comparison::significance`.
+ */
+export type Significance = { 
+/**
+ * The test, in words ([`TEST`]).
+ */
+test: string, 
+/**
+ * Runs on each side (the table and the trace show each side's first run).
+ */
+n_base: number, n_new: number, 
+/**
+ * Family-wise significance level.
+ */
+alpha: number, 
+/**
+ * Changes whose figure could be tested (the correction is over these).
+ */
+tested: number, 
+/**
+ * What the reader needs to know: how it was tested, or why nothing could be.
+ */
+note: string, };
 
 /**
  * `documentArtifacts`: the profiled declarations of a document (`uri`, or `file` on disk).
@@ -1315,6 +1360,15 @@ a?: string,
  * Run B, drawn below (typically after the fix). Default: the active run.
  */
 b?: string, 
+/**
+ * Run A as a run set (names or paths): A is its first run, and the changes in words are
+ * tested against the sets' spread, as `compare`'s (`Change::significant`); instead of `a`.
+ */
+a_runs?: Array<string>, 
+/**
+ * Run B as a run set; instead of `b`.
+ */
+b_runs?: Array<string>, 
 /**
  * The width of the caller's time axis in pixels (at least 1): bars and edges are laid out in it.
  */

@@ -65,6 +65,9 @@ pub struct Comparison {
     pub only_in_new: usize,
     /// What changed, in words: the listed artifacts' statements, largest |Δcrt| first.
     pub changes: Vec<Change>,
+    /// How the changes were tested against the runs' own spread, when a side is a run set
+    /// (`crate::runset::mark_significance`); `None` for one run against one run.
+    pub significance: Option<crate::runset::Significance>,
 }
 
 /// One run of a comparison.
@@ -176,6 +179,8 @@ pub struct Change {
     /// Whether the change exceeds the runs' own spread; `None` when each side is one run, so
     /// there is no spread to compare with.
     pub significant: Option<bool>,
+    /// The test's p-value (before Holm's correction), when the change was tested.
+    pub p: Option<f64>,
 }
 
 /// Below this |Δcrt| (a twentieth of a percentage point) a change is no change.
@@ -226,7 +231,7 @@ impl Comparison {
         let base = side_summary(base_run, base_analysis)?;
         let new = side_summary(new_run, new_analysis)?;
         let Some(kind) = opts.level.kind() else {
-            return Ok(Comparison { level: opts.level, base, new, artifacts: Vec::new(), listed: 0, only_in_base: 0, only_in_new: 0, changes: Vec::new() });
+            return Ok(Comparison { level: opts.level, base, new, artifacts: Vec::new(), listed: 0, only_in_base: 0, only_in_new: 0, changes: Vec::new(), significance: None });
         };
         let in_base = executed(base_run, base_analysis, kind);
         let in_new = executed(new_run, new_analysis, kind);
@@ -267,13 +272,13 @@ impl Comparison {
                 } else {
                     3
                 };
-                let change = Change { artifact: a.qualname.clone(), kind: a.kind, statement: s.clone(), significant: None };
+                let change = Change { artifact: a.qualname.clone(), kind: a.kind, statement: s.clone(), significant: None, p: None };
                 ranked.push((a.file_kind != FileKind::User, rank, i, change));
             }
         }
         ranked.sort_by_key(|r| (r.0, r.1, r.2));
         let changes = ranked.into_iter().map(|r| r.3).collect();
-        Ok(Comparison { level: opts.level, base, new, artifacts, listed, only_in_base, only_in_new, changes })
+        Ok(Comparison { level: opts.level, base, new, artifacts, listed, only_in_base, only_in_new, changes, significance: None })
     }
 }
 

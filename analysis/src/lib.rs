@@ -23,7 +23,8 @@
 //! - [`sections`]: critical sections, every execution of each, its variability and outliers.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //! - [`waits`]: who waits for whom: wait intervals, wake edges with their evidence, objects.
-//! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test.
+//! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test, and
+//!   `mark_significance`, which tests a comparison's changes against two run sets (every client's).
 //! - [`tracediff`]: two runs as traces (TraceDiff): threads paired, timeline stretches matched.
 //!
 //! ```

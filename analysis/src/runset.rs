@@ -9,12 +9,17 @@
 //! the same in every run of both sets is significant when the two sets' values differ (no spread at
 //! all: the difference is exact), and not when they are equal.
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, Options};
 use crate::artifact::Level;
+use crate::compare::Comparison;
+use crate::error::AnalysisError;
 use crate::stability;
+use crate::tracediff::{self, FunctionTimes};
+use crate::view::{ReportView, ViewOptions};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
-use threadradar_profiler::run::Run;
+use std::collections::HashMap;
+use threadradar_profiler::run::{FileKind, Run};
 
 /// The family-wise significance level of a comparison of run sets.
 pub const ALPHA: f64 = 0.05;
@@ -75,6 +80,106 @@ pub fn holm(ps: &[f64], alpha: f64) -> Vec<bool> {
         }
     }
     out
+}
+
+/// The name of the test [`mark_significance`] applies, as every client shows it.
+pub const TEST: &str = "Welch's t-test on the per-run figures, two-sided, Holm-corrected (family-wise α = 0.05)";
+
+/// How a comparison of run sets tested its changes: `Comparison::significance`.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct Significance {
+    /// The test, in words ([`TEST`]).
+    pub test: String,
+    /// Runs on each side (the table and the trace show each side's first run).
+    pub n_base: usize,
+    pub n_new: usize,
+    /// Family-wise significance level.
+    pub alpha: f64,
+    /// Changes whose figure could be tested (the correction is over these).
+    pub tested: usize,
+    /// What the reader needs to know: how it was tested, or why nothing could be.
+    pub note: String,
+}
+
+/// The figure of one run that a statement rests on, for the test against the runs' spread.
+fn figure(statement: &str, artifact: &str, view: &ReportView, times: &HashMap<String, FunctionTimes>) -> Option<f64> {
+    if artifact == "program" && statement.contains("finishes") {
+        return Some(view.run.duration_s);
+    }
+    if statement.contains("finishes") {
+        return Some(times.get(artifact).map_or(0.0, |t| t.finish_s));
+    }
+    if statement.contains("waiting time") {
+        return Some(times.get(artifact).map_or(0.0, |t| t.idle_s));
+    }
+    if statement.contains("time in it") {
+        return Some(times.get(artifact).map_or(0.0, |t| t.stack_s));
+    }
+    if statement.contains(": wake-ups seen ") {
+        return times.get(artifact).filter(|t| t.waits > 0).map(|t| t.idle_s / t.waits as f64);
+    }
+    let a = view
+        .artifacts
+        .iter()
+        .find(|a| a.qualname == artifact && a.file_kind == FileKind::User)
+        .or_else(|| view.artifacts.iter().find(|a| a.qualname == artifact));
+    if statement.contains(": run by ") {
+        return Some(a.map_or(0.0, |a| a.threads as f64));
+    }
+    if statement.contains("cluster") {
+        return Some(a.map_or(0.0, |a| a.clusters.len() as f64));
+    }
+    Some(a.map_or(0.0, |a| a.crt))
+}
+
+/// Marks each change of `c` significant or within noise: [`welch_p`] on the per-run figure
+/// behind its statement over all runs of both sets, with [`holm`] over the changes tested
+/// (family-wise [`ALPHA`]). A side with one run has no spread: the changes stay unmarked
+/// (`significant: None`) and the returned note says so. Sets `c.significance` and returns it.
+pub fn mark_significance(c: &mut Comparison, base: &[Run], new: &[Run], options: &Options, level: Level) -> Result<Significance, AnalysisError> {
+    let mut sig = Significance { test: TEST.to_string(), n_base: base.len(), n_new: new.len(), alpha: ALPHA, tested: 0, note: String::new() };
+    if base.len() < 2 || new.len() < 2 {
+        sig.note = format!(
+            "significance unavailable: a side with one run has no spread (base {} run(s), new {}); record run sets with `threadradar record --repeat N`",
+            base.len(),
+            new.len()
+        );
+        c.significance = Some(sig.clone());
+        return Ok(sig);
+    }
+    let per_run = |runs: &[Run]| -> Result<Vec<(ReportView, HashMap<String, FunctionTimes>)>, AnalysisError> {
+        runs.iter()
+            .map(|r| {
+                let a = Analysis::new(r, options)?;
+                let v = ReportView::build(r, &a, &ViewOptions { level, top: None, ..ViewOptions::default() })?;
+                Ok((v, tracediff::function_times(r)))
+            })
+            .collect()
+    };
+    let (b, n) = (per_run(base)?, per_run(new)?);
+    // p-values of the changes whose figure could be tested, then Holm's correction over them.
+    let mut tested: Vec<(usize, f64)> = Vec::new();
+    for (i, ch) in c.changes.iter().enumerate() {
+        let xs: Option<Vec<f64>> = b.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
+        let ys: Option<Vec<f64>> = n.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
+        if let Some(p) = xs.zip(ys).and_then(|(xs, ys)| welch_p(&xs, &ys)) {
+            tested.push((i, p));
+        }
+    }
+    let ps: Vec<f64> = tested.iter().map(|t| t.1).collect();
+    for (&(i, p), significant) in tested.iter().zip(holm(&ps, ALPHA)) {
+        c.changes[i].significant = Some(significant);
+        c.changes[i].p = Some(p);
+    }
+    sig.tested = ps.len();
+    sig.note = format!(
+        "significance: Welch's t-test on the per-run figures of {} × {} runs, two-sided, Holm-corrected over {} changes (family-wise α = 0.05); the table and the trace show each set's first run",
+        base.len(),
+        new.len(),
+        ps.len()
+    );
+    c.significance = Some(sig.clone());
+    Ok(sig)
 }
 
 /// The clustering stability of a run set: the adjusted Rand index of every artifact's clusters

@@ -1077,14 +1077,14 @@ pub fn extend_changes(c: &mut crate::compare::Comparison, diff: &TraceDiff, base
     for a in &user {
         if let (Some(b), Some(n)) = (&a.base, &a.new) {
             for statement in cluster_statements(&a.qualname, &b.glyph, &n.glyph) {
-                added.push(Change { artifact: a.qualname.clone(), kind: a.kind, statement, significant: None });
+                added.push(Change { artifact: a.qualname.clone(), kind: a.kind, statement, significant: None, p: None });
             }
         }
     }
     let names: Vec<String> = if c.level == crate::artifact::Level::Function { user.iter().map(|a| a.qualname.clone()).collect() } else { Vec::new() };
     for (artifact, statement) in trace_statements(diff, base, new, &names) {
         let kind = kind_of(&artifact);
-        added.push(Change { artifact, kind, statement, significant: None });
+        added.push(Change { artifact, kind, statement, significant: None, p: None });
     }
     let split = c.changes.iter().take_while(|ch| ch.statement.contains(": run by ") && user.iter().any(|a| a.qualname == ch.artifact)).count();
     let rest = c.changes.split_off(split);

@@ -3,6 +3,7 @@
 //!
 //! - [`run`]: the data model of a run, shared with `analysis` and the language server.
 //! - [`runfile`]: reading (with clear errors) and atomic writing of run files.
+//! - [`runset`]: run sets (`record --repeat N`, or a list of runs): one reader for every client.
 //! - [`builder`]: interning tables while a run is built.
 //! - [`attribution`]: a frame's function and a thread's type from its entry point, for recorded
 //!   and imported runs alike.
@@ -16,6 +17,7 @@ pub mod attribution;
 pub mod builder;
 pub mod run;
 pub mod runfile;
+pub mod runset;
 pub mod sections;
 pub mod synth;
 

@@ -4,7 +4,7 @@
 //! The comparison is `threadradar_analysis::compare`; this file finds the two runs, turns flags
 //! into options and formats the [`Comparison`]. Table helpers are shared with `report`.
 
-use super::report::{pad, pct, read_runset, resolve_run, seconds, short_path, ColorArg, Style};
+use super::report::{pad, pct, resolve_run, seconds, short_path, ColorArg, Style};
 use anyhow::{bail, Context};
 use clap::Args;
 use std::io::Write;
@@ -12,20 +12,21 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use threadradar_analysis::{CountedStates, FilterSpec};
 use threadradar_analysis::compare::{ArtifactDelta, DeltaStatus, SideFigures, SideSummary};
-use threadradar_analysis::{Analysis, ArtifactKind, CompareOptions, Comparison, Level, Options, ReportView, TimeSource, ViewOptions};
+use threadradar_analysis::{Analysis, ArtifactKind, CompareOptions, Comparison, Level, Options, TimeSource};
 use threadradar_analysis::timeline::TimelineIndex;
 use threadradar_analysis::tracediff::{self, TraceDiff, TraceOptions};
 use threadradar_profiler::run::FileKind;
-use threadradar_profiler::{runfile, Run};
+use threadradar_profiler::{runfile, runset, Run};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// The run before the change: a run file, or a directory of runs (its newest run).
+    /// The run before the change: a run file, a directory of runs (its newest run), a run set
+    /// (`record --repeat N`) or runs separated by commas (one set).
     /// [default: the second newest run in .threadradar/runs]
     pub base: Option<PathBuf>,
 
-    /// The run after the change: a run file, or a directory of runs (its newest run).
-    /// [default: the newest run in .threadradar/runs]
+    /// The run after the change: a run file, a directory of runs (its newest run), a run set or
+    /// runs separated by commas. [default: the newest run in .threadradar/runs]
     pub new: Option<PathBuf>,
 
     /// Which artifacts to compare.
@@ -59,10 +60,24 @@ pub struct CompareArgs {
 
 
 pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
-    let (base_set, new_set) = resolve_runs(args.base.as_deref(), args.new.as_deref())?;
+    // A side is a run, a run set's manifest, or a comma-separated list of them (one set).
+    let (base_list, new_list) = (args.base.as_deref().map(runset::split_list), args.new.as_deref().map(runset::split_list));
+    let first = |l: &Option<Vec<PathBuf>>| l.as_ref().map(|l| l[0].clone());
+    let (base_set, new_set) = resolve_runs(first(&base_list).as_deref(), first(&new_list).as_deref())?;
     // A run set stands for its runs; its first run is the one shown in the table and the trace.
-    let members = |p: &Path| -> anyhow::Result<Vec<PathBuf>> { Ok(read_runset(p)?.map_or_else(|| vec![p.to_path_buf()], |s| s.runs)) };
-    let (base_members, new_members) = (members(&base_set)?, members(&new_set)?);
+    let members = |given: &Option<Vec<PathBuf>>, resolved: &Path| -> anyhow::Result<Vec<PathBuf>> {
+        match given {
+            Some(list) if list.len() > 1 => {
+                let mut out = Vec::new();
+                for p in list {
+                    out.extend(runset::members(&resolve_run(Some(p))?)?);
+                }
+                Ok(out)
+            }
+            _ => Ok(runset::members(resolved)?),
+        }
+    };
+    let (base_members, new_members) = (members(&base_list, &base_set)?, members(&new_list, &new_set)?);
     let (base_path, new_path) = (base_members[0].clone(), new_members[0].clone());
     let itself = same_file(&base_set, &new_set);
     let base_run = runfile::read(&base_path)?;
@@ -90,13 +105,18 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let mut trace = trace_diff(&base_run, &new_run, args.tau)?;
     tracediff::extend_changes(&mut comparison, &trace, &base_run, &new_run);
-    let sets = base_members.len() > 1 || new_members.len() > 1 || read_runset(&base_set)?.is_some() || read_runset(&new_set)?.is_some();
+    let sets = base_members.len() > 1 || new_members.len() > 1 || runset::is_runset(&base_set) || runset::is_runset(&new_set);
     if sets {
-        comparison.base.path = Some(base_set.display().to_string());
-        comparison.new.path = Some(new_set.display().to_string());
+        let shown = |given: &Option<Vec<PathBuf>>, set: &Path| match given {
+            Some(list) if list.len() > 1 => list.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(","),
+            _ => set.display().to_string(),
+        };
+        comparison.base.path = Some(shown(&base_list, &base_set));
+        comparison.new.path = Some(shown(&new_list, &new_set));
         let read_all = |paths: &[PathBuf]| -> anyhow::Result<Vec<Run>> { paths.iter().map(|p| Ok(runfile::read(p)?)).collect() };
         let (base_runs, new_runs) = (read_all(&base_members)?, read_all(&new_members)?);
-        trace.notes.extend(mark_significance(&mut comparison, &base_runs, &new_runs, &options, level)?);
+        let sig = threadradar_analysis::runset::mark_significance(&mut comparison, &base_runs, &new_runs, &options, level)?;
+        trace.notes.push(sig.note);
     }
 
     let mut out = std::io::stdout().lock();
@@ -121,76 +141,6 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         Err(e) => Err(e.context("cannot write the comparison")),
         Ok(()) => Ok(ExitCode::SUCCESS),
     }
-}
-
-/// The figure of one run that a statement rests on, for the test against the runs' spread.
-fn figure(statement: &str, artifact: &str, view: &ReportView, times: &std::collections::HashMap<String, tracediff::FunctionTimes>) -> Option<f64> {
-    if artifact == "program" && statement.contains("finishes") {
-        return Some(view.run.duration_s);
-    }
-    if statement.contains("finishes") {
-        return Some(times.get(artifact).map_or(0.0, |t| t.finish_s));
-    }
-    if statement.contains("waiting time") {
-        return Some(times.get(artifact).map_or(0.0, |t| t.idle_s));
-    }
-    if statement.contains("time in it") {
-        return Some(times.get(artifact).map_or(0.0, |t| t.stack_s));
-    }
-    if statement.contains(": wake-ups seen ") {
-        return times.get(artifact).filter(|t| t.waits > 0).map(|t| t.idle_s / t.waits as f64);
-    }
-    let a = view.artifacts.iter().find(|a| a.qualname == artifact && a.file_kind == FileKind::User)
-        .or_else(|| view.artifacts.iter().find(|a| a.qualname == artifact));
-    if statement.contains(": run by ") {
-        return Some(a.map_or(0.0, |a| a.threads as f64));
-    }
-    if statement.contains("cluster") {
-        return Some(a.map_or(0.0, |a| a.clusters.len() as f64));
-    }
-    Some(a.map_or(0.0, |a| a.crt))
-}
-
-/// Marks each change significant or within noise: Welch's t-test on the per-run figure behind it,
-/// two-sided, at α = 0.05 / (number of changes) (`threadradar_analysis::runset`). A side with one
-/// run has no spread: the changes stay unmarked and a note says so.
-fn mark_significance(c: &mut Comparison, base: &[Run], new: &[Run], options: &Options, level: Level) -> anyhow::Result<Vec<String>> {
-    if base.len() < 2 || new.len() < 2 {
-        return Ok(vec![format!(
-            "significance unavailable: a side with one run has no spread (base {} run(s), new {}); record run sets with `threadradar record --repeat N`",
-            base.len(),
-            new.len()
-        )]);
-    }
-    let per_run = |runs: &[Run]| -> anyhow::Result<Vec<(ReportView, std::collections::HashMap<String, tracediff::FunctionTimes>)>> {
-        runs.iter()
-            .map(|r| {
-                let a = Analysis::new(r, options)?;
-                let v = ReportView::build(r, &a, &ViewOptions { level, top: None, ..ViewOptions::default() })?;
-                Ok((v, tracediff::function_times(r)))
-            })
-            .collect()
-    };
-    let (b, n) = (per_run(base)?, per_run(new)?);
-    // p-values of the changes whose figure could be tested, then Holm's correction over them.
-    let mut tested: Vec<(usize, f64)> = Vec::new();
-    for (i, ch) in c.changes.iter().enumerate() {
-        let xs: Option<Vec<f64>> = b.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
-        let ys: Option<Vec<f64>> = n.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
-        if let Some(p) = xs.zip(ys).and_then(|(xs, ys)| threadradar_analysis::runset::welch_p(&xs, &ys)) {
-            tested.push((i, p));
-        }
-    }
-    let ps: Vec<f64> = tested.iter().map(|t| t.1).collect();
-    for ((i, _), sig) in tested.iter().zip(threadradar_analysis::runset::holm(&ps, threadradar_analysis::runset::ALPHA)) {
-        c.changes[*i].significant = Some(sig);
-    }
-    Ok(vec![format!(
-        "significance: Welch's t-test on the per-run figures of {} × {} runs, two-sided, Holm-corrected over {} changes (family-wise α = 0.05); the table and the trace show each set's first run",
-        base.len(),
-        new.len(),
-        ps.len()
-    )])
 }
 
 /// The trace comparison of the two runs (their timelines matched, `threadradar_analysis::tracediff`).

@@ -133,7 +133,7 @@ fn repeat(args: &RecordArgs, n: u32) -> anyhow::Result<ExitCode> {
             break;
         }
     }
-    super::report::write_runset(&manifest, &program, &args.command, &runs)?;
+    threadradar_profiler::runset::write(&manifest, &program, &args.command, &runs)?;
     eprintln!("threadradar: run set of {} runs → {}", runs.len(), manifest.display());
     eprintln!("  see its spread: threadradar report {}", shell_quote(&manifest));
     Ok(exit)

@@ -16,6 +16,7 @@ use threadradar_analysis::{
 };
 use threadradar_profiler::run::FileKind;
 use threadradar_analysis::runset::Spread;
+use threadradar_profiler::runset::{self, RunSet};
 use threadradar_profiler::{runfile, Run};
 
 #[derive(Args, Debug)]
@@ -82,7 +83,7 @@ pub enum ColorArg {
 
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let path = resolve_run(args.run.as_deref())?;
-    if let Some(set) = read_runset(&path)? {
+    if let Some(set) = runset::read(&path)? {
         return report_runset(&args, &path, set);
     }
     let run = runfile::read(&path)?;
@@ -387,74 +388,6 @@ fn artifact_label(a: &ArtifactView, cwd: &str) -> String {
 }
 
 // ---- Run sets (`record --repeat N`): the manifest, and `report RUNSET` ----
-
-/// The value of the `format` field of a run set's manifest.
-pub(crate) const RUNSET_FORMAT: &str = "threadradar-runset";
-
-/// A run set's manifest: a label and the run files (relative to the manifest's directory when
-/// they are in it). `docs/run-format.md`, "Run sets".
-#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
-pub(crate) struct RunSetManifest {
-    pub format: String,
-    pub version: u32,
-    pub label: String,
-    pub command: Vec<String>,
-    pub runs: Vec<String>,
-}
-
-/// A run set as read: its label and the paths of its runs.
-pub(crate) struct RunSet {
-    pub label: String,
-    pub runs: Vec<PathBuf>,
-}
-
-/// Writes the manifest of a run set at `path` (atomically: a temporary file, then a rename).
-pub(crate) fn write_runset(path: &Path, label: &str, command: &[String], runs: &[PathBuf]) -> anyhow::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let runs = runs
-        .iter()
-        .map(|r| match r.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")) {
-            p if p == dir => r.file_name().unwrap_or_default().to_string_lossy().into_owned(),
-            _ => r.display().to_string(),
-        })
-        .collect();
-    let m = RunSetManifest { format: RUNSET_FORMAT.into(), version: 1, label: label.into(), command: command.to_vec(), runs };
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(&m)?).with_context(|| format!("cannot write the run set {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write the run set {}", path.display()))?;
-    Ok(())
-}
-
-/// The run set at `path`, or `None` when the file is not a run set (a run file, say).
-pub(crate) fn read_runset(path: &Path) -> anyhow::Result<Option<RunSet>> {
-    use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(path) else { return Ok(None) };
-    let mut head = vec![0u8; 512];
-    let n = f.read(&mut head).unwrap_or(0);
-    if !String::from_utf8_lossy(&head[..n]).contains(RUNSET_FORMAT) {
-        return Ok(None);
-    }
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the run set {}", path.display()))?;
-    let m: RunSetManifest = serde_json::from_str(&text).map_err(|e| {
-        anyhow::anyhow!("{} is not a valid run set ({e}): record it again with `threadradar record --repeat N -- …`", path.display())
-    })?;
-    if m.format != RUNSET_FORMAT || m.version != 1 {
-        bail!("{} is a run set of version {}, which this threadradar cannot read: update threadradar", path.display(), m.version);
-    }
-    if m.runs.is_empty() {
-        bail!("the run set {} lists no runs: record it again with `threadradar record --repeat N -- …`", path.display());
-    }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut runs = Vec::new();
-    for r in &m.runs {
-        let p = dir.join(r);
-        if !p.exists() {
-            bail!("the run set {} lists {}, which does not exist: record the set again, or edit its \"runs\"", path.display(), p.display());
-        }
-        runs.push(p);
-    }
-    Ok(Some(RunSet { label: m.label, runs }))
-}
 
 /// One artifact's figures over the runs of a set.
 #[derive(serde::Serialize)]

@@ -26,17 +26,20 @@ use threadradar_lsp::protocol::{ErrorCode, NavigateResult, ProtocolError};
 use threadradar_lsp::runs::{self, LoadedRun, RunEntry};
 use threadradar_lsp::text::Document;
 use threadradar_profiler::run::ThreadId;
-use threadradar_profiler::runfile;
+use threadradar_profiler::{runfile, runset};
 use tiny_http::{Header, Method, Response, Server};
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// A run file, or a directory of runs (the newest is shown; the page can switch)
+    /// A run file, or a directory of runs (the newest is shown; the page can switch); a run set
+    /// (`record --repeat N`) or runs separated by commas (`a1.json,a2.json`) show their first run
     /// [default: .threadradar/runs]
     pub run: Option<PathBuf>,
 
     /// Another run (file) to compare with as a trace: prints the address of the Trace compare
-    /// tab with RUN as A (above) and this run as B (below).
+    /// tab with RUN as A (above) and this run as B (below). A run set or a comma list here or as
+    /// RUN also prints the address of the Compare tab on the two sets (each change tested
+    /// against the sets' spread).
     #[arg(long, value_name = "RUN_B")]
     pub compare: Option<PathBuf>,
 
@@ -106,6 +109,9 @@ pub(crate) fn nonce() -> String {
 /// The served directory (or run) as a protocol host: the same handlers as the language server.
 struct State {
     dir: Option<PathBuf>,
+    /// Runs named on the command line besides the shown one (the members of run sets), listed by
+    /// `runs` when a single run is served (canonical paths).
+    named: Vec<PathBuf>,
     current: Mutex<Current>,
     generation: AtomicU64,
     figures: FiguresCache,
@@ -154,7 +160,15 @@ impl Host for State {
         let dir = self.dir.clone().unwrap_or_else(|| cur.loaded.path.parent().unwrap_or(Path::new(".")).to_path_buf());
         let mut list = runs::list_dir(&dir);
         if self.dir.is_none() {
-            list.retain(|r| r.path == cur.loaded.path);
+            // The served run, and the runs of the sets named with it (their own directories).
+            let named = |p: &Path| self.named.iter().any(|n| p.canonicalize().is_ok_and(|c| &c == n));
+            list.retain(|r| r.path == cur.loaded.path || named(&r.path));
+            let mut dirs: Vec<PathBuf> = self.named.iter().filter_map(|n| n.parent().map(Path::to_path_buf)).collect();
+            dirs.dedup();
+            for d in dirs.into_iter().filter(|d| dir.canonicalize().ok().as_ref() != Some(d)) {
+                list.extend(runs::list_dir(&d).into_iter().filter(|r| named(&r.path) && r.path != cur.loaded.path));
+            }
+            list.dedup_by(|a, b| a.path == b.path);
         }
         // A workspace's `.threadradar/runs` belongs to the workspace folder, as in the editor.
         if dir.ends_with(".threadradar/runs") {
@@ -213,18 +227,45 @@ impl Host for State {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let dir = args.run.as_deref().filter(|p| p.is_dir()).map(Path::to_path_buf);
-    let path = super::info::resolve_run_path(args.run.as_deref())?;
-    let run = runfile::read(&path)?;
-    // The second run is read once here, so that a wrong path is said before serving.
-    let compare = match args.compare.as_deref() {
-        Some(b) => {
-            let b = super::info::resolve_run_path(Some(b))?;
-            runfile::read(&b).with_context(|| format!("cannot compare with {}", b.display()))?;
-            Some(b)
+    // Each side: a run, a directory (its newest run), a run set or a comma list of them; the
+    // first run of a set is the one shown.
+    let side = |arg: &Path| -> anyhow::Result<(Vec<PathBuf>, bool)> {
+        let list = runset::split_list(arg);
+        let mut members = Vec::new();
+        let mut set = list.len() > 1;
+        for p in &list {
+            let p = super::info::resolve_run_path(Some(p))?;
+            set |= runset::is_runset(&p);
+            members.extend(runset::members(&p)?);
         }
-        None => None,
+        // A set's runs by their canonical paths: the page picks them out of `runs` by path.
+        if set {
+            members = members.into_iter().map(|m| m.canonicalize().unwrap_or(m)).collect();
+        }
+        Ok((members, set))
     };
+    let (a_members, a_set) = match args.run.as_deref().filter(|p| !p.is_dir()) {
+        Some(p) => side(p)?,
+        None => (vec![super::info::resolve_run_path(args.run.as_deref())?], false),
+    };
+    let dir = args.run.as_deref().filter(|p| p.is_dir()).map(Path::to_path_buf);
+    let path = a_members[0].clone();
+    let run = runfile::read(&path)?;
+    // The second run (or set) is read once here, so that a wrong path is said before serving.
+    let (compare, b_members, b_set) = match args.compare.as_deref() {
+        Some(b) => {
+            let (members, set) = side(b)?;
+            for m in &members {
+                runfile::read(m).with_context(|| format!("cannot compare with {}", m.display()))?;
+            }
+            (Some(members[0].clone()), members, set)
+        }
+        None => (None, Vec::new(), false),
+    };
+    for m in a_members.iter().skip(1) {
+        runfile::read(m)?;
+    }
+    let named: Vec<PathBuf> = a_members.iter().chain(&b_members).filter_map(|p| p.canonicalize().ok()).collect();
     let loaded = Arc::new(LoadedRun::new(1, path.clone(), run));
     let listener = match TcpListener::bind(("127.0.0.1", args.port)) {
         Ok(l) => l,
@@ -238,6 +279,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let server = Server::from_listener(listener, None).map_err(|e| anyhow::anyhow!("cannot serve on 127.0.0.1:{port}: {e}"))?;
     let state = Arc::new(State {
         dir,
+        named,
         current: Mutex::new(Current { loaded, filter: Vec::new(), window: None, pinned: false }),
         generation: AtomicU64::new(1),
         figures: FiguresCache::default(),
@@ -250,6 +292,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // The paths as given: the server resolves them as it resolved them here.
         let (a_text, b_text) = (path.display().to_string(), b.display().to_string());
         writeln!(out, "Trace compare of A = {a_text} and B = {b_text}: http://127.0.0.1:{port}/?view=tracecompare&a={}&b={}", query(&a_text), query(&b_text))?;
+        if a_set || b_set {
+            let list = |m: &[PathBuf]| m.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(",");
+            let (base, new) = (list(&a_members), list(&b_members));
+            writeln!(
+                out,
+                "Compare of the run sets base = {base} ({} runs) and new = {new} ({} runs): http://127.0.0.1:{port}/?view=compare&base={}&new={}",
+                a_members.len(),
+                b_members.len(),
+                query(&base),
+                query(&new)
+            )?;
+        }
     }
     writeln!(out, "Press Ctrl-C to stop.")?;
     out.flush()?;

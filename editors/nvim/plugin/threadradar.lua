@@ -65,6 +65,16 @@ command("ThreadRadarCompare", "compare", {
   end,
   desc = "ThreadRadar: compare two runs ([base] [new])",
 })
+command("ThreadRadarTraceCompare", "trace_compare", {
+  nargs = "*",
+  complete = function(arglead)
+    if not require("threadradar").is_setup() then
+      return {}
+    end
+    return require("threadradar.compare").complete(arglead)
+  end,
+  desc = "ThreadRadar: two runs matched as traces ([a] [b])",
+})
 command("ThreadRadarClearFilter", "clear_filter", { desc = "ThreadRadar: remove the thread filter" })
 command("ThreadRadarRefresh", "refresh", { desc = "ThreadRadar: ask the server again" })
 command("ThreadRadarToggle", "toggle", { desc = "ThreadRadar: virtual text on/off" })

@@ -15,11 +15,39 @@ export const COMPARE_TOP = 200;
  * The `threadRadar/compare` request of the Comparison view: the two runs (none: the active run
  * against the one recorded before it), the level, without the standard library (as the hot view).
  */
-export function compareParams(runs: { base?: string; new?: string }, level: CompareLevel): CompareParams {
+export function compareParams(runs: CompareRuns, level: CompareLevel): CompareParams {
   const p: CompareParams = { level, hide_stdlib: true, top: COMPARE_TOP };
-  if (runs.base !== undefined) p.base = runs.base;
-  if (runs.new !== undefined) p.new = runs.new;
+  // Several runs on a side form a run set: each change is then tested against the sets' spread.
+  const side = (v: string | string[] | undefined, one: "base" | "new", many: "base_runs" | "new_runs"): void => {
+    if (Array.isArray(v) && v.length > 1) p[many] = v;
+    else if (Array.isArray(v) && v.length === 1) p[one] = v[0];
+    else if (typeof v === "string") p[one] = v;
+  };
+  side(runs.base, "base", "base_runs");
+  side(runs.new, "new", "new_runs");
   return p;
+}
+
+/** The runs of a comparison: one per side (a path), or a run set per side (paths). */
+export interface CompareRuns {
+  base?: string | string[];
+  new?: string | string[];
+}
+
+/** How the changes were tested, in the header's words: the n's and the test, or why nothing was tested. */
+export function significanceText(result: CompareResult): string {
+  const s = result.significance;
+  if (s === null) return "";
+  return s.tested > 0
+    ? `Run sets: base n = ${s.n_base}, new n = ${s.n_new}; ${s.test}, over ${s.tested} changes. The rows show each set's first run.`
+    : `Run sets: base n = ${s.n_base}, new n = ${s.n_new}; ${s.note}`;
+}
+
+/** A change in words with its verdict against the sets' spread (none with one run per side). */
+export function changeText(c: CompareResult["changes"][number]): string {
+  if (c.significant === null) return c.statement;
+  const p = c.p === null ? "" : `, p = ${c.p < 0.001 ? c.p.toExponential(1) : c.p.toFixed(3)}`;
+  return `${c.statement} (${c.significant ? "significant" : "within noise"}${p})`;
 }
 
 function pct(share: number): string {
@@ -100,13 +128,16 @@ export function compareHeader(result: CompareResult): CompareHeader {
   const [one, many] = levelWords[result.level] ?? ["artifact", "artifacts"];
   const shown = result.artifacts.length;
   const counts = shown < result.listed ? `${shown} of ${result.listed} ${many}` : `${result.listed} ${result.listed === 1 ? one : many}`;
-  const description = `${counts} · ${result.only_in_new} added · ${result.only_in_base} removed`;
+  const sets = result.significance === null ? "" : ` · sets of ${result.significance.n_base} → ${result.significance.n_new} runs`;
+  const description = `${counts} · ${result.only_in_new} added · ${result.only_in_base} removed${sets}`;
   const tooltip = [
     runLine("Base", result.base),
     runLine("New", result.new),
     `${escapeMarkdown(counts)} by change of computational runtime (crt); Δ in percentage points. ` +
       `crt is a share of each run's own counted runtime: read it with the seconds and the threads.`,
-    result.base.path === result.new.path ? "Both sides are the same run." : "",
+    result.base.path === result.new.path && result.significance === null ? "Both sides are the same run." : "",
+    escapeMarkdown(significanceText(result)),
+    ...result.changes.slice(0, 10).map((c) => `- ${escapeMarkdown(changeText(c))}`),
   ]
     .filter((l) => l !== "")
     .join("\n\n");

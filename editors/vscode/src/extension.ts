@@ -7,7 +7,7 @@ import * as vscode from "vscode";
 import { ServerConnection, config, currentServerSettings, followSelectedPython, refreshSelectedPython } from "./client";
 import { GlyphDecorations } from "./decorations";
 import { Panels, openLocation } from "./panels";
-import { compareParams, runPicks } from "./compare";
+import { compareParams, runPicks, type CompareRuns } from "./compare";
 import { Commands, Requests, ServerCommands, errorSentence, isMethodNotFound } from "./protocol";
 import type { ArtifactAtResult, CompareResult, RecordingInfo, RecordParams, RunsResult, ThreadsResult } from "./protocol";
 import { recordChoices, splitCommandLine } from "./record";
@@ -143,7 +143,9 @@ export function activate(context: vscode.ExtensionContext): void {
     void vscode.window.setStatusBarMessage("ThreadRadar: stopping the recording; the run so far is kept", 4000);
   };
 
-  const compare = async (runs: { base?: string; new?: string }): Promise<void> => {
+  // The runs of the comparison shown (a level switch asks for the same ones, sets included).
+  let comparedRuns: CompareRuns = {};
+  const compare = async (runs: CompareRuns): Promise<void> => {
     let result: CompareResult;
     try {
       result = (await server.sendRequest(Requests.compare, compareParams(runs, compareLevel))) as CompareResult;
@@ -151,6 +153,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (isMethodNotFound(e)) throw new Error("this ThreadRadar language server cannot compare runs: update it (threadRadar/compare)");
       throw e;
     }
+    comparedRuns = runs;
     comparisonView.show(result);
     void vscode.commands.executeCommand("threadradar.comparison.focus");
   };
@@ -161,11 +164,22 @@ export function activate(context: vscode.ExtensionContext): void {
       void vscode.window.showInformationMessage("Comparing needs two runs: record another one (e.g. after a fix) with “ThreadRadar: Record a Run…”.");
       return;
     }
-    const base = await vscode.window.showQuickPick(runPicks(runs), { title: "ThreadRadar: compare — the base run (before)", matchOnDetail: true });
-    if (base === undefined) return;
-    const next = await vscode.window.showQuickPick(runPicks(runs, base.path), { title: `ThreadRadar: compare ${base.label} with which run (after)?`, matchOnDetail: true });
-    if (next === undefined) return;
-    await compare({ base: base.path, new: next.path });
+    // Several runs per side form a run set (e.g. 5 runs before a fix and 5 after): each change is
+    // then tested against the sets' own spread.
+    const base = await vscode.window.showQuickPick(runPicks(runs), {
+      title: "ThreadRadar: compare — the base run(s) (before; pick several for a run set)",
+      matchOnDetail: true,
+      canPickMany: true,
+    });
+    if (base === undefined || base.length === 0) return;
+    const names = base.map((b) => b.label).join(", ");
+    const next = await vscode.window.showQuickPick(runPicks(runs, base.length === 1 ? base[0]?.path : undefined), {
+      title: `ThreadRadar: compare ${names} with which run(s) (after; pick several for a run set)?`,
+      matchOnDetail: true,
+      canPickMany: true,
+    });
+    if (next === undefined || next.length === 0) return;
+    await compare({ base: base.map((b) => b.path), new: next.map((n) => n.path) });
   };
 
   const setCompareLevel = async (level: "function" | "class"): Promise<void> => {
@@ -175,7 +189,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const shown = comparisonView.current;
     if (shown === undefined) return;
     try {
-      await compare({ base: shown.base.path ?? undefined, new: shown.new.path ?? undefined });
+      await compare(shown.significance !== null ? comparedRuns : { base: shown.base.path ?? undefined, new: shown.new.path ?? undefined });
     } catch (e) {
       // The view still shows the other level (e.g. a run of it was deleted): say so, keep the switch in step.
       compareLevel = previous;

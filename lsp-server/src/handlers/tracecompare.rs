@@ -2,7 +2,7 @@
 //! the trace compare panel (`web/tracecompare.js`): the server computes every position and
 //! statement, the page only draws them.
 
-use super::compare::two_runs;
+use super::compare::{two_runs, SetSides};
 use crate::host::Host;
 use crate::protocol::{CompareBar, CompareEdge, PairLane, ProtocolError, Shift, TraceCompareParams, TraceCompareResult, TraceSide};
 use std::collections::BTreeMap;
@@ -22,7 +22,8 @@ pub fn trace_compare(host: &dyn Host, p: TraceCompareParams) -> Result<TraceComp
     if !(tau > 0.0 && tau <= 1.0) {
         return Err(ProtocolError::invalid(format!("tau {tau} is not a similarity: pass a value in (0, 1], e.g. the default 0.2")));
     }
-    let ((a_path, a), (b_path, b)) = two_runs(host, p.a.as_deref(), p.b.as_deref())?;
+    let sets = SetSides::resolve(host, ("a", p.a.as_deref(), p.a_runs.as_deref()), ("b", p.b.as_deref(), p.b_runs.as_deref()))?;
+    let ((a_path, a), (b_path, b)) = two_runs(host, sets.shown(0).or(p.a.clone()).as_deref(), sets.shown(1).or(p.b.clone()).as_deref())?;
     // The active run keeps its timeline index; another run's is built here.
     let active = host.active().ok();
     let index = |path: &Path, panels: &Arc<Panels>| -> Result<Arc<TimelineIndex>, ProtocolError> {
@@ -40,6 +41,7 @@ pub fn trace_compare(host: &dyn Host, p: TraceCompareParams) -> Result<TraceComp
     let opts = CompareOptions { level: Level::Function, filter: FilterSpec::default().build()?, top: None };
     let mut comparison = Comparison::build(a.run(), &aa, b.run(), &ba, &opts)?;
     tracediff::extend_changes(&mut comparison, &diff, a.run(), b.run());
+    let significance = sets.mark(&mut comparison, (&a_path, &b_path), params.states, Level::Function)?;
     // The program's own code only (as the trace's statements are): the standard library's and
     // third-party figures stay in the Compare tab's table.
     let own: std::collections::HashSet<&str> =
@@ -133,6 +135,7 @@ pub fn trace_compare(host: &dyn Host, p: TraceCompareParams) -> Result<TraceComp
         diff.same_shift_s * 1e3
     )];
     notes.append(&mut diff.notes);
+    notes.extend(significance);
     let side = |path: &Path, run: &Run, period_ms: f64, stack_s: f64, duration_s: f64| TraceSide {
         path: path.display().to_string(),
         name: path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()),

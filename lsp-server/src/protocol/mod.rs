@@ -326,6 +326,7 @@ pub fn typescript() -> String {
         a::Trend,
         a::ArtifactDelta,
         a::compare::Change,
+        a::runset::Significance,
         // documents
         DocumentArtifactsParams,
         GlyphImageOptions,

@@ -19,6 +19,13 @@ pub struct TraceCompareParams {
     /// Run B, drawn below (typically after the fix). Default: the active run.
     #[ts(optional)]
     pub b: Option<String>,
+    /// Run A as a run set (names or paths): A is its first run, and the changes in words are
+    /// tested against the sets' spread, as `compare`'s (`Change::significant`); instead of `a`.
+    #[ts(optional)]
+    pub a_runs: Option<Vec<String>>,
+    /// Run B as a run set; instead of `b`.
+    #[ts(optional)]
+    pub b_runs: Option<Vec<String>>,
     /// The width of the caller's time axis in pixels (at least 1): bars and edges are laid out in it.
     pub width_px: u32,
     /// Minimal stack similarity τ of a match, in (0, 1] (default 0.2).

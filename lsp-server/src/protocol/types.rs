@@ -101,7 +101,10 @@ pub struct FilterResult {
 }
 
 /// `compare`: two runs (paths or file names; by default the active run against the run recorded
-/// before it). The thread filter does not apply: thread ids differ between runs.
+/// before it). The thread filter does not apply: thread ids differ between runs. A side may be a
+/// **run set**: `base`/`new` naming a run set's manifest, or `base_runs`/`new_runs` listing its
+/// runs; the table shows each side's first run and every change is tested against the sets'
+/// spread (`Comparison::significance`, docs/compare.md "Run sets").
 #[derive(Clone, Debug, Default, Deserialize, TS)]
 #[serde(default)]
 pub struct CompareParams {
@@ -109,6 +112,12 @@ pub struct CompareParams {
     pub base: Option<String>,
     #[ts(optional)]
     pub new: Option<String>,
+    /// The base side as a set of runs (names or paths, or run sets' manifests); instead of `base`.
+    #[ts(optional)]
+    pub base_runs: Option<Vec<String>>,
+    /// The new side as a set of runs; instead of `new`.
+    #[ts(optional)]
+    pub new_runs: Option<Vec<String>>,
     pub level: Level,
     #[ts(optional)]
     pub top: Option<usize>,

@@ -214,6 +214,9 @@ function M.build(result, opts)
       "ThreadRadarText",
     },
   })
+  for _, line in ipairs(M.change_lines(result)) do
+    b:add(line, { kind = "change" })
+  end
   b:blank()
   local r = M.rows(result)
   b:add({ { r.columns, "ThreadRadarSection" } }, { kind = "columns" })
@@ -230,20 +233,44 @@ function M.build(result, opts)
   return b
 end
 
---- The request for the open view's runs and the session's level and filter.
+--- The request for the open view's runs and the session's level and filter. A side written
+--- `a.json,b.json` is a run set: each change is then tested against the sets' spread.
 function M.params(base, new)
   local p = {
     level = state.level,
     hide_stdlib = hide_stdlib(),
     top = config.options.overview.top,
   }
-  if base then
-    p.base = base
+  local function side(v, one, many)
+    if v and v:find(",", 1, true) then
+      p[many] = vim.split(v, ",", { plain = true, trimempty = true })
+    elseif v then
+      p[one] = v
+    end
   end
-  if new then
-    p.new = new
-  end
+  side(base, "base", "base_runs")
+  side(new, "new", "new_runs")
   return p
+end
+
+--- The lines on run sets and the changes in words (the server's): the n's and the test, then
+--- each statement with its verdict (none with one run per side).
+function M.change_lines(result)
+  local out = {}
+  local sig = null(result.significance)
+  if sig then
+    local how = (sig.tested or 0) > 0 and (sig.test .. ", over " .. sig.tested .. " changes; the rows show each set's first run") or sig.note
+    table.insert(out, { { ("Run sets: base n = %d, new n = %d; %s"):format(sig.n_base, sig.n_new, how), "ThreadRadarText" } })
+  end
+  for i, c in ipairs(null(result.changes) or {}) do
+    if i > 10 then
+      break
+    end
+    local s = null(c.significant)
+    local mark = s == nil and "" or (s and "  (significant)" or "  (within noise)")
+    table.insert(out, { { "  • " .. c.statement, s and "ThreadRadarSection" or nil }, { mark, "ThreadRadarText" } })
+  end
+  return out
 end
 
 local function render(v, result)

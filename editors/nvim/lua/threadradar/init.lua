@@ -151,6 +151,8 @@ function M.command(name, args)
     require("threadradar.record").open_log()
   elseif name == "compare" then
     require("threadradar.compare").command(args.args or "")
+  elseif name == "trace_compare" then
+    require("threadradar.tracecompare").command(args.args or "")
   elseif name == "clear_filter" then
     require("threadradar.runs").clear_filter()
   elseif name == "refresh" then

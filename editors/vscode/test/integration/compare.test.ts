@@ -6,8 +6,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect } from "expect";
 import { after, before, describe, test } from "node:test";
-import { compareHeader, compareItems, compareParams } from "../../src/compare";
-import type { CompareItem } from "../../src/compare";
+import { changeText, compareHeader, compareItems, compareParams, significanceText } from "../../src/compare";
+import type { CompareItem, CompareRuns } from "../../src/compare";
 import type { CompareResult } from "../../src/protocol";
 import { Requests } from "../../src/protocol";
 import { BUGGY, bug1Workspace, record, startServer } from "../support/server";
@@ -31,7 +31,7 @@ after(async () => {
   ws?.cleanup();
 });
 
-const compare = async (runs: { base?: string; new?: string }, level: "function" | "class" = "function") =>
+const compare = async (runs: CompareRuns, level: "function" | "class" = "function") =>
   (await server.sendRequest(Requests.compare, compareParams(runs, level))) as CompareResult;
 
 /** The 1-based line of the first line of `file` matching `re`. */
@@ -100,6 +100,28 @@ describe("threadRadar/compare → the Comparison view's items", () => {
     const i = item(compareItems(r), "WorkerManager.__init__");
     expect(i.description).toMatch(/ · 1 → \d+ threads$/);
     expect(i.target).toEqual({ file: path.join(ws.dir, BUGGY), line: defLine(BUGGY, /^\s+def __init__\(self\) -> None:/) });
+  });
+
+  test("Compare Runs… with several runs per side: run sets, each change tested against their spread", async () => {
+    // Sets of the same recording twice: no spread, so a change is exact. The buggy run's
+    // constructor ran in several workers and the fixed run's in one (the first test).
+    const r = await compare({ base: [ws.run, ws.run], new: [fixedRun, fixedRun] });
+    expect(r.significance).toMatchObject({ n_base: 2, n_new: 2 });
+    expect(r.significance?.test).toMatch(/Welch/);
+    const init = r.changes.find((c) => c.artifact === "WorkerManager.__init__" && c.statement.includes("run by"));
+    if (init === undefined) throw new Error(`no 'run by' statement on the constructor: ${JSON.stringify(r.changes)}`);
+    expect(init.significant).toBe(true);
+    expect(changeText(init)).toMatch(/ \(significant, p = /);
+    expect(significanceText(r)).toMatch(/^Run sets: base n = 2, new n = 2; Welch/);
+    expect(compareHeader(r).description).toMatch(/ · sets of 2 → 2 runs$/);
+    // The same two runs on both sides, in another order: nothing exceeds their spread.
+    const same = await compare({ base: [ws.run, fixedRun], new: [fixedRun, ws.run] });
+    expect(same.changes.length).toBeGreaterThan(0);
+    expect(same.changes.every((c) => c.significant === false)).toBe(true);
+    // One run picked per side: one run each, nothing claimed.
+    const one = await compare({ base: [ws.run], new: [fixedRun] });
+    expect(one.significance).toBeNull();
+    expect(one.changes.every((c) => c.significant === null)).toBe(true);
   });
 
   test("an unknown run is an error sentence", async () => {

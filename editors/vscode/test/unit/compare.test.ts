@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import { describe, test } from "node:test";
-import { compareHeader, compareItems, escapeMarkdown, radarText, runName, runPicks } from "../../src/compare";
+import { compareHeader, compareItems, escapeMarkdown, radarText, runName, runPicks, changeText, compareParams } from "../../src/compare";
 import type { CompareArtifact, CompareFigures, CompareResult, CompareRun, RunsResult } from "../../src/protocol";
 
 const run = (name: string, threads: number, duration: number): CompareRun => ({
@@ -75,6 +75,7 @@ const RESULT: CompareResult = {
   only_in_base: 1,
   only_in_new: 1,
   changes: [],
+  significance: null,
 };
 
 describe("comparison items", () => {
@@ -161,6 +162,19 @@ describe("comparison items", () => {
     expect(t).toContain("\\[click\\]\\(command\\:workbench\\.action\\.quit\\) \\<img src\\=x onerror\\=alert\\(1\\)\\> \\*x\\* \\# h");
     expect(t).not.toMatch(/(^|[^\\])[[<]/);
     expect(t).toContain("- new: \\/ws\\/\\`a\\`\\/b\\.py\\:68");
+  });
+});
+
+describe("run sets", () => {
+  test("several runs on a side become a set; one stays a run", () => {
+    expect(compareParams({ base: ["a.json", "b.json"], new: "c.json" }, "function")).toEqual({ level: "function", hide_stdlib: true, top: 200, base_runs: ["a.json", "b.json"], new: "c.json" });
+    expect(compareParams({ base: ["a.json"], new: ["c.json", "d.json"] }, "class")).toEqual({ level: "class", hide_stdlib: true, top: 200, base: "a.json", new_runs: ["c.json", "d.json"] });
+  });
+  test("a change says its verdict and p; without sets it is only the statement", () => {
+    const c = { artifact: "f", kind: "function" as const, statement: "f: run by 4 threads → 1" };
+    expect(changeText({ ...c, significant: null, p: null })).toBe("f: run by 4 threads → 1");
+    expect(changeText({ ...c, significant: false, p: 0.41 })).toBe("f: run by 4 threads → 1 (within noise, p = 0.410)");
+    expect(changeText({ ...c, significant: true, p: 0 })).toBe("f: run by 4 threads → 1 (significant, p = 0.0e+0)");
   });
 });
 
