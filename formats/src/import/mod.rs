@@ -1,4 +1,4 @@
-//! Other profilers' files as runs: py-spy (raw and speedscope), austin (collapsed text),
+//! Other profilers' files as runs: py-spy (raw and speedscope), austin (text and MOJO),
 //! CPython's `profiling.sampling` (collapsed and gecko), flame-graph folded stacks, speedscope
 //! files and Firefox Profiler processed profiles (ThreadRadar's own exports included) and Linux
 //! `perf script` of a Python 3.12+ process run with `-X perf`.
@@ -12,6 +12,7 @@
 //! without states every sample counts as computing.
 
 mod austin;
+mod austin_mojo;
 mod collapsed;
 mod gecko;
 mod perf;
@@ -33,6 +34,8 @@ pub enum ImportFormat {
     Collapsed,
     /// austin's text output (one sample per line, `P<pid>;T<iid>:<tid>;file:func:line;… µs`).
     Austin,
+    /// austin's binary MOJO output (`austin -b`).
+    AustinMojo,
     /// speedscope JSON (py-spy `--format speedscope`, ThreadRadar's export).
     Speedscope,
     /// `perf script` output.
@@ -47,6 +50,7 @@ impl ImportFormat {
         match self {
             ImportFormat::Collapsed => "collapsed stacks",
             ImportFormat::Austin => "austin",
+            ImportFormat::AustinMojo => "austin MOJO",
             ImportFormat::Speedscope => "speedscope",
             ImportFormat::Perf => "perf script",
             ImportFormat::Gecko => "Firefox Profiler (processed gecko)",
@@ -67,7 +71,7 @@ pub enum ImportError {
     Truncated { path: PathBuf, format: &'static str, at: String },
     #[error("{path} holds no samples ({format}): profile the program for longer, or check that the profiler could read it")]
     NoSamples { path: PathBuf, format: &'static str },
-    #[error("cannot tell which profiler wrote {path} (it is neither speedscope JSON, a Firefox Profiler (gecko) profile, austin or collapsed stacks, nor perf script output); name its format with --format")]
+    #[error("cannot tell which profiler wrote {path} (it is neither speedscope JSON, a Firefox Profiler (gecko) profile, austin (text or MOJO) or collapsed stacks, nor perf script output); name its format with --format")]
     Unknown { path: PathBuf },
 }
 
@@ -227,6 +231,7 @@ pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<R
     let profile = match format {
         ImportFormat::Collapsed => collapsed::parse(bytes, &ctx)?,
         ImportFormat::Austin => austin::parse(bytes, &ctx)?,
+        ImportFormat::AustinMojo => austin_mojo::parse(bytes, &ctx)?,
         ImportFormat::Speedscope => speedscope::parse(bytes, &ctx)?,
         ImportFormat::Perf => perf::parse(bytes, &ctx)?,
         ImportFormat::Gecko => gecko::parse(bytes, &ctx)?,
@@ -239,6 +244,9 @@ pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<R
 
 /// Recognises a format from the first bytes.
 pub fn detect(bytes: &[u8]) -> Option<ImportFormat> {
+    if austin_mojo::looks_like(bytes) {
+        return Some(ImportFormat::AustinMojo);
+    }
     let text = std::str::from_utf8(&bytes[..bytes.len().min(64 * 1024)]).unwrap_or_else(|e| std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""));
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
