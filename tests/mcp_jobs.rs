@@ -140,6 +140,11 @@ async fn profile_test_runs_a_found_test_reports_progress_and_the_outcome() {
     let r = call(&client, "profile_test", serde_json::json!({ "file": "forever.py" })).await;
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("forever.py is not a test file"), "{}", text(&r));
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("test_elsewhere.py"), "def test_x():\n    pass\n").unwrap();
+    let r = call(&client, "profile_test", serde_json::json!({ "file": outside.path().join("test_elsewhere.py") })).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("is outside the project"), "{}", text(&r));
     let r = call(&client, "profile_test", serde_json::json!({ "file": "tests/nope.py" })).await;
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("nope.py does not exist"), "{}", text(&r));

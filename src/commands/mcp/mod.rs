@@ -411,6 +411,9 @@ impl Radar {
         let file = self.cwd.join(&p.file);
         let file = std::fs::canonicalize(&file).unwrap_or(file);
         let folders = vec![std::fs::canonicalize(&self.cwd).unwrap_or_else(|_| self.cwd.clone())];
+        if !file.starts_with(&folders[0]) {
+            return Ok(refusal(format!("{} is outside the project ({}): only its own tests can be profiled", file.display(), folders[0].display())));
+        }
         let name = p.test.clone().filter(|t| !t.is_empty());
         let job = match tokio::task::spawn_blocking(move || threadradar_lsp::test_job::TestJob::plan(&file, name.as_deref(), None, &folders, None)).await {
             Ok(Ok(job)) => job,
