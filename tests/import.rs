@@ -267,3 +267,92 @@ fn bad_input_gets_one_sentence_naming_the_format_and_where_it_stopped() {
     let e = run_import("run.json", br#"{"format":"threadradar-run","version":1}"#, &[]);
     assert!(e.contains("cannot tell"), "{e}");
 }
+
+/// Per tid: every sample's time and stack as (function, line), outermost first.
+fn samples_by_tid(run: &Run) -> HashMap<u32, Vec<(u64, Vec<(String, u32)>)>> {
+    let mut m: HashMap<u32, Vec<(u64, Vec<(String, u32)>)>> = HashMap::new();
+    for s in &run.samples {
+        for t in &s.threads {
+            let mut frames = Vec::new();
+            let mut next = t.stack;
+            while let Some(id) = next {
+                let node = &run.stacks[id as usize];
+                let fr = &run.frames[node.frame as usize];
+                frames.push((run.str(run.functions[fr.function as usize].qualname).to_string(), fr.line));
+                next = node.parent;
+            }
+            frames.reverse();
+            m.entry(run.threads[t.thread as usize].tid).or_default().push((s.t, frames));
+        }
+    }
+    m
+}
+
+/// Sample lines per tid in austin's text, counted from the text itself.
+fn austin_text_counts(file: &Path) -> HashMap<u32, u64> {
+    let mut want: HashMap<u32, u64> = HashMap::new();
+    for line in std::fs::read_to_string(file).unwrap().lines().filter(|l| l.starts_with('P')) {
+        let t = line.split(';').nth(1).unwrap();
+        let tid: u32 = t.rsplit(':').next().unwrap().split(' ').next().unwrap().parse().unwrap();
+        *want.entry(tid).or_insert(0) += 1;
+    }
+    want
+}
+
+/// A MOJO file and austin's own reading of it as text (austin-python's `mojo2austin`) make the
+/// same run: same threads, and every sample with the same stack, frame by frame, and duration.
+fn assert_mojo_reads_as_austin_reads_it(dir: &Path, mojo: &Path, text: &Path) -> Run {
+    let run = import(dir, mojo, &[]);
+    let reference = import(dir, text, &[]);
+    assert_eq!(counts_by_tid(&run), austin_text_counts(text), "samples per thread as in austin's own reading");
+    assert_eq!(samples_by_tid(&run), samples_by_tid(&reference), "the same stacks and durations, sample for sample");
+    let format = &run.meta.imported.as_ref().unwrap().format;
+    assert!(format.starts_with("austin 3.7") && format.ends_with("(MOJO)"), "{format}");
+    run
+}
+
+#[test]
+fn austin_mojo_is_read_as_austin_itself_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = assert_mojo_reads_as_austin_reads_it(dir.path(), &fixture("austin.mojo"), &fixture("austin-mojo.txt"));
+    assert_eq!(run.threads.len(), 3);
+    assert!(run.threads.iter().any(|t| t.thread_type == "Cruncher"), "types from entry points");
+    assert_mapped_to_source(&run);
+    // Named by --format too; a MOJO file cut short, or of a version this build does not read,
+    // is one sentence.
+    let forced = import(dir.path(), &fixture("austin.mojo"), &["--format", "austin-mojo"]);
+    assert_eq!(counts_by_tid(&forced), counts_by_tid(&run));
+    let bytes = std::fs::read(fixture("austin.mojo")).unwrap();
+    let cut = dir.path().join("cut.mojo");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let o = threadradar(dir.path(), &["import", cut.to_str().unwrap(), "-o", dir.path().join("cut.json").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("is truncated: the austin MOJO file ends in the middle (byte "), "{}", stderr(&o));
+    let v9 = dir.path().join("v9.mojo");
+    let mut future = b"MOJ\x09".to_vec();
+    future.extend_from_slice(&bytes[4..]);
+    std::fs::write(&v9, future).unwrap();
+    let o = threadradar(dir.path(), &["import", v9.to_str().unwrap(), "-o", dir.path().join("v9.json").to_str().unwrap()]);
+    assert!(stderr(&o).contains("is not a austin MOJO file: parsing stopped at byte 3: it is MOJO version 9"), "{}", stderr(&o));
+}
+
+/// austin itself, installed by tests/run_all.sh (`THREADRADAR_AUSTIN_BIN`: a venv's bin/ with
+/// austin-dist 3.7.0 and austin-python), records the fixture program here in MOJO.
+#[test]
+fn austin_records_mojo_here_that_imports_as_austin_reads_it() {
+    let Ok(bin) = std::env::var("THREADRADAR_AUSTIN_BIN") else {
+        eprintln!("skipped: THREADRADAR_AUSTIN_BIN is not set (tests/run_all.sh installs austin and sets it)");
+        return;
+    };
+    let bin = Path::new(&bin);
+    let dir = tempfile::tempdir().unwrap();
+    let (mojo, text) = (dir.path().join("live.mojo"), dir.path().join("live.txt"));
+    let program = fixture("fixture_program.py");
+    let o = std::process::Command::new(bin.join("austin")).args(["-b", "-i", "5ms", "-o"]).arg(&mojo).arg(python()).arg(&program).output().unwrap();
+    assert!(o.status.success() && mojo.is_file(), "austin: {}", String::from_utf8_lossy(&o.stderr));
+    let o = std::process::Command::new(bin.join("mojo2austin")).arg(&mojo).arg(&text).output().unwrap();
+    assert!(o.status.success(), "mojo2austin: {}", String::from_utf8_lossy(&o.stderr));
+    let run = assert_mojo_reads_as_austin_reads_it(dir.path(), &mojo, &text);
+    assert!(run.threads.len() >= 3, "the main thread, cruncher and napper: {:?}", run.threads.iter().map(|t| t.tid).collect::<Vec<_>>());
+    assert!(run.functions.iter().any(|f| run.str(f.qualname) == "Cruncher.run"));
+}

@@ -49,7 +49,7 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
     let tools = client.list_tools(Default::default()).await.unwrap();
     let mut names: Vec<String> = tools.tools.iter().map(|t| t.name.to_string()).collect();
     names.sort();
-    assert_eq!(names, ["artifact_threads", "compare_runs", "critical_sections", "hottest_artifacts", "run_history", "waits"]);
+    assert_eq!(names, ["artifact_threads", "compare_runs", "critical_sections", "hottest_artifacts", "profile_test", "record", "run_history", "waits"]);
     let call = |name: &'static str, args: serde_json::Value| {
         let client = &client;
         async move {

@@ -42,6 +42,15 @@ fi
 log "format validators (tests/formats: speedscope schema + ajv)"
 (cd tests/formats && npm ci --no-audit --no-fund --silent)
 
+# Formats (issue 21): austin 3.7.0 (PyPI austin-dist; 4.x needs a newer glibc) and austin-python's
+# mojo2austin, for tests/import.rs's live MOJO recording (THREADRADAR_AUSTIN_BIN), in a venv.
+AUSTIN_VENV="${THREADRADAR_CACHE:-$HOME/.cache/threadradar}/austin-3.7.0"
+if [ ! -x "$AUSTIN_VENV/bin/mojo2austin" ]; then
+  log "installing austin 3.7.0 and austin-python (the MOJO import's reference)"
+  rm -rf "$AUSTIN_VENV" && python3 -m venv "$AUSTIN_VENV" && "$AUSTIN_VENV/bin/pip" install -q austin-dist==3.7.0 austin-python==2.4.0
+fi
+export THREADRADAR_AUSTIN_BIN="$AUSTIN_VENV/bin"
+
 log "analysis stays pure (clippy: no file, socket, process, environment or clock APIs in analysis/)"
 cargo clippy --release --locked -p threadradar-analysis -- -D clippy::disallowed_methods -D clippy::disallowed_types
 

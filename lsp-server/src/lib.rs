@@ -40,6 +40,7 @@ pub mod recording;
 pub mod render;
 pub mod runs;
 pub mod server;
+pub mod test_job;
 pub mod text;
 pub mod unittests;
 pub mod views;

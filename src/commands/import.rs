@@ -35,6 +35,8 @@ pub enum ImportFormatArg {
     Collapsed,
     /// austin's text output.
     Austin,
+    /// austin's binary MOJO output (austin -b).
+    AustinMojo,
     /// speedscope JSON (py-spy --format speedscope).
     Speedscope,
     /// `perf script` of a Python 3.12+ process run with -X perf.
@@ -47,6 +49,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let format = args.format.map(|f| match f {
         ImportFormatArg::Collapsed => ImportFormat::Collapsed,
         ImportFormatArg::Austin => ImportFormat::Austin,
+        ImportFormatArg::AustinMojo => ImportFormat::AustinMojo,
         ImportFormatArg::Speedscope => ImportFormat::Speedscope,
         ImportFormatArg::Perf => ImportFormat::Perf,
         ImportFormatArg::Gecko => ImportFormat::Gecko,

@@ -52,8 +52,8 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             None => tid_text.parse().map_err(|_| ctx.parse_error(i + 1, format!("{t:?} is not a thread id")))?,
         };
         let thread = p.thread(pid, tid, None);
-        let frames = parts.filter(|f| !f.is_empty()).map(|f| parse_frame(f).0).collect();
-        p.samples.push(RawSample { thread, t_ns: None, duration_ns: Some(us * 1000), frames, count: 1 });
+        let stack = p.stack(parts.filter(|f| !f.is_empty()).map(|f| parse_frame(f).0));
+        p.samples.push(RawSample { thread, t_ns: None, duration_ns: Some(us * 1000), stack, count: 1 });
     }
     p.missing.push("thread names");
     p.missing.push("absolute sample times (each thread's samples follow one another, each as long as austin measured)");

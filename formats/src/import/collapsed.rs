@@ -47,15 +47,16 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             Some(t) => t,
             None => p.thread(pid, 0, Some("all threads")),
         };
-        let mut frames = Vec::new();
+        let mut stack = None;
         for f in parts {
             let (frame, fl) = parse_frame(f);
             if let Some(fl) = fl {
                 flavour.get_or_insert(fl);
             }
-            frames.push(frame);
+            let frame = p.frame(frame);
+            stack = Some(p.stack_node(stack, frame));
         }
-        p.samples.push(RawSample { thread, t_ns: None, duration_ns: None, frames, count });
+        p.samples.push(RawSample { thread, t_ns: None, duration_ns: None, stack, count });
     }
     p.format = match flavour {
         Some(f) => format!("{f} (collapsed stacks)"),

@@ -103,11 +103,12 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         let (stack_frame, stack_prefix) = (column(stacks, "frame"), column(stacks, "prefix"));
         let (frame_func, frame_line) = (column(frames, "func"), column(frames, "line"));
         let (func_name, func_file, func_line) = (column(funcs, "name"), column(funcs, "fileName"), column(funcs, "lineNumber"));
-        // One RawFrame per frame index, made when first used.
-        let mut made: Vec<Option<RawFrame>> = vec![None; stack_frame.len().max(frame_func.len())];
-        let mut frame_of = |f: usize, si: usize| -> Result<RawFrame, ImportError> {
+        // The profile's frame for each frame index, and its stack for each stack index, made
+        // when a sample first uses them: each sample then costs one lookup.
+        let mut made: Vec<Option<u32>> = vec![None; stack_frame.len().max(frame_func.len())];
+        let mut frame_of = |p: &mut Profile, f: usize, si: usize| -> Result<u32, ImportError> {
             if let Some(Some(r)) = made.get(f) {
-                return Ok(r.clone());
+                return Ok(*r);
             }
             let func = index(frame_func.get(f)).ok_or_else(|| err(ctx, at(format!("sample {si}")), format!("frame {f} has no function (the frame table has {})", frame_func.len())))?;
             let label = string(index(func_name.get(func))).ok_or_else(|| err(ctx, at(format!("sample {si}")), format!("function {func} has no name in the string table")))?;
@@ -119,12 +120,14 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                     None => RawFrame { file: String::new(), name: label.to_string(), line },
                 },
             };
+            let id = p.frame(r);
             if f >= made.len() {
                 made.resize(f + 1, None);
             }
-            made[f] = Some(r.clone());
-            Ok(r)
+            made[f] = Some(id);
+            Ok(id)
         };
+        let mut stack_ids: Vec<Option<u32>> = vec![None; stack_frame.len()];
         let stack_col = column(samples, "stack");
         let times = column(samples, "time");
         let deltas = column(samples, "timeDeltas");
@@ -142,20 +145,31 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                     return Err(err(ctx, at(format!("sample {si}")), format!("it has no time: the time column has {} entries for {} samples", times.len().max(deltas.len()), stack_col.len())))
                 }
             };
-            // The stack, innermost first while walking prefixes; a null stack is a sample without frames.
+            // The stack: its prefixes walked, innermost first, up to one already made; a null
+            // stack is a sample without frames.
             let mut chain = Vec::new();
             let mut next = index(Some(s));
+            let mut parent = None;
             while let Some(st) = next {
+                if let Some(Some(id)) = stack_ids.get(st) {
+                    parent = Some(*id);
+                    break;
+                }
                 if chain.len() > stack_frame.len() {
                     return Err(err(ctx, at(format!("sample {si}")), format!("stack {st}'s prefixes loop")));
                 }
                 let f = index(stack_frame.get(st)).ok_or_else(|| err(ctx, at(format!("sample {si}")), format!("stack {st} does not exist (the stack table has {})", stack_frame.len())))?;
-                chain.push(frame_of(f, si)?);
+                chain.push((st, f));
                 next = index(stack_prefix.get(st));
             }
-            chain.reverse();
+            for &(st, f) in chain.iter().rev() {
+                let frame = frame_of(&mut p, f, si)?;
+                let id = p.stack_node(parent, frame);
+                stack_ids[st] = Some(id);
+                parent = Some(id);
+            }
             let count = if counts_samples { weights.get(si).and_then(Value::as_u64).filter(|&w| w > 0).unwrap_or(1) } else { 1 };
-            p.samples.push(RawSample { thread, t_ns: Some((t_ms.max(0.0) * 1e6).round() as u64), duration_ns: None, frames: chain, count });
+            p.samples.push(RawSample { thread, t_ns: Some((t_ms.max(0.0) * 1e6).round() as u64), duration_ns: None, stack: parent, count });
             any_sample = true;
         }
     }

@@ -1,4 +1,4 @@
-//! Other profilers' files as runs: py-spy (raw and speedscope), austin (collapsed text),
+//! Other profilers' files as runs: py-spy (raw and speedscope), austin (text and MOJO),
 //! CPython's `profiling.sampling` (collapsed and gecko), flame-graph folded stacks, speedscope
 //! files and Firefox Profiler processed profiles (ThreadRadar's own exports included) and Linux
 //! `perf script` of a Python 3.12+ process run with `-X perf`.
@@ -12,11 +12,13 @@
 //! without states every sample counts as computing.
 
 mod austin;
+mod austin_mojo;
 mod collapsed;
 mod gecko;
 mod perf;
 mod speedscope;
 
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use threadradar_profiler::attribution::{derive_entry_point_types, resolve_function};
@@ -32,6 +34,8 @@ pub enum ImportFormat {
     Collapsed,
     /// austin's text output (one sample per line, `P<pid>;T<iid>:<tid>;file:func:line;… µs`).
     Austin,
+    /// austin's binary MOJO output (`austin -b`).
+    AustinMojo,
     /// speedscope JSON (py-spy `--format speedscope`, ThreadRadar's export).
     Speedscope,
     /// `perf script` output.
@@ -46,6 +50,7 @@ impl ImportFormat {
         match self {
             ImportFormat::Collapsed => "collapsed stacks",
             ImportFormat::Austin => "austin",
+            ImportFormat::AustinMojo => "austin MOJO",
             ImportFormat::Speedscope => "speedscope",
             ImportFormat::Perf => "perf script",
             ImportFormat::Gecko => "Firefox Profiler (processed gecko)",
@@ -66,7 +71,7 @@ pub enum ImportError {
     Truncated { path: PathBuf, format: &'static str, at: String },
     #[error("{path} holds no samples ({format}): profile the program for longer, or check that the profiler could read it")]
     NoSamples { path: PathBuf, format: &'static str },
-    #[error("cannot tell which profiler wrote {path} (it is neither speedscope JSON, a Firefox Profiler (gecko) profile, austin or collapsed stacks, nor perf script output); name its format with --format")]
+    #[error("cannot tell which profiler wrote {path} (it is neither speedscope JSON, a Firefox Profiler (gecko) profile, austin (text or MOJO) or collapsed stacks, nor perf script output); name its format with --format")]
     Unknown { path: PathBuf },
 }
 
@@ -88,6 +93,14 @@ pub struct RawThread {
     pub name: Option<String>,
 }
 
+/// A node of a profile's stack tree: `frame` (an index into [`Profile::frames`]) called from
+/// `parent` (an index into [`Profile::stacks`], always smaller than the node's own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RawStack {
+    pub parent: Option<u32>,
+    pub frame: u32,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawSample {
     pub thread: usize,
@@ -95,18 +108,26 @@ pub struct RawSample {
     pub t_ns: Option<u64>,
     /// How long the sample stands for, when the format says.
     pub duration_ns: Option<u64>,
-    /// Outermost (the thread's entry) first.
-    pub frames: Vec<RawFrame>,
+    /// The sampled stack (an index into [`Profile::stacks`]); `None` for a sample without frames.
+    pub stack: Option<u32>,
     /// How many consecutive samples of the thread this stands for (folded stacks' counts).
     pub count: u64,
 }
 
-/// What a parser read.
+/// What a parser read. Frames and stacks are interned, as in a run: a 1 M-sample profile has a
+/// few thousand distinct frames and stacks, and making, hashing and freeing every sample's frames
+/// as strings cost 95 % of an import (docs/benchmarks.md).
 #[derive(Clone, Debug, Default)]
 pub struct Profile {
     /// The format as the run will name it, e.g. `py-spy raw (collapsed stacks)`.
     pub format: String,
     pub threads: Vec<RawThread>,
+    /// Every distinct frame, added by [`Profile::frame`].
+    pub frames: Vec<RawFrame>,
+    /// The stack tree, added by [`Profile::stack_node`] and [`Profile::stack`].
+    pub stacks: Vec<RawStack>,
+    frame_ids: FxHashMap<RawFrame, u32>,
+    stack_ids: FxHashMap<RawStack, u32>,
     pub samples: Vec<RawSample>,
     pub interval_ns: Option<u64>,
     /// The profiled command, when the format records it.
@@ -128,6 +149,50 @@ impl Profile {
         }
         self.threads.push(RawThread { pid, tid, name: name.map(str::to_string) });
         self.threads.len() - 1
+    }
+
+    /// The index of `frame` in [`Profile::frames`], added when new.
+    pub fn frame(&mut self, frame: RawFrame) -> u32 {
+        if let Some(&id) = self.frame_ids.get(&frame) {
+            return id;
+        }
+        let id = self.frames.len() as u32;
+        self.frames.push(frame.clone());
+        self.frame_ids.insert(frame, id);
+        id
+    }
+
+    /// The node for `frame` called from `parent`, added when new.
+    pub fn stack_node(&mut self, parent: Option<u32>, frame: u32) -> u32 {
+        let node = RawStack { parent, frame };
+        let next = self.stacks.len() as u32;
+        *self.stack_ids.entry(node).or_insert_with(|| {
+            self.stacks.push(node);
+            next
+        })
+    }
+
+    /// The stack of `frames` given outermost (the thread's entry) first; `None` when empty.
+    pub fn stack(&mut self, frames_outermost_first: impl IntoIterator<Item = RawFrame>) -> Option<u32> {
+        let mut parent = None;
+        for f in frames_outermost_first {
+            let f = self.frame(f);
+            parent = Some(self.stack_node(parent, f));
+        }
+        parent
+    }
+
+    /// A stack's frames, outermost first.
+    pub fn frames_of(&self, stack: Option<u32>) -> Vec<&RawFrame> {
+        let mut out = Vec::new();
+        let mut next = stack;
+        while let Some(s) = next {
+            let node = self.stacks[s as usize];
+            out.push(&self.frames[node.frame as usize]);
+            next = node.parent;
+        }
+        out.reverse();
+        out
     }
 }
 
@@ -166,6 +231,7 @@ pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<R
     let profile = match format {
         ImportFormat::Collapsed => collapsed::parse(bytes, &ctx)?,
         ImportFormat::Austin => austin::parse(bytes, &ctx)?,
+        ImportFormat::AustinMojo => austin_mojo::parse(bytes, &ctx)?,
         ImportFormat::Speedscope => speedscope::parse(bytes, &ctx)?,
         ImportFormat::Perf => perf::parse(bytes, &ctx)?,
         ImportFormat::Gecko => gecko::parse(bytes, &ctx)?,
@@ -178,6 +244,9 @@ pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<R
 
 /// Recognises a format from the first bytes.
 pub fn detect(bytes: &[u8]) -> Option<ImportFormat> {
+    if austin_mojo::looks_like(bytes) {
+        return Some(ImportFormat::AustinMojo);
+    }
     let text = std::str::from_utf8(&bytes[..bytes.len().min(64 * 1024)]).unwrap_or_else(|e| std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""));
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
@@ -251,11 +320,7 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
     // Files: located here when possible, then fingerprinted and indexed like a recorded run's.
     let mut files: HashMap<String, (FileId, Option<FileInfo>)> = HashMap::new();
     let mut located = 0usize;
-    let mut frames: HashMap<RawFrame, FrameId> = HashMap::new();
     let mut frame_of = |b: &mut RunBuilder, f: &RawFrame| -> FrameId {
-        if let Some(&id) = frames.get(f) {
-            return id;
-        }
         let (file, info) = files
             .entry(f.file.clone())
             .or_insert_with(|| match locate_source(&f.file, roots) {
@@ -273,10 +338,21 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
             .clone();
         let (qualname, class, line, end_line, class_line) = resolve_function(info.as_ref().and_then(|i| i.index.as_ref()), &f.name, f.line);
         let func = b.function(file, &FunctionSpec { qualname: &qualname, class: class.as_deref(), line, end_line, class_line });
-        let id = b.frame(func, f.line);
-        frames.insert(f.clone(), id);
-        id
+        b.frame(func, f.line)
     };
+    // The profile's frames and stack tree, in order (a node's parent comes before it); a frame is
+    // resolved when a stack first uses it, so unused frames add no file.
+    let mut frame_ids: Vec<Option<FrameId>> = vec![None; profile.frames.len()];
+    let mut stack_ids: Vec<StackId> = Vec::with_capacity(profile.stacks.len());
+    for node in &profile.stacks {
+        let f = node.frame as usize;
+        let frame = match frame_ids[f] {
+            Some(id) => id,
+            None => *frame_ids[f].insert(frame_of(&mut b, &profile.frames[f])),
+        };
+        let parent = node.parent.map(|p| stack_ids[p as usize]);
+        stack_ids.push(b.stack_node(parent, frame));
+    }
     // Threads.
     let first_pid = profile.threads.first().map_or(0, |t| t.pid);
     let ids: Vec<ThreadId> = profile
@@ -294,8 +370,7 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
     let mut next_t: Vec<u64> = vec![0; profile.threads.len()];
     let mut ticks: BTreeMap<u64, Vec<ThreadSample>> = BTreeMap::new();
     for s in &profile.samples {
-        let frame_ids: Vec<FrameId> = s.frames.iter().map(|f| frame_of(&mut b, f)).collect();
-        let stack = b.stack(&frame_ids);
+        let stack = s.stack.map(|i| stack_ids[i as usize]);
         for _ in 0..s.count.max(1) {
             let t = s.t_ns.unwrap_or(next_t[s.thread]);
             next_t[s.thread] = t + s.duration_ns.unwrap_or(interval_ns).max(1);

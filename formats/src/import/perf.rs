@@ -84,10 +84,10 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     let known_pid = raw.iter().any(|r| r.1.is_some());
     let leader = raw.iter().map(|r| r.2).min().unwrap_or(0);
     let any_python = raw.iter().any(|r| !r.4.is_empty());
-    for (comm, pid, tid, secs, mut frames) in raw {
-        frames.reverse(); // perf lists the innermost frame first
+    for (comm, pid, tid, secs, frames) in raw {
+        let stack = p.stack(frames.into_iter().rev()); // perf lists the innermost frame first
         let thread = p.thread(pid.unwrap_or(leader), tid, Some(&comm));
-        p.samples.push(RawSample { thread, t_ns: Some(((secs - t0) * 1e9).round() as u64), duration_ns: None, frames, count: 1 });
+        p.samples.push(RawSample { thread, t_ns: Some(((secs - t0) * 1e9).round() as u64), duration_ns: None, stack, count: 1 });
     }
     p.missing.push("Python thread names (the OS thread name, comm, is shown)");
     p.missing.push("line numbers (functions are found by name)");

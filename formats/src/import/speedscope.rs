@@ -65,6 +65,8 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         p.command = n.split(' ').map(str::to_string).collect();
     }
     let mut any_time = false;
+    // The profile's frame for each of the file's shared frames, made when first used.
+    let mut frame_ids: Vec<Option<u32>> = vec![None; file.shared.frames.len()];
     for (pi, prof) in file.profiles.iter().enumerate() {
         if prof.kind != "sampled" {
             return Err(ImportError::Parse {
@@ -87,21 +89,29 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         let mut t = prof.start_value;
         for (si, s) in prof.samples.iter().enumerate() {
             let w = prof.weights.get(si).copied().unwrap_or(1.0);
-            let mut frames = Vec::with_capacity(s.len());
+            let mut stack = None;
             for &f in s {
-                let fr = file.shared.frames.get(f).ok_or_else(|| ImportError::Parse {
-                    path: ctx.path.to_path_buf(),
-                    format: ctx.format,
-                    at: format!("profile {pi} sample {si}"),
-                    detail: format!("frame {f} does not exist (there are {})", file.shared.frames.len()),
-                })?;
-                frames.push(RawFrame { file: fr.file.clone().unwrap_or_default(), name: strip_location(&fr.name), line: fr.line.unwrap_or(0) });
+                let frame = match frame_ids.get(f).copied().flatten() {
+                    Some(id) => id,
+                    None => {
+                        let fr = file.shared.frames.get(f).ok_or_else(|| ImportError::Parse {
+                            path: ctx.path.to_path_buf(),
+                            format: ctx.format,
+                            at: format!("profile {pi} sample {si}"),
+                            detail: format!("frame {f} does not exist (there are {})", file.shared.frames.len()),
+                        })?;
+                        let id = p.frame(RawFrame { file: fr.file.clone().unwrap_or_default(), name: strip_location(&fr.name), line: fr.line.unwrap_or(0) });
+                        frame_ids[f] = Some(id);
+                        id
+                    }
+                };
+                stack = Some(p.stack_node(stack, frame));
             }
             let (t_ns, d_ns) = match scale {
                 Some(k) => (Some((t * k).max(0.0) as u64), Some((w * k).max(0.0) as u64)),
                 None => (None, None),
             };
-            p.samples.push(RawSample { thread, t_ns, duration_ns: d_ns, frames, count: 1 });
+            p.samples.push(RawSample { thread, t_ns, duration_ns: d_ns, stack, count: 1 });
             t += w;
         }
     }

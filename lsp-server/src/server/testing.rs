@@ -4,31 +4,9 @@
 //! `threadradar.compareWithPrevious`.
 
 use super::*;
-use crate::project::{self, ProjectConfig, PytestConventions};
+use crate::project::PytestConventions;
 use crate::pytests::{self, TestKind};
-
-/// The project directory of a test file: the nearest directory from the file up to its
-/// workspace folder that has a project or pytest configuration file, else the workspace folder
-/// (else the file's directory). pytest runs there and `[tool.threadradar]` is read there.
-fn project_root(file: &Path, folders: &[PathBuf]) -> PathBuf {
-    let folder = folders.iter().filter(|f| file.starts_with(f)).max_by_key(|f| f.as_os_str().len()).cloned();
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        if ["threadradar.toml", "pyproject.toml", "pytest.ini", "tox.ini", "setup.cfg"].iter().any(|n| d.join(n).is_file()) {
-            return d.to_path_buf();
-        }
-        if Some(d) == folder.as_deref() {
-            break;
-        }
-        dir = d.parent();
-    }
-    folder.or_else(|| file.parent().map(Path::to_path_buf)).unwrap_or_default()
-}
-
-/// The workspace folder whose run list a test run of `root` belongs to.
-fn folder_of(root: &Path, folders: &[PathBuf]) -> PathBuf {
-    folders.iter().filter(|f| root.starts_with(f)).max_by_key(|f| f.as_os_str().len()).cloned().unwrap_or_else(|| root.to_path_buf())
-}
+use crate::test_job::{is_pytest_progress, progress_message, project_root, TestJob};
 
 impl Backend {
     /// The current text of a document: the open buffer, else the file.
@@ -101,53 +79,16 @@ impl Backend {
             let s = self.state();
             (s.folders.clone(), s.settings.python.clone())
         };
-        let root = project_root(&path, &folders);
-        let folder = folder_of(&root, &folders);
-        if let Some(n) = &name {
-            let text = self.text_of(&uri, &path).unwrap_or_default();
-            let conv = PytestConventions::find(path.parent().unwrap_or(&root), Some(&root));
-            if !pytests::discover(&text, &conv).iter().any(|t| &t.id == n) {
-                return Err(invalid(format!("there is no test {n} in {} (renamed or removed?): the lenses show the tests as the file is now", path.display())));
-            }
-        }
-        // The same rules `threadradar test` applies, checked here so that a bad setting is one
-        // message instead of a failed recording.
-        let check_root = root.clone();
-        let check_file = path.clone();
-        let check = self
-            .blocking(move |_| -> std::result::Result<(ProjectConfig, ProjectConfig), String> {
-                let config = ProjectConfig::load(&check_root)?;
-                let python = project::resolve_python(&check_root, &config, None, selected.as_deref().map(Path::new))?;
-                // unittest runs the tests when the project says so, or when pytest is missing and
-                // the module's tests are all TestCase methods (`threadradar test` decides the same).
-                if !crate::unittests::wanted(config.test_command.as_deref()) {
-                    if let Err(e) = project::check_pytest(&python.path) {
-                        let rel = check_file.strip_prefix(&check_root).unwrap_or(&check_file).display().to_string();
-                        if !crate::unittests::runnable(&check_root, &[rel]) {
-                            return Err(e);
-                        }
-                    }
-                }
-                Ok((config, ProjectConfig::load(&folder).unwrap_or_default()))
-            })
+        // The rules and the command `threadradar mcp`'s profile_test shares (crate::test_job).
+        let text = self.text_of(&uri, &path);
+        let plan_path = path.clone();
+        let plan_name = name.clone();
+        let job = self
+            .blocking(move |_| TestJob::plan(&plan_path, plan_name.as_deref(), text, &folders, selected.as_deref()))
             .await
-            .ok_or_else(Error::internal_error)?;
-        let (_, folder_config) = check.map_err(invalid)?;
-        let folder = folder_of(&root, &folders);
-        let runs_dir = folder_config.runs_dir(&folder);
-        std::fs::create_dir_all(&runs_dir).map_err(|e| invalid(format!("cannot create {}: {e}", runs_dir.display())))?;
-        let output = threadradar_profiler::runfile::new_run_path(&runs_dir, "pytest", std::time::SystemTime::now());
-        let rel = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
-        let node = match &name {
-            Some(n) => format!("{rel}::{n}"),
-            None => rel,
-        };
-        let mut args = vec!["test".to_string(), "--no-progress".into(), "--progress-lines".into(), "-o".into(), output.display().to_string()];
-        if let Some(p) = self.state().settings.python.clone() {
-            args.push("--selected-python".into());
-            args.push(p);
-        }
-        args.extend(["--".into(), node.clone(), "-q".into()]);
+            .ok_or_else(Error::internal_error)?
+            .map_err(invalid)?;
+        let TestJob { root, node, output, args } = job;
 
         let (tx, rx) = tokio::sync::watch::channel(false);
         {
@@ -300,20 +241,6 @@ impl Backend {
             self.client.send_notification::<OpenPanel>(json!({ "panel": "compare", "base": previous, "new": item["path"] })).await;
         }
         Ok(Some(cmp))
-    }
-}
-
-/// pytest's `-q` progress lines: `..F.s  [ 40%]`.
-fn is_pytest_progress(l: &str) -> bool {
-    let t = l.trim_end();
-    t.ends_with("%]") && t.rfind('[').is_some_and(|i| t[i + 1..t.len() - 2].trim().parse::<u32>().is_ok())
-}
-
-fn progress_message(sampled: &str, pytest: &str) -> String {
-    if pytest.is_empty() {
-        format!("{sampled} — cancel stops the test and keeps the run")
-    } else {
-        format!("{sampled} — {pytest}")
     }
 }
 

@@ -7,16 +7,20 @@
 //! `hottest_artifacts` and `artifact_threads` hand them to `analysis` (`ReportView`) as `report`
 //! does; `waits`, `critical_sections`, `compare_runs` and `run_history` ask the panel protocol's
 //! own handlers through [`host::McpHost`] (the dispatcher the language server and `serve` use), so
-//! their figures are the panels' ([`views`] writes them as text). Recording is left to the user's
-//! own commands.
+//! their figures are the panels' ([`views`] writes them as text). `record` and `profile_test`
+//! ([`jobs`]) run this binary's `record` / `test` with progress and cancellation: `record` only a
+//! command the user configured (`--record-command`), `profile_test` only a test pytest's rules
+//! find, by the rules the editor's `threadradar.profileTest` uses (`threadradar_lsp::test_job`).
 
 mod host;
+mod jobs;
 mod views;
 
 use clap::Args;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, Content, Implementation, ServerCapabilities, ServerInfo};
-use rmcp::{tool, tool_handler, tool_router, ErrorData as McpError, ServerHandler, ServiceExt};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_handler, tool_router, ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::fmt::Write as _;
@@ -28,13 +32,19 @@ use threadradar_profiler::run::{FileKind, Run};
 use threadradar_profiler::runfile;
 
 #[derive(Args, Debug)]
-pub struct McpArgs {}
+pub struct McpArgs {
+    /// A command the `record` tool may run, as one string split at spaces (e.g. `python3 app.py
+    /// --workers 8`); repeat for more. Without one, agents cannot record.
+    #[arg(long, value_name = "COMMAND")]
+    pub record_command: Vec<String>,
+}
 
-pub fn run(_args: McpArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let cwd = std::env::current_dir()?;
+    let commands: Vec<Vec<String>> = args.record_command.iter().map(|c| c.split_whitespace().map(str::to_string).collect::<Vec<_>>()).filter(|c| !c.is_empty()).collect();
     rt.block_on(async {
-        let service = Radar::new(&cwd).serve(rmcp::transport::stdio()).await.map_err(|e| anyhow::anyhow!("cannot start the MCP session: {e}"))?;
+        let service = Radar::new(&cwd).with_record_commands(commands).serve(rmcp::transport::stdio()).await.map_err(|e| anyhow::anyhow!("cannot start the MCP session: {e}"))?;
         service.waiting().await.map_err(|e| anyhow::anyhow!("the MCP session failed: {e}"))?;
         Ok::<_, anyhow::Error>(())
     })?;
@@ -100,6 +110,25 @@ pub struct SectionsParams {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecordParams {
+    /// The command to record, exactly as configured with `threadradar mcp --record-command`
+    /// (default: the only configured one).
+    pub command: Option<String>,
+    /// Stop recording (and end the program) after this many seconds; at most 600.
+    pub duration_s: f64,
+    /// Follow child processes too (default false).
+    pub subprocesses: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ProfileTestParams {
+    /// The test file, relative to the server's working directory or absolute.
+    pub file: String,
+    /// The test as pytest names it within the file: `test_name` or `TestClass::test_name`; omit to run the whole file.
+    pub test: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct HistoryParams {
     /// How many runs to list, newest first (default 20).
     pub top: Option<usize>,
@@ -109,6 +138,32 @@ pub struct HistoryParams {
 pub struct Radar {
     tool_router: ToolRouter<Self>,
     host: Arc<host::McpHost>,
+    /// The working directory: the project whose runs and tests the tools use.
+    cwd: PathBuf,
+    /// Commands the user allowed `record` to run (`--record-command`).
+    record_commands: Arc<Vec<Vec<String>>>,
+    /// One recording at a time, as in the editor.
+    busy: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+/// Marks the server busy with `what` until dropped.
+struct Busy(Arc<std::sync::Mutex<Option<String>>>);
+
+impl Busy {
+    fn take(slot: &Arc<std::sync::Mutex<Option<String>>>, what: &str) -> Result<Busy, String> {
+        let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(other) = s.as_ref() {
+            return Err(format!("{other} is being recorded: wait for it to end (or cancel that request) first"));
+        }
+        *s = Some(what.to_string());
+        Ok(Busy(slot.clone()))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
 }
 
 /// A protocol error as a tool's refusal: its sentence.
@@ -128,6 +183,11 @@ fn load(run: Option<&str>) -> anyhow::Result<(PathBuf, Run)> {
     Ok((path, r))
 }
 
+/// Commands as a list for a sentence: `a b`, `c d`.
+fn quoted(commands: &[Vec<String>]) -> String {
+    commands.iter().map(|c| format!("`{}`", c.join(" "))).collect::<Vec<_>>().join(", ")
+}
+
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -144,7 +204,18 @@ fn provenance(run: &Run, path: &Path) -> String {
 #[tool_router]
 impl Radar {
     pub fn new(cwd: &Path) -> Self {
-        Radar { tool_router: Self::tool_router(), host: Arc::new(host::McpHost::new(cwd)) }
+        Radar {
+            tool_router: Self::tool_router(),
+            host: Arc::new(host::McpHost::new(cwd)),
+            cwd: cwd.to_path_buf(),
+            record_commands: Arc::new(Vec::new()),
+            busy: Arc::default(),
+        }
+    }
+
+    pub fn with_record_commands(mut self, commands: Vec<Vec<String>>) -> Self {
+        self.record_commands = Arc::new(commands);
+        self
     }
 
     /// Makes `run` the host's active run and asks `method` of it; the answer starts with the
@@ -292,6 +363,76 @@ impl Radar {
             Ok((head, r)) => Ok(CallToolResult::success(vec![Content::text(format!("{head}\n{}", views::sections(&r, p.top.unwrap_or(10))))])),
             Err(refused) => Ok(refused),
         }
+    }
+
+    #[tool(description = "Record a command of the project with threadradar (only a command the user configured with `threadradar mcp --record-command`), for at most duration_s seconds; then the program is stopped. Reports progress and can be cancelled (the run sampled so far is kept). Answers with the run's path, how recording ended and the program's exit.")]
+    async fn record(&self, Parameters(p): Parameters<RecordParams>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let allowed = self.record_commands.as_slice();
+        let command = match (&p.command, allowed) {
+            (_, []) => return Ok(refusal("no command may be recorded: the user allows commands with `threadradar mcp --record-command \"python3 app.py\"` in the MCP server's configuration")),
+            (None, [only]) => only.clone(),
+            (None, _) => return Ok(refusal(format!("name the command to record: one of {}", quoted(allowed)))),
+            (Some(c), _) => {
+                let wanted: Vec<String> = c.split_whitespace().map(str::to_string).collect();
+                match allowed.iter().find(|a| **a == wanted) {
+                    Some(a) => a.clone(),
+                    None => return Ok(refusal(format!("{c:?} is not a configured command: the user allows {}", quoted(allowed)))),
+                }
+            }
+        };
+        if !(p.duration_s.is_finite() && p.duration_s > 0.0 && p.duration_s <= 600.0) {
+            return Ok(refusal(format!("duration_s is {}: give the recording's limit in seconds, more than 0 and at most 600", p.duration_s)));
+        }
+        let what = format!("`{}`", command.join(" "));
+        let _busy = match Busy::take(&self.busy, &what) {
+            Ok(b) => b,
+            Err(e) => return Ok(refusal(e)),
+        };
+        let req = threadradar_lsp::recording::RecordRequest { command, cwd: self.cwd.clone(), subprocesses: p.subprocesses.unwrap_or(false), duration: Some(p.duration_s) };
+        let dir = req.runs_dir(std::slice::from_ref(&self.cwd));
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return Ok(refusal(format!("cannot create {}: {e}", dir.display())));
+        }
+        let output = runfile::new_run_path(&dir, &runfile::program_name(&req.command), std::time::SystemTime::now());
+        let mut args = req.recorder_args(&output);
+        args.insert(1, "--progress-lines".into());
+        let finished = match jobs::follow(&ctx, &args, &self.cwd, output, &format!("recording {what}")).await {
+            Ok(f) => f,
+            Err(e) => return Ok(refusal(e)),
+        };
+        Ok(match jobs::describe(&finished, &what) {
+            Ok(t) => CallToolResult::success(vec![Content::text(t)]),
+            Err(e) => refusal(e),
+        })
+    }
+
+    #[tool(description = "Profile one test (or a whole test file) of the project as the editor's ▶ Profile lens does: only a test pytest's rules find in the file, run with the project's interpreter and [tool.threadradar] configuration under threadradar test. Reports progress and can be cancelled (the run sampled so far is kept). Answers with the run's path and the test outcome (passed/failed, first failure).")]
+    async fn profile_test(&self, Parameters(p): Parameters<ProfileTestParams>, ctx: RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+        let file = self.cwd.join(&p.file);
+        let file = std::fs::canonicalize(&file).unwrap_or(file);
+        let folders = vec![std::fs::canonicalize(&self.cwd).unwrap_or_else(|_| self.cwd.clone())];
+        if !file.starts_with(&folders[0]) {
+            return Ok(refusal(format!("{} is outside the project ({}): only its own tests can be profiled", file.display(), folders[0].display())));
+        }
+        let name = p.test.clone().filter(|t| !t.is_empty());
+        let job = match tokio::task::spawn_blocking(move || threadradar_lsp::test_job::TestJob::plan(&file, name.as_deref(), None, &folders, None)).await {
+            Ok(Ok(job)) => job,
+            Ok(Err(e)) => return Ok(refusal(e)),
+            Err(e) => return Ok(refusal(format!("checking the test failed: {e}"))),
+        };
+        let what = format!("test {}", job.node);
+        let _busy = match Busy::take(&self.busy, &what) {
+            Ok(b) => b,
+            Err(e) => return Ok(refusal(e)),
+        };
+        let finished = match jobs::follow(&ctx, &job.args, &job.root, job.output.clone(), &format!("profiling {}", job.node)).await {
+            Ok(f) => f,
+            Err(e) => return Ok(refusal(e)),
+        };
+        Ok(match jobs::describe(&finished, &what) {
+            Ok(t) => CallToolResult::success(vec![Content::text(t)]),
+            Err(e) => refusal(e),
+        })
     }
 
     #[tool(description = "The runs of the working directory, newest first, as the run list shows them: the recorded command or profiled test, its outcome (passed/failed, first failure), duration, threads, label, pin, and for a test the run before it to compare with.")]

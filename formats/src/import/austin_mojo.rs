@@ -1,0 +1,194 @@
+//! austin's binary MOJO format (`austin -b`; versions 1–3, austin 3.x). The file is `MOJ`, the
+//! format version as a MOJO integer, then events, each a byte and its fields:
+//!
+//! | event | fields |
+//! |---|---|
+//! | 1 metadata | key, value (strings) |
+//! | 2 stack (a sample starts) | pid, interpreter id (version ≥ 3), thread id (a hexadecimal string) |
+//! | 3 frame (defines a frame) | key, file (string ref), scope (string ref), line; and line end, column, column end (version ≥ 2) |
+//! | 4 invalid frame, 7 GC, 8 idle | — |
+//! | 5 frame ref (the sample's next frame, outermost first) | key |
+//! | 6 kernel frame | name (string) |
+//! | 9 time, 10 memory (metrics of the sample) | integer (µs, bytes) |
+//! | 11 string (defines a string) | key, string |
+//! | 12 string ref | key |
+//!
+//! Strings end with a NUL byte. A MOJO integer is little-endian base 128 whose first byte holds
+//! six bits, a sign bit (0x40) and the continuation bit (0x80). Frame and string keys belong to
+//! the process that wrote them; string key 1 is austin's `<unknown>`. What the file says is what
+//! the text format says, so the run is the same as for austin's text output (`austin.rs`): no
+//! thread names, no absolute times, each sample as long as its time metric.
+
+use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
+use std::collections::HashMap;
+
+pub fn looks_like(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"MOJ")
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    ctx: &'a Ctx<'a>,
+}
+
+impl Reader<'_> {
+    fn truncated(&self) -> ImportError {
+        ImportError::Truncated { path: self.ctx.path.to_path_buf(), format: self.ctx.format, at: format!("byte {}", self.bytes.len()) }
+    }
+
+    fn error(&self, at: usize, detail: impl Into<String>) -> ImportError {
+        ImportError::Parse { path: self.ctx.path.to_path_buf(), format: self.ctx.format, at: format!("byte {at}"), detail: detail.into() }
+    }
+
+    fn byte(&mut self) -> Result<u8, ImportError> {
+        let b = *self.bytes.get(self.at).ok_or_else(|| self.truncated())?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn int(&mut self) -> Result<i64, ImportError> {
+        let start = self.at;
+        let mut b = self.byte()?;
+        let negative = b & 0x40 != 0;
+        let mut n = (b & 0x3f) as u64;
+        let mut shift = 6;
+        while b & 0x80 != 0 {
+            b = self.byte()?;
+            if shift > 63 {
+                return Err(self.error(start, "an integer is longer than 64 bits"));
+            }
+            n |= ((b & 0x7f) as u64) << shift;
+            shift += 7;
+        }
+        Ok(if negative { -(n as i64) } else { n as i64 })
+    }
+
+    fn string(&mut self) -> Result<String, ImportError> {
+        let rest = &self.bytes[self.at..];
+        let end = rest.iter().position(|&b| b == 0).ok_or_else(|| self.truncated())?;
+        self.at += end + 1;
+        Ok(String::from_utf8_lossy(&rest[..end]).into_owned())
+    }
+}
+
+/// The sample being read: austin ends a sample by starting the next (or by the file's end).
+struct Current {
+    pid: i64,
+    thread: usize,
+    stack: Option<u32>,
+    time_us: Option<u64>,
+}
+
+/// A sample's event (a frame, a metric) outside any sample is not austin's.
+fn need_sample(r: &Reader, at: usize, event: u8, c: &Option<Current>) -> Result<(), ImportError> {
+    match c {
+        Some(_) => Ok(()),
+        None => Err(r.error(at, format!("event {event} comes before any sample"))),
+    }
+}
+
+pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
+    let mut r = Reader { bytes, at: 0, ctx };
+    if !looks_like(bytes) {
+        return Err(r.error(0, "it does not start with MOJ"));
+    }
+    r.at = 3;
+    let version = r.int()?;
+    if !(1..=3).contains(&version) {
+        return Err(r.error(3, format!("it is MOJO version {version}; this build reads versions 1 to 3 (austin 3.x): convert it with austin's `mojo2austin` and import the text")));
+    }
+    let mut p = Profile { format: "austin (MOJO)".into(), ..Profile::default() };
+    let mut mode = String::from("wall");
+    let mut strings: HashMap<(i64, i64), String> = HashMap::new();
+    let mut frames: HashMap<(i64, i64), u32> = HashMap::new();
+    let mut current: Option<Current> = None;
+    let finish = |p: &mut Profile, c: Option<Current>| {
+        if let Some(c) = c {
+            p.samples.push(RawSample { thread: c.thread, t_ns: None, duration_ns: c.time_us.map(|us| us * 1000), stack: c.stack, count: 1 });
+        }
+    };
+    while r.at < bytes.len() {
+        let at = r.at;
+        let event = r.byte()?;
+        match event {
+            1 => {
+                let (k, v) = (r.string()?, r.string()?);
+                match k.as_str() {
+                    "austin" => p.format = format!("austin {v} (MOJO)"),
+                    "interval" => p.interval_ns = v.trim().parse::<u64>().ok().map(|us| us * 1000),
+                    "mode" => mode = v,
+                    _ => {}
+                }
+            }
+            2 => {
+                let pid = r.int()?;
+                if version >= 3 {
+                    r.int()?;
+                }
+                let tid_text = r.string()?;
+                let tid = u64::from_str_radix(tid_text.trim_start_matches("0x"), 16).map_err(|_| r.error(at, format!("{tid_text:?} is not a thread id")))?;
+                finish(&mut p, current.take());
+                let thread = p.thread(pid as u32, tid as u32, None);
+                current = Some(Current { pid, thread, stack: None, time_us: None });
+            }
+            3 => {
+                let key = r.int()?;
+                let (file, scope, line) = (r.int()?, r.int()?, r.int()?);
+                if version >= 2 {
+                    r.int()?;
+                    r.int()?;
+                    r.int()?;
+                }
+                // Frames are defined while a sample is being written, by its process.
+                let pid = current.as_ref().map_or(0, |c| c.pid);
+                let string = |key: i64| -> Result<String, ImportError> {
+                    if key == 1 {
+                        return Ok("<unknown>".into());
+                    }
+                    strings.get(&(pid, key)).cloned().ok_or_else(|| r.error(at, format!("frame {key} names string {key} before it is defined")))
+                };
+                let frame = RawFrame { file: string(file)?, name: string(scope)?, line: line.max(0) as u32 };
+                let id = p.frame(frame);
+                frames.insert((pid, key), id);
+            }
+            5 => {
+                let key = r.int()?;
+                need_sample(&r, at, event, &current)?;
+                let c = current.as_mut().expect("checked");
+                let frame = *frames.get(&(c.pid, key)).ok_or_else(|| r.error(at, format!("frame {key} is used before it is defined")))?;
+                c.stack = Some(p.stack_node(c.stack, frame));
+            }
+            6 => {
+                r.string()?; // a kernel frame (austin -k): not a Python frame
+            }
+            4 | 7 | 8 => need_sample(&r, at, event, &current)?,
+            9 => {
+                let v = r.int()?;
+                need_sample(&r, at, event, &current)?;
+                current.as_mut().expect("checked").time_us = Some(v.max(0) as u64);
+            }
+            10 => {
+                r.int()?;
+                need_sample(&r, at, event, &current)?;
+            }
+            11 => {
+                let key = r.int()?;
+                let s = r.string()?;
+                let pid = current.as_ref().map_or(0, |c| c.pid);
+                strings.insert((pid, key), s);
+            }
+            12 => {
+                r.int()?;
+            }
+            other => return Err(r.error(at, format!("event {other} is not a MOJO {version} event"))),
+        }
+    }
+    finish(&mut p, current.take());
+    p.missing.push("thread names");
+    p.missing.push("absolute sample times (each thread's samples follow one another, each as long as austin measured)");
+    if mode != "wall" {
+        p.missing.push("idle time (austin ran in CPU mode)");
+    }
+    Ok(p)
+}
