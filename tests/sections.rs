@@ -180,6 +180,21 @@ def run():
         time.sleep(0.01)
 
 threading.Thread(target=run, name="t1").start()
+
+def contended(i):
+    mine = locks[i]
+    mine.acquire()
+    try:
+        time.sleep(0.04)
+    finally:
+        mine.release()
+
+def contend():
+    for _ in range(4):
+        contended(1)
+
+for name in ("c1", "c2"):
+    threading.Thread(target=contend, name=name).start()
 "#,
     )
     .unwrap();
@@ -197,6 +212,18 @@ threading.Thread(target=run, name="t1").start()
     // Recursion: each call of recursive(3) is one execution of the outer frame, not four.
     let rec_s = by_fn("recursive");
     assert_eq!(rec_s["executions"].as_array().unwrap().len(), 3, "{rec_s}");
+    // A lock created dynamically (one of a list): its type and address come from the recorded
+    // wait targets of the threads that waited for it (one object, whoever waited). The recorder
+    // reads the object a line names when it is a local variable (`mine`), not `locks[i]`.
+    let contended = by_fn("contended");
+    assert_eq!(contended["kind"].as_str(), Some("acquire_release"), "{contended}");
+    let objects = contended["lock_objects"].as_array().unwrap();
+    assert_eq!(objects.len(), 1, "one lock object waited on: {contended}");
+    let (ty, addr) = (objects[0]["type_name"].as_str().unwrap(), objects[0]["address"].as_str().unwrap());
+    assert!(ty.contains("lock") && addr.starts_with("0x") && u64::from_str_radix(&addr[2..], 16).unwrap() > 0, "{objects:?}");
+    assert!(dynamic["lock_objects"].as_array().unwrap().is_empty(), "nobody waited for locks[0]: {dynamic}");
+    let table = String::from_utf8_lossy(&threadradar(dir.path(), &["sections", out.to_str().unwrap()]).stdout).into_owned();
+    assert!(table.contains(&format!("threads waited on {ty} at {addr}")), "{table}");
     let conf = by_fn("configured");
     assert_eq!((conf["lock"].as_str(), conf["kind"].as_str(), conf["line"].as_u64()), (Some("app state"), Some("configured"), Some(23)));
     assert_eq!(conf["executions"].as_array().unwrap().len(), 3, "{conf}");

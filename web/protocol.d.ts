@@ -1662,7 +1662,13 @@ outlier_threshold_s: number,
 /**
  * Indices (into the view's `sections`) of the sections seen on the stack around this one.
  */
-nested_in: Array<number>, };
+nested_in: Array<number>, 
+/**
+ * The lock objects threads were seen blocked on at the entry line, from the run's recorded
+ * wait targets (`record` reads them): type and address, most often seen first. How a lock
+ * the source gives no name (created dynamically) is told apart; empty without such waits.
+ */
+lock_objects: Array<LockObject>, };
 
 /**
  * One execution of a section by one thread.
@@ -1713,6 +1719,23 @@ count_at_least: number,
  * Sightings × interval: the sampling estimate of their total time.
  */
 total_s: number, };
+
+/**
+ * A lock object seen in the recorded wait targets of threads waiting to enter a section.
+ */
+export type LockObject = { 
+/**
+ * Its Python type, as the recorder read it: `_thread.lock`, `_thread.RLock`, `threading.Condition`, ….
+ */
+type_name: string, 
+/**
+ * Its address in the profiled process, `0x…`.
+ */
+address: string, 
+/**
+ * Samples in which a thread waited on it at the entry line.
+ */
+samples: number, };
 
 /**
  * How the wait-to-enter times were obtained.

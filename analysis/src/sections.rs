@@ -32,7 +32,7 @@
 
 use serde::Serialize;
 use std::collections::HashMap;
-use threadradar_profiler::run::{FileKind, FunctionId, Run, StackId, ThreadId, ThreadState};
+use threadradar_profiler::run::{FileKind, FunctionId, Run, StackId, StrId, ThreadId, ThreadState, WaitId};
 pub use threadradar_profiler::sections::{Section, SectionKind};
 
 /// What counts as an outlier.
@@ -112,6 +112,21 @@ pub struct SectionFigures {
     pub outlier_threshold_s: f64,
     /// Indices (into the view's `sections`) of the sections seen on the stack around this one.
     pub nested_in: Vec<usize>,
+    /// The lock objects threads were seen blocked on at the entry line, from the run's recorded
+    /// wait targets (`record` reads them): type and address, most often seen first. How a lock
+    /// the source gives no name (created dynamically) is told apart; empty without such waits.
+    pub lock_objects: Vec<LockObject>,
+}
+
+/// A lock object seen in the recorded wait targets of threads waiting to enter a section.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct LockObject {
+    /// Its Python type, as the recorder read it: `_thread.lock`, `_thread.RLock`, `threading.Condition`, ….
+    pub type_name: String,
+    /// Its address in the profiled process, `0x…`.
+    pub address: String,
+    /// Samples in which a thread waited on it at the entry line.
+    pub samples: u64,
 }
 
 /// Executions too short to list one by one.
@@ -348,10 +363,10 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
     };
 
     // Each thread's samples, in time order: (sample index, time, stack, state).
-    let mut per_thread: Vec<Vec<(usize, u64, Option<StackId>, ThreadState)>> = vec![Vec::new(); run.threads.len()];
+    let mut per_thread: Vec<Vec<(usize, u64, Option<StackId>, ThreadState, Option<WaitId>)>> = vec![Vec::new(); run.threads.len()];
     for (i, s) in run.samples.iter().enumerate() {
         for ts in &s.threads {
-            per_thread[ts.thread as usize].push((i, s.t, ts.stack, ts.state));
+            per_thread[ts.thread as usize].push((i, s.t, ts.stack, ts.state, ts.wait));
         }
     }
 
@@ -359,6 +374,8 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
     let mut short: Vec<ShortExecutions> = vec![ShortExecutions::default(); sections.len()];
     let mut inside_samples: Vec<Vec<(usize, ThreadId)>> = vec![Vec::new(); sections.len()];
     let mut waiting_samples: Vec<u64> = vec![0; sections.len()];
+    // Per section: (address, type) of the objects waited on at its entry line, and how often.
+    let mut objects: Vec<HashMap<(u64, StrId), u64>> = vec![HashMap::new(); sections.len()];
     // Per lock key: (sample index, thread) of every thread seen waiting to enter.
     let mut waiting_at: HashMap<&str, Vec<(usize, ThreadId)>> = HashMap::new();
 
@@ -394,7 +411,7 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
                 waiters: vec![o.first_sample as u32, o.last_sample as u32], // resolved below
             });
         };
-        for (pos, &(sample, t, stack, state)) in samples.iter().enumerate() {
+        for (pos, &(sample, t, stack, state, wait)) in samples.iter().enumerate() {
             let hits = stack.map(|s| hits_of(s, &mut nested)).unwrap_or_default();
             let prev_t = pos.checked_sub(1).map(|p| samples[p].1);
             // Close what this sample does not continue.
@@ -445,6 +462,10 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
                         track(&mut at_entry, h, prev_t, t, pos);
                         if matches!(state, ThreadState::Idle | ThreadState::Gil) {
                             waiting_samples[h.section] += 1;
+                            let object = wait.and_then(|w| run.waits.get(w as usize)).and_then(|w| w.object.as_ref());
+                            if let Some(o) = object.filter(|o| o.addr != 0 && run.str(o.type_name) != "GIL") {
+                                *objects[h.section].entry((o.addr, o.type_name)).or_default() += 1;
+                            }
                             waiting_at.entry(sections[h.section].lock_key.as_str()).or_default().push((sample, tid));
                             track(&mut pending, h, prev_t, t, pos);
                         }
@@ -523,6 +544,14 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
             outliers,
             short: sh,
             nested_in,
+            lock_objects: {
+                let mut v: Vec<LockObject> = objects[si]
+                    .iter()
+                    .map(|(&(addr, ty), &n)| LockObject { type_name: run.str(ty).to_string(), address: format!("{addr:#x}"), samples: n })
+                    .collect();
+                v.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.address.cmp(&b.address)));
+                v
+            },
         });
     }
 

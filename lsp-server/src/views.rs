@@ -168,6 +168,7 @@ mod tests {
             others_waited_s: 0.0,
             outlier_threshold_s: 0.0,
             nested_in: vec![],
+            lock_objects: vec![],
         }
     }
 

@@ -82,6 +82,11 @@ fn print_table(view: &SectionsView, cwd: &str, out: &mut impl Write) -> std::io:
         let ty = s.lock_type.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
         writeln!(out)?;
         writeln!(out, "{file}:{}-{}  {}  lock {}{ty}", s.line, s.end_line, s.function, s.lock)?;
+        if !s.lock_objects.is_empty() {
+            // From the recorded wait targets: how a lock without a name in the source is told apart.
+            let objects: Vec<String> = s.lock_objects.iter().map(|o| format!("{} at {}", o.type_name, o.address)).collect();
+            writeln!(out, "  threads waited on {}", objects.join(", "))?;
+        }
         if s.execution_count == 0 {
             writeln!(out, "  never seen executing in this run: not executed, or every execution was shorter than the sampling interval and fell between samples")?;
             continue;

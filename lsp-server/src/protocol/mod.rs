@@ -388,6 +388,7 @@ pub fn typescript() -> String {
         a::sections::SectionFigures,
         a::sections::Execution,
         a::sections::ShortExecutions,
+        a::sections::LockObject,
         a::sections::WaitSource,
         threadradar_profiler::sections::SectionKind,
         // saved views

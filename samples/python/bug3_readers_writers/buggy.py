@@ -24,19 +24,39 @@ stop right after the writers reach the target, and the program ends on its
 own. The Program ThreadRadar shows one cluster of readers and writers with
 similar computational runtime and no outliers.
 
-Run: ``python3 buggy.py [--readers 10] [--writers 2] [--timeout 4]``
+Every access to the counter logs itself (the program's own truth): the
+summary ends with a ``truth:`` line (how many times and how long the writers
+held the lock, how long the readers waited to enter it), and ``--log FILE``
+writes every access as a JSON line: ``{"section": "increment"|"get", "thread",
+"start"`` (``time.time()`` inside), ``"wait"`` (from just before the ``with`` to
+inside), ``"hold"`` (inside to the end of the block), ``"whole"`` (from
+before the ``with`` to after it; the lock was acquired somewhere in the
+``wait``, as the thread may wait for the GIL right after acquiring it)``}``. By default a writer holds the lock only for the
+increment (about a microsecond, too short for any sampler to see);
+``--hold-ms`` makes it hold the lock while it publishes the record (a sleep,
+as for I/O), so that ``threadradar sections`` can show the writers' section and
+the readers' waits to enter (``tests/sections_bug3.rs``).
+
+Run: ``python3 buggy.py [--readers 10] [--writers 2] [--timeout 4] [--hold-ms 0] [--log FILE]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from common import busy_work, name_list, positive_float, positive_int  # noqa: E402
+from common import (  # noqa: E402
+    busy_work,
+    name_list,
+    non_negative_float,
+    positive_float,
+    positive_int,
+)
 
 TARGET = 30  # records the readers wait for
 EXTRA_RECORDS = 4  # the writers together write this many more
@@ -45,19 +65,54 @@ READ_MS = 8.0  # CPU work of one reader round (scanning the records) between two
 
 
 class SharedCounter:
-    """The number of records written so far; every access holds the lock."""
+    """The number of records written so far; every access holds the lock.
 
-    def __init__(self) -> None:
+    Every access is logged in ``log``: (section, thread, time inside, wait to
+    enter, hold, whole access from before the ``with`` to after it), with
+    ``time.time()`` so that a profile's start lines up.
+    """
+
+    def __init__(self, hold_ms: float = 0.0) -> None:
         self._lock = threading.Lock()
         self._value = 0
+        self._hold_s = hold_ms / 1000.0
+        self.log: list[tuple[str, str, float, float, float, float]] = []
 
     def increment(self) -> None:
+        called = time.time()
         with self._lock:
+            entered = time.time()
+            if self._hold_s:
+                time.sleep(self._hold_s)  # publish the record (I/O) while holding the lock
             self._value += 1
+            held = time.time() - entered
+        self._note("increment", called, entered, held, time.time())
 
     def get(self) -> int:
+        called = time.time()
         with self._lock:
-            return self._value
+            entered = time.time()
+            value = self._value
+            held = time.time() - entered
+        self._note("get", called, entered, held, time.time())
+        return value
+
+    def _note(self, section: str, called: float, entered: float, held: float, left: float) -> None:
+        # The lock was acquired in [called, entered] and released in [entered + held, left]:
+        # Python cannot stamp the acquire itself (the thread may wait for the GIL right after it).
+        name = threading.current_thread().name
+        self.log.append((section, name, entered, entered - called, held, left - called))
+
+    def truth(self) -> dict[str, float]:
+        """What the log adds up to: the writers' holds and the readers' waits to enter."""
+        holds = [h for section, _, _, _, h, _ in self.log if section == "increment"]
+        waits = [w for section, _, _, w, _, _ in self.log if section == "get"]
+        return {
+            "writer_holds": len(holds),
+            "writer_hold_s": round(sum(holds), 6),
+            "reader_gets": len(waits),
+            "reader_wait_s": round(sum(waits), 6),
+        }
 
 
 class Writer(threading.Thread):
@@ -136,9 +191,18 @@ def main(argv: list[str] | None = None) -> int:
         default=4.0,
         help="seconds after which the main thread stops all readers (default 4)",
     )
+    parser.add_argument(
+        "--hold-ms",
+        type=non_negative_float,
+        default=0.0,
+        help="ms a writer holds the lock to publish a record, sleeping as for I/O (default 0)",
+    )
+    parser.add_argument(
+        "--log", metavar="FILE", help="write every access to the counter as a JSON line"
+    )
     args = parser.parse_args(argv)
 
-    counter = SharedCounter()
+    counter = SharedCounter(args.hold_ms)
     start_gate, give_up = threading.Event(), threading.Event()
     # Split TARGET + EXTRA_RECORDS records between the writers.
     total = TARGET + EXTRA_RECORDS
@@ -178,6 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     summary += f"; final counter {counter.get()}; mean CPU: {cpu}"
     print(summary)
+    print("truth: " + json.dumps(counter.truth(), sort_keys=True))
+    if args.log:
+        with open(args.log, "w", encoding="utf-8") as log:
+            for section, thread, start, wait, hold, whole in counter.log:
+                entry = {"section": section, "thread": thread, "start": start, "wait": wait}
+                log.write(json.dumps({**entry, "hold": hold, "whole": whole}) + "\n")
     return 0
 
 
