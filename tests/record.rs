@@ -381,6 +381,43 @@ fn sigint_stops_recording_and_keeps_a_complete_run() {
     assert!(o.status.code().is_some_and(|c| expected.contains(&c)), "{:?} {}", o.status, stderr(&o));
 }
 
+/// An editor runs the recorder with `--progress-lines` and reads its stderr. When the editor goes
+/// away (its end of the pipe closes), the recorder stops as on Ctrl-C: the run is written and the
+/// program does not go on running on its own (it did: a hanging test kept spinning after
+/// code-server was stopped).
+#[test]
+fn a_reader_that_goes_away_stops_the_recording_and_its_program() {
+    use std::io::BufRead;
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let mut child = Command::new(bin())
+        .args(["record", "--no-progress", "--progress-lines", "-o", out.to_str().unwrap(), "--", &python(), &script("forever.py")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.by_ref().map_while(Result::ok).find(|l| l.starts_with("threadradar: progress")).expect("a progress line");
+    assert!(first.contains(" samples, "), "{first}");
+    drop(lines);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "the recorder went on after its reader left");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.code().is_some(), "ended by itself, not by a panic's abort or a signal: {status:?}");
+    let run = read(&out);
+    assert_eq!(run.meta.end_reason, EndReason::Interrupted);
+    for pid in &run.meta.pids {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+        assert!(!alive, "the program {pid} outlived its recording");
+    }
+}
+
 #[test]
 fn target_killed_mid_run_keeps_what_was_recorded() {
     let _g = serial();

@@ -213,7 +213,11 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
             last_line = format!("threadradar: progress {:.1} s, {} samples, {} threads", p.elapsed.as_secs_f64(), p.samples, p.threads);
             if p.elapsed >= next_line {
                 next_line = p.elapsed + Duration::from_secs(1);
-                eprintln!("{last_line}");
+                // Nobody reads the lines any more (the editor that started the test is gone):
+                // stop as on Ctrl-C, so the run is written and the program does not outlive it.
+                if !say(&last_line) {
+                    STOP.store(true, Ordering::SeqCst);
+                }
             }
         }
         pb.set_message(format!(
@@ -230,7 +234,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
     });
     pb.finish_and_clear();
     if !last_line.is_empty() {
-        eprintln!("{last_line}");
+        say(&last_line);
     }
 
     // A program that ended on its own has its status ready; take it before writing.
@@ -261,7 +265,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
                 None => {
                     let stopped = stop_child(Some(c), end);
                     if let Some((st, signal)) = stopped {
-                        eprintln!("threadradar: {}", how_it_ended(st, signal));
+                        say(&format!("threadradar: {}", how_it_ended(st, signal)));
                         // The run was written before the program was stopped; add how it ended.
                         run.meta.exit_status = Some(st);
                         run.meta.stopped_with = signal.map(|s| signal_name(s).to_string());
@@ -275,6 +279,13 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         None => ExitCode::SUCCESS,
     };
     Ok(Recorded { path, run, exit })
+}
+
+/// One line on stderr; false when it could not be written (a closed pipe). Unlike `eprintln!`,
+/// never panics: a recording must be written, and its program stopped, whoever stopped reading.
+fn say(line: &str) -> bool {
+    use std::io::Write;
+    writeln!(std::io::stderr().lock(), "{line}").is_ok()
 }
 
 fn install_signal_handler() {
