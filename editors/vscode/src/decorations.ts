@@ -100,11 +100,16 @@ export class GlyphDecorations implements vscode.Disposable {
       docs.map(async (doc) => {
         const sizes = glyphSizesFor(doc);
         try {
-          const r = (await this.server.sendRequest(Requests.documentArtifacts, { uri: doc.uri.toString(), glyph: { theme, size: sizes.two } })) as DocumentArtifactsResult;
-          // Code lenses sit above each declaration (and the file's above line 0): a two-line glyph
-          // must not hang over one.
+          const [answer, shownLenses] = await Promise.all([
+            this.server.sendRequest(Requests.documentArtifacts, { uri: doc.uri.toString(), glyph: { theme, size: sizes.two } }),
+            codeLensLines(doc),
+          ]);
+          const r = answer as DocumentArtifactsResult;
+          // Code lenses sit above each declaration (and the file's above line 0), and above wait
+          // sites, critical sections, tests and whatever other extensions annotate: a two-line
+          // glyph must not hang over one.
           const server = serverSettings(config(), themeKind());
-          const lensLines = new Set<number>();
+          const lensLines = new Set<number>(shownLenses);
           if (server.codeLens === true) for (const a of r.artifacts) lensLines.add(a.line);
           if (server.fileLens === true) lensLines.add(0);
           const lines = documentLines(doc);
@@ -161,5 +166,19 @@ export class GlyphDecorations implements vscode.Disposable {
     this.pass++;
     this.clearAll();
     for (const d of this.disposables) d.dispose();
+  }
+}
+
+/**
+ * The 0-based lines of `doc` that get a code lens, from every provider as the editor shows them
+ * (ours for declarations, the file, wait sites, sections and tests, and other extensions'); none
+ * when the editor cannot say.
+ */
+async function codeLensLines(doc: vscode.TextDocument): Promise<number[]> {
+  try {
+    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[] | undefined>("vscode.executeCodeLensProvider", doc.uri);
+    return (lenses ?? []).map((l) => l.range.start.line);
+  } catch {
+    return [];
   }
 }
