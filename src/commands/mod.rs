@@ -1,5 +1,14 @@
 //! One module per subcommand; `main.rs` only parses arguments and hands off.
 
+/// `eprintln!` that never panics: a recorder whose reader went away (an editor closed the pipe)
+/// still writes its run and stops its program; the line is lost, nothing else.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+
 pub mod compare;
 pub mod completions;
 pub mod demo;

@@ -103,7 +103,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<ExitCode> {
     }
     let rec = record(&args)?;
     summarize(&rec.run, &rec.path);
-    eprintln!("  see it: threadradar report {}", shell_quote(&rec.path));
+    say!("  see it: threadradar report {}", shell_quote(&rec.path));
     Ok(rec.exit)
 }
 
@@ -122,20 +122,20 @@ fn repeat(args: &RecordArgs, n: u32) -> anyhow::Result<ExitCode> {
     let mut runs = Vec::new();
     let mut exit = ExitCode::SUCCESS;
     for i in 1..=n {
-        eprintln!("threadradar: run {i} of {n}");
+        say!("threadradar: run {i} of {n}");
         let one = RecordArgs { output: Some(PathBuf::from(format!("{stem}-{i}.json"))), repeat: None, command: args.command.clone(), ..*args };
         let rec = record(&one)?;
         summarize(&rec.run, &rec.path);
         runs.push(rec.path);
         exit = rec.exit;
         if STOP.load(Ordering::SeqCst) {
-            eprintln!("threadradar: interrupted: the run set holds the {} run(s) recorded so far", runs.len());
+            say!("threadradar: interrupted: the run set holds the {} run(s) recorded so far", runs.len());
             break;
         }
     }
     threadradar_profiler::runset::write(&manifest, &program, &args.command, &runs)?;
-    eprintln!("threadradar: run set of {} runs → {}", runs.len(), manifest.display());
-    eprintln!("  see its spread: threadradar report {}", shell_quote(&manifest));
+    say!("threadradar: run set of {} runs → {}", runs.len(), manifest.display());
+    say!("  see its spread: threadradar report {}", shell_quote(&manifest));
     Ok(exit)
 }
 
@@ -201,7 +201,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
     sampler.stream_to(&live);
     if let Err(why) = sampler.start_sched() {
         // Asked for explicitly: say so; by default only when it could matter (one line).
-        eprintln!("threadradar: {why}");
+        say!("threadradar: {why}");
     }
     let pb = progress_bar(args.no_progress);
     // For editors: a first line soon (a test can be over in a second), then one a second, and the
@@ -215,7 +215,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
                 next_line = p.elapsed + Duration::from_secs(1);
                 // Nobody reads the lines any more (the editor that started the test is gone):
                 // stop as on Ctrl-C, so the run is written and the program does not outlive it.
-                if !say(&last_line) {
+                if !say_line(&last_line) {
                     STOP.store(true, Ordering::SeqCst);
                 }
             }
@@ -234,7 +234,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
     });
     pb.finish_and_clear();
     if !last_line.is_empty() {
-        say(&last_line);
+        say_line(&last_line);
     }
 
     // A program that ended on its own has its status ready; take it before writing.
@@ -265,7 +265,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
                 None => {
                     let stopped = stop_child(Some(c), end);
                     if let Some((st, signal)) = stopped {
-                        say(&format!("threadradar: {}", how_it_ended(st, signal)));
+                        say_line(&format!("threadradar: {}", how_it_ended(st, signal)));
                         // The run was written before the program was stopped; add how it ended.
                         run.meta.exit_status = Some(st);
                         run.meta.stopped_with = signal.map(|s| signal_name(s).to_string());
@@ -283,7 +283,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
 
 /// One line on stderr; false when it could not be written (a closed pipe). Unlike `eprintln!`,
 /// never panics: a recording must be written, and its program stopped, whoever stopped reading.
-fn say(line: &str) -> bool {
+fn say_line(line: &str) -> bool {
     use std::io::Write;
     writeln!(std::io::stderr().lock(), "{line}").is_ok()
 }
@@ -369,7 +369,7 @@ fn stop_child(child: Option<&mut Child>, end: EndReason) -> Option<(ExitStatus, 
         EndReason::Exited => return c.wait().ok().map(|s| (to_exit_status(s), None)),
         EndReason::Interrupted => {
             kill_group(pgid, libc::SIGINT);
-            eprintln!("threadradar: passed the interrupt on; waiting for the program to end (press Ctrl-C again to kill it)");
+            say!("threadradar: passed the interrupt on; waiting for the program to end (press Ctrl-C again to kill it)");
             // A second Ctrl-C kills the group from the signal handler; this wait then ends.
             while status.is_none() {
                 if let Ok(s) = c.wait() {
@@ -461,7 +461,7 @@ pub fn summarize(run: &Run, path: &Path) {
         EndReason::Duration => "the duration elapsed",
         EndReason::Interrupted => "interrupted",
     };
-    eprintln!(
+    say!(
         "threadradar: recorded {} samples of {} threads in {:.1} s ({:.0} Hz, {:.1}% of the {:.0} Hz asked; {} missed, {} late; {}) → {}",
         m.sample_count,
         run.threads.len(),

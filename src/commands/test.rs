@@ -82,7 +82,7 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     };
     let id = test_id(&args.pytest_args);
     let runner = if unittest { "unittest" } else { "pytest" };
-    eprintln!("threadradar: testing {id} with {} ({}) and {runner}", python.path.display(), python.source);
+    say!("threadradar: testing {id} with {} ({}) and {runner}", python.path.display(), python.source);
     let recorded = record::record(&RecordArgs {
         output: Some(output),
         interval_ms: args.interval_ms.or(config.interval_ms).unwrap_or(3.0),
@@ -98,7 +98,7 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     let outcome = match report.as_deref().map(read_report) {
         Some(Ok(o)) => Some(o),
         Some(Err(e)) => {
-            eprintln!("threadradar: {e}");
+            say!("threadradar: {e}");
             None
         }
         None => None,
@@ -110,18 +110,18 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     match &outcome {
         Some(o) => {
             let first = o.first_failure.as_ref().map(|f| format!(" — first failure: {f}")).unwrap_or_default();
-            eprintln!("threadradar: outcome {}{first}", pytests::outcome_words(o));
+            say!("threadradar: outcome {}{first}", pytests::outcome_words(o));
         }
-        None => eprintln!("threadradar: outcome unknown: {runner} wrote no report ({})", how_pytest_ended(&rec.run)),
+        None => say!("threadradar: outcome unknown: {runner} wrote no report ({})", how_pytest_ended(&rec.run)),
     }
     if let Some(keep) = config.keep_runs {
         if rec.path.parent() == Some(runs_dir.as_path()) {
             match history::prune(&runs_dir, keep) {
                 Ok(gone) if !gone.is_empty() => {
-                    eprintln!("threadradar: pruned {} old runs (keep-runs = {keep}; labelled and pinned runs are kept)", gone.len())
+                    say!("threadradar: pruned {} old runs (keep-runs = {keep}; labelled and pinned runs are kept)", gone.len())
                 }
                 Ok(_) => {}
-                Err(e) => eprintln!("threadradar: {e}"),
+                Err(e) => say!("threadradar: {e}"),
             }
         }
     }
