@@ -16,7 +16,10 @@ interface Transport {
 }
 
 interface Window {
-  ThreadRadarTransport: Transport;
+  ThreadRadarTransport: Transport & {
+    /** The latest request wins: `fetch()`'s answer, or null if superseded (`st.seq`) or failed (shown in `info` and on `root`'s data-error). */
+    latest<R>(st: { seq: number }, root: HTMLElement, info: HTMLElement, fetch: () => Promise<R>): Promise<R | null>;
+  };
   ThreadRadarTimeline: { create(el: HTMLElement, opts: any): any };
   ThreadRadarSections: { create(el: HTMLElement, opts: any): any; squarify(...args: any[]): any };
   ThreadRadarWaits: { create(el: HTMLElement, opts: any): any };

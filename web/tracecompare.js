@@ -96,21 +96,12 @@
     }
 
     async function refresh() {
-      const seq = ++st.seq;
       const width = Math.max(240, Math.floor(root.clientWidth || 1000) - LABELS - 24);
       info.textContent = "matching the runs…";
-      let r;
       // A side may be a run set (several runs: its first is drawn, the changes tested against the sets' spread).
       const side = (k, v) => (Array.isArray(v) ? (v.length > 1 ? { [k + "_runs"]: v } : { [k]: v[0] }) : v ? { [k]: v } : {});
-      try { r = await fetchTrace({ ...side("a", st.a), ...side("b", st.b), width_px: width - 2 * PAD }); }
-      catch (e) {
-        if (seq !== st.seq) return;
-        info.textContent = e.message;
-        root.setAttribute("data-error", e.message);
-        return;
-      }
-      if (seq !== st.seq) return;
-      root.removeAttribute("data-error");
+      const r = await window.ThreadRadarTransport.latest(st, root, info, () => fetchTrace({ ...side("a", st.a), ...side("b", st.b), width_px: width - 2 * PAD }));
+      if (!r) return;
       st.result = r;
       st.width = width;
       render();

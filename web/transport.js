@@ -105,6 +105,24 @@
     return base;
   }
 
+  // A panel's refresh where the latest request wins: `fetch()`'s answer, or null when a newer
+  // request (`st.seq`) superseded it or it failed; a failure is shown in `info` and on the root's
+  // data-error (which the panel tests read), a success clears that.
+  async function latest(st, root, info, fetch) {
+    const seq = ++st.seq;
+    let r;
+    try { r = await fetch(); }
+    catch (e) {
+      if (seq !== st.seq) return null;
+      info.textContent = e.message;
+      root.setAttribute("data-error", e.message);
+      return null;
+    }
+    if (seq !== st.seq) return null;
+    root.removeAttribute("data-error");
+    return r;
+  }
+
   let transport;
   const dataEl = document.getElementById("static-data");
   const raw = dataEl ? dataEl.textContent.trim() : "";
@@ -115,7 +133,5 @@
   } else {
     transport = httpTransport();
   }
-  transport.canonical = canonical;
-  transport.normalise = normalise;
-  window.ThreadRadarTransport = transport;
+  window.ThreadRadarTransport = Object.assign(transport, { canonical, normalise, latest });
 })();

@@ -76,19 +76,10 @@
     }
 
     async function refresh() {
-      const seq = ++st.seq;
       const width = Math.max(200, Math.floor(root.clientWidth || 900) - 190);
       info.textContent = "loading…";
-      let r;
-      try { r = await fetchWaits({ width_px: width - 2 * PAD }); }
-      catch (e) {
-        if (seq !== st.seq) return;
-        info.textContent = e.message;
-        root.setAttribute("data-error", e.message);
-        return;
-      }
-      if (seq !== st.seq) return;
-      root.removeAttribute("data-error");
+      const r = await window.ThreadRadarTransport.latest(st, root, info, () => fetchWaits({ width_px: width - 2 * PAD }));
+      if (!r) return;
       st.result = r;
       st.width = width;
       layout();

@@ -55,24 +55,21 @@ command("ThreadRadarRecord", "record", {
 })
 command("ThreadRadarStop", "stop", { desc = "ThreadRadar: stop the recording (the run is kept)" })
 command("ThreadRadarRecordLog", "record_log", { desc = "ThreadRadar: the recordings' output" })
+-- Both comparisons take two runs and complete them the same way.
+local function complete_runs(arglead)
+  if not require("threadradar").is_setup() then
+    return {}
+  end
+  return require("threadradar.compare").complete(arglead)
+end
 command("ThreadRadarCompare", "compare", {
   nargs = "*",
-  complete = function(arglead)
-    if not require("threadradar").is_setup() then
-      return {}
-    end
-    return require("threadradar.compare").complete(arglead)
-  end,
+  complete = complete_runs,
   desc = "ThreadRadar: compare two runs ([base] [new])",
 })
 command("ThreadRadarTraceCompare", "trace_compare", {
   nargs = "*",
-  complete = function(arglead)
-    if not require("threadradar").is_setup() then
-      return {}
-    end
-    return require("threadradar.compare").complete(arglead)
-  end,
+  complete = complete_runs,
   desc = "ThreadRadar: two runs matched as traces ([a] [b])",
 })
 command("ThreadRadarClearFilter", "clear_filter", { desc = "ThreadRadar: remove the thread filter" })

@@ -101,14 +101,31 @@ function M.open()
   if not client then
     return
   end
+  M.panel(client, "panels", "")
+end
+
+--- Percent-encodes `s` (a string or number) for a URL's query.
+function M.url_encode(s)
+  return (tostring(s):gsub("[^%w%-%._~]", function(c)
+    return ("%%%02X"):format(c:byte())
+  end))
+end
+
+--- Serves the active run (`threadradar serve`) and opens its panels in the browser, at `query`
+--- ("?view=…", or "" for the panels' start); `what` names the page in the message.
+function M.panel(client, what, query)
   lsp.request(client, "threadRadar/runs", util.empty_object(), function(res)
     if not res or not res.active then
       util.warn("there is no run to show: record one with `threadradar record -- python3 your_program.py`.")
       return
     end
     M.serve(res.active, function(url)
-      util.notify("panels of " .. vim.fn.fnamemodify(res.active, ":t") .. " at " .. url)
-      M.open_url(url)
+      local target = url
+      if query ~= "" then
+        target = (url:sub(-1) == "/" and url or (url .. "/")) .. query
+      end
+      util.notify(what .. " of " .. vim.fn.fnamemodify(res.active, ":t") .. " at " .. target)
+      M.open_url(target)
     end)
   end)
 end

@@ -58,12 +58,6 @@ local function label(name)
   return s .. string.rep(" ", LABEL - #s)
 end
 
-local function url_encode(s)
-  return (s:gsub("[^%w%-%._~]", function(c)
-    return ("%%%02X"):format(c:byte())
-  end))
-end
-
 local function fmt_s(s)
   if math.abs(s) < 1 then
     return ("%.1f ms"):format(s * 1000)
@@ -282,18 +276,7 @@ end
 --- The web panel's Timeline tab (on `key`, if any) through `threadradar serve`.
 function M.browser(client, key)
   local open = require("threadradar.open")
-  lsp.request(client, "threadRadar/runs", util.empty_object(), function(res)
-    if not res or not res.active then
-      util.warn("there is no run to show: record one with `threadradar record -- python3 your_program.py`.")
-      return
-    end
-    open.serve(res.active, function(url)
-      local base = url:sub(-1) == "/" and url or (url .. "/")
-      local target = base .. "?view=timeline" .. (key and ("&artifact=" .. url_encode(key)) or "")
-      util.notify("timeline of " .. vim.fn.fnamemodify(res.active, ":t") .. " at " .. target)
-      open.open_url(target)
-    end)
-  end)
+  open.panel(client, "timeline", "?view=timeline" .. (key and ("&artifact=" .. open.url_encode(key)) or ""))
 end
 
 --- close() and the open view (tests and integrations).

@@ -8,12 +8,6 @@ local util = require("threadradar.util")
 
 local M = {}
 
-local function url_encode(s)
-  return (tostring(s):gsub("[^%w%-%._~]", function(c)
-    return ("%%%02X"):format(c:byte())
-  end))
-end
-
 --- One line of the list for a listed view (pure: used by the tests).
 function M.format_view(v)
   local s = v.section or {}
@@ -32,24 +26,17 @@ end
 --- The Sections tab on `section` ({file, function, lock, line} of the active run).
 function M.browser(client, section)
   local open = require("threadradar.open")
-  lsp.request(client, "threadRadar/runs", util.empty_object(), function(res)
-    if not res or not res.active then
-      util.warn("there is no run to show: record one with `threadradar record -- python3 your_program.py`.")
-      return
-    end
-    open.serve(res.active, function(url)
-      local base = url:sub(-1) == "/" and url or (url .. "/")
-      local target = base
-        .. ("?view=sections&file=%s&function=%s&lock=%s&line=%s"):format(
-          url_encode(section.file),
-          url_encode(section["function"]),
-          url_encode(section.lock),
-          url_encode(section.line)
-        )
-      util.notify("sections of " .. vim.fn.fnamemodify(res.active, ":t") .. " at " .. target)
-      open.open_url(target)
-    end)
-  end)
+  local e = open.url_encode
+  open.panel(
+    client,
+    "sections",
+    ("?view=sections&file=%s&function=%s&lock=%s&line=%s"):format(
+      e(section.file),
+      e(section["function"]),
+      e(section.lock),
+      e(section.line)
+    )
+  )
 end
 
 function M.open()
