@@ -371,16 +371,10 @@ end
 
 --- :ThreadRadarCompare's argument line: up to two run names or paths (quotes keep blanks).
 function M.command(args)
-  local words, err = util.split_command(args or "")
-  if not words then
-    util.warn("cannot read the runs: " .. err .. ".")
-    return
+  local words = util.two_runs(args, "ThreadRadarCompare takes at most two runs: [base] [new].")
+  if words then
+    M.open(words[1], words[2])
   end
-  if #words > 2 then
-    util.warn("ThreadRadarCompare takes at most two runs: [base] [new].")
-    return
-  end
-  M.open(words[1], words[2])
 end
 
 --- Completion: the names of the runs (threadRadar/runs), newest first.

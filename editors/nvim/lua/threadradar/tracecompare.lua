@@ -258,16 +258,10 @@ end
 
 --- :ThreadRadarTraceCompare's argument line: up to two run names or paths, [a] [b].
 function M.command(args)
-  local words, err = util.split_command(args or "")
-  if not words then
-    util.warn("cannot read the runs: " .. err .. ".")
-    return
+  local words = util.two_runs(args, "ThreadRadarTraceCompare takes at most two runs: [a] [b].")
+  if words then
+    M.open(words[1], words[2])
   end
-  if #words > 2 then
-    util.warn("ThreadRadarTraceCompare takes at most two runs: [a] [b].")
-    return
-  end
-  M.open(words[1], words[2])
 end
 
 --- close() and the open view (tests and integrations).

@@ -275,6 +275,21 @@ function M.split_command(s)
   return words
 end
 
+--- A command's argument line of at most two run names or paths (quotes keep blanks): the words,
+--- or nil after saying what is wrong (`usage`, e.g. "X takes at most two runs: [a] [b].").
+function M.two_runs(args, usage)
+  local words, err = M.split_command(args or "")
+  if not words then
+    M.warn("cannot read the runs: " .. err .. ".")
+    return nil
+  end
+  if #words > 2 then
+    M.warn(usage)
+    return nil
+  end
+  return words
+end
+
 --- Version test: has("nvim-0.10").
 function M.has(version)
   return vim.fn.has("nvim-" .. version) == 1
