@@ -356,12 +356,8 @@ end
 --- the active run against the one recorded before it).
 function M.open(base, new, opts)
   opts = opts or {}
-  local client = lsp.require_client()
+  local client = lsp.require_method("threadRadar/compare", "compare runs", "update it, or run `threadradar compare` in a terminal.")
   if not client then
-    return
-  end
-  if not lsp.supports(client, "threadRadar/compare") then
-    util.warn("this threadradar server cannot compare runs: update it, or run `threadradar compare` in a terminal.")
     return
   end
   lsp.request(client, "threadRadar/compare", M.params(base, new), function(result)

@@ -485,6 +485,17 @@ function M.require_client(bufnr)
   return client
 end
 
+--- The running client when its server answers `method`; nil after saying so (`otherwise`: what the
+--- user can do instead, e.g. "update it, or run `threadradar compare` in a terminal.").
+function M.require_method(method, what, otherwise)
+  local client = M.require_client()
+  if client and not M.supports(client, method) then
+    util.warn("this threadradar server cannot " .. what .. ": " .. otherwise)
+    return nil
+  end
+  return client
+end
+
 function M.client_of_buffer(bufnr)
   return get_client(buf_client[bufnr])
 end

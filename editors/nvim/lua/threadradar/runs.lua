@@ -149,12 +149,8 @@ end
 
 --- Deletes a run file after choosing it and confirming.
 function M.delete()
-  local client = lsp.require_client()
+  local client = lsp.require_method("threadradar.deleteRun", "delete runs", "update it.")
   if not client then
-    return
-  end
-  if not lsp.supports(client, "threadradar.deleteRun") then
-    util.warn("this threadradar server cannot delete runs: update it.")
     return
   end
   runs_request(client, function(res)

@@ -215,12 +215,8 @@ end
 --- the active run as B against the run recorded before it as A).
 function M.open(a, b, opts)
   opts = opts or {}
-  local client = lsp.require_client()
+  local client = lsp.require_method("threadRadar/traceCompare", "compare traces", "update it, or run `threadradar compare A B` in a terminal.")
   if not client then
-    return
-  end
-  if not lsp.supports(client, "threadRadar/traceCompare") then
-    util.warn("this threadradar server cannot compare traces: update it, or run `threadradar compare A B` in a terminal.")
     return
   end
   local params = { width_px = M.WIDTH_PX }
