@@ -306,7 +306,10 @@ async function settled(editor: Locator): Promise<Layout> {
   for (let i = 0; i < 60 && same < 5; i++) {
     await page.waitForTimeout(300);
     const next = await layout(editor);
-    same = key(next) === key(l) ? same + 1 : 0;
+    // Settled: the same elements twice in a row, and every glyph drawn (an image still loading
+    // has an empty box).
+    const drawn = next.glyphs.every((g) => g.right - g.left >= 1 && g.bottom - g.top >= 1);
+    same = key(next) === key(l) && drawn ? same + 1 : 0;
     l = next;
   }
   return l;
@@ -551,25 +554,18 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await shot("run-switched");
   });
 
-  // Profiling a test (issue #19): a click on the "▶ Profile" lens above a pytest test function
-  // (samples/python/testproject, copied into the workspace by e2e.sh) records that test with the
-  // server's own interpreter rules and shows the run: in the Runs view with pytest's outcome, in
-  // the status bar, as the active run. The outcome is checked against the run file the click
-  // wrote and that against pytest's own verdict on the same test (TR_E2E_PYTEST_RC).
-  test("a ▶ Profile lens on a test records it and the run appears with pytest's outcome", async () => {
-    const TEST = "test_parallel_sum_is_right";
-    const runsDir = path.join(WS, ".threadradar/runs");
-    const before = new Set(fs.readdirSync(runsDir));
-    await openFile("check_pool.py");
-    const editor = page.locator('.monaco-editor[data-uri$="/check_pool.py"]').first();
+  // The "▶ Profile" lens right above test `name`'s `def` line in testproject/tests/FILE (each test
+  // has one; lenses are drawn in view zones above their line, so the nearest one above the line is
+  // the test's): the point to click, or null.
+  async function profileLensAbove(file: string, name: string): Promise<{ x: number; y: number; d: number } | null> {
+    await openFile(file);
+    const editor = page.locator(`.monaco-editor[data-uri$="/${file}"]`).first();
     await editor.locator(".codelens-decoration a", { hasText: /^▶ Profile file$/ }).first().waitFor({ timeout: 60_000 });
-    const source = fs.readFileSync(path.join(WS, "testproject/tests/check_pool.py"), "utf8").split("\n");
-    await gotoLine(source.findIndex((l) => l.startsWith(`def ${TEST}`)) + 1);
+    const source = fs.readFileSync(path.join(WS, "testproject/tests", file), "utf8").split("\n");
+    await gotoLine(source.findIndex((l) => l.startsWith(`def ${name}`)) + 1);
     await page.waitForTimeout(1000);
-    // The "▶ Profile" lens right above the test's `def` line (each test has one; lenses are drawn
-    // in view zones above their line, so the nearest one above the line is the test's).
-    const target = await editor.evaluate((root, name) => {
-      const line = Array.from(root.querySelectorAll<HTMLElement>(".view-lines .view-line")).find((l) => (l.textContent ?? "").replace(/\u00a0/g, " ").startsWith(`def ${name}`));
+    return editor.evaluate((root, test) => {
+      const line = Array.from(root.querySelectorAll<HTMLElement>(".view-lines .view-line")).find((l) => (l.textContent ?? "").replace(/\u00a0/g, " ").startsWith(`def ${test}`));
       if (line === undefined) return null;
       const top = line.getBoundingClientRect().top;
       let best: { x: number; y: number; d: number } | null = null;
@@ -580,7 +576,19 @@ describe("VS Code (code-server) with the installed .vsix", () => {
         if (d >= -1 && (best === null || d < best.d)) best = { x: r.left + r.width / 2, y: r.top + r.height / 2, d };
       }
       return best;
-    }, TEST);
+    }, name);
+  }
+
+  // Profiling a test (issue #19): a click on the "▶ Profile" lens above a pytest test function
+  // (samples/python/testproject, copied into the workspace by e2e.sh) records that test with the
+  // server's own interpreter rules and shows the run: in the Runs view with pytest's outcome, in
+  // the status bar, as the active run. The outcome is checked against the run file the click
+  // wrote and that against pytest's own verdict on the same test (TR_E2E_PYTEST_RC).
+  test("a ▶ Profile lens on a test records it and the run appears with pytest's outcome", async () => {
+    const TEST = "test_parallel_sum_is_right";
+    const runsDir = path.join(WS, ".threadradar/runs");
+    const before = new Set(fs.readdirSync(runsDir));
+    const target = await profileLensAbove("check_pool.py", TEST);
     if (target === null) {
       await shot("no-profile-lens");
       throw new Error(`no "▶ Profile" lens above def ${TEST}`);
@@ -657,25 +665,7 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     const TEST = "test_hangs";
     const runsDir = path.join(WS, ".threadradar/runs");
     const before = new Set(fs.readdirSync(runsDir));
-    await openFile("check_misbehaving.py");
-    const editor = page.locator('.monaco-editor[data-uri$="/check_misbehaving.py"]').first();
-    await editor.locator(".codelens-decoration a", { hasText: /^▶ Profile file$/ }).first().waitFor({ timeout: 60_000 });
-    const source = fs.readFileSync(path.join(WS, "testproject/tests/check_misbehaving.py"), "utf8").split("\n");
-    await gotoLine(source.findIndex((l) => l.startsWith(`def ${TEST}`)) + 1);
-    await page.waitForTimeout(1000);
-    const lens = await editor.evaluate((root, name) => {
-      const line = Array.from(root.querySelectorAll<HTMLElement>(".view-lines .view-line")).find((l) => (l.textContent ?? "").replace(/\u00a0/g, " ").startsWith(`def ${name}`));
-      if (line === undefined) return null;
-      const top = line.getBoundingClientRect().top;
-      let best: { x: number; y: number; d: number } | null = null;
-      for (const a of Array.from(root.querySelectorAll<HTMLElement>(".codelens-decoration a"))) {
-        if ((a.textContent ?? "").trim() !== "▶ Profile") continue;
-        const r = a.getBoundingClientRect();
-        const d = top - r.bottom;
-        if (d >= -1 && (best === null || d < best.d)) best = { x: r.left + r.width / 2, y: r.top + r.height / 2, d };
-      }
-      return best;
-    }, TEST);
+    const lens = await profileLensAbove("check_misbehaving.py", TEST);
     expect(lens).not.toBeNull();
     await page.mouse.click(lens?.x ?? 0, lens?.y ?? 0);
     // The progress notification, once the test's threads are sampled ("…, 3 threads — …").
