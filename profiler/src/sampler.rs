@@ -109,8 +109,13 @@ struct ThreadEntry {
     held_gil: bool,
     /// The kernel's view read just before this tick's stack walk.
     pre: Option<KernelReading>,
-    /// Attempts left to read the thread's type from its `threading.Thread` object.
+    /// Attempts left to read the thread's type from its `threading.Thread` object, spent only
+    /// at ticks when `Thread._bootstrap_inner` (whose `self` is that object) is on its stack.
     type_attempts: u8,
+    /// Ticks left to wait for `_bootstrap_inner` to appear: a new thread can spend many ticks
+    /// in its start-up before it (waiting for the GIL, more so with a GIL forced on a
+    /// free-threaded build), and a thread started with `_thread.start_new_thread` never has it.
+    type_patience: u16,
 }
 
 /// One thread's state, CPU accounting and system call, read together.
@@ -822,7 +827,13 @@ impl Sampler {
             self.spies[si].spy.forget_thread_name(trace.thread_id);
         }
         if e.type_attempts > 0 {
-            *wants_type = true;
+            if trace.frames.iter().any(is_bootstrap_inner) {
+                *wants_type = true;
+            } else if e.type_patience == 0 {
+                e.type_attempts = 0;
+            } else {
+                e.type_patience -= 1;
+            }
         }
         let stack = self.intern_stack(&trace.frames);
         let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, state, blocked, syscall, stack, &trace.frames) } else { None };
@@ -904,6 +915,7 @@ impl Sampler {
             held_gil: false,
             pre: None,
             type_attempts: if is_main { 0 } else { 3 },
+            type_patience: 300,
         }
     }
 
@@ -921,12 +933,11 @@ impl Sampler {
             if e.type_attempts == 0 || e.python_id != trace.thread_id {
                 continue;
             }
+            let Some(inner) = trace.frames.iter().find(|f| is_bootstrap_inner(f)) else { continue };
             e.type_attempts -= 1;
-            let found = trace
-                .frames
-                .iter()
-                .find(|f| f.name.ends_with("_bootstrap_inner") && f.filename.ends_with("threading.py"))
-                .and_then(|f| f.locals.as_ref())
+            let found = inner
+                .locals
+                .as_ref()
                 .and_then(|ls| ls.iter().find(|l| l.name == "self"))
                 .and_then(|l| l.repr.as_deref())
                 .and_then(type_from_repr);
@@ -1067,6 +1078,11 @@ fn rate_over_lifetimes(run: &Run, interval: Duration) -> f64 {
     } else {
         0.0
     }
+}
+
+/// `threading.Thread._bootstrap_inner`, the frame whose `self` is the thread's object.
+fn is_bootstrap_inner(f: &py_spy::Frame) -> bool {
+    f.name.ends_with("_bootstrap_inner") && f.filename.ends_with("threading.py")
 }
 
 /// `<Worker at 0x7f…>` → `Worker`.
