@@ -179,17 +179,27 @@ async fn profile_test_runs_a_found_test_reports_progress_and_the_outcome() {
     handle.cancel(Some("the agent changed its mind".into())).await.unwrap();
     // The server ends the test and the run is written with its end: it is the newest run.
     let runs = dir.path().join(".threadradar/runs");
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // Generous: under a loaded CI machine pytest's interrupt handling and the run's write took
+    // over 30 s once; the test is that it ends, not how fast.
+    let deadline = Instant::now() + Duration::from_secs(90);
     let hung = loop {
         let newest = std::fs::read_dir(&runs).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json")).max();
-        if let Some(run) = newest.and_then(|p| runfile::read(&p).ok()).filter(|r| r.meta.test.as_ref().is_some_and(|t| t.id.ends_with("test_hangs")) && !r.meta.partial && r.meta.end_reason != EndReason::Exited) {
-            break run;
+        let read = newest.as_ref().map(|p| runfile::read(p));
+        if let Some(Ok(run)) = &read {
+            if run.meta.test.as_ref().is_some_and(|t| t.id.ends_with("test_hangs")) && !run.meta.partial && run.meta.end_reason != EndReason::Exited {
+                break run.clone();
+            }
         }
-        assert!(Instant::now() < deadline, "the cancelled test's run was not finished");
+        let seen = match &read {
+            Some(Ok(r)) => format!("{:?}: test {:?}, partial {}, end {:?}", newest, r.meta.test.as_ref().map(|t| &t.id), r.meta.partial, r.meta.end_reason),
+            Some(Err(e)) => format!("{newest:?}: {e}"),
+            None => "no run yet".into(),
+        };
+        assert!(Instant::now() < deadline, "the cancelled test's run was not finished; newest run: {seen}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert_eq!(hung.meta.end_reason, EndReason::Interrupted);
-    assert!(hung.meta.duration_s < 60.0 && started.elapsed() < Duration::from_secs(90), "stopped long before the test's 120 s sleep");
+    assert!(hung.meta.duration_s < 60.0 && started.elapsed() < Duration::from_secs(115), "stopped before the test's 120 s sleep");
     // The server is free again: another test can be profiled.
     let r = call(&client, "profile_test", serde_json::json!({ "file": "tests/test_work.py", "test": "test_fails" })).await;
     assert!(text(&r).contains("1 failed"), "{}", text(&r));
