@@ -379,7 +379,9 @@ fn without_pytest_profile_test_runs_a_testcase_with_unittest() {
     std::fs::create_dir_all(root.join("tests")).unwrap();
     std::fs::write(root.join("tests/__init__.py"), "").unwrap();
     let tests = root.join("tests/test_case.py");
-    let text = "import unittest\n\n\nclass Case(unittest.TestCase):\n    def test_ok(self):\n        self.assertEqual(sum(range(100_000)), 4999950000)\n\n    def test_no(self):\n        self.assertTrue(False, \"no means no\")\n";
+    let text = "import unittest\n\n\nclass Case(unittest.TestCase):\n    def test_ok(self):\n        self.assertEqual(sum(range(10_000_000)), 49999995000000)\n\n    def test_no(self):\n        self.assertTrue(False, \"no means no\")\n";
+    // test_ok computes for ~0.3 s: run alone, a test of a few milliseconds can end before a
+    // loaded machine lets the recorder attach ("nothing was recorded").
     std::fs::write(&tests, text).unwrap();
     std::fs::write(root.join("pyproject.toml"), "[project]\nname = \"u\"\nversion = \"0\"\n").unwrap();
     // A venv without pip, so without pytest: the project's .venv is the interpreter.
