@@ -23,12 +23,7 @@ M.KEYS = {
   { "q", "close" },
 }
 
-local function null(v)
-  if v == vim.NIL then
-    return nil
-  end
-  return v
-end
+local null = util.null
 
 local function hide_stdlib()
   if state.hide_stdlib == nil then

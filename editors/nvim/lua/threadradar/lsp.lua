@@ -140,12 +140,7 @@ end
 
 -- What each server last said: the active run, the thread filter and the recording ----------
 
-local function null(v)
-  if v == vim.NIL then
-    return nil
-  end
-  return v
-end
+local null = util.null
 
 --- The state of a client as the server last described it (threadRadar/changed, or the
 --- threadRadar/runs asked at start): { run = path|nil, exclude_threads = {…},

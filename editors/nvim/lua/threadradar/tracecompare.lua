@@ -23,12 +23,7 @@ M.KEYS = {
   { "q", "close" },
 }
 
-local function null(v)
-  if v == vim.NIL then
-    return nil
-  end
-  return v
-end
+local null = util.null
 
 local function secs(x)
   return ("%.3f s"):format(x or 0)
