@@ -1624,6 +1624,11 @@ export type SectionFigures = { file: string, function: string,
  */
 line: number, body_start: number, end_line: number, lock: string, lock_type: string | null, kind: SectionKind, 
 /**
+ * How the section was found, in words (from `kind`): named in the source, configured, or
+ * from the recorded waits.
+ */
+found: string, 
+/**
  * Listed executions (seen in two samples or more), in time order.
  */
 executions: Array<Execution>, 
@@ -1745,7 +1750,7 @@ export type WaitSource = "sampled" | "kernel" | "none";
 /**
  * How a section was found.
  */
-export type SectionKind = "with" | "acquire_release" | "decorated" | "configured";
+export type SectionKind = "with" | "acquire_release" | "decorated" | "configured" | "from_waits";
 
 /**
  * `views`: lists the saved views; with `save` first saves one, with `delete` first deletes one.

@@ -108,6 +108,8 @@
     const graph = el("div", { class: "sx-graph", "aria-label": "Executions of the selected section" });
     const hist = el("div", { class: "sx-hist", "aria-label": "Distribution of the selected section's durations" });
     const detailNote = el("p", { class: "sx-detail-note note" });
+    // Which lock: its type, how the section was found, the objects threads waited on here.
+    const lockLine = el("p", { class: "sx-lock" });
     // Saved views: the list, and the form that saves the selected section.
     const viewsList = el("ul", { class: "sx-views", "aria-label": "Saved views" });
     const viewsNote = el("p", { class: "sx-views-note muted" });
@@ -119,7 +121,7 @@
     if (!opts.fetchViews) { saved.hidden = true; saveForm.hidden = true; }
     root.replaceChildren(how, notes, saved,
       el("div", { class: "sx-top" }, el("div", { class: "sx-tree-box" }, tree), el("div", { class: "sx-map-box" }, map, legend)),
-      el("div", { class: "sx-detail" }, title, saveForm, detailNote, graph, hist));
+      el("div", { class: "sx-detail" }, title, lockLine, saveForm, detailNote, graph, hist));
 
     async function load() {
       const seq = ++st.seq;
@@ -280,7 +282,7 @@
       const first = el("td", { class: "sx-first" }, label, " ", loc);
       first.style.paddingLeft = (4 + depth * 16) + "px";
       const count = s.short.count_at_least > 0 ? s.execution_count + " (" + s.short.count_at_least + " short)" : String(s.execution_count);
-      const tr = el("tr", { class: "sx-row", "data-section": String(i), "data-depth": String(depth), title: s.kind + " section, lock " + (s.lock_type || "of unknown type") },
+      const tr = el("tr", { class: "sx-row", "data-section": String(i), "data-depth": String(depth), title: "found " + s.found + "; lock " + (s.lock_type || "of unknown type") },
         first,
         el("td", { class: "num", text: count }),
         el("td", { class: "num", text: fmtS(s.total_hold_s) }),
@@ -331,6 +333,11 @@
       for (const c of map.querySelectorAll("g.sx-cell")) c.classList.toggle("selected", Number(c.getAttribute("data-section")) === i);
       const s = v.sections[i];
       title.textContent = name(s) + " (" + where(s) + ")";
+      const objects = (s.lock_objects || []).map((o) => el("li", { class: "sx-lock-object", text: o.type_name + " at " + o.address + " · waited on in " + o.samples + " sample" + (o.samples === 1 ? "" : "s") }));
+      lockLine.replaceChildren(
+        el("span", { class: "sx-lock-type", text: "Lock " + s.lock + (s.lock_type ? " (" + s.lock_type + ")" : " (type unknown)") }),
+        el("span", { class: "muted sx-found", text: " · found " + s.found }),
+        ...(objects.length ? [el("span", { text: " · threads waited here on:" }), el("ul", { class: "sx-lock-objects" }, ...objects)] : []));
       detailNote.textContent = s.executions.length + " listed executions in time order, each with its ± uncertainty; outliers (even the shortest possible duration above " + fmtS(s.outlier_threshold_s) + ") marked in red" +
         (s.short.count_at_least ? "; at least " + s.short.count_at_least + " shorter executions (seen in one sample, " + fmtS(s.short.total_s) + " in all) are counted, not listed" : "") +
         ". Each duration is ± " + fmtS(v.interval_s) + ". Click an execution to see it on the timeline.";

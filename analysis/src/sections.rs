@@ -87,6 +87,9 @@ pub struct SectionFigures {
     pub lock: String,
     pub lock_type: Option<String>,
     pub kind: SectionKind,
+    /// How the section was found, in words (from `kind`): named in the source, configured, or
+    /// from the recorded waits.
+    pub found: String,
     /// Listed executions (seen in two samples or more), in time order.
     pub executions: Vec<Execution>,
     /// Indices into `executions` of the outliers.
@@ -529,6 +532,7 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
             lock: s.lock.clone(),
             lock_type: s.lock_type.clone(),
             kind: s.kind,
+            found: s.kind.how_found().to_string(),
             execution_count: execs.len() as u64 + sh.count_at_least,
             total_hold_s: execs.iter().map(|e| e.duration_s).sum::<f64>() + sh.total_s,
             median_s: median,

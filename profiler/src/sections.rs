@@ -29,6 +29,53 @@ pub enum SectionKind {
     Decorated,
     /// Listed in the project's `critical_sections`.
     Configured,
+    /// `with X:` whose `X` the source does not show to be a lock (made by a factory, passed in,
+    /// taken from a dict), found because the run recorded threads waiting there on a `Lock`,
+    /// `RLock`, `Condition`, `Semaphore` or `BoundedSemaphore` object.
+    FromWaits,
+}
+
+impl SectionKind {
+    /// How the section was found, in the views' words.
+    pub fn how_found(self) -> &'static str {
+        match self {
+            SectionKind::With => "`with` on a lock named in the source",
+            SectionKind::AcquireRelease => "`acquire()` … `release()` in the source",
+            SectionKind::Decorated => "a function with a configured synchronized decorator",
+            SectionKind::Configured => "listed in [tool.threadradar] critical_sections",
+            SectionKind::FromWaits => "from the recorded waits: threads slept entering this `with`, on a lock the source does not name",
+        }
+    }
+}
+
+/// A lock object the run recorded threads waiting on at one line: what turns a `with X:` the
+/// source cannot type into a section ([`SectionKind::FromWaits`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedLock {
+    /// As Python names the type: `Lock`, `RLock`, `Condition`, `Semaphore`, `BoundedSemaphore`.
+    pub lock_type: String,
+    /// Its address in the profiled process.
+    pub address: u64,
+    /// The name the waiting line uses for it (`self._guard`, `locks["a"]`), when the recorder
+    /// could read one.
+    pub name: Option<String>,
+}
+
+/// The type of a recorded lock whose object the recorder could not read, only that a thread slept
+/// in `futex` entering it from the program's own line: one of the two locks CPython implements in C.
+pub const C_LEVEL_LOCK: &str = "Lock or RLock";
+
+/// `threading`'s name for a recorded lock object's type (`_thread.lock` → `Lock`,
+/// `threading.Condition` → `Condition`), or `None` when it is not a lock type.
+pub fn lock_type_of_recorded(type_name: &str) -> Option<&'static str> {
+    match type_name.rsplit('.').next().unwrap_or(type_name) {
+        "lock" | "Lock" => Some("Lock"),
+        "RLock" | "_RLock" => Some("RLock"),
+        "Condition" => Some("Condition"),
+        "Semaphore" => Some("Semaphore"),
+        "BoundedSemaphore" => Some("BoundedSemaphore"),
+        _ => None,
+    }
 }
 
 /// One critical section of one file.
@@ -95,7 +142,7 @@ pub fn lock_like_name(name: &str) -> bool {
 }
 
 #[cfg(feature = "source")]
-pub use discover_impl::{discover, discover_run, read_config, SectionsFound};
+pub use discover_impl::{discover, discover_run, discover_with_waits, read_config, recorded_locks, SectionsFound};
 
 #[cfg(feature = "source")]
 mod discover_impl {
@@ -173,6 +220,7 @@ mod discover_impl {
             None => SectionConfig::default(),
         };
         found.config_file = file;
+        let locks = recorded_locks(run);
         for f in &run.files {
             if f.kind != crate::run::FileKind::User {
                 continue;
@@ -188,13 +236,72 @@ mod discover_impl {
                     continue;
                 }
             }
-            found.sections.extend(discover(path, &String::from_utf8_lossy(&bytes), &config));
+            let recorded = locks.get(&f.path).cloned().unwrap_or_default();
+            found.sections.extend(discover_with_waits(path, &String::from_utf8_lossy(&bytes), &config, &recorded));
         }
         Ok(found)
     }
 
+    /// Per file (string id of its path) and line: the lock objects the run recorded threads
+    /// waiting on there, the most often seen first. Only waits whose object is a lock type and
+    /// whose waiting line is known.
+    pub fn recorded_locks(run: &crate::run::Run) -> HashMap<crate::run::StrId, HashMap<u32, Vec<RecordedLock>>> {
+        let mut seen: HashMap<(crate::run::StrId, u32, u64), (RecordedLock, u64)> = HashMap::new();
+        let mut uses = vec![0u64; run.waits.len()];
+        for s in &run.samples {
+            for t in &s.threads {
+                if let Some(w) = t.wait {
+                    if let Some(u) = uses.get_mut(w as usize) {
+                        *u += 1;
+                    }
+                }
+            }
+        }
+        for (wi, w) in run.waits.iter().enumerate() {
+            let Some(o) = &w.object else { continue };
+            // A thread asleep in `futex` with nothing above the program's own line (the
+            // recorder's C-level site, object unread: `with self._guard:`, `with locks[k]:`) is
+            // entering a lock implemented in C: `threading.Lock` or `RLock`.
+            let c_level = o.addr == 0 && run.str(o.type_name) == "unknown" && run.str(w.syscall) == "futex";
+            let Some(ty) = lock_type_of_recorded(run.str(o.type_name)).or(c_level.then_some(C_LEVEL_LOCK)) else { continue };
+            let Some(frame) = o.frame.and_then(|f| run.frames.get(f as usize)) else { continue };
+            let Some(func) = run.functions.get(frame.function as usize) else { continue };
+            let Some(file) = run.files.get(func.file as usize) else { continue };
+            if frame.line == 0 || (o.addr == 0 && !c_level) {
+                continue;
+            }
+            let e = seen.entry((file.path, frame.line, o.addr)).or_insert_with(|| {
+                (RecordedLock { lock_type: ty.to_string(), address: o.addr, name: o.name.map(|n| run.str(n).to_string()) }, 0)
+            });
+            e.1 += uses[wi].max(1);
+        }
+        let mut out: HashMap<crate::run::StrId, HashMap<u32, Vec<(RecordedLock, u64)>>> = HashMap::new();
+        for ((file, line, _), v) in seen {
+            out.entry(file).or_default().entry(line).or_default().push(v);
+        }
+        out.into_iter()
+            .map(|(f, lines)| {
+                let lines = lines
+                    .into_iter()
+                    .map(|(l, mut v)| {
+                        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.address.cmp(&b.0.address)));
+                        (l, v.into_iter().map(|(r, _)| r).collect())
+                    })
+                    .collect();
+                (f, lines)
+            })
+            .collect()
+    }
+
     /// Every critical section of one file's `text` (`path` is recorded in each section as given).
     pub fn discover(path: &str, text: &str, config: &SectionConfig) -> Vec<Section> {
+        discover_with_waits(path, text, config, &HashMap::new())
+    }
+
+    /// [`discover`], and also the `with X:` statements whose `X` the source does not show to be a
+    /// lock but where the run recorded threads waiting on a lock object (`recorded`: line → the
+    /// objects, from [`recorded_locks`]).
+    pub fn discover_with_waits(path: &str, text: &str, config: &SectionConfig, recorded: &HashMap<u32, Vec<RecordedLock>>) -> Vec<Section> {
         let mut parser = tree_sitter::Parser::new();
         if parser.set_language(&tree_sitter_python::LANGUAGE.into()).is_err() {
             return Vec::new();
@@ -202,7 +309,7 @@ mod discover_impl {
         let Some(tree) = parser.parse(text, None) else { return Vec::new() };
         let src = text.as_bytes();
         let index = crate::source::SourceIndex::parse(text);
-        let mut d = Discovery { src, path, index: &index, lock_types: HashMap::new(), out: Vec::new(), config };
+        let mut d = Discovery { src, path, index: &index, lock_types: HashMap::new(), out: Vec::new(), config, recorded };
         d.collect_assignments(tree.root_node());
         d.walk(tree.root_node());
         for c in config.extra.iter().filter(|c| c.file == path) {
@@ -222,6 +329,8 @@ mod discover_impl {
         lock_types: HashMap<String, String>,
         out: Vec<Section>,
         config: &'a SectionConfig,
+        /// Line → lock objects threads were recorded waiting on there.
+        recorded: &'a HashMap<u32, Vec<RecordedLock>>,
     }
 
     fn line(n: Node) -> u32 {
@@ -396,12 +505,34 @@ mod discover_impl {
                 return;
             }
             let Some(body) = n.child_by_field_name("body") else { return };
-            for v in self.with_items(n) {
+            let items = self.with_items(n);
+            let mut untyped = Vec::new();
+            for &v in &items {
                 if let Some(ty) = self.is_lock(v) {
                     let name = self.lock_name(v).unwrap_or_default();
                     self.push(line(n), line(body), end_line(body), name.clone(), Some(name), ty, SectionKind::With);
+                } else {
+                    untyped.push(v);
                 }
             }
+            // The run saw threads wait on a lock object here: the item the recorder named, or
+            // the only item left (`with self._guard:` where `_guard` came from a factory).
+            let Some(locks) = self.recorded.get(&line(n)).filter(|l| !l.is_empty()) else { return };
+            let text_of = |v: Node| self.text(v).split_whitespace().collect::<String>();
+            let item = untyped
+                .iter()
+                .copied()
+                .find(|&v| locks.iter().any(|l| l.name.as_deref().map(|x| x.split_whitespace().collect::<String>()) == Some(text_of(v))))
+                .or_else(|| (untyped.len() == 1 && items.len() == 1).then(|| untyped[0]));
+            let Some(v) = item else { return };
+            let lock = &locks[0];
+            let (name, key) = match self.lock_name(v) {
+                Some(n) => (n.clone(), Some(n)),
+                // `locks["a"]`, `get_lock()`: no name to share, so the object itself is the key
+                // when its address was read, else the section's own place.
+                None => (format!("unnamed ({})", self.text(v)), (lock.address != 0).then(|| format!("{:#x}", lock.address))),
+            };
+            self.push(line(n), line(body), end_line(body), name, key, Some(lock.lock_type.clone()), SectionKind::FromWaits);
         }
 
         fn decorated(&mut self, def: Node) {
@@ -467,7 +598,8 @@ mod discover_impl {
                 if let Some((rel, ..)) = calls[i + 1..].iter().find(|c| c.2 == "release" && c.1 == *obj && c.0 > *at) {
                     let node = node.unwrap();
                     let named = self.lock_name(node);
-                    let ty = named.as_ref().and_then(|n| self.lock_types.get(n).cloned());
+                    let recorded = self.recorded.get(at).and_then(|l| l.first()).map(|l| l.lock_type.clone());
+                    let ty = named.as_ref().and_then(|n| self.lock_types.get(n).cloned()).or(recorded);
                     let (lock, key) = match named {
                         Some(n) => (n.clone(), Some(n)),
                         None => (format!("unnamed ({obj})"), None),

@@ -119,7 +119,10 @@ pub fn name_in_line(line: &str, methods: &[&str]) -> Option<String> {
     let with_item = code.strip_prefix("async with ").or_else(|| code.strip_prefix("with "));
     if let Some(rest) = with_item {
         let item = rest.split([':', ',']).next().unwrap_or("").split(" as ").next().unwrap_or("").trim();
-        return is_dotted(item).then(|| item.to_string());
+        // `with locks[key]:` too: a lock kept in a dict or list (the `:` of a slice cannot be
+        // told from the statement's, so slices are not taken).
+        let subscript = item.strip_suffix(']').and_then(|i| i.split_once('[')).is_some_and(|(obj, index)| is_dotted(obj) && !index.is_empty() && !index.contains(['[', ']']));
+        return (is_dotted(item) || subscript).then(|| item.to_string());
     }
     for m in methods {
         let pat = format!(".{m}(");
@@ -420,6 +423,9 @@ mod tests {
         assert_eq!(name_in_line("lock.acquire()", m).as_deref(), Some("lock"));
         assert_eq!(name_in_line("x = compute(3)", m), None);
         assert_eq!(name_in_line("with open(p) as f:", m), None);
+        assert_eq!(name_in_line("    with GUARDS[name]:", m).as_deref(), Some("GUARDS[name]"));
+        assert_eq!(name_in_line("    with self.locks[i] as l:", m).as_deref(), Some("self.locks[i]"));
+        assert_eq!(name_in_line("    with f(x)[0]:", m), None);
         assert_eq!(name_in_line("work_item = work_queue.get(block=True)", m).as_deref(), Some("work_queue"));
     }
 

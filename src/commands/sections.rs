@@ -82,6 +82,9 @@ fn print_table(view: &SectionsView, cwd: &str, out: &mut impl Write) -> std::io:
         let ty = s.lock_type.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
         writeln!(out)?;
         writeln!(out, "{file}:{}-{}  {}  lock {}{ty}", s.line, s.end_line, s.function, s.lock)?;
+        if s.kind == threadradar_analysis::sections::SectionKind::FromWaits {
+            writeln!(out, "  found {}", s.kind.how_found())?;
+        }
         if !s.lock_objects.is_empty() {
             // From the recorded wait targets: how a lock without a name in the source is told apart.
             let objects: Vec<String> = s.lock_objects.iter().map(|o| format!("{} at {}", o.type_name, o.address)).collect();

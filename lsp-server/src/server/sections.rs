@@ -108,6 +108,10 @@ pub fn lens_title(s: &SectionFigures) -> String {
     if !s.outliers.is_empty() {
         t.push_str(&format!(" · {} outliers", s.outliers.len()));
     }
+    if s.lock_objects.len() > 1 {
+        // One `with` line, several locks (a lock per object, a dict of locks): say so; the hover names them.
+        t.push_str(&format!(" · {} lock objects", s.lock_objects.len()));
+    }
     t
 }
 
@@ -152,6 +156,13 @@ fn hover_markdown(s: &SectionFigures, source: WaitSource) -> String {
         out.push_str(&format!(" ({})", md(t)));
     }
     out.push_str(&format!(", lines {}–{}\n\n", s.body_start, s.end_line));
+    out.push_str(&format!("Found {}.", md(s.kind.how_found())));
+    if !s.lock_objects.is_empty() {
+        // From the recorded wait targets: which object(s) this line locks, told apart by address.
+        let objects: Vec<String> = s.lock_objects.iter().map(|o| format!("`{}` at {} ({} samples)", o.type_name.replace('`', "'"), o.address, o.samples)).collect();
+        out.push_str(&format!(" Threads waited here on {}.", objects.join(", ")));
+    }
+    out.push_str("\n\n");
     if s.execution_count == 0 {
         out.push_str("Never seen executing in this run: not executed, or every execution was shorter than the sampling interval and fell between samples.");
         return out;

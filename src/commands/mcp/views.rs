@@ -143,6 +143,10 @@ pub fn sections(r: &Value, top: usize) -> String {
     for sec in list {
         let ty = sec["lock_type"].as_str().map(|x| format!(" ({})", clean(x))).unwrap_or_default();
         let _ = writeln!(t, "\n{}:{}-{} in {}: lock {}{ty}, {}", clean(s(sec, "file")), u(sec, "line"), u(sec, "end_line"), clean(s(sec, "function")), clean(s(sec, "lock")), s(sec, "kind"));
+        let objects: Vec<String> = arr(sec, "lock_objects").iter().map(|o| format!("{} at {}", clean(s(o, "type_name")), clean(s(o, "address")))).collect();
+        if !objects.is_empty() {
+            let _ = writeln!(t, "  threads waited on {}", objects.join(", "));
+        }
         let n = u(sec, "execution_count");
         if n == 0 {
             let _ = writeln!(t, "  never seen executing: not executed, or every execution fell between samples");
