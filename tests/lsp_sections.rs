@@ -61,6 +61,11 @@ fn a_lens_on_each_with_lock_line_and_a_sparkline_hover() {
     assert_eq!(spark.chars().count(), listed.min(60), "{md}");
     assert!(spark.contains('█'), "the longest execution is a full bar: {md}");
     assert!(md.contains("Sampled"), "the hover says how the figures were obtained: {md}");
+    // How the section was found, and the lock objects threads were recorded waiting on here.
+    assert!(md.contains("Found \\`with\\` on a lock named in the source."), "{md}");
+    for o in s["lock_objects"].as_array().unwrap() {
+        assert!(md.contains(o["address"].as_str().unwrap()), "the hover names the lock object {o}: {md}");
+    }
 
     // An edited buffer: the recorded lines cannot be vouched for, so no section lens.
     let edited = format!("# a new first line\n{text}");
@@ -180,4 +185,37 @@ fn the_lens_opens_its_section_and_saved_views_reopen_on_another_run() {
     assert_eq!(err["data"]["code"], "unprocessable");
     assert!(c.call("threadRadar/sections", json!({}))["sections"].is_array());
     assert!(c.shutdown().success());
+}
+
+/// A lock the source does not name (factory_locks.py: `self._guard = make_guard()`): the section
+/// found from the recorded waits gets its lens, and the hover says how it was found.
+#[test]
+fn a_section_found_from_recorded_waits_has_its_lens_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let script = root.join("locks.py");
+    std::fs::copy(common::script("factory_locks.py"), &script).unwrap();
+    let runs = root.join(".threadradar/runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let run = runs.join("20000101T000000Z-locks.json");
+    let out = {
+        let _serial = common::serial();
+        common::record(&run, &["--interval-ms", "2"], &[script.to_str().unwrap(), root.join("log.jsonl").to_str().unwrap(), "4", "10"])
+    };
+    assert!(out.status.success(), "record failed: {}", common::stderr(&out));
+    let text = std::fs::read_to_string(&script).unwrap();
+    let with_line = text.lines().position(|l| l.trim() == "with self._guard:").unwrap() as u32;
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({}));
+    c.open(&script, &text);
+    let lenses = c.code_lenses(&script);
+    assert!(
+        lenses.iter().any(|l| l["range"]["start"]["line"] == with_line && l["command"]["title"].as_str().is_some_and(|t| t.starts_with("critical section · "))),
+        "no section lens on line {with_line}: {lenses:#?}"
+    );
+    let hover = c.hover(&script, with_line, 8);
+    let md = hover["contents"]["value"].as_str().unwrap_or_else(|| panic!("no hover: {hover}"));
+    assert!(md.contains("**Critical section** on `Pool._guard` (Lock or RLock)"), "{md}");
+    assert!(md.contains("Found from the recorded waits"), "{md}");
+    c.shutdown();
 }

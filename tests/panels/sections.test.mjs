@@ -90,6 +90,17 @@ describe("the Sections tab (sections_truth.py, hostile names)", () => {
     assert.equal(binned, s.executions.filter((e) => e.duration_s > 0).length);
   });
 
+  test("the selected section says which lock, how it was found and the lock objects waited on, as the CLI does", async () => {
+    for (const [i, s] of cli.sections.entries()) {
+      await page.evaluate((k) => window.ThreadRadarPanels.sections().select(k), i);
+      const line = await page.textContent("#sections .sx-lock");
+      assert.ok(line.includes("Lock " + s.lock + (s.lock_type ? " (" + s.lock_type + ")" : " (type unknown)")), line);
+      assert.ok(line.includes("found " + s.found), `${line} vs ${s.found}`);
+      const objects = await page.$$eval("#sections .sx-lock-object", (li) => li.map((x) => x.textContent));
+      assert.deepEqual(objects.map((t) => t.split(" · ")[0]), s.lock_objects.map((o) => o.type_name + " at " + o.address));
+    }
+  });
+
   test("clicking an execution opens the Timeline tab at that moment with its thread's lane highlighted", async () => {
     const s = cli.sections[idx];
     const k = s.outliers.length ? s.outliers[0] : 0;
