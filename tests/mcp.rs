@@ -97,6 +97,25 @@ async fn an_mcp_client_lists_and_calls_every_tool() {
         let line = format!("- {}: crt {:.1}% → {:.1}% ({})", d["qualname"].as_str().unwrap(), 100.0 * d["base"]["crt"].as_f64().unwrap(), 100.0 * d["new"]["crt"].as_f64().unwrap(), d["crt_delta_text"].as_str().unwrap());
         assert!(t.contains(&line), "{line:?} in:\n{t}");
     }
+    // Run sets: each side two runs; every change carries the panel's verdict against the spread.
+    let (a, b) = (before.to_str().unwrap(), after.to_str().unwrap());
+    let r = call("compare_runs", serde_json::json!({ "before_runs": [a, b], "after_runs": [b, a] })).await;
+    let t = text(&r);
+    let c = panels.post("compare", serde_json::json!({ "base_runs": [a, b], "new_runs": [b, a], "level": "function", "top": 10, "hide_stdlib": true, "hide_third_party": true }));
+    let sig = &c["significance"];
+    assert!(t.contains(&format!("Run sets: {} runs before, {} after", sig["n_base"], sig["n_new"])), "{sig} in:\n{t}");
+    for ch in c["changes"].as_array().unwrap() {
+        let mark = match ch["significant"].as_bool() {
+            Some(true) => " (significant)",
+            Some(false) => " (within noise)",
+            None => "",
+        };
+        assert!(t.contains(&format!("- {}{mark}", ch["statement"].as_str().unwrap())), "{ch} in:\n{t}");
+    }
+    // The same two runs on both sides: nothing exceeds their own spread.
+    assert!(!t.lines().any(|l| l.starts_with("- ") && l.ends_with(" (significant)")), "{t}");
+    let r = call("compare_runs", serde_json::json!({ "before": a, "before_runs": [a, b] })).await;
+    assert!(r.is_error == Some(true) && text(&r).contains("not both"), "{}", text(&r));
 
     // The run history: the run list's entries, newest first.
     let r = call("run_history", serde_json::json!({})).await;

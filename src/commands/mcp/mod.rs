@@ -77,6 +77,11 @@ pub struct CompareParams {
     pub before: Option<String>,
     /// The run after the change; default: the newest run.
     pub after: Option<String>,
+    /// Several runs of the program before the change (e.g. the runs `record --repeat 5` made), instead
+    /// of `before`: every change is then tested against the runs' own spread.
+    pub before_runs: Option<Vec<String>>,
+    /// Several runs after the change, instead of `after`.
+    pub after_runs: Option<Vec<String>>,
     /// How many changed artifacts to describe (default 10).
     pub top: Option<usize>,
 }
@@ -321,7 +326,7 @@ impl Radar {
         Ok(CallToolResult::success(vec![Content::text(text)]))
     }
 
-    #[tool(description = "Compare two ThreadRadar runs (before and after a change) as the compare panel does: what changed in words, program totals, then the functions whose crt changed most, with their thread counts, clusters and radars before and after.")]
+    #[tool(description = "Compare two ThreadRadar runs (before and after a change) as the compare panel does — or two run sets (before_runs/after_runs: repeated runs of each version), where every change is marked significant or within the runs' own noise: what changed in words, program totals, then the functions whose crt changed most, with their thread counts, clusters and radars before and after.")]
     async fn compare_runs(&self, Parameters(p): Parameters<CompareParams>) -> Result<CallToolResult, McpError> {
         // The protocol compares the active run (`new`) with `base`, by default the run before it.
         let resolve = |r: &str| super::info::resolve_run_path(Some(Path::new(r))).map(|p| p.display().to_string());
@@ -329,13 +334,28 @@ impl Radar {
             Ok(b) => b,
             Err(e) => return Ok(refusal(format!("{e:#}"))),
         };
-        let loaded = match self.host.activate(p.after.as_deref()) {
-            Ok(l) => l,
-            Err(e) => return Ok(protocol_refusal(e)),
+        let sets = |runs: &Option<Vec<String>>| -> Result<Option<Vec<String>>, String> {
+            runs.as_ref().map(|rs| rs.iter().map(|r| resolve(r).map_err(|e| format!("{e:#}"))).collect()).transpose()
+        };
+        let (before_runs, after_runs) = match (sets(&p.before_runs), sets(&p.after_runs)) {
+            (Ok(b), Ok(a)) => (b, a),
+            (Err(e), _) | (_, Err(e)) => return Ok(refusal(e)),
+        };
+        if before_runs.is_some() && before.is_some() || after_runs.is_some() && p.after.is_some() {
+            return Ok(refusal("give a side either one run (before/after) or a run set (before_runs/after_runs), not both"));
+        }
+        let new = match &after_runs {
+            Some(_) => None,
+            None => match self.host.activate(p.after.as_deref()) {
+                Ok(l) => Some(l.path.display().to_string()),
+                Err(e) => return Ok(protocol_refusal(e)),
+            },
         };
         let params = serde_json::json!({
             "base": before,
-            "new": loaded.path.display().to_string(),
+            "new": new,
+            "base_runs": before_runs,
+            "new_runs": after_runs,
             "level": "function",
             "top": p.top.unwrap_or(10),
             "hide_stdlib": true,

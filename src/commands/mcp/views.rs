@@ -220,6 +220,21 @@ pub fn compare(c: &Value) -> String {
     let (b, n) = (&c["base"], &c["new"]);
     let _ = writeln!(t, "Before: {}", side(b));
     let _ = writeln!(t, "After: {}", side(n));
+    if let Some(sig) = c.get("significance").filter(|x| x.is_object()) {
+        // Run sets: how the changes were tested against the runs' own spread.
+        if u(sig, "tested") > 0 {
+            let _ = writeln!(
+                t,
+                "Run sets: {} runs before, {} after; {}, over {} changes. A change marked (significant) exceeds the runs' own spread; (within noise) does not. The figures below are each set's first run.",
+                u(sig, "n_base"),
+                u(sig, "n_new"),
+                clean(s(sig, "test")),
+                u(sig, "tested")
+            );
+        } else {
+            let _ = writeln!(t, "Run sets: {} runs before, {} after; {}", u(sig, "n_base"), u(sig, "n_new"), clean(s(sig, "note")));
+        }
+    }
     let _ = writeln!(
         t,
         "The program ran {} threads ({} clusters, radar {}) before and {} ({} clusters, radar {}) after.",
