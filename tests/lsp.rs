@@ -588,6 +588,26 @@ fn recording_from_the_editor_shows_the_new_run_and_keeps_it_when_stopped() {
     assert!(messages_of(&c, "window/showMessage").len() > seen_msgs);
     assert_eq!(std::fs::read_dir(root.join(".threadradar/runs")).unwrap().count(), 2);
 
+    // A repeat count (issue 17): the configured program twice as one run set; the progress says
+    // which run, the message names the set, its last run is shown, the manifest is not a run.
+    let started = c.execute("threadradar.record", json!({ "repeat": 2 })).unwrap();
+    assert_eq!(started["repeat"], 2);
+    let manifest = PathBuf::from(started["output"].as_str().unwrap());
+    assert!(manifest.file_name().unwrap().to_str().unwrap().ends_with("-buggy.runset.json"), "{manifest:?}");
+    let set_done = |n: &Value| n["method"] == "window/showMessage" && n["params"]["message"].as_str().unwrap().starts_with("ThreadRadar: run set of 2 runs");
+    assert!(c.notifications.iter().any(set_done) || c.wait_for(Duration::from_secs(60), set_done).is_some(), "{:?}", messages_of(&c, "window/showMessage"));
+    let set = threadradar_profiler::runset::read(&manifest).unwrap().expect("a run set");
+    assert_eq!(set.runs.len(), 2);
+    for r in &set.runs {
+        assert!(threadradar_profiler::runfile::read(r).unwrap().samples.len() > 10, "{}", r.display());
+    }
+    let progress: Vec<String> = c.notifications.iter().filter(|n| n["method"] == "$/progress").filter_map(|n| n["params"]["value"]["message"].as_str().map(String::from)).collect();
+    let active = c.call("threadRadar/runs", json!({}));
+    assert!(!active["runs"].as_array().unwrap().iter().any(|r| r["path"] == json!(manifest)), "{active}");
+    let shown_run = active["active"].as_str().unwrap().to_string();
+    assert!(set.runs.iter().any(|r| r.to_str() == Some(shown_run.as_str())), "{shown_run} is one of the set's runs");
+    assert!(progress.iter().any(|m| m.starts_with("run ") && m.contains(" of 2 · ")), "the progress says which run: {progress:?}");
+
     // Shutting down while recording: the run is written before the server exits.
     let started = c.execute("threadradar.record", json!({ "command": [py.as_str(), forever.to_str().unwrap()], "subprocesses": false })).unwrap();
     let third = PathBuf::from(started["output"].as_str().unwrap());

@@ -515,3 +515,53 @@ fn a_configured_runs_directory_holds_the_runs_their_labels_and_the_cli_reads_it(
     let list = String::from_utf8_lossy(&list.stdout);
     assert!(list.contains("tests/check_pool.py::TestPool::test_empty: 1 passed") && list.contains("\"in profiles\""), "{list}");
 }
+
+/// A repeat count makes a run set (issue 17): the test runs N times under the recorder, each run
+/// a real recording with pytest's outcome, the manifest lists them, the runs list shows the runs
+/// (not the manifest) and the last becomes the active one; `report` reads the set's spread.
+#[test]
+fn profiling_a_test_with_a_repeat_count_records_a_run_set() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    let tests = root.join("tests/check_pool.py");
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({}));
+    c.open(&tests, &std::fs::read_to_string(&tests).unwrap());
+    let answer = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": "test_parallel_sum_is_right", "repeat": 3 })).unwrap();
+    let manifest = PathBuf::from(answer["runset"].as_str().unwrap_or_else(|| panic!("no run set: {answer}")));
+    let runs: Vec<PathBuf> = answer["runs"].as_array().unwrap().iter().map(|r| PathBuf::from(r.as_str().unwrap())).collect();
+    assert_eq!(runs.len(), 3, "{answer}");
+    let set = threadradar_profiler::runset::read(&manifest).unwrap().expect("a run set manifest");
+    assert_eq!(set.runs, runs);
+    for r in &runs {
+        let run = common::read(r);
+        let t = run.meta.test.as_ref().expect("each run knows its test");
+        assert_eq!(t.id, "tests/check_pool.py::test_parallel_sum_is_right");
+        assert_eq!(t.outcome.as_ref().map(|o| (o.passed, o.failed)), Some((1, 0)), "{}", r.display());
+        assert!(!run.samples.is_empty());
+    }
+    for o in answer["outcomes"].as_array().unwrap() {
+        assert_eq!(counts(o), json!({ "passed": 1, "failed": 0, "errors": 0, "skipped": 0 }));
+    }
+    assert_eq!(answer["run"], json!(runs[2]));
+    // The runs list: the three runs, the last one active; the manifest is not a run.
+    let listed = c.call("threadRadar/runs", json!({}));
+    let paths: Vec<&str> = listed["runs"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert!(!paths.contains(&manifest.to_str().unwrap()), "{paths:?}");
+    for r in &runs {
+        assert!(paths.contains(&r.to_str().unwrap()), "{paths:?}");
+    }
+    assert_eq!(listed["active"], json!(runs[2]));
+    let shown = messages_of(&c, "window/showMessage");
+    assert!(shown.iter().any(|m| m.contains("A run set of 3 runs")), "{shown:?}");
+    // `report RUNSET` reads it: three runs' spread.
+    let rep = common::threadradar(&root, &["report", manifest.to_str().unwrap(), "--json"]);
+    assert!(rep.status.success(), "{}", common::stderr(&rep));
+    let v: Value = serde_json::from_slice(&rep.stdout).unwrap();
+    assert_eq!(v["runset"]["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(v["program"]["duration_s"]["n"], 3);
+    // A bad count is one sentence.
+    let e = c.execute("threadradar.profileTest", json!({ "uri": file_uri(&tests), "name": null, "repeat": 0 })).unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("repeat count is a whole number from 1 to 100"), "{e}");
+    assert!(c.shutdown().success());
+}

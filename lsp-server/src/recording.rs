@@ -23,6 +23,8 @@ pub struct RecordRequest {
     pub subprocesses: bool,
     /// Stop after this many seconds.
     pub duration: Option<f64>,
+    /// Record the program this many times as one run set (`record --repeat N`); 1: one run.
+    pub repeat: u32,
 }
 
 impl RecordRequest {
@@ -67,7 +69,14 @@ impl RecordRequest {
                 _ => return Err("the duration is a positive number of seconds".into()),
             },
         };
-        Ok(RecordRequest { command, cwd, subprocesses, duration })
+        let repeat = match obj.get("repeat") {
+            None | Some(Value::Null) => 1,
+            Some(r) => match r.as_u64() {
+                Some(n @ 1..=100) => n as u32,
+                _ => return Err("the repeat count is a whole number from 1 to 100 (5 runs are usually enough to see the spread)".into()),
+            },
+        };
+        Ok(RecordRequest { command, cwd, subprocesses, duration, repeat })
     }
 
     /// The runs directory this recording writes to: the enclosing workspace folder's.
@@ -85,6 +94,11 @@ impl RecordRequest {
         if let Some(d) = self.duration {
             args.push("--duration".into());
             args.push(d.to_string());
+        }
+        if self.repeat > 1 {
+            // `output` is then the run set's manifest; the runs are written beside it.
+            args.push("--repeat".into());
+            args.push(self.repeat.to_string());
         }
         args.push("--".into());
         args.extend(self.command.iter().cloned());
@@ -111,7 +125,9 @@ pub struct Started {
 pub fn start(recorder: &Path, req: &RecordRequest, folders: &[PathBuf]) -> Result<Started, String> {
     let dir = req.runs_dir(folders);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let output = runfile::new_run_path(&dir, &runfile::program_name(&req.command), std::time::SystemTime::now());
+    let program = runfile::program_name(&req.command);
+    let name = if req.repeat > 1 { format!("{program}.runset") } else { program };
+    let output = runfile::new_run_path(&dir, &name, std::time::SystemTime::now());
     let mut child = tokio::process::Command::new(recorder)
         .args(req.recorder_args(&output))
         .current_dir(&req.cwd)
@@ -194,7 +210,7 @@ mod tests {
         let folders = vec![root.clone()];
         let default = v(&["python3", "-m", "pytest"]);
         let r = RecordRequest::parse(&Value::Null, &default, true, &folders).unwrap();
-        assert_eq!(r, RecordRequest { command: default.clone(), cwd: root.clone(), subprocesses: true, duration: None });
+        assert_eq!(r, RecordRequest { command: default.clone(), cwd: root.clone(), subprocesses: true, duration: None, repeat: 1 });
         let r = RecordRequest::parse(&json!({ "command": "python3 app.py --n 3", "cwd": sub, "duration": 2.5, "subprocesses": false }), &default, true, &folders).unwrap();
         assert_eq!(r.command, v(&["python3", "app.py", "--n", "3"]));
         assert_eq!(r.runs_dir(&folders), root.join(".threadradar/runs"), "a subdirectory writes to its workspace folder's runs");

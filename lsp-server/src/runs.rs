@@ -43,7 +43,9 @@ pub fn list(folders: &[PathBuf]) -> Vec<RunEntry> {
 pub fn list_dir(dir: &Path) -> Vec<RunEntry> {
     let mut all = Vec::new();
     let Ok(paths) = runfile::list_runs(dir) else { return all };
-    for path in paths {
+    // A run set's manifest (`record --repeat N`) lists runs, it is not one: its runs are listed
+    // themselves, and loading it as a run would fail.
+    for path in paths.into_iter().filter(|p| !threadradar_profiler::runset::is_runset(p)) {
         let meta = std::fs::metadata(&path).ok();
         let modified = meta.as_ref().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
         all.push(RunEntry {

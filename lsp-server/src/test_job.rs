@@ -50,7 +50,12 @@ impl TestJob {
     /// test of `file` as `text` (the buffer, else the file) is now, that the project's
     /// configuration and interpreter can run it, and makes the runs directory. Blocking (reads
     /// files, starts the interpreter to check for pytest). Errors are one sentence.
-    pub fn plan(file: &Path, name: Option<&str>, text: Option<String>, folders: &[PathBuf], selected_python: Option<&str>) -> Result<TestJob, String> {
+    /// `repeat` > 1 runs the test that many times as one run set: `output` is then the set's
+    /// manifest, its runs `<manifest stem>-<i>.json` beside it.
+    pub fn plan(file: &Path, name: Option<&str>, text: Option<String>, folders: &[PathBuf], selected_python: Option<&str>, repeat: u32) -> Result<TestJob, String> {
+        if !(1..=100).contains(&repeat) {
+            return Err(format!("the repeat count is a whole number from 1 to 100 (got {repeat}); 5 runs are usually enough to see the spread"));
+        }
         if !file.is_file() {
             return Err(format!("{} does not exist: name a test file of the project", file.display()));
         }
@@ -82,7 +87,7 @@ impl TestJob {
         let folder = folder_of(&root, folders);
         let runs_dir = ProjectConfig::load(&folder).unwrap_or_default().runs_dir(&folder);
         std::fs::create_dir_all(&runs_dir).map_err(|e| format!("cannot create {}: {e}", runs_dir.display()))?;
-        let output = threadradar_profiler::runfile::new_run_path(&runs_dir, "pytest", std::time::SystemTime::now());
+        let output = threadradar_profiler::runfile::new_run_path(&runs_dir, if repeat > 1 { "pytest.runset" } else { "pytest" }, std::time::SystemTime::now());
         let rel = file.strip_prefix(&root).unwrap_or(file).display().to_string();
         let node = match name {
             Some(n) => format!("{rel}::{n}"),
@@ -92,6 +97,10 @@ impl TestJob {
         if let Some(p) = selected_python {
             args.push("--selected-python".into());
             args.push(p.to_string());
+        }
+        if repeat > 1 {
+            args.push("--repeat".into());
+            args.push(repeat.to_string());
         }
         args.extend(["--".into(), node.clone(), "-q".into()]);
         Ok(TestJob { root, node, output, args })

@@ -87,6 +87,12 @@ impl RecordArgs {
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Whether the user asked to stop (Ctrl-C, or the editor's stop): a repeated recording records
+/// no further run.
+pub fn stopped() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 static CHILD: AtomicU32 = AtomicU32::new(0);
 

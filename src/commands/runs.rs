@@ -118,7 +118,10 @@ fn list(dir: &std::path::Path, json: bool) -> anyhow::Result<()> {
         let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let e = index.get(&name);
         let what = match history::facts(p) {
-            None => "(not readable as a run)".to_string(),
+            None => match threadradar_profiler::runset::read(p) {
+                Ok(Some(set)) => format!("run set of {} runs: {}  (its spread: threadradar report {})", set.runs.len(), set.label, p.display()),
+                _ => "(not readable as a run)".to_string(),
+            },
             Some(f) => {
                 let program = match &f.test {
                     Some(t) => format!("{}: {}", t.id, t.outcome.as_ref().map_or("outcome unknown".into(), pytests::outcome_words)),

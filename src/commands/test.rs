@@ -5,7 +5,7 @@
 use super::record::{self, RecordArgs};
 use anyhow::Context;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use threadradar_lsp::history;
 use threadradar_lsp::project::{self, ProjectConfig};
@@ -43,6 +43,10 @@ pub struct TestArgs {
     /// Print a `threadradar: progress …` line every second (for editors).
     #[arg(long, hide = true)]
     pub progress_lines: bool,
+    /// Run the test N times as one run set (the mean and spread of each figure, and whether a
+    /// change is more than noise when compared); `-o` then names the set's manifest.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
 
     /// Arguments for pytest: test files, node ids (`file.py::Class::test`), options (after `--`
     /// when they start with `-`).
@@ -62,6 +66,53 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             Err(e) => anyhow::bail!(e),
         };
 
+    let runs_dir = config.runs_dir(&root);
+    let n = args.repeat.unwrap_or(1);
+    if !(1..=1000).contains(&n) {
+        anyhow::bail!("--repeat must be between 1 and 1000 (got {n}); 5 runs are usually enough to see the spread");
+    }
+    let output = match &args.output {
+        Some(o) => o.clone(),
+        None => {
+            std::fs::create_dir_all(&runs_dir).with_context(|| format!("cannot create the runs directory {}", runs_dir.display()))?;
+            runfile::new_run_path(&runs_dir, if n > 1 { "pytest.runset" } else { "pytest" }, std::time::SystemTime::now())
+        }
+    };
+    let id = test_id(&args.pytest_args);
+    let runner = if unittest { "unittest" } else { "pytest" };
+    say!("threadradar: testing {id} with {} ({}) and {runner}", python.path.display(), python.source);
+    if n == 1 {
+        let (path, exit) = test_once(&args, &config, &python, unittest, &id, output)?;
+        prune(&config, &runs_dir, &path);
+        return Ok(exit);
+    }
+    // A run set: N runs beside the manifest, `<stem>-<i>.json`, as `record --repeat` writes them.
+    let stem = output.to_string_lossy().trim_end_matches(".json").trim_end_matches(".runset").to_string();
+    let mut runs = Vec::new();
+    let mut exit = ExitCode::SUCCESS;
+    for i in 1..=n {
+        say!("threadradar: run {i} of {n}");
+        let (path, e) = test_once(&args, &config, &python, unittest, &id, PathBuf::from(format!("{stem}-{i}.json")))?;
+        runs.push(path);
+        if e != ExitCode::SUCCESS {
+            exit = e;
+        }
+        if record::stopped() {
+            say!("threadradar: interrupted: the run set holds the {} run(s) recorded so far", runs.len());
+            break;
+        }
+    }
+    let command = vec!["pytest".to_string(), id.clone()];
+    threadradar_profiler::runset::write(&output, &id, &command, &runs)?;
+    say!("threadradar: run set of {} runs → {}", runs.len(), output.display());
+    if let Some(last) = runs.last() {
+        prune(&config, &runs_dir, last);
+    }
+    Ok(exit)
+}
+
+/// One recorded test run written to `output`, with its outcome; its path and exit code.
+fn test_once(args: &TestArgs, config: &ProjectConfig, python: &project::Python, unittest: bool, id: &str, output: PathBuf) -> anyhow::Result<(PathBuf, ExitCode)> {
     let junit = std::env::temp_dir().join(format!(
         "threadradar-junit-{}-{}.xml",
         std::process::id(),
@@ -72,17 +123,7 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     } else {
         pytests::pytest_command(&python.path, config.test_command.as_deref(), &args.pytest_args, &junit)
     };
-    let runs_dir = config.runs_dir(&root);
-    let output = match &args.output {
-        Some(o) => o.clone(),
-        None => {
-            std::fs::create_dir_all(&runs_dir).with_context(|| format!("cannot create the runs directory {}", runs_dir.display()))?;
-            runfile::new_run_path(&runs_dir, "pytest", std::time::SystemTime::now())
-        }
-    };
-    let id = test_id(&args.pytest_args);
     let runner = if unittest { "unittest" } else { "pytest" };
-    say!("threadradar: testing {id} with {} ({}) and {runner}", python.path.display(), python.source);
     let recorded = record::record(&RecordArgs {
         output: Some(output),
         interval_ms: args.interval_ms.or(config.interval_ms).unwrap_or(3.0),
@@ -104,7 +145,7 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     rec.run.meta.interpreter = Some(Interpreter { path: python.path.display().to_string(), source: python.source.clone() });
-    rec.run.meta.test = Some(TestRun { id: id.clone(), outcome: outcome.clone() });
+    rec.run.meta.test = Some(TestRun { id: id.to_string(), outcome: outcome.clone() });
     runfile::write(&rec.run, &rec.path).with_context(|| format!("cannot add the outcome to {}", rec.path.display()))?;
     record::summarize(&rec.run, &rec.path);
     match &outcome {
@@ -114,9 +155,14 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
         }
         None => say!("threadradar: outcome unknown: {runner} wrote no report ({})", how_pytest_ended(&rec.run)),
     }
+    Ok((rec.path, rec.exit))
+}
+
+/// `keep-runs`: prunes the runs directory after a run written into it.
+fn prune(config: &ProjectConfig, runs_dir: &Path, written: &Path) {
     if let Some(keep) = config.keep_runs {
-        if rec.path.parent() == Some(runs_dir.as_path()) {
-            match history::prune(&runs_dir, keep) {
+        if written.parent() == Some(runs_dir) {
+            match history::prune(runs_dir, keep) {
                 Ok(gone) if !gone.is_empty() => {
                     say!("threadradar: pruned {} old runs (keep-runs = {keep}; labelled and pinned runs are kept)", gone.len())
                 }
@@ -125,7 +171,6 @@ pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(rec.exit)
 }
 
 /// The test a run is of: the node ids and paths among pytest's arguments, else `pytest`.

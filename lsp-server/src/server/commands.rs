@@ -224,7 +224,10 @@ impl Backend {
                 return Err(invalid(e));
             }
         };
-        let title = format!("ThreadRadar: recording `{}`", req.command.join(" "));
+        let title = match req.repeat {
+            1 => format!("ThreadRadar: recording `{}`", req.command.join(" ")),
+            n => format!("ThreadRadar: recording `{}` {n} times (a run set)", req.command.join(" ")),
+        };
         let mut progress = None;
         let mut token = None;
         if self.state().caps.work_done_progress {
@@ -242,7 +245,7 @@ impl Backend {
         }
         self.client.log_message(MessageType::INFO, format!("{title} in {} → {}", req.cwd.display(), started.output.display())).await;
         self.notify_changed(Change::Recording).await;
-        let answer = json!({ "recording": true, "output": started.output, "command": req.command, "cwd": req.cwd });
+        let answer = json!({ "recording": true, "output": started.output, "command": req.command, "cwd": req.cwd, "repeat": req.repeat });
         let me = self.clone();
         tokio::spawn(async move { me.follow_recording(started, progress, tx).await });
         Ok(Some(answer))
@@ -263,11 +266,16 @@ impl Backend {
         let mut logged = 0usize;
         let mut open = true;
         let mut status = None;
+        let mut phase: Option<String> = None;
         while open || status.is_none() {
             tokio::select! {
                 line = st.lines.recv(), if open => match line {
                     Some(Output::Stdout(l)) | Some(Output::Stderr(l)) => {
                         if let Some(own) = recording::recorder_line(&l) {
+                            // `run 2 of 5` of a repeated recording: the progress says which.
+                            if own.starts_with("run ") && own.contains(" of ") {
+                                phase = Some(own.to_string());
+                            }
                             recorder.push(own.to_string());
                         } else if logged < MAX_LINES {
                             logged += 1;
@@ -279,7 +287,11 @@ impl Backend {
                 s = st.child.wait(), if status.is_none() => status = Some(s),
                 _ = tick.tick() => {
                     if let Some(p) = &progress {
-                        p.report_with_message(format!("{:.0} s — cancel stops it and keeps the run", started.elapsed().as_secs_f64()), None).await;
+                        let msg = match &phase {
+                            Some(ph) => format!("{ph} · {:.0} s — cancel stops it and keeps the runs so far as the set", started.elapsed().as_secs_f64()),
+                            None => format!("{:.0} s — cancel stops it and keeps the run", started.elapsed().as_secs_f64()),
+                        };
+                        p.report_with_message(msg, None).await;
                     }
                 }
             }
@@ -291,7 +303,8 @@ impl Backend {
         self.state().recording = None;
         let _ = done.send(true);
         let written = st.output.is_file();
-        let summary = recorder.iter().find(|l| l.starts_with("recorded ")).cloned();
+        // One run: its "recorded …" line; a run set: the set's "run set of N runs → …" line.
+        let summary = recorder.iter().rev().find(|l| l.starts_with("run set of ")).or_else(|| recorder.iter().find(|l| l.starts_with("recorded "))).cloned();
         let code = status.and_then(|s| s.ok()).and_then(|s| s.code());
         if written {
             // The user asked for this run: show it (and follow new runs again). The listing is

@@ -63,12 +63,17 @@ impl Backend {
     /// `threadradar.profileTest [{uri, name | null}]`: runs the test (or the whole file) under the
     /// recorder and answers `{"run": path, "outcome": {...} | null}` once the run is written.
     pub(super) async fn profile_test(self: &Arc<Self>, arg: Value) -> Result<Option<Value>> {
-        const USAGE: &str = "threadradar.profileTest needs [{\"uri\": test file URI, \"name\": \"TestClass::test_name\" | \"test_name\" | null}]";
+        const USAGE: &str = "threadradar.profileTest needs [{\"uri\": test file URI, \"name\": \"TestClass::test_name\" | \"test_name\" | null, \"repeat\"?: 1–100}]";
         let uri_s = arg.get("uri").and_then(|u| u.as_str()).ok_or_else(|| invalid(USAGE))?;
         let name = match arg.get("name") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
             Some(_) => return Err(invalid(USAGE)),
+        };
+        // `repeat` > 1: the test N times as one run set (its mean and spread; compare tells noise).
+        let repeat = match arg.get("repeat") {
+            None | Some(Value::Null) => 1,
+            Some(r) => r.as_u64().filter(|n| (1..=100).contains(n)).ok_or_else(|| invalid("the repeat count is a whole number from 1 to 100 (5 runs are usually enough to see the spread)"))? as u32,
         };
         let uri: Uri = uri_s.parse().map_err(|_| invalid(format!("{uri_s} is not a URI: {USAGE}")))?;
         let path = uri.to_file_path().map(|p| p.into_owned()).ok_or_else(|| invalid(format!("{uri_s} is not a file")))?;
@@ -84,7 +89,7 @@ impl Backend {
         let plan_path = path.clone();
         let plan_name = name.clone();
         let job = self
-            .blocking(move |_| TestJob::plan(&plan_path, plan_name.as_deref(), text, &folders, selected.as_deref()))
+            .blocking(move |_| TestJob::plan(&plan_path, plan_name.as_deref(), text, &folders, selected.as_deref(), repeat))
             .await
             .ok_or_else(Error::internal_error)?
             .map_err(invalid)?;
@@ -97,7 +102,7 @@ impl Backend {
                 return Err(invalid(format!("`{}` is already being recorded: stop it first (threadradar.stopRecording)", r.command.join(" "))));
             }
             s.recording = Some(ActiveRecording { pid: 0, output: output.clone(), command: vec!["pytest".into(), node.clone()], token: None, done: rx });
-            s.last_test = Some(json!({ "uri": uri.as_str(), "name": name }));
+            s.last_test = Some(json!({ "uri": uri.as_str(), "name": name, "repeat": repeat }));
         }
         let exe = match std::env::current_exe() {
             Ok(e) => e,
@@ -128,7 +133,7 @@ impl Backend {
         if let Some(err) = child.stderr.take() {
             tokio::spawn(forward(err, ltx));
         }
-        let title = format!("ThreadRadar: profiling {node}");
+        let title = if repeat > 1 { format!("ThreadRadar: profiling {node} {repeat} times (a run set)") } else { format!("ThreadRadar: profiling {node}") };
         let mut progress = None;
         let mut token = None;
         if self.state().caps.work_done_progress {
@@ -151,6 +156,7 @@ impl Backend {
         let mut recorder: Vec<String> = Vec::new();
         let mut sampled = String::from("starting");
         let mut pytest_line = String::new();
+        let mut phase: Option<String> = None;
         let mut open = true;
         let mut status = None;
         while open || status.is_none() {
@@ -159,11 +165,17 @@ impl Backend {
                     Some(l) => {
                         if let Some(own) = recording::recorder_line(&l) {
                             if let Some(p) = own.strip_prefix("progress ") {
-                                sampled = p.to_string();
+                                sampled = match &phase {
+                                    Some(ph) => format!("{ph} · {p}"),
+                                    None => p.to_string(),
+                                };
                                 if let Some(pr) = &progress {
                                     pr.report_with_message(progress_message(&sampled, &pytest_line), None).await;
                                 }
                             } else {
+                                if own.starts_with("run ") && own.contains(" of ") {
+                                    phase = Some(own.to_string()); // `run 2 of 5`
+                                }
                                 recorder.push(own.to_string());
                             }
                         } else {
@@ -192,7 +204,14 @@ impl Backend {
             self.show(MessageType::ERROR, format!("ThreadRadar: nothing was recorded: {why}")).await;
             return Err(invalid(format!("nothing was recorded: {why}")));
         }
-        let read_path = output.clone();
+        // A run set: its runs (each with its own outcome); the message and answer give the last.
+        let set_path = output.clone();
+        let set_runs: Option<Vec<PathBuf>> = self.blocking(move |_| threadradar_profiler::runset::read(&set_path).ok().flatten().map(|s| s.runs)).await.flatten();
+        let run_path = set_runs.as_ref().and_then(|r| r.last().cloned()).unwrap_or_else(|| output.clone());
+        let read_path = run_path.clone();
+        let runs_read = set_runs.clone().unwrap_or_else(|| vec![output.clone()]);
+        let outcomes: Vec<Option<threadradar_profiler::run::TestOutcome>> =
+            self.blocking(move |_| runs_read.iter().map(|p| threadradar_profiler::runfile::read(p).ok().and_then(|r| r.meta.test).and_then(|t| t.outcome)).collect()).await.unwrap_or_default();
         let run = self.blocking(move |_| threadradar_profiler::runfile::read(&read_path).ok()).await.flatten();
         let test = run.as_ref().and_then(|r| r.meta.test.clone());
         let outcome = test.as_ref().and_then(|t| t.outcome.clone());
@@ -217,10 +236,22 @@ impl Backend {
                 (MessageType::WARNING, format!("ThreadRadar: {node}: {why}; the run keeps what was sampled."))
             }
         };
+        let msg = match &set_runs {
+            Some(runs) => {
+                let failing = outcomes.iter().filter(|o| o.as_ref().is_some_and(|o| o.failed + o.errors > 0)).count();
+                let how = if failing > 0 { format!(" {failing} of them had failures.") } else { String::new() };
+                format!("{msg} A run set of {} runs ({}): `threadradar report {}` shows each figure's mean and spread; the last run is shown.{how}", runs.len(), output.display(), output.display())
+            }
+            None => msg,
+        };
         self.show(typ, msg).await;
         let _ = code;
-        let outcome_json = outcome.as_ref().map(|o| serde_json::to_value(crate::protocol::RunOutcome::from(o)).unwrap_or(Value::Null));
-        Ok(Some(json!({ "run": output, "outcome": outcome_json, "test": node })))
+        let to_json = |o: &Option<threadradar_profiler::run::TestOutcome>| o.as_ref().map(|o| serde_json::to_value(crate::protocol::RunOutcome::from(o)).unwrap_or(Value::Null));
+        let outcome_json = to_json(&outcome);
+        match set_runs {
+            Some(runs) => Ok(Some(json!({ "run": run_path, "runset": output, "runs": runs, "outcomes": outcomes.iter().map(to_json).collect::<Vec<_>>(), "outcome": outcome_json, "test": node }))),
+            None => Ok(Some(json!({ "run": output, "outcome": outcome_json, "test": node }))),
+        }
     }
 
     /// `threadradar.compareWithPrevious {run?}`: the run (default: the active one) against the

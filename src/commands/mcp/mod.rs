@@ -408,7 +408,7 @@ impl Radar {
             Ok(b) => b,
             Err(e) => return Ok(refusal(e)),
         };
-        let req = threadradar_lsp::recording::RecordRequest { command, cwd: self.cwd.clone(), subprocesses: p.subprocesses.unwrap_or(false), duration: Some(p.duration_s) };
+        let req = threadradar_lsp::recording::RecordRequest { command, cwd: self.cwd.clone(), subprocesses: p.subprocesses.unwrap_or(false), duration: Some(p.duration_s), repeat: 1 };
         let dir = req.runs_dir(std::slice::from_ref(&self.cwd));
         if let Err(e) = std::fs::create_dir_all(&dir) {
             return Ok(refusal(format!("cannot create {}: {e}", dir.display())));
@@ -435,7 +435,7 @@ impl Radar {
             return Ok(refusal(format!("{} is outside the project ({}): only its own tests can be profiled", file.display(), folders[0].display())));
         }
         let name = p.test.clone().filter(|t| !t.is_empty());
-        let job = match tokio::task::spawn_blocking(move || threadradar_lsp::test_job::TestJob::plan(&file, name.as_deref(), None, &folders, None)).await {
+        let job = match tokio::task::spawn_blocking(move || threadradar_lsp::test_job::TestJob::plan(&file, name.as_deref(), None, &folders, None, 1)).await {
             Ok(Ok(job)) => job,
             Ok(Err(e)) => return Ok(refusal(e)),
             Err(e) => return Ok(refusal(format!("checking the test failed: {e}"))),
