@@ -153,6 +153,7 @@ mod tests {
             lock: lock.into(),
             lock_type: None,
             kind: threadradar_analysis::sections::SectionKind::With,
+            found: threadradar_analysis::sections::SectionKind::With.how_found().into(),
             executions: vec![],
             outliers: vec![],
             short: Default::default(),
