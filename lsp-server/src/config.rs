@@ -65,6 +65,9 @@ pub struct Settings {
     pub python: Option<String>,
     /// "▶ Profile" lenses on tests.
     pub test_lens: bool,
+    /// How many times `threadradar.record` and `threadradar.profileTest` run the program when the
+    /// request names no count: more than 1 makes a run set (issue 17).
+    pub repeat: u32,
 }
 
 impl Default for Settings {
@@ -90,6 +93,7 @@ impl Default for Settings {
             record_subprocesses: true,
             python: None,
             test_lens: true,
+            repeat: 1,
         }
     }
 }
@@ -119,6 +123,13 @@ impl Settings {
                 "notifyChanges" => set_bool(&mut self.notify_changes, v),
                 "recordSubprocesses" => set_bool(&mut self.record_subprocesses, v),
                 "testLens" => set_bool(&mut self.test_lens, v),
+                "repeat" => match v.as_u64() {
+                    Some(n @ 1..=100) => {
+                        self.repeat = n as u32;
+                        true
+                    }
+                    _ => false,
+                },
                 "python" => match v {
                     Value::Null => {
                         self.python = None;

@@ -31,6 +31,11 @@ impl RecordRequest {
     /// Reads `{"command"?: [..] | "a b c", "cwd"?, "subprocesses"?, "duration"?}` (or just the
     /// command as an array or string), with the defaults from the settings.
     pub fn parse(arg: &Value, default_command: &[String], default_subprocesses: bool, folders: &[PathBuf]) -> Result<RecordRequest, String> {
+        Self::parse_with_repeat(arg, default_command, default_subprocesses, 1, folders)
+    }
+
+    /// [`RecordRequest::parse`] with the settings' repeat count for a request that names none.
+    pub fn parse_with_repeat(arg: &Value, default_command: &[String], default_subprocesses: bool, default_repeat: u32, folders: &[PathBuf]) -> Result<RecordRequest, String> {
         let obj = match arg {
             Value::Object(_) => arg.clone(),
             Value::Null => Value::Object(Default::default()),
@@ -70,7 +75,7 @@ impl RecordRequest {
             },
         };
         let repeat = match obj.get("repeat") {
-            None | Some(Value::Null) => 1,
+            None | Some(Value::Null) => default_repeat,
             Some(r) => match r.as_u64() {
                 Some(n @ 1..=100) => n as u32,
                 _ => return Err("the repeat count is a whole number from 1 to 100 (5 runs are usually enough to see the spread)".into()),

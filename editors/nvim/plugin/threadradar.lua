@@ -39,6 +39,8 @@ command("ThreadRadarHottest", "hottest", {
 })
 command("ThreadRadarRecord", "record", {
   nargs = "*",
+  -- :5ThreadRadarRecord records the program 5 times as one run set.
+  count = 0,
   -- A Lua completion: with -complete=file Neovim would expand `%` itself.
   complete = function(arglead, cmdline, cursorpos)
     local before = cmdline:sub(1, cursorpos):gsub("^%s*%S+%s*", "")
@@ -51,7 +53,7 @@ command("ThreadRadarRecord", "record", {
     end
     return vim.fn.getcompletion(arglead, "file")
   end,
-  desc = "ThreadRadar: record a run (% = python3 the current file)",
+  desc = "ThreadRadar: record a run (% = python3 the current file; a count N records a run set of N runs)",
 })
 command("ThreadRadarStop", "stop", { desc = "ThreadRadar: stop the recording (the run is kept)" })
 command("ThreadRadarRecordLog", "record_log", { desc = "ThreadRadar: the recordings' output" })

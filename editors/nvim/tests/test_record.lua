@@ -221,4 +221,34 @@ H.run("record", function()
   H.eq(#notes, before_notes + 1, "one notification for an idle stop")
   H.check(notes[#notes].msg:find("nothing is being recorded", 1, true) ~= nil, "it says so: " .. notes[#notes].msg)
   H.eq(vim.v.errmsg, "", "no error message")
-end, 90000)
+
+  -- 4. :2ThreadRadarRecord: the program twice as one run set (issue 17): two run files and the
+  -- set's manifest listing them; the server names the set.
+  local before_runs = runs_in(rec)
+  second = os.time()
+  vim.wait(1100, function()
+    return os.time() > second
+  end, 20)
+  mark = #changes
+  vim.cmd("2ThreadRadarRecord % --workers 2 --timeout 0.3")
+  H.wait(10000, function()
+    return recording_started(mark)
+  end, "the repeated recording")
+  H.wait(30000, function()
+    return count(notes, "ThreadRadar: run set of 2 runs") == 1
+  end, "the server's message naming the run set")
+  local after_runs = runs_in(rec)
+  H.eq(#after_runs, #before_runs + 3, "two runs and a manifest: " .. vim.inspect(after_runs))
+  local manifest
+  for _, f in ipairs(after_runs) do
+    if f:find("%.runset%.json$") then
+      manifest = f
+    end
+  end
+  H.check(manifest ~= nil, "a run set manifest")
+  if manifest then
+    local set = H.read_json(manifest)
+    H.eq(set.format, "threadradar-runset", "the manifest's format")
+    H.eq(#set.runs, 2, "the manifest lists the two runs")
+  end
+end, 120000)

@@ -28,6 +28,7 @@ export const SERVER_SETTINGS: readonly Spec[] = [
   { key: "pollMs", type: "number", default: 1000, minimum: 100, maximum: 60000, description: "How often the server checks the runs directories for new runs, in milliseconds." },
   { key: "recordCommand", type: "array", default: ["python3", "-m", "pytest"], description: "The program and its arguments that “Record a Run… → Test suite” profiles." },
   { key: "recordSubprocesses", type: "boolean", default: true, description: "Recording from the editor samples Python subprocesses too." },
+  { key: "repeat", type: "number", default: 1, minimum: 1, maximum: 100, description: "How many times recording or profiling a test runs the program: more than 1 records a run set (the mean and spread of each figure; comparisons say what is more than noise)." },
 ];
 
 /** Settings only the extension reads. */

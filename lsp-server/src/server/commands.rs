@@ -209,7 +209,7 @@ impl Backend {
             if let Some(r) = &s.recording {
                 return Err(invalid(format!("`{}` is already being recorded: stop it first (threadradar.stopRecording)", r.command.join(" "))));
             }
-            let req = RecordRequest::parse(&arg, &s.settings.record_command, s.settings.record_subprocesses, &s.folders).map_err(invalid)?;
+            let req = RecordRequest::parse_with_repeat(&arg, &s.settings.record_command, s.settings.record_subprocesses, s.settings.repeat, &s.folders).map_err(invalid)?;
             // Reserved under the lock, so two record commands cannot both start.
             s.recording = Some(ActiveRecording { pid: 0, output: PathBuf::new(), command: req.command.clone(), token: None, done: rx });
             (req, s.folders.clone())

@@ -72,7 +72,7 @@ impl Backend {
         };
         // `repeat` > 1: the test N times as one run set (its mean and spread; compare tells noise).
         let repeat = match arg.get("repeat") {
-            None | Some(Value::Null) => 1,
+            None | Some(Value::Null) => self.settings().repeat,
             Some(r) => r.as_u64().filter(|n| (1..=100).contains(n)).ok_or_else(|| invalid("the repeat count is a whole number from 1 to 100 (5 runs are usually enough to see the spread)"))? as u32,
         };
         let uri: Uri = uri_s.parse().map_err(|_| invalid(format!("{uri_s} is not a URI: {USAGE}")))?;

@@ -32,6 +32,9 @@ M.defaults = {
   -- Whether recordings sample Python subprocesses too (the server's `recordSubprocesses`).
   -- nil = the server's default (true).
   record_subprocesses = nil,
+  -- How many times :ThreadRadarRecord and ▶ Profile run the program (the server's `repeat`);
+  -- more than 1 records a run set. nil = the server's default (1). :5ThreadRadarRecord overrides it.
+  ["repeat"] = nil,
   -- Buffer-local keys in profiled buffers; false disables one.
   keymaps = {
     hover = "K",
@@ -190,6 +193,9 @@ function M.server_settings()
   end
   if o.record_subprocesses ~= nil then
     s.recordSubprocesses = o.record_subprocesses
+  end
+  if o["repeat"] ~= nil then
+    s["repeat"] = o["repeat"]
   end
   return s
 end

@@ -144,7 +144,7 @@ function M.command(name, args)
   elseif name == "hottest" then
     require("threadradar.runs").hottest(args.args ~= "" and args.args or "function")
   elseif name == "record" then
-    require("threadradar.record").record(args.args or "")
+    require("threadradar.record").record(args.args or "", args.count)
   elseif name == "stop" then
     require("threadradar.record").stop()
   elseif name == "record_log" then

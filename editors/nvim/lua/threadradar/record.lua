@@ -98,8 +98,8 @@ local function root_client()
   return id and vim.lsp.get_client_by_id(id) or nil
 end
 
---- :ThreadRadarRecord [command…]
-function M.record(args)
+--- :[N]ThreadRadarRecord [command…]: a count N > 1 records a run set of N runs.
+function M.record(args, count)
   local bufnr = api.nvim_get_current_buf()
   local file
   if api.nvim_buf_get_name(bufnr) ~= "" and vim.bo[bufnr].buftype == "" then
@@ -125,6 +125,10 @@ function M.record(args)
     local arg = {}
     if words then
       arg.command = words
+    end
+    -- :5ThreadRadarRecord: five runs as one run set (else the `repeat` setting decides).
+    if (count or 0) > 1 then
+      arg["repeat"] = count
     end
     local cwd = vim.fn.getcwd()
     local root = client.config and client.config.root_dir

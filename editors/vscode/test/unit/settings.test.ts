@@ -29,6 +29,7 @@ describe("server settings", () => {
       pollMs: 1000,
       recordCommand: ["python3", "-m", "pytest"],
       recordSubprocesses: true,
+      repeat: 1,
       panels: true,
       notifyChanges: true,
     });
