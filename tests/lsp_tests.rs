@@ -552,6 +552,24 @@ fn profiling_a_test_with_a_repeat_count_records_a_run_set() {
         assert!(paths.contains(&r.to_str().unwrap()), "{paths:?}");
     }
     assert_eq!(listed["active"], json!(runs[2]));
+    // The hover on a profiled function adds its mean and spread over the set, as `runSet` says.
+    let pool = root.join("pool.py");
+    let pool_text = std::fs::read_to_string(&pool).unwrap();
+    c.open(&pool, &pool_text);
+    let set = c.call("threadRadar/runSet", json!({ "level": "function" }));
+    assert_eq!(set["runs"].as_array().unwrap().len(), 3, "{set}");
+    assert_eq!(set["active_index"], 2);
+    let mut checked = 0;
+    for a in set["artifacts"].as_array().unwrap().iter().filter(|a| a["file"] == pool.to_str().unwrap() && a["line"].as_u64().unwrap_or(0) > 0) {
+        let line = a["line"].as_u64().unwrap() as u32 - 1;
+        let hover = c.hover(&pool, line, 6);
+        let Some(md) = hover["contents"]["value"].as_str() else { continue };
+        let crt = &a["crt"];
+        let want = format!("crt {:.1} % ± {:.1} % [{:.1} %–{:.1} %]", 100.0 * crt["mean"].as_f64().unwrap(), 100.0 * crt["sd"].as_f64().unwrap(), 100.0 * crt["min"].as_f64().unwrap(), 100.0 * crt["max"].as_f64().unwrap());
+        assert!(md.contains("**Run set**") && md.contains("(3 runs, executed in ") && md.contains(&want), "{} at line {line}: {want} in {md}", a["qualname"]);
+        checked += 1;
+    }
+    assert!(checked > 0, "no function of pool.py in the set: {set}");
     let shown = messages_of(&c, "window/showMessage");
     assert!(shown.iter().any(|m| m.contains("A run set of 3 runs")), "{shown:?}");
     // `report RUNSET` reads it: three runs' spread.

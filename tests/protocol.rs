@@ -41,6 +41,9 @@ impl Workspace {
             let text = std::fs::read_to_string(e.path()).unwrap().replace("@ROOT@", root.to_str().unwrap());
             std::fs::write(runs.join(e.file_name()), text).unwrap();
         }
+        // A run set of the two runs (`runSet`; its manifest is not listed as a run).
+        let set = runs.join("20260101T000002Z-bug1.runset.json");
+        threadradar_profiler::runset::write(&set, "bug1", &["python3".into(), "buggy.py".into()], &[runs.join(BUGGY), runs.join(FIXED)]).unwrap();
         Workspace { _dir: dir, root }
     }
 
@@ -138,6 +141,7 @@ fn requests(ws: &Workspace) -> Vec<(&'static str, &'static str, Value)> {
         ("traceCompare", "trace-compare", json!({ "width_px": 300 })),
         ("traceCompare", "trace-compare-sets", json!({ "a_runs": [BUGGY, BUGGY], "b_runs": [FIXED, FIXED], "width_px": 300 })),
         ("views", "views", json!({})),
+        ("runSet", "run-set", json!({ "runset": "20260101T000002Z-bug1.runset.json", "top": 5, "hide_stdlib": true })),
     ]
 }
 

@@ -19,6 +19,7 @@ export const Methods = {
   waits: "waits",
   traceCompare: "traceCompare",
   views: "views",
+  runSet: "runSet",
   navigate: "navigate",
 } as const;
 
@@ -38,6 +39,7 @@ export interface MethodTypes {
   waits: { params: WaitsParams; result: WaitsResult };
   traceCompare: { params: TraceCompareParams; result: TraceCompareResult };
   views: { params: ViewsParams; result: ViewsResult };
+  runSet: { params: RunSetParams; result: RunSetResult };
   navigate: { params: NavigateParams; result: NavigateResult };
 }
 
@@ -1751,6 +1753,94 @@ export type WaitSource = "sampled" | "kernel" | "none";
  * How a section was found.
  */
 export type SectionKind = "with" | "acquire_release" | "decorated" | "configured" | "from_waits";
+
+export type RunSetParams = { 
+/**
+ * The run set's manifest (a path, or its file name in the active run's directory); by
+ * default the one in the active run's directory that lists the active run.
+ */
+runset?: string, level: Level, 
+/**
+ * At most this many artifacts, highest mean crt first.
+ */
+top?: number, 
+/**
+ * Counted states; the configured ones when left out.
+ */
+states?: CountedStates, 
+/**
+ * Only list artifacts whose qualified name or file path matches REGEX (repeatable: any).
+ */
+include: Array<string>, 
+/**
+ * Do not list artifacts whose qualified name or file path matches REGEX (repeatable).
+ */
+exclude: Array<string>, 
+/**
+ * Do not list standard-library code.
+ */
+hide_stdlib: boolean, 
+/**
+ * Do not list third-party code (site-packages).
+ */
+hide_third_party: boolean, };
+
+export type RunSetResult = { 
+/**
+ * The manifest's path.
+ */
+path: string, label: string, 
+/**
+ * The set's runs, in recording order.
+ */
+runs: Array<string>, 
+/**
+ * The index in `runs` of the active run, if it is one of them.
+ */
+active_index: number | null, level: Level, states: CountedStates, program: ProgramSpread, 
+/**
+ * Highest mean crt first, at most `top`.
+ */
+artifacts: Array<ArtifactSpread>, 
+/**
+ * Artifacts before `top` cut the list.
+ */
+listed: number, 
+/**
+ * How the figures were obtained, as a sentence for the views.
+ */
+how: string, 
+/**
+ * Anything a reader should know (one run: no spread; runs of different programs).
+ */
+notes: Array<string>, };
+
+/**
+ * One artifact's figures over the runs of a set (an artifact a run did not execute counts 0).
+ */
+export type ArtifactSpread = { kind: ArtifactKind, qualname: string, file: string, 
+/**
+ * The declaration's line, as the first run that executed it records it.
+ */
+line: number, file_kind: FileKind, 
+/**
+ * Runs that executed it in a counted state (the others count 0).
+ */
+executed_in: number, crt: Spread, seconds: Spread, threads: Spread, clusters: Spread, };
+
+/**
+ * The program's figures over the runs of a set.
+ */
+export type ProgramSpread = { duration_s: Spread, seconds: Spread, threads: Spread, clusters: Spread, };
+
+/**
+ * The mean and spread of one figure over the runs of a set.
+ */
+export type Spread = { n: number, mean: number, 
+/**
+ * Sample standard deviation (n − 1); `None` for one run: no spread can be measured.
+ */
+sd: number | null, min: number, max: number, };
 
 /**
  * `views`: lists the saved views; with `save` first saves one, with `delete` first deletes one.

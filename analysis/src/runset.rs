@@ -50,6 +50,86 @@ impl Spread {
     }
 }
 
+/// One artifact's figures over the runs of a set (an artifact a run did not execute counts 0).
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct ArtifactSpread {
+    pub kind: crate::artifact::ArtifactKind,
+    pub qualname: String,
+    pub file: String,
+    /// The declaration's line, as the first run that executed it records it.
+    pub line: u32,
+    pub file_kind: FileKind,
+    /// Runs that executed it in a counted state (the others count 0).
+    pub executed_in: usize,
+    pub crt: Spread,
+    pub seconds: Spread,
+    pub threads: Spread,
+    pub clusters: Spread,
+}
+
+/// The program's figures over the runs of a set.
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct ProgramSpread {
+    pub duration_s: Spread,
+    pub seconds: Spread,
+    pub threads: Spread,
+    pub clusters: Spread,
+}
+
+fn spread_or_zero(xs: &[f64]) -> Spread {
+    Spread::of(xs).unwrap_or(Spread { n: 0, mean: 0.0, sd: None, min: 0.0, max: 0.0 })
+}
+
+/// The mean and spread of every artifact's figures over the runs' views (one view per run, the
+/// same level and filter), highest mean crt first, and of the program's. Artifacts are matched by
+/// kind, file and qualified name.
+pub fn spreads(views: &[ReportView]) -> (ProgramSpread, Vec<ArtifactSpread>) {
+    let mut keys: Vec<(crate::artifact::ArtifactKind, String, String, FileKind, u32)> = Vec::new();
+    for v in views {
+        for a in &v.artifacts {
+            if !keys.iter().any(|k| k.0 == a.kind && k.1 == a.file && k.2 == a.qualname) {
+                keys.push((a.kind, a.file.clone(), a.qualname.clone(), a.file_kind, a.line));
+            }
+        }
+    }
+    let mut artifacts: Vec<ArtifactSpread> = keys
+        .into_iter()
+        .map(|(kind, file, qualname, file_kind, line)| {
+            let per: Vec<Option<&crate::view::ArtifactView>> =
+                views.iter().map(|v| v.artifacts.iter().find(|a| a.kind == kind && a.file == file && a.qualname == qualname)).collect();
+            let fig = |f: &dyn Fn(&crate::view::ArtifactView) -> f64| spread_or_zero(&per.iter().map(|a| a.map_or(0.0, f)).collect::<Vec<_>>());
+            ArtifactSpread {
+                executed_in: per.iter().filter(|a| a.is_some()).count(),
+                crt: fig(&|a| a.crt),
+                seconds: fig(&|a| a.seconds),
+                threads: fig(&|a| a.threads as f64),
+                clusters: fig(&|a| a.clusters.len() as f64),
+                kind,
+                qualname,
+                file,
+                line,
+                file_kind,
+            }
+        })
+        .collect();
+    artifacts.sort_by(|a, b| b.crt.mean.total_cmp(&a.crt.mean).then_with(|| a.qualname.cmp(&b.qualname)));
+    let program = ProgramSpread {
+        duration_s: spread_or_zero(&views.iter().map(|v| v.run.duration_s).collect::<Vec<_>>()),
+        seconds: spread_or_zero(&views.iter().map(|v| v.run.seconds).collect::<Vec<_>>()),
+        threads: spread_or_zero(&views.iter().map(|v| v.program.threads as f64).collect::<Vec<_>>()),
+        clusters: spread_or_zero(&views.iter().map(|v| v.program.clusters.len() as f64).collect::<Vec<_>>()),
+    };
+    (program, artifacts)
+}
+
+/// `42.0 % ± 3.1 [38.0–46.0]` (`f` formats one value), or `42.0 % (1 run)` without a spread.
+pub fn spread_text(s: &Spread, f: &dyn Fn(f64) -> String) -> String {
+    match s.sd {
+        Some(sd) => format!("{} ± {} [{}–{}]", f(s.mean), f(sd), f(s.min), f(s.max)),
+        None => format!("{} ({} run)", f(s.mean), s.n),
+    }
+}
+
 /// The two-sided p-value of Welch's t-test of `a` against `b`; `None` when a side has fewer than
 /// two values (no spread to compare with).
 pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {

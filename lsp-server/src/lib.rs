@@ -72,6 +72,7 @@ where
         .custom_method("threadRadar/sections", server::Server::sections)
         .custom_method("threadRadar/waits", server::Server::waits)
         .custom_method("threadRadar/views", server::Server::views)
+        .custom_method("threadRadar/runSet", server::Server::run_set)
         .custom_method("threadRadar/navigate", server::Server::navigate)
         .custom_method("window/workDoneProgress/cancel", server::Server::cancel_progress)
         .custom_method(framing::INVALID_MESSAGE, server::Server::invalid_message)

@@ -227,7 +227,8 @@ fn resolve_runs(base: Option<&Path>, new: Option<&Path>) -> anyhow::Result<(Path
 fn recorded_runs() -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
     let dir = runfile::runs_dir(Path::new("."));
     match runfile::list_runs(&dir) {
-        Ok(runs) => Ok((dir, runs)),
+        // Runs, not run sets' manifests: `compare` without arguments compares the two newest runs.
+        Ok(runs) => Ok((dir, runs.into_iter().filter(|p| !threadradar_profiler::runset::is_runset(p)).collect())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((dir, Vec::new())),
         Err(e) => Err(e).with_context(|| format!("cannot list the runs in {}", dir.display())),
     }

@@ -38,7 +38,9 @@ pub fn resolve_run_path(arg: Option<&std::path::Path>) -> anyhow::Result<PathBuf
         Some(p) => return Ok(p.to_path_buf()),
         None => runfile::runs_dir(&std::env::current_dir()?),
     };
-    match runfile::list_runs(&dir) {
+    // The newest run, not a run set's manifest (`record --repeat` writes it last).
+    let runs = runfile::list_runs(&dir).map(|r| r.into_iter().filter(|p| !threadradar_profiler::runset::is_runset(p)).collect::<Vec<_>>());
+    match runs {
         Ok(runs) if !runs.is_empty() => Ok(runs[0].clone()),
         _ => anyhow::bail!(
             "no run files in {}: record one with `threadradar record -- python3 your_program.py`",

@@ -15,7 +15,7 @@ use threadradar_analysis::{
     Analysis, ArtifactFilter, ClusterMethod, CountedStates, Level, Options, ReportView, ThreadFilter, TimeSource, ViewOptions,
 };
 use threadradar_profiler::run::FileKind;
-use threadradar_analysis::runset::Spread;
+use threadradar_analysis::runset::{ArtifactSpread, ProgramSpread};
 use threadradar_profiler::runset::{self, RunSet};
 use threadradar_profiler::{runfile, Run};
 
@@ -389,21 +389,6 @@ fn artifact_label(a: &ArtifactView, cwd: &str) -> String {
 
 // ---- Run sets (`record --repeat N`): the manifest, and `report RUNSET` ----
 
-/// One artifact's figures over the runs of a set.
-#[derive(serde::Serialize)]
-struct ArtifactSpread {
-    kind: threadradar_analysis::ArtifactKind,
-    qualname: String,
-    file: String,
-    file_kind: FileKind,
-    /// Runs that executed it in a counted state (the others count 0).
-    executed_in: usize,
-    crt: Spread,
-    seconds: Spread,
-    threads: Spread,
-    clusters: Spread,
-}
-
 #[derive(serde::Serialize)]
 struct RunSetReport {
     runset: RunSetSummary,
@@ -419,18 +404,6 @@ struct RunSetSummary {
     path: String,
     label: String,
     runs: Vec<String>,
-}
-
-#[derive(serde::Serialize)]
-struct ProgramSpread {
-    duration_s: Spread,
-    seconds: Spread,
-    threads: Spread,
-    clusters: Spread,
-}
-
-fn spread(xs: &[f64]) -> Spread {
-    Spread::of(xs).unwrap_or(Spread { n: 0, mean: 0.0, sd: None, min: 0.0, max: 0.0 })
 }
 
 /// `report RUNSET`: the mean and spread of each figure over the runs, and the stability of the
@@ -464,43 +437,9 @@ fn report_runset(args: &ReportArgs, path: &Path, set: RunSet) -> anyhow::Result<
     if commands.len() > 1 {
         notes.push(format!("the runs are of different programs ({}): the spread mixes them", commands.into_iter().collect::<Vec<_>>().join(", ")));
     }
-    // Artifacts by (kind, file, qualified name), in order of first appearance, highest mean crt first.
-    let mut keys: Vec<(threadradar_analysis::ArtifactKind, String, String, FileKind)> = Vec::new();
-    for v in &views {
-        for a in &v.artifacts {
-            if !keys.iter().any(|k| k.0 == a.kind && k.1 == a.file && k.2 == a.qualname) {
-                keys.push((a.kind, a.file.clone(), a.qualname.clone(), a.file_kind));
-            }
-        }
-    }
-    let mut artifacts: Vec<ArtifactSpread> = keys
-        .into_iter()
-        .map(|(kind, file, qualname, file_kind)| {
-            let per: Vec<Option<&ArtifactView>> =
-                views.iter().map(|v| v.artifacts.iter().find(|a| a.kind == kind && a.file == file && a.qualname == qualname)).collect();
-            let fig = |f: &dyn Fn(&ArtifactView) -> f64| spread(&per.iter().map(|a| a.map_or(0.0, f)).collect::<Vec<_>>());
-            ArtifactSpread {
-                executed_in: per.iter().filter(|a| a.is_some()).count(),
-                crt: fig(&|a| a.crt),
-                seconds: fig(&|a| a.seconds),
-                threads: fig(&|a| a.threads as f64),
-                clusters: fig(&|a| a.clusters.len() as f64),
-                kind,
-                qualname,
-                file,
-                file_kind,
-            }
-        })
-        .collect();
-    artifacts.sort_by(|a, b| b.crt.mean.total_cmp(&a.crt.mean).then_with(|| a.qualname.cmp(&b.qualname)));
+    let (program, mut artifacts) = threadradar_analysis::runset::spreads(&views);
     let listed = artifacts.len();
     artifacts.truncate(args.top.or(if args.json { None } else { Some(20) }).unwrap_or(usize::MAX));
-    let program = ProgramSpread {
-        duration_s: spread(&views.iter().map(|v| v.run.duration_s).collect::<Vec<_>>()),
-        seconds: spread(&views.iter().map(|v| v.run.seconds).collect::<Vec<_>>()),
-        threads: spread(&views.iter().map(|v| v.program.threads as f64).collect::<Vec<_>>()),
-        clusters: spread(&views.iter().map(|v| v.program.clusters.len() as f64).collect::<Vec<_>>()),
-    };
     let triples: Vec<(&Run, &Analysis, &Analysis)> = runs.iter().zip(&cop).zip(&plain).map(|((r, c), p)| (r, c, p)).collect();
     let stability = threadradar_analysis::runset::stability(&triples, level);
     let report = RunSetReport {
@@ -530,12 +469,7 @@ fn report_runset(args: &ReportArgs, path: &Path, set: RunSet) -> anyhow::Result<
 }
 
 /// `mean ± sd [min–max]`, or `mean (1 run)`.
-fn spread_text(s: &Spread, f: &dyn Fn(f64) -> String) -> String {
-    match s.sd {
-        Some(sd) => format!("{} ± {} [{}–{}]", f(s.mean), f(sd), f(s.min), f(s.max)),
-        None => format!("{} (1 run)", f(s.mean)),
-    }
-}
+use threadradar_analysis::runset::spread_text;
 
 fn print_runset(r: &RunSetReport, listed: usize, out: &mut dyn Write) -> anyhow::Result<()> {
     let n = r.runset.runs.len();

@@ -19,6 +19,7 @@ export const Requests = {
   waits: "threadRadar/waits",
   traceCompare: "threadRadar/traceCompare",
   views: "threadRadar/views",
+  runSet: "threadRadar/runSet",
   navigate: "threadRadar/navigate",
 } as const satisfies Record<keyof P.MethodTypes, `threadRadar/${keyof P.MethodTypes}`>;
 

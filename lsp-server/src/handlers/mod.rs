@@ -6,6 +6,7 @@ mod compare;
 mod documents;
 mod panels;
 mod runs;
+pub mod runset;
 mod sections;
 mod timeline;
 mod tracecompare;
@@ -36,6 +37,7 @@ pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, P
         p::Waits::NAME => call::<p::Waits>(host, params, waits::waits),
         p::TraceCompare::NAME => call::<p::TraceCompare>(host, params, tracecompare::trace_compare),
         p::Views::NAME => call::<p::Views>(host, params, views::views),
+        p::RunSet::NAME => call::<p::RunSet>(host, params, runset::run_set),
         p::Navigate::NAME => call::<p::Navigate>(host, params, |h, req| h.navigate(&req.file, req.line)),
         other => Err(ProtocolError::new(
             p::ErrorCode::UnknownMethod,

@@ -23,6 +23,7 @@ pub mod types;
 pub mod waits;
 pub mod tracecompare;
 pub mod views;
+pub mod runset;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -34,6 +35,7 @@ pub use types::*;
 pub use waits::*;
 pub use tracecompare::*;
 pub use views::*;
+pub use runset::*;
 
 /// The protocol's version. It grows when a method's parameters or results change incompatibly;
 /// clients read it from `threadRadar/runs` (`protocol`) and from the server's capabilities.
@@ -106,6 +108,8 @@ methods! {
         "Two runs matched as traces (TraceDiff) and laid out in pixels: lanes per matched thread pair, their bars, match groups as bundled edges, unmatched threads and the changes in words.";
     Views = "views", ViewsParams => ViewsResult,
         "The Sections panel's saved views (a section, optionally an execution or a thread, and a note), each resolved against the active run; `save` saves one, `delete` deletes one.";
+    RunSet = "runSet", RunSetParams => RunSetResult,
+        "A run set's figures (by default the set the active run belongs to): the mean, standard deviation and range over its runs of the program's and each artifact's crt, seconds, threads and clusters.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
 }
@@ -391,6 +395,12 @@ pub fn typescript() -> String {
         a::sections::LockObject,
         a::sections::WaitSource,
         threadradar_profiler::sections::SectionKind,
+        // run sets
+        RunSetParams,
+        RunSetResult,
+        a::runset::ArtifactSpread,
+        a::runset::ProgramSpread,
+        a::runset::Spread,
         // saved views
         ViewsParams,
         SaveView,

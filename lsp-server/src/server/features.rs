@@ -130,6 +130,10 @@ impl Backend {
             value.push_str("\n\n");
         }
         value.push_str(&render::figures_markdown(&a.view, &p.figures));
+        if let Some(set) = self.run_set_hover(&a.view).await {
+            value.push_str("\n\n");
+            value.push_str(&set);
+        }
         value.push_str("\n\n");
         value.push_str(&render::footer(&p.run_name(), &p.figures));
         if let Some(s) = section {
@@ -141,6 +145,51 @@ impl Backend {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),
             range: Some(Range::new(Position::new(line, 0), end)),
         }))
+    }
+
+    /// When the active run belongs to a run set (`record --repeat N`): the artifact's mean and
+    /// spread over the set's runs, from the `runSet` method (answered once per run, level and
+    /// counted states).
+    async fn run_set_hover(&self, a: &threadradar_analysis::view::ArtifactView) -> Option<String> {
+        let level = match a.kind {
+            ArtifactKind::Class => "class",
+            ArtifactKind::Function => "function",
+            _ => return None,
+        };
+        let (active, states) = {
+            let s = self.state();
+            (s.active.as_ref()?.path.clone(), s.settings.states.as_str().to_string())
+        };
+        let cached = self.state().run_set_hover.as_ref().filter(|c| c.0 == active && c.1 == level && c.2 == states).map(|c| c.3.clone());
+        let set = match cached {
+            Some(v) => v,
+            None => {
+                let v = self.request(protocol::RunSet::NAME, json!({ "level": level })).await.unwrap_or(Value::Null);
+                self.state().run_set_hover = Some((active, level, states, v.clone()));
+                v
+            }
+        };
+        let found = set["artifacts"].as_array()?.iter().find(|x| x["qualname"] == a.qualname.as_str() && x["file"] == a.file.as_str())?;
+        let n = set["runs"].as_array().map_or(0, Vec::len);
+        let spread = |s: &Value, f: &dyn Fn(f64) -> String| -> String {
+            let v = |k: &str| s[k].as_f64().unwrap_or(0.0);
+            match s["sd"].as_f64() {
+                Some(sd) => format!("{} ± {} [{}–{}]", f(v("mean")), f(sd), f(v("min")), f(v("max"))),
+                None => format!("{} (1 run)", f(v("mean"))),
+            }
+        };
+        let pct = |x: f64| format!("{:.1} %", x * 100.0);
+        let num = |x: f64| format!("{x:.1}");
+        let secs = |x: f64| format!("{x:.2} s");
+        Some(format!(
+            "**Run set** `{}` ({n} runs, executed in {}): crt {} · threads {} · {} · clusters {}",
+            set["label"].as_str().unwrap_or("?").replace('`', "'"),
+            found["executed_in"],
+            spread(&found["crt"], &pct),
+            spread(&found["threads"], &num),
+            spread(&found["seconds"], &secs),
+            spread(&found["clusters"], &num),
+        ))
     }
 
     pub(super) async fn symbols(&self, params: WorkspaceSymbolParams) -> Result<Option<OneOf<Vec<SymbolInformation>, Vec<WorkspaceSymbol>>>> {

@@ -156,6 +156,9 @@ struct State {
     recording: Option<ActiveRecording>,
     /// The last `threadradar.profileTest` argument, for "▶ Profile again".
     last_test: Option<Value>,
+    /// The `runSet` answer for the hover: (active run, level, counted states) → the answer
+    /// (`Null` when the active run is in no run set).
+    run_set_hover: Option<(PathBuf, &'static str, String, Value)>,
 }
 
 /// The language server.
@@ -447,6 +450,9 @@ impl Server {
 
     pub async fn views(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Views::NAME, p).await
+    }
+    pub async fn run_set(&self, p: Value) -> Result<Value> {
+        self.0.request(protocol::RunSet::NAME, p).await
     }
     pub async fn navigate(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Navigate::NAME, p).await

@@ -40,6 +40,7 @@ const CONSUMERS: Record<string, string> = {
   "glyph.json": "web (glyph)",
   "overview-filtered.json": "hotItems",
   "overview.json": "hotItems",
+  "run-set.json": "web (run set in the overview), LSP hover",
   "runs.json": "runItems, runPicks, statusView",
   "sections.json": "web (sections panel)",
   "threads.json": "threadItems",
