@@ -104,6 +104,47 @@
     applyPalette(ov.palette);
     renderOverview(ov);
     $("overview").setAttribute("data-rendered", seq); // lets tests wait for a render
+    loadRunSet(seq);
+  }
+
+  // ---- run set: the active run's set (record --repeat N), each figure's mean and spread ------------
+  function spreadText(s, f) {
+    return s.sd == null ? f(s.mean) + " (1 run)" : f(s.mean) + " ± " + f(s.sd) + " [" + f(s.min) + "–" + f(s.max) + "]";
+  }
+  async function loadRunSet(seq) {
+    const box = $("run-set");
+    const req = overviewRequest();
+    let rs;
+    try {
+      rs = await T.request("runSet", { level: "function", top: 10, include: req.include, exclude: req.exclude, hide_stdlib: req.hide_stdlib, hide_third_party: req.hide_third_party, states: req.states });
+    } catch (e) {
+      // Not part of a run set (or a server without the method): nothing to show.
+      if (seq === state.seq.overview) { box.hidden = true; box.replaceChildren(); box.setAttribute("data-rendered", seq); }
+      return;
+    }
+    if (seq !== state.seq.overview) return;
+    const n = rs.runs.length;
+    const num = (x) => x.toFixed(1);
+    const rows = rs.artifacts.map((a) => {
+      const name = el("span", { class: "name", text: a.qualname, title: where(a.file, a.line) });
+      name.addEventListener("click", () => navigate(a.file, a.line));
+      return el("tr", { class: "run-set-row", "data-qualname": a.qualname },
+        el("td", {}, name),
+        el("td", { class: "num rs-crt", text: spreadText(a.crt, pct) }),
+        el("td", { class: "num rs-threads", text: spreadText(a.threads, num) }),
+        el("td", { class: "num", text: a.executed_in + " of " + n }));
+    });
+    const p = rs.program;
+    box.replaceChildren(
+      el("h3", { text: "Run set " + rs.label + " · " + n + " runs" + (rs.active_index != null ? " (this is run " + (rs.active_index + 1) + ")" : "") }),
+      el("p", { class: "note rs-how", text: rs.how }),
+      el("p", { class: "rs-program", text: "Program: threads " + spreadText(p.threads, num) + " · clusters " + spreadText(p.clusters, num) + " · counted " + spreadText(p.seconds, (x) => x.toFixed(2) + " s") }),
+      ...rs.notes.map((t) => el("p", { class: "note rs-note", text: t })),
+      el("table", { class: "run-set-table" },
+        el("thead", {}, el("tr", {}, ...["function", "crt (mean ± sd [min–max])", "threads", "executed in"].map((t) => el("th", { text: t })))),
+        el("tbody", {}, ...rows)));
+    box.hidden = false;
+    box.setAttribute("data-rendered", seq);
   }
 
   function renderOverview(ov) {

@@ -57,6 +57,38 @@ describe("the Compare tab on run sets of Bug 1, buggy and fixed", () => {
     if (server) server.child.kill();
   });
 
+  test("the overview shows the active run's set: each function's mean ± sd [min–max] as `report SET` computes it", async () => {
+    const base = server.match[1].split("?")[0];
+    await page.goto(base);
+    await page.waitForSelector("#run-set[data-rendered]:not([hidden]) tr.run-set-row", { timeout: 120000 });
+    const heading = await page.textContent("#run-set h3");
+    assert.ok(heading.includes("3 runs") && heading.includes("this is run 1"), heading);
+    assert.ok((await page.textContent("#run-set .rs-how")).includes("over the 3 runs of the set"));
+    // The server's answer for the page's request, and `threadradar report MANIFEST --json` (the
+    // same runs, the same default counted states, every artifact): the same means and spreads.
+    const hide = await page.isChecked("#hide-stdlib");
+    const rs = await api(base, "runSet", { level: "function", top: 10, hide_stdlib: hide });
+    const report = JSON.parse(execFileSync(BIN, ["report", buggy.manifest, "--json", ...(hide ? ["--no-stdlib"] : [])], { cwd: root }).toString());
+    assert.ok(rs.artifacts.length > 0);
+    const pctText = (x) => (x * 100).toFixed(1) + "%";
+    const rows = await page.$$eval("#run-set tr.run-set-row", (trs) => trs.map((tr) => ({ name: tr.getAttribute("data-qualname"), crt: tr.querySelector(".rs-crt").textContent })));
+    assert.deepEqual(rows.map((r) => r.name), rs.artifacts.map((a) => a.qualname));
+    for (const [i, a] of rs.artifacts.entries()) {
+      assert.equal(rows[i].crt, `${pctText(a.crt.mean)} ± ${pctText(a.crt.sd)} [${pctText(a.crt.min)}–${pctText(a.crt.max)}]`);
+      const r = report.artifacts.find((x) => x.qualname === a.qualname && x.file === a.file);
+      assert.ok(r, "report lists " + a.qualname);
+      for (const k of ["mean", "sd", "min", "max"]) assert.ok(Math.abs(r.crt[k] - a.crt[k]) < 1e-9, `${a.qualname} crt.${k}: ${r.crt[k]} vs ${a.crt[k]}`);
+    }
+    // The constructor ran in as many threads as each buggy run logged: the spread's range is the logs'.
+    const ctor = rs.artifacts.find((a) => a.qualname === "WorkerManager.__init__");
+    if (ctor) {
+      assert.equal(ctor.threads.min, Math.min(...buggy.logged));
+      assert.equal(ctor.threads.max, Math.max(...buggy.logged));
+    }
+    await page.goto(server.match[1]);
+    await page.waitForFunction(() => Number(document.getElementById("compare").getAttribute("data-rendered") || 0) > 0, null, { timeout: 120000 });
+  });
+
   test("the sets from the address are picked, and the page says n per side and the test", async () => {
     assert.ok(await page.isVisible("#compare"));
     // (listed newest first)

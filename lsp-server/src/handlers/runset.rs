@@ -31,7 +31,7 @@ pub fn run_set(host: &dyn Host, req: RunSetParams) -> Result<RunSetResult, Proto
     let filter = req.filter.build()?;
     let mut views = Vec::new();
     for p in &set.runs {
-        let panels = if *p == active.path {
+        let panels = if same_file(p, &active.path) {
             active.panels.clone()
         } else {
             Arc::new(Panels::new(runfile::read(p).map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, format!("{e} (a run of the set {})", manifest.display())))?))
@@ -56,7 +56,7 @@ pub fn run_set(host: &dyn Host, req: RunSetParams) -> Result<RunSetResult, Proto
     Ok(RunSetResult {
         path: manifest.display().to_string(),
         label: set.label,
-        active_index: set.runs.iter().position(|p| *p == active.path),
+        active_index: set.runs.iter().position(|p| same_file(p, &active.path)),
         runs: set.runs.iter().map(|p| p.display().to_string()).collect(),
         level: req.level,
         states,
@@ -73,5 +73,10 @@ pub fn run_set(host: &dyn Host, req: RunSetParams) -> Result<RunSetResult, Proto
 
 /// The run set in `dir` whose manifest lists `run` (the newest such manifest).
 pub fn containing_set(dir: &Path, run: &Path) -> Option<PathBuf> {
-    runfile::list_runs(dir).ok()?.into_iter().filter(|p| runset::is_runset(p)).find(|p| runset::members(p).is_ok_and(|m| m.iter().any(|r| r == run)))
+    runfile::list_runs(dir).ok()?.into_iter().filter(|p| runset::is_runset(p)).find(|p| runset::members(p).is_ok_and(|m| m.iter().any(|r| same_file(r, run))))
+}
+
+/// The same file, however the two paths spell it (a symlinked or relative directory).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
