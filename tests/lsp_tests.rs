@@ -570,6 +570,18 @@ fn profiling_a_test_with_a_repeat_count_records_a_run_set() {
         checked += 1;
     }
     assert!(checked > 0, "no function of pool.py in the set: {set}");
+    // The inlay hints add the spread of each crt over the set.
+    let hints = c.inlay_hints(&pool);
+    let mut spread_hints = 0;
+    for a in set["artifacts"].as_array().unwrap().iter().filter(|a| a["file"] == pool.to_str().unwrap() && a["line"].as_u64().unwrap_or(0) > 0) {
+        let line = a["line"].as_u64().unwrap() - 1;
+        if let Some(h) = hints.iter().find(|h| h["position"]["line"].as_u64() == Some(line)) {
+            let label = h["label"].as_str().unwrap_or("");
+            assert!(label.ends_with(&format!(" · set ±{:.1}pp", 100.0 * a["crt"]["sd"].as_f64().unwrap())), "{label} vs {a}");
+            spread_hints += 1;
+        }
+    }
+    assert!(spread_hints > 0, "{hints:#?}");
     let shown = messages_of(&c, "window/showMessage");
     assert!(shown.iter().any(|m| m.contains("A run set of 3 runs")), "{shown:?}");
     // `report RUNSET` reads it: three runs' spread.

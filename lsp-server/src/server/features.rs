@@ -13,6 +13,8 @@ impl Backend {
         // A client that resolves tooltips lazily gets small hints now and a tooltip per hint it
         // shows one for; the others get the tooltips inline.
         let lazy = self.state().caps.resolve_tooltip;
+        // In a run set, each hint adds the spread of its crt over the set's runs.
+        let sets = [self.run_set_answer("function").await, self.run_set_answer("class").await];
         let mut hints = Vec::new();
         for &(i, line) in &p.items {
             if !line_in(&params.range, line) {
@@ -22,7 +24,10 @@ impl Backend {
             let Some(position) = p.doc.line_end(line) else { continue };
             hints.push(InlayHint {
                 position,
-                label: InlayHintLabel::String(render::hint_label(&a.view, &p.settings)),
+                label: InlayHintLabel::String({
+                    let set = &sets[usize::from(a.view.kind == ArtifactKind::Class)];
+                    render::hint_label(&a.view, &p.settings) + &Self::run_set_hint(set, &a.view).unwrap_or_default()
+                }),
                 kind: None,
                 text_edits: None,
                 tooltip: (!lazy).then(|| tooltip(&a.view, &p.figures, &footer)),
@@ -147,6 +152,34 @@ impl Backend {
         }))
     }
 
+    /// The `runSet` answer for the active run at `level` (`Null` when it is in no run set), asked
+    /// once per run, level and counted states.
+    async fn run_set_answer(&self, level: &'static str) -> Value {
+        let Some((active, states)) = ({
+            let s = self.state();
+            s.active.as_ref().map(|a| (a.path.clone(), s.settings.states.as_str().to_string()))
+        }) else {
+            return Value::Null;
+        };
+        let cached = self.state().run_set_answers.iter().find(|c| c.0 == active && c.1 == level && c.2 == states).map(|c| c.3.clone());
+        if let Some(v) = cached {
+            return v;
+        }
+        let v = self.request(protocol::RunSet::NAME, json!({ "level": level })).await.unwrap_or(Value::Null);
+        let mut s = self.state();
+        s.run_set_answers.retain(|c| c.0 == active && c.2 == states && c.1 != level);
+        s.run_set_answers.push((active, level, states, v.clone()));
+        v
+    }
+
+    /// ` · set ±3.1pp`: the standard deviation of the artifact's crt over the active run's run
+    /// set, for the inlay hint; nothing outside a set.
+    fn run_set_hint(set: &Value, a: &threadradar_analysis::view::ArtifactView) -> Option<String> {
+        let found = set["artifacts"].as_array()?.iter().find(|x| x["qualname"] == a.qualname.as_str() && x["file"] == a.file.as_str())?;
+        let sd = found["crt"]["sd"].as_f64()?;
+        Some(format!(" · set ±{:.1}pp", sd * 100.0))
+    }
+
     /// When the active run belongs to a run set (`record --repeat N`): the artifact's mean and
     /// spread over the set's runs, from the `runSet` method (answered once per run, level and
     /// counted states).
@@ -156,19 +189,7 @@ impl Backend {
             ArtifactKind::Function => "function",
             _ => return None,
         };
-        let (active, states) = {
-            let s = self.state();
-            (s.active.as_ref()?.path.clone(), s.settings.states.as_str().to_string())
-        };
-        let cached = self.state().run_set_hover.as_ref().filter(|c| c.0 == active && c.1 == level && c.2 == states).map(|c| c.3.clone());
-        let set = match cached {
-            Some(v) => v,
-            None => {
-                let v = self.request(protocol::RunSet::NAME, json!({ "level": level })).await.unwrap_or(Value::Null);
-                self.state().run_set_hover = Some((active, level, states, v.clone()));
-                v
-            }
-        };
+        let set = self.run_set_answer(level).await;
         let found = set["artifacts"].as_array()?.iter().find(|x| x["qualname"] == a.qualname.as_str() && x["file"] == a.file.as_str())?;
         let n = set["runs"].as_array().map_or(0, Vec::len);
         let spread = |s: &Value, f: &dyn Fn(f64) -> String| -> String {

@@ -158,7 +158,7 @@ struct State {
     last_test: Option<Value>,
     /// The `runSet` answer for the hover: (active run, level, counted states) → the answer
     /// (`Null` when the active run is in no run set).
-    run_set_hover: Option<(PathBuf, &'static str, String, Value)>,
+    run_set_answers: Vec<(PathBuf, &'static str, String, Value)>,
 }
 
 /// The language server.
