@@ -102,7 +102,12 @@ impl Backend {
                 return Err(invalid(format!("`{}` is already being recorded: stop it first (threadradar.stopRecording)", r.command.join(" "))));
             }
             s.recording = Some(ActiveRecording { pid: 0, output: output.clone(), command: vec!["pytest".into(), node.clone()], token: None, done: rx });
-            s.last_test = Some(json!({ "uri": uri.as_str(), "name": name, "repeat": repeat }));
+            // "▶ Profile again" repeats a count the request named; else the setting decides then.
+            let mut last = json!({ "uri": uri.as_str(), "name": name });
+            if arg.get("repeat").is_some_and(|r| !r.is_null()) {
+                last["repeat"] = json!(repeat);
+            }
+            s.last_test = Some(last);
         }
         let exe = match std::env::current_exe() {
             Ok(e) => e,
