@@ -556,7 +556,7 @@ fn profiling_a_test_with_a_repeat_count_records_a_run_set() {
     let pool = root.join("pool.py");
     let pool_text = std::fs::read_to_string(&pool).unwrap();
     c.open(&pool, &pool_text);
-    let set = c.call("threadRadar/runSet", json!({ "level": "function" }));
+    let set = c.call("threadRadar/runSet", json!({ "level": "function" }))["set"].clone();
     assert_eq!(set["runs"].as_array().unwrap().len(), 3, "{set}");
     assert_eq!(set["active_index"], 2);
     let mut checked = 0;

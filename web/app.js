@@ -43,11 +43,19 @@
     }
     return document.importNode(root, true);
   }
-  function showError(err) {
+  // One error line for the page; `from` names the view whose request failed, so that another
+  // view's success (the overview and the detail reload together) does not hide it.
+  let errorFrom = null;
+  function showError(err, from) {
     const box = $("error");
-    if (!err) { box.hidden = true; box.textContent = ""; return; }
+    if (!err) {
+      if (from && errorFrom && errorFrom !== from) return;
+      box.hidden = true; box.textContent = ""; errorFrom = null;
+      return;
+    }
     box.textContent = err.message || String(err);
     box.hidden = false;
+    errorFrom = from || null;
   }
   function status(text) { $("status").textContent = text || ""; }
   function colourClass(c) { return c ? "c-" + c : ""; }
@@ -97,9 +105,9 @@
     const seq = ++state.seq.overview;
     let ov;
     try { ov = await T.request("overview", overviewRequest()); }
-    catch (e) { if (seq === state.seq.overview) showError(e); return; }
+    catch (e) { if (seq === state.seq.overview) showError(e, "overview"); return; }
     if (seq !== state.seq.overview) return;
-    showError(null);
+    showError(null, "overview");
     state.overview = ov;
     applyPalette(ov.palette);
     renderOverview(ov);
@@ -114,15 +122,14 @@
   async function loadRunSet(seq) {
     const box = $("run-set");
     const req = overviewRequest();
-    let rs;
+    let rs = null;
     try {
-      rs = await T.request("runSet", { level: "function", top: 10, include: req.include, exclude: req.exclude, hide_stdlib: req.hide_stdlib, hide_third_party: req.hide_third_party, states: req.states });
+      rs = (await T.request("runSet", { level: "function", top: 10, include: req.include, exclude: req.exclude, hide_stdlib: req.hide_stdlib, hide_third_party: req.hide_third_party, states: req.states })).set;
     } catch (e) {
-      // Not part of a run set (or a server without the method): nothing to show.
-      if (seq === state.seq.overview) { box.hidden = true; box.replaceChildren(); box.setAttribute("data-rendered", seq); }
-      return;
+      rs = null; // a run set that cannot be read: the overview stands without it
     }
     if (seq !== state.seq.overview) return;
+    if (!rs) { box.hidden = true; box.replaceChildren(); box.setAttribute("data-rendered", seq); return; }
     const n = rs.runs.length;
     const num = (x) => x.toFixed(1);
     const rows = rs.artifacts.map((a) => {
@@ -210,12 +217,12 @@
     catch (e) {
       if (seq !== state.seq.detail) return;
       if (e.isStatic && state.detail) { noteDetail(e.message); renderTree(state.detail); return; }
-      showError(e);
+      showError(e, "detail");
       clearDetail(e.message);
       return;
     }
     if (seq !== state.seq.detail) return;
-    showError(null);
+    showError(null, "detail");
     state.detail = d;
     renderDetail(d);
     if (timeline) timeline.setArtifact(d.artifact.key === "program" ? null : d.artifact.key, clusterColours(d.artifact));

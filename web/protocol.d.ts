@@ -39,7 +39,7 @@ export interface MethodTypes {
   waits: { params: WaitsParams; result: WaitsResult };
   traceCompare: { params: TraceCompareParams; result: TraceCompareResult };
   views: { params: ViewsParams; result: ViewsResult };
-  runSet: { params: RunSetParams; result: RunSetResult };
+  runSet: { params: RunSetParams; result: RunSetAnswer };
   navigate: { params: NavigateParams; result: NavigateResult };
 }
 
@@ -1784,6 +1784,16 @@ hide_stdlib: boolean,
  * Do not list third-party code (site-packages).
  */
 hide_third_party: boolean, };
+
+/**
+ * The answer: the set, or `null` with a sentence when the active run belongs to none (not an
+ * error: most runs are not in a set, and a view asks for every run).
+ */
+export type RunSetAnswer = { set: RunSetResult | null, 
+/**
+ * Why there is no set, and how to record one.
+ */
+note: string | null, };
 
 export type RunSetResult = { 
 /**

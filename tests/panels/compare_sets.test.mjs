@@ -67,7 +67,7 @@ describe("the Compare tab on run sets of Bug 1, buggy and fixed", () => {
     // The server's answer for the page's request, and `threadradar report MANIFEST --json` (the
     // same runs, the same default counted states, every artifact): the same means and spreads.
     const hide = await page.isChecked("#hide-stdlib");
-    const rs = await api(base, "runSet", { level: "function", top: 10, hide_stdlib: hide });
+    const rs = (await api(base, "runSet", { level: "function", top: 10, hide_stdlib: hide })).set;
     const report = JSON.parse(execFileSync(BIN, ["report", buggy.manifest, "--json", ...(hide ? ["--no-stdlib"] : [])], { cwd: root }).toString());
     assert.ok(rs.artifacts.length > 0);
     const pctText = (x) => (x * 100).toFixed(1) + "%";

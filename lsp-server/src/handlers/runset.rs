@@ -3,25 +3,32 @@
 //! aggregation as `threadradar report RUNSET`).
 
 use crate::host::Host;
-use crate::protocol::{ErrorCode, ProtocolError, RunSetParams, RunSetResult};
+use crate::protocol::{ErrorCode, ProtocolError, RunSetAnswer, RunSetParams, RunSetResult};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use threadradar_analysis::panel::{Panels, Params};
 use threadradar_analysis::{ReportView, ViewOptions};
 use threadradar_profiler::{runfile, runset};
 
-pub fn run_set(host: &dyn Host, req: RunSetParams) -> Result<RunSetResult, ProtocolError> {
+pub fn run_set(host: &dyn Host, req: RunSetParams) -> Result<RunSetAnswer, ProtocolError> {
     let active = host.active()?;
     let dir = active.path.parent().map(Path::to_path_buf).unwrap_or_default();
     let manifest = match &req.runset {
         Some(w) => [PathBuf::from(w), dir.join(w)].into_iter().find(|p| p.is_file()).ok_or_else(|| ProtocolError::not_found(format!("no run set {w:?}: name its manifest (`record --repeat N` writes `…runset.json`)")))?,
-        None => containing_set(&dir, &active.path).ok_or_else(|| {
-            ProtocolError::new(
-                ErrorCode::NotFound,
-                "the active run is not part of a run set: record one with `threadradar record --repeat 5 -- …` or the editor's repeat count",
-            )
-        })?,
+        None => match containing_set(&dir, &active.path) {
+            Some(m) => m,
+            None => {
+                return Ok(RunSetAnswer {
+                    set: None,
+                    note: Some("the active run is not part of a run set: record one with `threadradar record --repeat 5 -- …` or the editor's repeat count".into()),
+                })
+            }
+        },
     };
+    set_of(host, &active, &manifest, req).map(|set| RunSetAnswer { set: Some(set), note: None })
+}
+
+fn set_of(host: &dyn Host, active: &crate::runs::LoadedRun, manifest: &Path, req: RunSetParams) -> Result<RunSetResult, ProtocolError> {
     let set = runset::read(&manifest)
         .map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e.to_string()))?
         .ok_or_else(|| ProtocolError::invalid(format!("{} is not a run set's manifest", manifest.display())))?;

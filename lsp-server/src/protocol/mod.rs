@@ -108,7 +108,7 @@ methods! {
         "Two runs matched as traces (TraceDiff) and laid out in pixels: lanes per matched thread pair, their bars, match groups as bundled edges, unmatched threads and the changes in words.";
     Views = "views", ViewsParams => ViewsResult,
         "The Sections panel's saved views (a section, optionally an execution or a thread, and a note), each resolved against the active run; `save` saves one, `delete` deletes one.";
-    RunSet = "runSet", RunSetParams => RunSetResult,
+    RunSet = "runSet", RunSetParams => RunSetAnswer,
         "A run set's figures (by default the set the active run belongs to): the mean, standard deviation and range over its runs of the program's and each artifact's crt, seconds, threads and clusters.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
@@ -397,6 +397,7 @@ pub fn typescript() -> String {
         threadradar_profiler::sections::SectionKind,
         // run sets
         RunSetParams,
+        RunSetAnswer,
         RunSetResult,
         a::runset::ArtifactSpread,
         a::runset::ProgramSpread,

@@ -25,6 +25,15 @@ pub struct RunSetParams {
     pub states: Option<CountedStates>,
 }
 
+/// The answer: the set, or `null` with a sentence when the active run belongs to none (not an
+/// error: most runs are not in a set, and a view asks for every run).
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct RunSetAnswer {
+    pub set: Option<RunSetResult>,
+    /// Why there is no set, and how to record one.
+    pub note: Option<String>,
+}
+
 #[derive(Clone, Debug, Serialize, TS)]
 pub struct RunSetResult {
     /// The manifest's path.

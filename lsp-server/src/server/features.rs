@@ -165,7 +165,7 @@ impl Backend {
         if let Some(v) = cached {
             return v;
         }
-        let v = self.request(protocol::RunSet::NAME, json!({ "level": level })).await.unwrap_or(Value::Null);
+        let v = self.request(protocol::RunSet::NAME, json!({ "level": level })).await.map(|a| a["set"].clone()).unwrap_or(Value::Null);
         let mut s = self.state();
         s.run_set_answers.retain(|c| c.0 == active && c.2 == states && c.1 != level);
         s.run_set_answers.push((active, level, states, v.clone()));
