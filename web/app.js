@@ -22,18 +22,7 @@
   };
 
   // ---- helpers -------------------------------------------------------------------------------
-  function el(tag, props, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(props || {})) {
-      if (k === "class") e.className = v;
-      else if (k === "text") e.textContent = v;
-      else if (k.startsWith("data-")) e.setAttribute(k, v);
-      else if (k === "title") e.title = v;
-      else e[k] = v;
-    }
-    for (const c of children) if (c != null) e.append(c);
-    return e;
-  }
+  const { el } = window.ThreadRadarDom;
   function pct(x) { return x == null ? "–" : (x * 100).toFixed(1) + "%"; }
   function svgNode(text) {
     const doc = new DOMParser().parseFromString(text, "image/svg+xml");

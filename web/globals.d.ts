@@ -16,6 +16,8 @@ interface Transport {
 }
 
 interface Window {
+  /** web/dom.js: the one DOM builder of every panel script. */
+  ThreadRadarDom: { el(tag: string, props?: Record<string, any> | null, ...children: (Node | string | null | undefined)[]): any };
   ThreadRadarTransport: Transport & {
     /** The latest request wins: `fetch()`'s answer, or null if superseded (`st.seq`) or failed (shown in `info` and on `root`'s data-error). */
     latest<R>(st: { seq: number }, root: HTMLElement, info: HTMLElement, fetch: () => Promise<R>): Promise<R | null>;

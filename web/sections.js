@@ -22,17 +22,7 @@
 "use strict";
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
-  function el(tag, props, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(props || {})) {
-      if (k === "class") e.className = v;
-      else if (k === "text") e.textContent = v;
-      else if (k.startsWith("data-") || k.startsWith("aria-")) e.setAttribute(k, v);
-      else e[k] = v;
-    }
-    for (const c of children) if (c != null) e.append(c);
-    return e;
-  }
+  const { el } = window.ThreadRadarDom;
   function sv(tag, attrs, text) {
     const e = document.createElementNS(SVG, tag);
     for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));

@@ -33,18 +33,7 @@
     later: { colour: "#d7452b", text: "later in B" },
   };
 
-  function el(tag, props, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(props || {})) {
-      if (k === "class") e.className = v;
-      else if (k === "style") Object.assign(e.style, v); // CSSOM, which the page's CSP allows
-      else if (k === "text") e.textContent = v;
-      else if (k.startsWith("data-") || k.startsWith("aria-")) e.setAttribute(k, v);
-      else e[k] = v;
-    }
-    for (const c of children) if (c != null) e.append(c);
-    return e;
-  }
+  const { el } = window.ThreadRadarDom;
   function svg(tag, attrs) {
     const e = document.createElementNS(SVG, tag);
     for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));

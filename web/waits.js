@@ -27,18 +27,7 @@
     "running-thread": "inferred: the only thread running when the wait ended",
   };
 
-  function el(tag, props, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(props || {})) {
-      if (k === "class") e.className = v;
-      else if (k === "style") Object.assign(e.style, v); // CSSOM, which the page's CSP allows
-      else if (k === "text") e.textContent = v;
-      else if (k.startsWith("data-") || k.startsWith("aria-")) e.setAttribute(k, v);
-      else e[k] = v;
-    }
-    for (const c of children) e.append(c);
-    return e;
-  }
+  const { el } = window.ThreadRadarDom;
   const fmtS = (s) => (Math.abs(s) < 1 ? (s * 1000).toFixed(s < 0.01 ? 2 : 1) + " ms" : s.toFixed(3) + " s");
 
   function create(root, opts) {

@@ -52,6 +52,7 @@ const INDEX: &str = include_str!("../../web/index.html");
 const STYLE: &str = include_str!("../../web/style.css");
 const TIMELINE_STYLE: &str = include_str!("../../web/timeline.css");
 const TRANSPORT: &str = include_str!("../../web/transport.js");
+const DOM: &str = include_str!("../../web/dom.js");
 const TIMELINE: &str = include_str!("../../web/timeline.js");
 const WAITS: &str = include_str!("../../web/waits.js");
 const WAITS_STYLE: &str = include_str!("../../web/waits.css");
@@ -69,7 +70,7 @@ pub(crate) fn page(nonce: &str, data_json: &str) -> String {
     );
     // `<` inside the JSON would let a name like `</script>` end the data block.
     let data = data_json.replace('<', "\\u003c");
-    let script = format!("{TRANSPORT}\n{TIMELINE}\n{SECTIONS}\n{WAITS}\n{TRACECOMPARE}\n{APP}");
+    let script = format!("{TRANSPORT}\n{DOM}\n{TIMELINE}\n{SECTIONS}\n{WAITS}\n{TRACECOMPARE}\n{APP}");
     let style = format!("{STYLE}\n{TIMELINE_STYLE}\n{SECTIONS_STYLE}\n{WAITS_STYLE}\n{TRACECOMPARE_STYLE}");
     // One pass, so nothing substituted is ever substituted again.
     let mut out = String::with_capacity(INDEX.len() + STYLE.len() + script.len() + data.len());

@@ -37,6 +37,7 @@ async function open(browser, run, problems, width = 1200) {
   await page.exposeFunction("fetchLayoutBridge", (p) => server.request(p));
   await page.setContent(`<!doctype html><html><body><div id="tl" style="width:${width}px"></div></body></html>`);
   await page.addStyleTag({ path: path.join(root, "web/timeline.css") });
+  await page.addScriptTag({ path: path.join(root, "web/dom.js") }); // the panels' one DOM builder
   await page.addScriptTag({ path: path.join(root, "web/timeline.js") });
   await page.evaluate(() => {
     window.navs = [];

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const from = path.resolve(here, "../../../web");
 const to = path.resolve(here, "../media/web");
-const files = ["index.html", "style.css", "timeline.css", "transport.js", "timeline.js", "sections.css", "sections.js", "waits.css", "waits.js", "tracecompare.css", "tracecompare.js", "app.js"];
+const files = ["index.html", "style.css", "timeline.css", "transport.js", "dom.js", "timeline.js", "sections.css", "sections.js", "waits.css", "waits.js", "tracecompare.css", "tracecompare.js", "app.js"];
 
 fs.rmSync(to, { recursive: true, force: true });
 fs.mkdirSync(to, { recursive: true });

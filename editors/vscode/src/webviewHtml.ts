@@ -26,7 +26,7 @@ export type PanelBoot =
 /** Messages the extension posts to a page (never with an `id`, so the transport ignores them). */
 export type PanelCommand = { type: "threadradar.refresh" } | { type: "threadradar.show"; artifact: string };
 
-export const WEB_FILES = { index: "index.html", style: "style.css", timelineStyle: "timeline.css", transport: "transport.js", timeline: "timeline.js", sectionsStyle: "sections.css", sections: "sections.js", waitsStyle: "waits.css", waits: "waits.js", traceCompareStyle: "tracecompare.css", traceCompare: "tracecompare.js", app: "app.js" } as const;
+export const WEB_FILES = { index: "index.html", style: "style.css", timelineStyle: "timeline.css", transport: "transport.js", dom: "dom.js", timeline: "timeline.js", sectionsStyle: "sections.css", sections: "sections.js", waitsStyle: "waits.css", waits: "waits.js", traceCompareStyle: "tracecompare.css", traceCompare: "tracecompare.js", app: "app.js" } as const;
 
 /** The page's files; the timeline's renderer and styles go with the transport and the styles, as `threadradar serve` inlines them. */
 export function readWebAssets(dir: string): WebAssets {
@@ -34,7 +34,7 @@ export function readWebAssets(dir: string): WebAssets {
   return {
     index: read(WEB_FILES.index),
     style: `${read(WEB_FILES.style)}\n${read(WEB_FILES.timelineStyle)}\n${read(WEB_FILES.sectionsStyle)}\n${read(WEB_FILES.waitsStyle)}\n${read(WEB_FILES.traceCompareStyle)}`,
-    transport: `${read(WEB_FILES.transport)}\n${read(WEB_FILES.timeline)}\n${read(WEB_FILES.sections)}\n${read(WEB_FILES.waits)}\n${read(WEB_FILES.traceCompare)}`,
+    transport: `${read(WEB_FILES.transport)}\n${read(WEB_FILES.dom)}\n${read(WEB_FILES.timeline)}\n${read(WEB_FILES.sections)}\n${read(WEB_FILES.waits)}\n${read(WEB_FILES.traceCompare)}`,
     app: read(WEB_FILES.app),
   };
 }
