@@ -121,12 +121,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         Ok(())
     })();
-    match printed {
-        // The reader went away (`threadradar report | head`): nothing left to say.
-        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(e.context("cannot write the report")),
-        Ok(()) => Ok(ExitCode::SUCCESS),
-    }
+    written(printed)
 }
 
 /// Prints the program radar and the top functions and classes of the program's own code in `run`:
@@ -461,11 +456,7 @@ fn report_runset(args: &ReportArgs, path: &Path, set: RunSet) -> anyhow::Result<
         out.flush()?;
         Ok(())
     })();
-    match printed {
-        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(e.context("cannot write the report")),
-        Ok(()) => Ok(ExitCode::SUCCESS),
-    }
+    written(printed)
 }
 
 /// `mean ± sd [min–max]`, or `mean (1 run)`.
@@ -529,4 +520,14 @@ fn counted_states(args: &ReportArgs) -> CountedStates {
             threadradar_lsp::project::ProjectConfig::load(&root).ok()?.states
         })
         .unwrap_or_default()
+}
+
+/// How writing a report ended: a reader that went away (`threadradar report | head`) leaves
+/// nothing to say; another failure is said.
+fn written(printed: anyhow::Result<()>) -> anyhow::Result<ExitCode> {
+    match printed {
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.context("cannot write the report")),
+        Ok(()) => Ok(ExitCode::SUCCESS),
+    }
 }

@@ -59,8 +59,8 @@ pub fn run(args: SectionsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Milliseconds with a sensible number of digits.
-fn ms(s: f64) -> String {
+/// Milliseconds with a sensible number of digits (the MCP's sections text uses it too).
+pub(crate) fn ms(s: f64) -> String {
     let m = s * 1e3;
     if m >= 100.0 {
         format!("{m:.0} ms")

@@ -27,17 +27,8 @@ pub fn clean(name: &str) -> String {
     name.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
 }
 
-/// Milliseconds with a sensible number of digits (as `threadradar sections` prints them).
-pub fn ms(s: f64) -> String {
-    let m = s * 1e3;
-    if m >= 100.0 {
-        format!("{m:.0} ms")
-    } else if m >= 10.0 {
-        format!("{m:.1} ms")
-    } else {
-        format!("{m:.2} ms")
-    }
-}
+/// Milliseconds as `threadradar sections` prints them.
+pub(crate) use crate::commands::sections::ms;
 
 fn location(v: &Value) -> String {
     if v.is_null() {
