@@ -183,7 +183,9 @@ async fn profile_test_runs_a_found_test_reports_progress_and_the_outcome() {
     // over 30 s once; the test is that it ends, not how fast.
     let deadline = Instant::now() + Duration::from_secs(90);
     let hung = loop {
-        let newest = std::fs::read_dir(&runs).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json")).max();
+        // The library's order, not the names': a run started in the same second as the one
+        // before is named `…-pytest-2.json`, which sorts before `…-pytest.json` as text.
+        let newest = runfile::list_runs(&runs).unwrap().into_iter().next();
         let read = newest.as_ref().map(|p| runfile::read(p));
         if let Some(Ok(run)) = &read {
             if run.meta.test.as_ref().is_some_and(|t| t.id.ends_with("test_hangs")) && !run.meta.partial && run.meta.end_reason != EndReason::Exited {
