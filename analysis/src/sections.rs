@@ -571,25 +571,51 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
     SectionsView { interval_s: interval_ns / 1e9, wait_source, how, sections: out }
 }
 
-/// Each thread's blocked off-CPU intervals `[switched out, switched in)`, in time order, from the
-/// kernel's context switches; `None` when the run recorded none. A thread switched out while
-/// runnable (preempted, state `R`) was not blocked: that stretch is not one.
+/// Every thread's blocked off-CPU intervals `[out, in)`, in time order, from the kernel's
+/// context switches: from a switch-out in a sleeping state (not `R`, preempted) to the thread's
+/// next switch-in. Some kernels do not trace every switch-in: seen on a 6.18 guest, whose second
+/// CPU emitted no `sched_switch` when it left its idle task (`tracefs` showed the same gap), so a
+/// thread was switched out twice with no switch-in between. There the thread's first wake-up
+/// after it went to sleep (`sched_waking`, traced in the waker's context) ends the interval: the
+/// moment it stopped being blocked, a few microseconds before it ran. With neither, no interval
+/// is made (nothing is drawn without evidence).
 fn off_cpu_intervals(run: &Run) -> Option<Vec<Vec<(u64, u64)>>> {
     if run.sched.is_none() || run.switches.is_empty() {
         return None;
     }
     let thread_of = crate::waits::thread_of_tid(run);
-    let mut out: Vec<Option<u64>> = vec![None; run.threads.len()];
+    enum Ev {
+        Switch(u32, u8, u32),
+        Wake(u32),
+    }
+    let mut events: Vec<(u64, Ev)> = run.switches.iter().map(|s| (s.t, Ev::Switch(s.prev_tid, s.prev_state, s.next_tid))).collect();
+    events.extend(run.wakeups.iter().map(|w| (w.t, Ev::Wake(w.wakee_tid))));
+    events.sort_by_key(|e| e.0);
+    // Per thread: when it went to sleep, and when it was first woken since.
+    let mut out: Vec<Option<(u64, Option<u64>)>> = vec![None; run.threads.len()];
     let mut per: Vec<Vec<(u64, u64)>> = vec![Vec::new(); run.threads.len()];
-    let mut switches: Vec<&threadradar_profiler::run::SchedSwitch> = run.switches.iter().collect();
-    switches.sort_by_key(|s| s.t);
-    for s in switches {
-        if let Some(th) = thread_of(s.prev_tid, s.t) {
-            out[th as usize] = (s.prev_state != b'R').then_some(s.t);
-        }
-        if let Some(th) = thread_of(s.next_tid, s.t) {
-            if let Some(o) = out[th as usize].take() {
-                per[th as usize].push((o, s.t));
+    for (t, e) in events {
+        match e {
+            Ev::Wake(tid) => {
+                if let Some(th) = thread_of(tid, t) {
+                    if let Some((_, woken @ None)) = &mut out[th as usize] {
+                        *woken = Some(t);
+                    }
+                }
+            }
+            Ev::Switch(prev, state, next) => {
+                if let Some(th) = thread_of(prev, t) {
+                    // Switched out while still out: its switch-in was not traced.
+                    if let Some((o, Some(w))) = out[th as usize] {
+                        per[th as usize].push((o, w));
+                    }
+                    out[th as usize] = (state != b'R').then_some((t, None));
+                }
+                if let Some(th) = thread_of(next, t) {
+                    if let Some((o, _)) = out[th as usize].take() {
+                        per[th as usize].push((o, t));
+                    }
+                }
             }
         }
     }
@@ -656,6 +682,29 @@ mod tests {
         let sleep_only = [(MS, 10 * MS)];
         let e = Entry { waiting: None, prev_t: Some(5 * MS), elsewhere_t: Some(5 * MS), first_t: 11 * MS, entered_ns: 10.5e6, off_cpu: &sleep_only };
         assert_eq!(wait_to_enter(WaitSource::Kernel, &e, 2e6), Some(0.0));
+    }
+
+    #[test]
+    fn an_untraced_switch_in_ends_at_the_wake_up() {
+        use threadradar_profiler::builder::new_thread;
+        use threadradar_profiler::run::{Meta, SchedInfo, SchedSwitch as Sw, SchedWakeup as Wk};
+        let mut b = RunBuilder::new(Meta { interval_ms: 1.0, ..Default::default() });
+        b.thread(new_thread(1, 7, 0, "A", "Thread"));
+        let mut run = b.finish();
+        run.sched = Some(SchedInfo { source: "perf_event_open".into(), lost_events: 0, note: None });
+        let sw = |t, prev_tid, prev_state: u8, next_tid| Sw { t, prev_tid, prev_state, next_tid };
+        run.switches = vec![
+            sw(10, 7, b'S', 0), // slept…
+            sw(50, 0, b'R', 7), // …ran again (traced): [10, 50)
+            sw(60, 7, b'S', 0), // slept…
+            sw(90, 7, b'S', 0), // …and slept again with no switch-in traced: woken at 80, [60, 80)
+            sw(95, 7, b'R', 0), // preempted: not blocked
+            sw(99, 0, b'R', 7),
+            sw(120, 7, b'S', 0), // slept, no wake-up and no switch-in: no interval
+            sw(130, 7, b'S', 0),
+        ];
+        run.wakeups = vec![Wk { t: 40, waker_tid: 3, wakee_tid: 7 }, Wk { t: 80, waker_tid: 3, wakee_tid: 7 }, Wk { t: 85, waker_tid: 3, wakee_tid: 7 }];
+        assert_eq!(off_cpu_intervals(&run).unwrap(), vec![vec![(10, 50), (60, 80)]]);
     }
 
     fn section(function: &str, function_line: u32, line: u32, body: (u32, u32), lock: &str) -> Section {
