@@ -130,6 +130,9 @@ impl Analysis {
     /// `None`): every figure of the analysis, and so every view built from it, is the window's.
     pub fn in_window(run: &Run, options: &Options, window: Option<TimeWindow>) -> Result<Analysis, AnalysisError> {
         run.validate()?;
+        // `auto` becomes what it means for this run here, once: every figure and view of the
+        // analysis then names the states it really counted.
+        let options = &Options { states: options.states.resolve(&[run]), ..options.clone() };
         let artifacts = Artifacts::new(run);
         let metrics = Metrics::compute(run, &artifacts, options.states, &options.threads, window);
         // Artifacts are clustered in parallel. Besides using both cores, this matters for the
@@ -177,9 +180,10 @@ impl Analysis {
         &self.metrics
     }
 
-    /// FRQ (Eq. 4) under the options: 0 means nothing counted.
+    /// The thread samples counted under the options (FRQ, Eq. 4, when samples are counted; the
+    /// samples that carried CPU time under `cpu`): 0 means nothing counted.
     pub fn counted_samples(&self) -> u64 {
-        self.metrics.frq_total()
+        self.metrics.counted_samples()
     }
 
     /// The thread clusters of an artifact by `crt(a, th)`, low → high; empty for an unknown id or

@@ -86,7 +86,7 @@ pub struct SideSummary {
     pub time_source: TimeSource,
     /// Seconds attributed to all counted samples.
     pub seconds: f64,
-    /// FRQ (Eq. 4).
+    /// The thread samples counted (see `ReportView::counted_samples`).
     pub counted_samples: u64,
     pub program: ProgramFigures,
 }

@@ -64,5 +64,5 @@ pub use compare::{ArtifactDelta, Change, CompareOptions, Comparison, DeltaStatus
 pub use error::AnalysisError;
 pub use filter::{ArtifactFilter, FilterSpec};
 pub use metrics::{Metrics, TimeSource};
-pub use threads::{thread_types, CountedStates, ThreadFilter, ThreadType};
+pub use threads::{has_cpu_accounting, thread_types, CountedStates, ThreadFilter, ThreadType};
 pub use view::{ReportView, ViewOptions};

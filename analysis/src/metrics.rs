@@ -23,17 +23,24 @@ use threadradar_profiler::run::{FunctionId, Run, StackId, ThreadId};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadCount {
     pub thread: ThreadId,
-    /// `frq(a, th)`: counted samples of `thread` whose stack contains the artifact (> 0).
+    /// `frq(a, th)`: counted samples of `thread` whose stack contains the artifact (> 0); CPU
+    /// microseconds under [`CountedStates::CpuTime`].
     pub frq: u64,
     /// Nanoseconds of the thread in the artifact (see [`TimeSource`]).
     pub ns: u64,
+    /// The thread samples behind `frq`: equal to it when samples are counted, the samples that
+    /// carried CPU time under [`CountedStates::CpuTime`].
+    pub samples: u64,
 }
 
 /// The frequencies of one artifact.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ArtifactMetrics {
-    /// `frq(a)` (Eq. 2): counted samples, over all included threads, whose stack contains `a`.
+    /// `frq(a)` (Eq. 2): counted samples, over all included threads, whose stack contains `a`
+    /// (CPU microseconds under [`CountedStates::CpuTime`]).
     pub frq: u64,
+    /// The thread samples behind `frq` (see [`ThreadCount::samples`]).
+    pub samples: u64,
     /// Nanoseconds with `a` on the stack, over all included threads.
     pub ns: u64,
     /// Counted samples whose innermost frame is in `a` (self time).
@@ -56,8 +63,11 @@ pub struct Edge {
 /// The program-level frequencies of one thread.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ThreadMetrics {
-    /// `frq(th)` (Eq. 3): counted samples of the thread.
+    /// `frq(th)` (Eq. 3): counted samples of the thread (CPU microseconds under
+    /// [`CountedStates::CpuTime`]).
     pub frq: u64,
+    /// The thread samples behind `frq` (see [`ThreadCount::samples`]).
+    pub samples: u64,
     /// Nanoseconds of the thread.
     pub ns: u64,
     /// Samples of the thread in any state (whether or not they count).
@@ -82,6 +92,7 @@ pub enum TimeSource {
 #[derive(Clone, Debug)]
 pub struct Metrics {
     total: u64,
+    total_samples: u64,
     total_ns: u64,
     threads: Vec<ThreadMetrics>,
     levels: [Vec<ArtifactMetrics>; 3],
@@ -129,11 +140,12 @@ impl Metrics {
                 let stack = ts.stack.unwrap_or(NONE);
                 let key = (ts.thread as u64) << 32 | stack as u64;
                 let i = *index.entry(key).or_insert_with(|| {
-                    entries.push(Entry { thread: ts.thread, stack, count: 0, ns: 0 });
+                    entries.push(Entry { thread: ts.thread, stack, count: 0, ns: 0, samples: 0 });
                     (entries.len() - 1) as u32
                 });
                 let e = &mut entries[i as usize];
                 e.count += weight;
+                e.samples += (weight > 0) as u64;
                 e.ns += ts.cpu_ns;
             }
         }
@@ -142,6 +154,7 @@ impl Metrics {
 
         for e in &entries {
             threads[e.thread as usize].frq += e.count;
+            threads[e.thread as usize].samples += e.samples;
         }
         // Kernel time only when every thread that counts has accounting; mixing the two sources
         // would make seconds of different threads incomparable.
@@ -155,10 +168,12 @@ impl Metrics {
         }
         let mut total = 0;
         let mut total_ns = 0;
+        let mut total_samples = 0;
         for e in &entries {
             threads[e.thread as usize].ns += e.ns;
             total += e.count;
             total_ns += e.ns;
+            total_samples += e.samples;
         }
 
         // 2. Walk each distinct stack once; accumulate per-thread rows at every level. The pairs
@@ -191,7 +206,7 @@ impl Metrics {
             for kind in ArtifactKind::ALL {
                 let a = &mut acc[kind.slot()];
                 for &id in stacks.artifacts(slot, kind) {
-                    a.add(id, e.count, e.ns);
+                    a.add(id, e.count, e.ns, e.samples);
                 }
                 let inner = stacks.innermost(slot, kind);
                 if inner != NONE {
@@ -233,6 +248,7 @@ impl Metrics {
 
         Metrics {
             total,
+            total_samples,
             total_ns,
             threads,
             levels,
@@ -247,6 +263,12 @@ impl Metrics {
     /// threads in each (Fig. 2: 3 samples × 4 threads = 12).
     pub fn frq_total(&self) -> u64 {
         self.total
+    }
+
+    /// The thread samples behind FRQ: equal to it when samples are counted; under
+    /// [`CountedStates::CpuTime`], the samples that carried CPU time.
+    pub fn counted_samples(&self) -> u64 {
+        self.total_samples
     }
 
     /// Nanoseconds attributed to all counted observations.
@@ -339,17 +361,18 @@ fn sampling_period_ns(run: &Run) -> f64 {
 struct ThreadAccumulator {
     frq: Vec<u64>,
     ns: Vec<u64>,
+    samples: Vec<u64>,
     seen: Vec<bool>,
     touched: Vec<u32>,
 }
 
 impl ThreadAccumulator {
     fn new(n: usize) -> Self {
-        ThreadAccumulator { frq: vec![0; n], ns: vec![0; n], seen: vec![false; n], touched: Vec::new() }
+        ThreadAccumulator { frq: vec![0; n], ns: vec![0; n], samples: vec![0; n], seen: vec![false; n], touched: Vec::new() }
     }
 
     #[inline]
-    fn add(&mut self, a: u32, count: u64, ns: u64) {
+    fn add(&mut self, a: u32, count: u64, ns: u64, samples: u64) {
         let i = a as usize;
         if !self.seen[i] {
             self.seen[i] = true;
@@ -357,6 +380,7 @@ impl ThreadAccumulator {
         }
         self.frq[i] += count;
         self.ns[i] += ns;
+        self.samples[i] += samples;
     }
 
     /// Adds the thread's counts to the artifacts (threads arrive in ascending order, so rows stay
@@ -365,15 +389,17 @@ impl ThreadAccumulator {
     fn flush(&mut self, thread: ThreadId, rows: &mut [ArtifactMetrics]) {
         for &a in &self.touched {
             let i = a as usize;
-            let (frq, ns) = (self.frq[i], self.ns[i]);
+            let (frq, ns, samples) = (self.frq[i], self.ns[i], self.samples[i]);
             let m = &mut rows[i];
             m.frq += frq;
             m.ns += ns;
+            m.samples += samples;
             if frq > 0 {
-                m.threads.push(ThreadCount { thread, frq, ns });
+                m.threads.push(ThreadCount { thread, frq, ns, samples });
             }
             self.frq[i] = 0;
             self.ns[i] = 0;
+            self.samples[i] = 0;
             self.seen[i] = false;
         }
         self.touched.clear();
@@ -386,6 +412,7 @@ struct Entry {
     stack: StackId,
     count: u64,
     ns: u64,
+    samples: u64,
 }
 
 /// Per distinct stack, computed once: its artifacts at each level (deduplicated), its innermost

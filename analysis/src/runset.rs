@@ -227,6 +227,9 @@ pub fn mark_significance(c: &mut Comparison, base: &[Run], new: &[Run], options:
         c.significance = Some(sig.clone());
         return Ok(sig);
     }
+    // Every run of both sets counts the same way (`auto` is CPU time only if all have it).
+    let all: Vec<&Run> = base.iter().chain(new).collect();
+    let options = &Options { states: options.states.resolve(&all), ..options.clone() };
     let per_run = |runs: &[Run]| -> Result<Vec<(ReportView, HashMap<String, FunctionTimes>)>, AnalysisError> {
         runs.iter()
             .map(|r| {

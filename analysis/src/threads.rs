@@ -9,17 +9,26 @@ use threadradar_profiler::run::{Run, ThreadId, ThreadState};
 /// The thread states whose samples the metrics count.
 ///
 /// The paper counts only Java `Runnable` threads: on CPU, ready to run, or in blocking I/O. The
-/// Python equivalent is [`ThreadState::Computing`], the default. Including threads that wait for
-/// the GIL shows contention as runtime; including idle threads is there for completeness (the
-/// paper tried it for deadlocks, §7.3, and found nothing).
+/// Python equivalent is [`ThreadState::Computing`]. Including threads that wait for the GIL shows
+/// contention as runtime; including idle threads is there for completeness (the paper tried it
+/// for deadlocks, §7.3, and found nothing). [`CountedStates::CpuTime`] weighs every observation by
+/// the CPU time the kernel accounted to its thread, which is exact where counting is not (threads
+/// that compute in bursts shorter than the interval); the default, [`CountedStates::Auto`], takes
+/// it whenever a run has that accounting (docs/metrics.md, "Which samples count").
 ///
 /// Defined once for every surface: `report --states`, the panels' and the language server's
-/// `states` parameter and setting all spell it `computing`, `computing+gil`, `all` or `cpu`.
+/// `states` parameter and setting all spell it `auto`, `computing`, `computing+gil`, `all` or `cpu`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum CountedStates {
-    /// Only [`ThreadState::Computing`].
+    /// The default: [`CountedStates::CpuTime`] for a run with the kernel's per-thread CPU
+    /// accounting (every run `record` makes on Linux), else [`CountedStates::Computing`] (imported
+    /// profiles, runs whose `/proc` accounting could not be read). Resolved per run by
+    /// [`CountedStates::resolve`] before anything is counted, so no figure is ever "auto".
     #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    /// Only [`ThreadState::Computing`]: the paper's metric.
     #[serde(rename = "computing")]
     Computing,
     /// [`ThreadState::Computing`] and [`ThreadState::Gil`].
@@ -41,18 +50,30 @@ pub enum CountedStates {
 }
 
 impl CountedStates {
+    /// What [`CountedStates::Auto`] means for these runs: CPU time when every one of them has the
+    /// kernel's accounting (runs compared with each other must count the same way), else
+    /// computing samples. Any other choice is returned as it is.
+    pub fn resolve(self, runs: &[&Run]) -> CountedStates {
+        match self {
+            CountedStates::Auto if !runs.is_empty() && runs.iter().all(|r| has_cpu_accounting(r)) => CountedStates::CpuTime,
+            CountedStates::Auto => CountedStates::Computing,
+            other => other,
+        }
+    }
+
     /// Whether a sample in `state` counts.
     #[inline]
     pub fn counts(self, state: ThreadState) -> bool {
         match self {
-            CountedStates::Computing => state == ThreadState::Computing,
+            CountedStates::Computing | CountedStates::Auto => state == ThreadState::Computing,
             CountedStates::ComputingAndGil => state != ThreadState::Idle,
             CountedStates::All | CountedStates::CpuTime => true,
         }
     }
 
     /// What one thread observation adds to the frequencies: 1 or 0 by state, or its CPU
-    /// microseconds for [`CountedStates::CpuTime`].
+    /// microseconds for [`CountedStates::CpuTime`]. ([`CountedStates::Auto`] is resolved first;
+    /// unresolved, it counts as computing.)
     #[inline]
     pub fn weight(self, state: ThreadState, cpu_ns: u64) -> u64 {
         match self {
@@ -61,9 +82,10 @@ impl CountedStates {
         }
     }
 
-    /// `computing`, `computing+gil`, `all` or `cpu`, as every surface spells it.
+    /// `auto`, `computing`, `computing+gil`, `all` or `cpu`, as every surface spells it.
     pub fn as_str(self) -> &'static str {
         match self {
+            CountedStates::Auto => "auto",
             CountedStates::Computing => "computing",
             CountedStates::ComputingAndGil => "computing+gil",
             CountedStates::All => "all",
@@ -71,7 +93,17 @@ impl CountedStates {
         }
     }
 
-    pub const ALL: [CountedStates; 4] = [CountedStates::Computing, CountedStates::ComputingAndGil, CountedStates::All, CountedStates::CpuTime];
+    pub const ALL: [CountedStates; 5] =
+        [CountedStates::Auto, CountedStates::Computing, CountedStates::ComputingAndGil, CountedStates::All, CountedStates::CpuTime];
+}
+
+/// Whether a run carries the kernel's per-thread CPU accounting: every thread has its
+/// `schedstat` readings and some observation carries CPU time (a run imported from another
+/// profiler's format has none).
+pub fn has_cpu_accounting(run: &Run) -> bool {
+    !run.threads.is_empty()
+        && run.threads.iter().all(|t| t.cpu_ns_first.is_some() && t.cpu_ns_last.is_some())
+        && run.samples.iter().any(|s| s.threads.iter().any(|t| t.cpu_ns > 0))
 }
 
 impl std::fmt::Display for CountedStates {
@@ -86,7 +118,7 @@ impl std::str::FromStr for CountedStates {
         CountedStates::ALL.into_iter().find(|c| c.as_str() == s).ok_or_else(|| AnalysisError::BadValue {
             what: "counted states",
             value: s.to_string(),
-            expected: "computing, computing+gil, all or cpu",
+            expected: "auto, computing, computing+gil, all or cpu",
         })
     }
 }

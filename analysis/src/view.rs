@@ -34,7 +34,8 @@ impl Default for ViewOptions {
 #[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct ReportView {
     pub run: RunSummary,
-    /// FRQ (Eq. 4).
+    /// The thread samples counted: FRQ (Eq. 4) when samples are counted; under `cpu` (where FRQ
+    /// is CPU microseconds) the samples that carried CPU time.
     pub counted_samples: u64,
     /// The included threads, by id.
     pub threads: Vec<ThreadView>,
@@ -62,7 +63,7 @@ pub struct RunSummary {
     /// All threads the run saw, included or not.
     pub thread_count: usize,
     pub level: Level,
-    /// Which thread states counted: `computing`, `computing+gil` or `all`.
+    /// Which thread states counted: `computing`, `computing+gil`, `all` or `cpu` (`auto` resolved).
     pub states: &'static str,
     /// `cop` (COP-KMeans) or `plain` (k-means).
     pub clustering: &'static str,
@@ -84,7 +85,7 @@ pub struct ThreadView {
     pub pid: u32,
     pub tid: u32,
     pub is_main: bool,
-    /// `frq(th)` (Eq. 3): counted samples.
+    /// The counted samples behind `frq(th)` (Eq. 3); see `counted_samples`.
     pub samples: u64,
     /// Samples of the thread in any state.
     pub observed_samples: u64,
@@ -132,7 +133,7 @@ pub struct ArtifactView {
     /// `crt(a)` (Eq. 5), inclusive.
     pub crt: f64,
     pub seconds: f64,
-    /// `frq(a)` (Eq. 2).
+    /// The counted samples behind `frq(a)` (Eq. 2); see `counted_samples`.
     pub samples: u64,
     /// Share of FRQ in which the artifact was the innermost frame.
     pub self_crt: f64,
@@ -156,7 +157,7 @@ pub struct ThreadShare {
     pub thread: ThreadId,
     /// `crt(a, th)`.
     pub crt: f64,
-    /// `frq(a, th)`.
+    /// The counted samples behind `frq(a, th)`; see `counted_samples`.
     pub samples: u64,
     pub seconds: f64,
 }
@@ -227,7 +228,7 @@ impl ReportView {
                     pid: t.pid,
                     tid: t.tid,
                     is_main: t.is_main,
-                    samples: tm.frq,
+                    samples: tm.samples,
                     observed_samples: tm.observed,
                     crt: m.crt_of_thread(i as ThreadId),
                     seconds: secs(tm.ns),
@@ -285,7 +286,7 @@ impl ReportView {
                 excluded_threads: options.threads.excluded().collect(),
                 seconds: secs(m.total_ns()),
             },
-            counted_samples: m.frq_total(),
+            counted_samples: m.counted_samples(),
             threads,
             program,
             artifacts,
@@ -332,7 +333,7 @@ pub fn artifact_view(run: &Run, analysis: &Analysis, id: ArtifactId, max_edges: 
         file_kind: d.as_ref().map_or(FileKind::Unknown, |d| d.file_kind),
         crt: ratio(am.frq, total),
         seconds: secs(am.ns),
-        samples: am.frq,
+        samples: am.samples,
         self_crt: ratio(am.self_frq, total),
         self_seconds: secs(am.self_ns),
         threads: am.threads.len(),
@@ -342,7 +343,7 @@ pub fn artifact_view(run: &Run, analysis: &Analysis, id: ArtifactId, max_edges: 
         per_thread: am
             .threads
             .iter()
-            .map(|c| ThreadShare { thread: c.thread, crt: ratio(c.frq, am.frq), samples: c.frq, seconds: secs(c.ns) })
+            .map(|c| ThreadShare { thread: c.thread, crt: ratio(c.frq, am.frq), samples: c.samples, seconds: secs(c.ns) })
             .collect(),
         callers,
         callees,

@@ -232,12 +232,19 @@ fn cpu_time_weighs_every_observation_by_its_kernel_cpu() {
     let (main, work) = (ArtifactId::function(0), ArtifactId::function(1));
     let a = analyse(&run, Options { states: CountedStates::CpuTime, ..Options::default() });
     let m = a.metrics();
-    // Weights in µs, whatever the state: T1 1000, 2000, 4000; T2 3000, 5000, 7000. FRQ = 22,000.
-    assert_eq!(a.counted_samples(), 22_000);
+    // Weights in µs, whatever the state: T1 1000, 2000, 4000; T2 3000, 5000, 7000. FRQ = 22,000,
+    // behind it 6 samples that carried CPU time.
+    assert_eq!(m.frq_total(), 22_000);
+    assert_eq!(a.counted_samples(), 6);
     // Eq. 1–2 with weights: main in T1 σ1–σ3 (7,000) and T2 σ1, σ3 (10,000); work in T1 σ1, σ3
     // (5,000) and T2 σ3 (7,000).
     assert_eq!(m.artifact(main).unwrap().frq, 17_000);
     assert_eq!(m.artifact(work).unwrap().frq, 12_000);
+    // ... and the samples behind them: main in 5, work in 3 (T1 σ1, σ3; T2 σ3).
+    assert_eq!(m.artifact(main).unwrap().samples, 5);
+    assert_eq!(m.artifact(work).unwrap().samples, 3);
+    assert_eq!(m.artifact(work).unwrap().threads.iter().map(|c| (c.thread, c.samples)).collect::<Vec<_>>(), vec![(0, 2), (1, 1)]);
+    assert_eq!((m.thread(0).samples, m.thread(1).samples), (3, 3));
     // Eq. 5–7.
     assert!((m.crt(work) - 12.0 / 22.0).abs() < 1e-12);
     assert!((m.crt_thread(work, 0) - 5.0 / 12.0).abs() < 1e-12);
@@ -253,12 +260,21 @@ fn cpu_time_weighs_every_observation_by_its_kernel_cpu() {
     let err = Analysis::new(&bare, &Options { states: CountedStates::CpuTime, ..Options::default() })
         .and_then(|a| ReportView::build(&bare, &a, &ViewOptions::default()).map(|_| ()));
     assert!(err.unwrap_err().to_string().contains("--states cpu"));
+    // The default, `auto`: CPU time for the run with accounting, computing samples without.
+    assert_eq!(CountedStates::Auto.resolve(&[&run]), CountedStates::CpuTime);
+    assert_eq!(CountedStates::Auto.resolve(&[&bare]), CountedStates::Computing);
+    assert_eq!(CountedStates::Auto.resolve(&[&run, &bare]), CountedStates::Computing, "two runs count the same way");
+    assert_eq!(CountedStates::Computing.resolve(&[&run]), CountedStates::Computing, "a choice is kept");
+    let auto = analyse(&run, Options::default());
+    assert_eq!(auto.options().states, CountedStates::CpuTime, "the analysis names what it counted");
+    assert_eq!(auto.metrics().frq_total(), 22_000);
+    assert_eq!(analyse(&states_run(false), Options::default()).options().states, CountedStates::Computing);
 }
 
 #[test]
 fn seconds_come_from_kernel_accounting_when_present() {
     let ms = 1_000_000;
-    let a = analyse(&states_run(true), Options::default());
+    let a = analyse(&states_run(true), Options { states: CountedStates::Computing, ..Options::default() });
     let m = a.metrics();
     assert_eq!(m.time_source(), TimeSource::Kernel);
     // Kernel CPU time counts in every state: main is on the stack in T1 σ1–σ3 (1 + 2 + 4 ms) and

@@ -25,7 +25,7 @@ pub(super) fn detail_with(run: &Run, analyse: &Analyse, req: &DetailRequest) -> 
                 .filter(|&t| mu.thread(t).frq > 0)
                 .map(|t| {
                     let sel = filter.includes(t).then(|| m.crt_of_thread(t));
-                    (t, sel, mu.crt_of_thread(t), m.thread(t).frq)
+                    (t, sel, mu.crt_of_thread(t), m.thread(t).samples)
                 })
                 .collect();
             (program_entry(run, &analysis, &opts), members, Vec::new(), Vec::new())
@@ -45,7 +45,7 @@ pub(super) fn detail_with(run: &Run, analyse: &Analyse, req: &DetailRequest) -> 
                             let samples = m
                                 .artifact(id)
                                 .and_then(|x| x.threads.iter().find(|y| y.thread == c.thread))
-                                .map_or(0, |y| y.frq);
+                                .map_or(0, |y| y.samples);
                             (c.thread, sel, ratio(c.frq, am.frq), samples)
                         })
                         .collect()
@@ -131,7 +131,7 @@ pub(super) fn detail_with(run: &Run, analyse: &Analyse, req: &DetailRequest) -> 
         histogram_bins,
         callers,
         callees,
-        note: no_counted_note(&analysis, req.params.states).or_else(|| {
+        note: no_counted_note(&analysis).or_else(|| {
             (selected_count(&members) == 0).then(|| "None of the selected threads executed this artifact.".to_string())
         }),
     })

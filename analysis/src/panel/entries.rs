@@ -67,7 +67,7 @@ pub(super) fn program_entry(run: &Run, analysis: &Analysis, opts: &SvgOptions) -
         crt: if m.frq_total() > 0 { 1.0 } else { 0.0 },
         self_crt: 0.0,
         seconds: m.total_ns() as f64 / 1e9,
-        samples: m.frq_total(),
+        samples: m.counted_samples(),
         threads: spec.threads,
         thread_types: spec.thread_types,
         clusters: cluster_infos(run, &clusters),
@@ -146,7 +146,7 @@ pub(super) fn thread_entries(run: &Run, analysis: &Analysis, sources: &[Option<(
                 thread_type: t.thread_type.clone(),
                 is_main: t.is_main,
                 crt: m.crt_of_thread(id),
-                samples: tm.frq,
+                samples: tm.samples,
                 seconds: tm.ns as f64 / 1e9,
                 cluster: cluster_of[i],
                 colour: cluster_of[i].map(|c| ClusterColour::of(c, clusters.len())),
@@ -166,7 +166,8 @@ pub(super) fn type_groups(run: &Run, threads: impl Iterator<Item = ThreadId>) ->
     by.into_iter().map(|(name, threads)| TypeGroup { name: name.to_string(), threads }).collect()
 }
 
-pub(super) fn no_counted_note(analysis: &Analysis, states: CountedStates) -> Option<String> {
+pub(super) fn no_counted_note(analysis: &Analysis) -> Option<String> {
+    let states = analysis.options().states;
     (analysis.counted_samples() == 0).then(|| {
         let excluded = analysis.options().threads.excluded().count();
         format!(

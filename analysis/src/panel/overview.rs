@@ -53,7 +53,7 @@ pub(super) fn overview_with(run: &Run, analyse: &Analyse, req: &OverviewRequest)
             sample_count: run.samples.len() as u64,
             thread_count: run.threads.len(),
             counted_samples: analysis.counted_samples(),
-            states: req.params.states,
+            states: analysis.options().states,
             excluded_threads: analysis.options().threads.excluded().collect(),
             window: req.params.window,
         },
@@ -65,6 +65,6 @@ pub(super) fn overview_with(run: &Run, analyse: &Analyse, req: &OverviewRequest)
         threads: thread_entries(run, &analysis, &sources),
         files,
         palette: PaletteView { light: glyph::LIGHT, dark: glyph::DARK },
-        note: no_counted_note(&analysis, req.params.states),
+        note: no_counted_note(&analysis),
     })
 }
