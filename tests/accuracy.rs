@@ -41,14 +41,19 @@ fn mae(truth: &HashMap<String, (u32, f64)>, got: &HashMap<u32, f64>) -> (f64, Ve
 }
 
 struct Measured {
-    /// MAE of the default counted state (computing samples), in percentage points.
+    /// MAE of counting computing samples (`--states computing`, the paper's metric), in
+    /// percentage points.
     counted: f64,
-    /// MAE of the kernel-weighted shares (`--states cpu`).
+    /// MAE of the kernel-weighted shares (`--states cpu`), summed here from the run file.
     weighted: f64,
+    /// MAE of the default, as `threadradar report` computes it without `--states`.
+    default: f64,
+    /// The states the report says it counted by default.
+    default_states: String,
     rows: Vec<(String, f64, f64)>,
 }
 
-/// Records `cpu_truth.py` at the default rate and compares both ways of counting with its log.
+/// Records `cpu_truth.py` at the default rate and compares three ways of counting with its log.
 fn measure() -> Measured {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
@@ -63,32 +68,48 @@ fn measure() -> Measured {
     for tid in &tids {
         assert!(run.threads.iter().any(|t| t.tid == *tid), "thread {tid} was recorded");
     }
-    // The default: observations counted when computing.
+    // Observations counted when computing (`--states computing`).
     let counted = shares(&run, &tids, |ts| if ts.state == ThreadState::Computing { 1.0 } else { 0.0 });
     let (e_counted, rows) = mae(&truth, &counted);
     // The kernel's CPU accounting since each thread's previous observation (`--states cpu`).
     let weighted = shares(&run, &tids, |ts| ts.cpu_ns as f64);
     let (e_weighted, wrows) = mae(&truth, &weighted);
-    println!("thread | crt by computing samples % | crt by kernel CPU time % | own CPU time %");
-    for ((n, got, want), (_, w, _)) in rows.iter().zip(&wrows) {
-        println!("{n} | {got:.2} | {w:.2} | {want:.2}");
+    // The default: each thread's program-level crt as the report computes it, the main thread
+    // (which only starts and joins the others) left out as the truth leaves it out.
+    let o = threadradar(dir.path(), &["report", out.to_str().unwrap(), "--level", "program", "--exclude-type", "_MainThread", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let default_states = v["run"]["states"].as_str().unwrap_or_default().to_string();
+    let reported: HashMap<u32, f64> = v["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| Some((t["tid"].as_u64()? as u32, 100.0 * t["crt"].as_f64()?)))
+        .filter(|(tid, _)| tids.contains(tid))
+        .collect();
+    let reported: HashMap<u32, f64> = tids.iter().map(|t| (*t, reported.get(t).copied().unwrap_or(0.0))).collect();
+    let (e_default, drows) = mae(&truth, &reported);
+    println!("thread | crt by computing samples % | crt by kernel CPU time % | default ({default_states}) % | own CPU time %");
+    for (((n, got, want), (_, w, _)), (_, d, _)) in rows.iter().zip(&wrows).zip(&drows) {
+        println!("{n} | {got:.2} | {w:.2} | {d:.2} | {want:.2}");
     }
-    println!("MAE: computing samples {e_counted:.2} pp, kernel CPU time {e_weighted:.2} pp; {:.0} Hz achieved", run.meta.achieved_rate_hz);
-    Measured { counted: e_counted, weighted: e_weighted, rows }
+    println!(
+        "MAE: computing samples {e_counted:.2} pp, kernel CPU time {e_weighted:.2} pp, default {e_default:.2} pp; {:.0} Hz achieved",
+        run.meta.achieved_rate_hz
+    );
+    Measured { counted: e_counted, weighted: e_weighted, default: e_default, default_states, rows: drows }
 }
 
 #[test]
-fn kernel_weighted_per_thread_crt_is_within_one_point_of_the_threads_own_cpu_time() {
+fn per_thread_crt_is_within_one_point_of_the_threads_own_cpu_time_by_default_and_with_cpu() {
     let m = measure();
-    assert!(m.weighted <= 1.0, "kernel-weighted shares are {:.2} pp off the threads' own CPU time: {:?}", m.weighted, m.rows);
-}
-
-/// Issue #13's goal for the default counted state. Not met yet: counting computing samples
-/// misses the light threads' bursts, which are shorter than the interval (3–4 pp on this
-/// program; see docs/metrics.md). Run with `--ignored` to measure it.
-#[test]
-#[ignore = "the default (computing samples) is 3-4 pp off on bursty threads: issue #13, docs/metrics.md"]
-fn default_per_thread_crt_is_within_one_point_of_the_threads_own_cpu_time() {
-    let m = measure();
-    assert!(m.counted <= 1.0, "per-thread crt is {:.2} pp off the threads' own CPU time: {:?}", m.counted, m.rows);
+    assert!(m.weighted <= 1.0, "kernel-weighted shares are {:.2} pp off the threads' own CPU time", m.weighted);
+    // Issue #13's goal for the default: a run recorded here has the kernel's accounting, so the
+    // default (`auto`) counts CPU time.
+    assert_eq!(m.default_states, "cpu", "the default counted states of a run with kernel accounting");
+    assert!(m.default <= 1.0, "the report's default per-thread crt is {:.2} pp off the threads' own CPU time: {:?}", m.default, m.rows);
+    // What the default replaced: counting computing samples misses the light threads' bursts,
+    // which are shorter than the interval (docs/metrics.md). Printed, not asserted: it varies
+    // with the machine's load (2.7–4 pp here).
+    println!("counting computing samples instead: {:.2} pp", m.counted);
 }

@@ -57,14 +57,17 @@ export type ProtocolError = { code: ErrorCode, message: string, };
  * The thread states whose samples the metrics count.
  *
  * The paper counts only Java `Runnable` threads: on CPU, ready to run, or in blocking I/O. The
- * Python equivalent is [`ThreadState::Computing`], the default. Including threads that wait for
- * the GIL shows contention as runtime; including idle threads is there for completeness (the
- * paper tried it for deadlocks, §7.3, and found nothing).
+ * Python equivalent is [`ThreadState::Computing`]. Including threads that wait for the GIL shows
+ * contention as runtime; including idle threads is there for completeness (the paper tried it
+ * for deadlocks, §7.3, and found nothing). [`CountedStates::CpuTime`] weighs every observation by
+ * the CPU time the kernel accounted to its thread, which is exact where counting is not (threads
+ * that compute in bursts shorter than the interval); the default, [`CountedStates::Auto`], takes
+ * it whenever a run has that accounting (docs/metrics.md, "Which samples count").
  *
  * Defined once for every surface: `report --states`, the panels' and the language server's
- * `states` parameter and setting all spell it `computing`, `computing+gil`, `all` or `cpu`.
+ * `states` parameter and setting all spell it `auto`, `computing`, `computing+gil`, `all` or `cpu`.
  */
-export type CountedStates = "computing" | "computing+gil" | "all" | "cpu";
+export type CountedStates = "auto" | "computing" | "computing+gil" | "all" | "cpu";
 
 /**
  * The four levels of abstraction the paper computes metrics at. Defined once for `report
@@ -677,7 +680,7 @@ time_source: TimeSource,
  */
 seconds: number, 
 /**
- * FRQ (Eq. 4).
+ * The thread samples counted (see `ReportView::counted_samples`).
  */
 counted_samples: number, program: ProgramFigures, };
 

@@ -42,7 +42,7 @@ pub struct CompareArgs {
     pub filter: FilterSpec,
 
     /// Which thread states count as runtime (in both runs).
-    #[arg(long, value_enum, default_value_t = CountedStates::Computing)]
+    #[arg(long, value_enum, default_value_t = CountedStates::Auto)]
     pub states: CountedStates,
 
     /// Print JSON instead of a table.
@@ -85,10 +85,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if itself {
         eprintln!("threadradar: comparing a run with itself ({}): nothing can have changed", base_path.display());
     }
-    let options = Options {
-        states: args.states,
-        ..Options::default()
-    };
+    // Both runs count the same way: `auto` is CPU time only when both have kernel accounting.
+    let options = Options { states: args.states.resolve(&[&base_run, &new_run]), ..Options::default() };
     let filter = args.filter.build()?;
     let level = args.level;
     let compare_options = CompareOptions { level, filter, top: args.top.or(if args.json { None } else { Some(20) }) };
@@ -263,7 +261,7 @@ fn print_header(c: &Comparison, style: &Style, out: &mut dyn Write) -> anyhow::R
         _ => "seconds are kernel-accounted CPU time in one run and samples × period in the other: compare them with care",
     };
     let counted = if c.base.states == "cpu" {
-        "every thread sample weighted by its kernel-accounted CPU time".to_string()
+        "every thread sample weighted by its kernel-accounted CPU time (states cpu)".to_string()
     } else {
         format!("thread samples in state {}", c.base.states)
     };

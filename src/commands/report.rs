@@ -46,7 +46,8 @@ pub struct ReportArgs {
     pub exclude_type: Vec<String>,
 
     /// Which thread states count as runtime [default: [tool.threadradar] states of the project
-    /// in the current directory, else computing].
+    /// in the current directory, else auto: cpu when the run has kernel CPU accounting, else
+    /// computing].
     #[arg(long, value_enum)]
     pub states: Option<CountedStates>,
 
@@ -273,7 +274,7 @@ fn print_header(view: &ReportView, style: &Style, out: &mut dyn Write) -> anyhow
     };
     let excluded = if r.excluded_threads.is_empty() { String::new() } else { format!(", {} threads excluded", r.excluded_threads.len()) };
     let counted = if r.states == "cpu" {
-        format!("{:.3} s of kernel-accounted CPU time (FRQ in µs)", view.counted_samples as f64 / 1e6)
+        format!("{:.3} s of kernel-accounted CPU time in {} thread samples (states cpu: FRQ in µs)", r.seconds, view.counted_samples)
     } else {
         format!("{} thread samples in state {} (FRQ)", view.counted_samples, r.states)
     };
@@ -511,7 +512,7 @@ fn artifact_filter(args: &ReportArgs) -> FilterSpec {
 }
 
 /// `--states`, else the project's `[tool.threadradar] states` (the directory the report is run
-/// in), else computing. A bad configuration file is not this command's business: `threadradar
+/// in), else `auto` (CPU time when the run has kernel accounting). A bad configuration file is not this command's business: `threadradar
 /// test` reports it.
 fn counted_states(args: &ReportArgs) -> CountedStates {
     args.states

@@ -17,7 +17,9 @@ pub fn compare(host: &dyn Host, req: CompareParams) -> Result<Comparison, Protoc
     let filter = req.filter.build()?;
     // Thread ids differ between runs: the comparison never applies the thread filter.
     // Whole runs: the global window is a time range of the active run only.
-    let params = Params { exclude_threads: Vec::new(), states: req.states.unwrap_or(host.defaults().states), window: None };
+    // Both runs count the same way: `auto` is CPU time only when both have kernel accounting.
+    let states = req.states.unwrap_or(host.defaults().states).resolve(&[base.run(), new.run()]);
+    let params = Params { exclude_threads: Vec::new(), states, window: None };
     let (ba, na) = (base.analysis(&params)?, new.analysis(&params)?);
     let opts = CompareOptions { level: req.level, filter, top: req.top };
     let mut c = Comparison::build(base.run(), &ba, new.run(), &na, &opts)?;

@@ -36,7 +36,7 @@ pub fn trace_compare(host: &dyn Host, p: TraceCompareParams) -> Result<TraceComp
     let mut diff = TraceDiff::build(a.run(), &ia, b.run(), &ib, &TraceOptions { tau, ..TraceOptions::default() });
 
     // The changes in words: `compare`'s statements of the program's functions, then the trace's.
-    let params = Params { exclude_threads: Vec::new(), states: host.defaults().states, window: None };
+    let params = Params { exclude_threads: Vec::new(), states: host.defaults().states.resolve(&[a.run(), b.run()]), window: None };
     let (aa, ba) = (a.analysis(&params)?, b.analysis(&params)?);
     let opts = CompareOptions { level: Level::Function, filter: FilterSpec::default().build()?, top: None };
     let mut comparison = Comparison::build(a.run(), &aa, b.run(), &ba, &opts)?;
