@@ -342,12 +342,11 @@ fn the_projects_counted_states_are_the_default_and_the_editor_settings_override_
     let computing = hint_labels(&root, &pool, json!({ "states": "computing" }));
     let all = hint_labels(&root, &pool, json!({ "states": "all" }));
     assert!(!computing.is_empty() && computing != all, "the main thread waits in join: counting it must change the figures\n{computing:?}\n{all:?}");
-    // Without configuration the default is `auto`: a recorded run has the kernel's CPU
-    // accounting, so that is what counts (and it differs from counting computing samples).
+    assert_eq!(hint_labels(&root, &pool, json!({})), computing, "without configuration only computing counts");
+    // `auto` on a recorded run (which has the kernel's CPU accounting) counts CPU time.
     let cpu = hint_labels(&root, &pool, json!({ "states": "cpu" }));
     assert!(!cpu.is_empty(), "the cpu-weighted hints");
-    assert_eq!(hint_labels(&root, &pool, json!({})), cpu, "without configuration the run's CPU time counts");
-    assert_eq!(hint_labels(&root, &pool, json!({ "states": "auto" })), cpu, "`auto` is the default");
+    assert_eq!(hint_labels(&root, &pool, json!({ "states": "auto" })), cpu, "`auto` is `cpu` for a recorded run");
 
     // `[tool.threadradar] states = "all"` makes every state count by default...
     let pyproject = root.join("pyproject.toml");

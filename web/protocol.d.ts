@@ -60,9 +60,10 @@ export type ProtocolError = { code: ErrorCode, message: string, };
  * Python equivalent is [`ThreadState::Computing`]. Including threads that wait for the GIL shows
  * contention as runtime; including idle threads is there for completeness (the paper tried it
  * for deadlocks, §7.3, and found nothing). [`CountedStates::CpuTime`] weighs every observation by
- * the CPU time the kernel accounted to its thread, which is exact where counting is not (threads
- * that compute in bursts shorter than the interval); the default, [`CountedStates::Auto`], takes
- * it whenever a run has that accounting (docs/metrics.md, "Which samples count").
+ * the CPU time the kernel accounted to its thread, which is exact for a thread's total where
+ * counting is not (threads that compute in bursts shorter than the interval), but lands a blocked
+ * thread's CPU on the frames it blocked in; [`CountedStates::Auto`] takes it whenever a run has
+ * that accounting. The default stays [`CountedStates::Computing`] (docs/metrics.md).
  *
  * Defined once for every surface: `report --states`, the panels' and the language server's
  * `states` parameter and setting all spell it `auto`, `computing`, `computing+gil`, `all` or `cpu`.

@@ -42,7 +42,8 @@ pub struct Settings {
     pub hover: bool,
     /// Annotate classes as well as functions and methods.
     pub classes: bool,
-    /// Which thread states count as runtime (`auto`: CPU time when the run has kernel accounting).
+    /// Which thread states count as runtime (default `computing`; `auto`: CPU time when the run has
+    /// kernel accounting).
     pub states: States,
     /// Only annotate artifacts with at least this crt, in percent.
     pub min_crt: f64,
@@ -82,7 +83,7 @@ impl Default for Settings {
             file_lens: true,
             hover: true,
             classes: true,
-            states: States::Auto,
+            states: States::Computing,
             min_crt: 0.1,
             glyph_theme: Theme::Light,
             hover_image: HoverImage::Auto,

@@ -42,7 +42,7 @@ pub struct CompareArgs {
     pub filter: FilterSpec,
 
     /// Which thread states count as runtime (in both runs).
-    #[arg(long, value_enum, default_value_t = CountedStates::Auto)]
+    #[arg(long, value_enum, default_value_t = CountedStates::Computing)]
     pub states: CountedStates,
 
     /// Print JSON instead of a table.

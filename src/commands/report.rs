@@ -46,8 +46,8 @@ pub struct ReportArgs {
     pub exclude_type: Vec<String>,
 
     /// Which thread states count as runtime [default: [tool.threadradar] states of the project
-    /// in the current directory, else auto: cpu when the run has kernel CPU accounting, else
-    /// computing].
+    /// in the current directory, else computing; auto = cpu when the run has kernel CPU accounting,
+    /// else computing].
     #[arg(long, value_enum)]
     pub states: Option<CountedStates>,
 
@@ -512,7 +512,7 @@ fn artifact_filter(args: &ReportArgs) -> FilterSpec {
 }
 
 /// `--states`, else the project's `[tool.threadradar] states` (the directory the report is run
-/// in), else `auto` (CPU time when the run has kernel accounting). A bad configuration file is not this command's business: `threadradar
+/// in), else computing. A bad configuration file is not this command's business: `threadradar
 /// test` reports it.
 fn counted_states(args: &ReportArgs) -> CountedStates {
     args.states

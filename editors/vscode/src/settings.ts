@@ -21,7 +21,7 @@ export const SERVER_SETTINGS: readonly Spec[] = [
   { key: "fileLens", type: "boolean", default: true, description: "Show the code lens at the top of each profiled file." },
   { key: "hover", type: "boolean", default: true, description: "Show hovers with the glyph, the figures and the clusters." },
   { key: "classes", type: "boolean", default: true, description: "Annotate classes as well as functions and methods." },
-  { key: "states", type: "string", default: "auto", enum: ["auto", "computing", "computing+gil", "all", "cpu"], description: "Thread states counted as runtime: `auto` counts CPU time when the run has the kernel's accounting (every run recorded on Linux), else computing samples." },
+  { key: "states", type: "string", default: "computing", enum: ["auto", "computing", "computing+gil", "all", "cpu"], description: "Thread states counted as runtime: `computing` (the paper's metric) by default; `cpu` weighs samples by the kernel's per-thread CPU time (exact per-thread shares, but a blocked thread's CPU lands on the frames it blocked in); `auto` is `cpu` when the run has that accounting, else computing." },
   { key: "minCrt", type: "number", default: 0.1, minimum: 0, maximum: 100, description: "Annotate only artifacts with at least this computational runtime share, in percent." },
   { key: "glyphTheme", type: "string", default: "auto", enum: ["auto", "light", "dark"], description: "Colours of the glyph images: `auto` follows VS Code's colour theme." },
   { key: "hoverImage", type: "string", default: "auto", enum: ["auto", "svg", "png", "none"], description: "The glyph image in hovers: `auto` (an SVG data URI in VS Code), `svg`, `png` or `none`." },
