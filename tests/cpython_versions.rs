@@ -1,5 +1,6 @@
-//! The same recordings on every CPython this machine has: 3.11 (py-spy's bindings), 3.13 and
-//! free-threaded 3.13t (read through the interpreter's own `_Py_DebugOffsets`).
+//! The same recordings on every CPython this machine has: 3.11 and 3.12 (pyenv's; read with the
+//! offsets built into `profiler/src/cpython/offsets.rs`), 3.13 and free-threaded 3.13t (read
+//! through the interpreter's own `_Py_DebugOffsets`).
 //!
 //! `tests/pythons.sh` builds 3.13 and 3.13t into `~/.cache/threadradar/pythons` (or
 //! `$THREADRADAR_PYTHONS`). An interpreter that is missing is skipped with a printed reason,
@@ -51,8 +52,18 @@ fn probe(path: &str) -> Option<(String, bool)> {
 /// they are required).
 fn interpreters() -> Vec<Interp> {
     let dir = pythons_dir();
-    let wanted: [(&str, String, bool); 3] = [
+    let pyenv = std::env::var_os("PYENV_ROOT").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/root/.pyenv"));
+    let newest = |minor: u32| -> String {
+        let prefix = format!("3.{minor}.");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(pyenv.join("versions"))
+            .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        found.sort();
+        found.pop().map(|p| p.join(format!("bin/python3.{minor}")).display().to_string()).unwrap_or_else(|| format!("python3.{minor}"))
+    };
+    let wanted: [(&str, String, bool); 4] = [
         ("3.11", "python3.11".to_string(), false),
+        ("3.12", newest(12), false),
         ("3.13", dir.join("3.13/bin/python3.13").display().to_string(), false),
         ("3.13t", dir.join("3.13t/bin/python3.13t").display().to_string(), true),
     ];

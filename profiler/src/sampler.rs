@@ -1,5 +1,5 @@
 //! The sampling loop: at a steady rate, reads every thread of every sampled Python process
-//! (stack through a [`StackSource`]: CPython's debug offsets for 3.13/3.13t, py-spy otherwise;
+//! (stack through a [`StackSource`]: ThreadRadar's own reader for 3.11–3.13t, py-spy otherwise;
 //! state and CPU accounting through `/proc`) and keeps it in memory; at the
 //! end resolves frames to functions and classes from the source and hands out a [`Run`].
 //!

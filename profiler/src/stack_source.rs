@@ -1,6 +1,8 @@
-//! Where a process's Python threads and stacks come from: the interpreter's own debug offsets
-//! for CPython 3.13 and 3.13t ([`crate::cpython`]), py-spy's compiled-in bindings for every other
-//! version. The sampler asks this, never one of the two directly.
+//! Where a process's Python threads and stacks come from: ThreadRadar's own reader
+//! ([`crate::cpython`]) for CPython 3.11, 3.12 (built-in offsets) and 3.13/3.13t (the
+//! interpreter's debug offsets); py-spy's compiled-in bindings for every other version, and for
+//! 3.11/3.12 with `THREADRADAR_READER=py-spy`. The sampler asks this, never one of the two
+//! directly.
 
 use crate::cpython::{Found, Interpreter};
 use crate::gil::GilProbe;
@@ -8,9 +10,10 @@ use py_spy::stack_trace::StackTrace;
 use py_spy::{Config, PythonSpy};
 
 pub enum StackSource {
-    /// CPython ≥ 3.13, read through `_Py_DebugOffsets`.
+    /// CPython 3.11+, read through `_Py_DebugOffsets` or the built-in 3.11/3.12 offsets.
     DebugOffsets(Interpreter),
-    /// py-spy's bindings (2.7, 3.3–3.12, later versions with the GIL).
+    /// py-spy's bindings (2.7, 3.3–3.10, later versions with the GIL; a 3.11/3.12 build the
+    /// built-in layout does not fit).
     PySpy { spy: PythonSpy, gil: Option<GilProbe> },
 }
 

@@ -1,7 +1,10 @@
 //! Reading CPython ≥ 3.13 — free-threaded builds included — through the layout the interpreter
 //! publishes about itself (`_Py_DebugOffsets`, see [`offsets`]), instead of a compiled-in copy of
 //! its private structs (what py-spy's bindings are, and why py-spy cannot read 3.13t, whose object
-//! header is 32 bytes instead of 16).
+//! header is 32 bytes instead of 16); and CPython 3.11 and 3.12 through the same offsets taken
+//! from their headers ([`offsets::DebugOffsets::built_in`]), so that every version gets the same
+//! cheap walk (one read per thread state, a thread's previous stack reused while its innermost
+//! frame has not moved, code objects cached) rather than py-spy's full walk at every tick.
 //!
 //! What is read, all with plain non-blocking reads of the target's memory (it is never paused, so
 //! a read can see a structure mid-update: every pointer is checked before it is followed, and a
@@ -51,7 +54,7 @@ struct Code {
     localsplusnames: usize,
 }
 
-/// One CPython ≥ 3.13 process, read through its debug offsets.
+/// One CPython ≥ 3.11 process, read through its debug offsets (or 3.11/3.12's built-in ones).
 pub struct Interpreter {
     pub pid: u32,
     mem: Memory,
@@ -94,7 +97,9 @@ fn unsupported(version: &str, why: &str) -> anyhow::Error {
 }
 
 impl Interpreter {
-    /// Looks for `_PyRuntime` and its debug offsets in process `pid`.
+    /// Looks for `_PyRuntime` and its debug offsets in process `pid` (3.13+), or for a 3.11 or
+    /// 3.12 whose layout is built in ([`DebugOffsets::built_in`]). `THREADRADAR_READER=py-spy`
+    /// leaves 3.11 and 3.12 to py-spy's bindings (for comparing the two readers).
     pub fn find(pid: u32) -> Result<Found> {
         let process = remoteprocess::Process::new(pid as remoteprocess::Pid).context("opening the process")?;
         let info = py_spy::python_process_info::PythonProcessInfo::new(&process)?;
@@ -102,9 +107,18 @@ impl Interpreter {
         let code_type = info.get_symbol("PyCode_Type").map(|&a| a as usize);
         let mem = Memory::new(process);
         let table = mem.bytes(runtime as usize, offsets::SIZE_3_13)?;
-        let o = match DebugOffsets::parse(&table) {
-            Ok(Some(o)) => o,
-            Ok(None) => return Ok(Found::NotHere),
+        let (o, built_in) = match DebugOffsets::parse(&table) {
+            Ok(Some(o)) => (o, false),
+            Ok(None) => {
+                if std::env::var("THREADRADAR_READER").is_ok_and(|r| r == "py-spy") {
+                    return Ok(Found::NotHere);
+                }
+                let Ok(v) = py_spy::python_process_info::get_python_version(&info, mem.process()) else { return Ok(Found::NotHere) };
+                match DebugOffsets::built_in(v.major, v.minor, v.patch) {
+                    Some(o) => (o, true),
+                    None => return Ok(Found::NotHere),
+                }
+            }
             Err(LayoutError::UnknownVersion(h)) if !h.free_threaded => return Ok(Found::NotHere),
             Err(LayoutError::UnknownVersion(h)) => {
                 return Err(unsupported(&h.version(), ", a free-threaded build whose layout this ThreadRadar cannot read"))
@@ -113,6 +127,11 @@ impl Interpreter {
         };
         let mem = mem.with_layout(o);
         let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new(), stacks: HashMap::new() };
+        if built_in && !interp.fits() {
+            // A build the built-in layout does not describe (a debug build): py-spy's bindings.
+            tracing::info!(pid, version = interp.version(), "the built-in layout does not fit this interpreter; reading it with py-spy");
+            return Ok(Found::NotHere);
+        }
         // `_PyRuntime` and its table are in the executable's static data from the moment it is
         // mapped; wait (like py-spy does) until the interpreter runs a thread, so that the
         // start-up is not counted as failed samples.
@@ -120,6 +139,34 @@ impl Interpreter {
             bail!("the interpreter is not initialised yet");
         }
         Ok(Found::Interpreter(interp))
+    }
+
+    /// Whether a built-in layout describes this process: `PyCode_Type`'s name reads `code`
+    /// through it, and every bound thread state's native id is one of the process's threads.
+    fn fits(&self) -> bool {
+        let Some(ct) = self.code_type else { return false };
+        let o = self.o();
+        let name_ok = self.mem.ptr(ct + o.type_name as usize).and_then(|n| self.mem.bytes(n, 5)).is_ok_and(|b| &b[..] == b"code\0");
+        if !name_ok {
+            return false;
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.pid)) else { return false };
+        let tids: HashSet<u64> = tasks.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
+        let Ok(interps) = self.interpreters() else { return true };
+        for interp in interps {
+            let mut ts = self.mem.ptr(interp + o.interp_threads_head as usize).unwrap_or(0);
+            let mut n = 0;
+            while ts != 0 && n < MAX_THREADS {
+                n += 1;
+                let native = self.mem.u64(ts + o.tstate_native_thread_id as usize).unwrap_or(0);
+                let id = self.mem.u64(ts + o.tstate_thread_id as usize).unwrap_or(0);
+                if id != 0 && native != 0 && !tids.contains(&native) {
+                    return false;
+                }
+                ts = self.mem.ptr(ts + o.tstate_next as usize).unwrap_or(0);
+            }
+        }
+        true
     }
 
     fn o(&self) -> &DebugOffsets {
@@ -175,10 +222,15 @@ impl Interpreter {
             return Ok(0);
         }
         let o = self.o();
-        if self.mem.i32(interp + o.interp_gil_locked as usize)? == 0 {
+        let base = match o.gil_at {
+            offsets::GilAt::Interpreter => interp,
+            offsets::GilAt::InterpreterPointer(at) => self.mem.ptr(interp + at as usize)?,
+            offsets::GilAt::Runtime => self.runtime,
+        };
+        if self.mem.i32(base + o.interp_gil_locked as usize)? == 0 {
             return Ok(0);
         }
-        self.mem.ptr(interp + o.interp_gil_holder as usize)
+        self.mem.ptr(base + o.interp_gil_holder as usize)
     }
 
     /// The Python thread id of the GIL holder, read exactly from the interpreter: `Ok(None)` when
@@ -217,7 +269,8 @@ impl Interpreter {
             let mut ts = self.mem.ptr(interp + o.interp_threads_head as usize)?;
             let mut seen = 0;
             // The fields of a thread state, read in one system call.
-            let span = [o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, o.tstate_current_frame].into_iter().max().unwrap_or(0) as usize + 8;
+            let frame_field = o.tstate_cframe.unwrap_or(o.tstate_current_frame);
+            let span = [o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, frame_field].into_iter().max().unwrap_or(0) as usize + 8;
             while ts != 0 && seen < MAX_THREADS && visited.insert(ts) {
                 seen += 1;
                 let head = self.mem.bytes(ts, span)?;
@@ -236,7 +289,14 @@ impl Interpreter {
                     ts = next;
                     continue;
                 }
-                let frame = field(o.tstate_current_frame) as usize;
+                let frame = match o.tstate_cframe {
+                    None => field(o.tstate_current_frame) as usize,
+                    // 3.11, 3.12: tstate->cframe->current_frame.
+                    Some(_) => match field(frame_field) as usize {
+                        0 => 0,
+                        cframe => self.mem.ptr(cframe + o.tstate_current_frame as usize).unwrap_or(0),
+                    },
+                };
                 let frames = self.frames((ts, thread_id), frame, locals);
                 let thread_name = self.thread_name(interp, thread_id);
                 out.push(StackTrace {

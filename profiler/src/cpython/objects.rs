@@ -1,6 +1,6 @@
 //! Python objects in another process's memory: strings, bytes, ints, tuples, dicts, module
-//! globals and instance attributes, laid out as the interpreter's debug offsets say, plus the few
-//! CPython 3.13 facts the offsets leave out (noted where used).
+//! globals and instance attributes, laid out as the interpreter's debug offsets say (or the
+//! built-in 3.11/3.12 ones), plus the few facts the offsets leave out (noted where used).
 
 use super::offsets::DebugOffsets;
 use anyhow::{bail, Result};
@@ -81,8 +81,8 @@ impl Memory {
         let ascii_size = o.unicode_ascii_size as usize;
         let data = match (compact, ascii) {
             (true, true) => obj + ascii_size,
-            // PyCompactUnicodeObject: PyASCIIObject, utf8_length, utf8.
-            (true, false) => obj + ascii_size + 16,
+            // PyCompactUnicodeObject: PyASCIIObject, utf8_length, utf8 (3.11: and wstr_length).
+            (true, false) => obj + o.unicode_compact_size as usize,
             // PyUnicodeObject: its last field points at the data.
             (false, _) => self.ptr(obj + o.unicode_size as usize - 8)?,
         };
@@ -115,12 +115,25 @@ impl Memory {
     pub fn long(&self, obj: usize) -> Result<u64> {
         let o = self.layout();
         let tag = self.u64(obj + o.long_tag as usize)?;
-        // lv_tag: number of digits << 3 | sign (0 positive, 1 zero, 2 negative).
-        let (digits, sign) = ((tag >> 3) as usize, tag & 3);
-        if sign == 1 {
-            return Ok(0);
-        }
-        if sign != 0 || digits > 3 {
+        let digits = if o.long_is_tag {
+            // lv_tag: number of digits << 3 | sign (0 positive, 1 zero, 2 negative).
+            let (digits, sign) = ((tag >> 3) as usize, tag & 3);
+            if sign == 1 {
+                return Ok(0);
+            }
+            if sign != 0 {
+                bail!("not a thread id");
+            }
+            digits
+        } else {
+            // 3.11: ob_size, the number of digits with the int's sign (0 for zero).
+            let size = tag as i64;
+            if size < 0 {
+                bail!("not a thread id");
+            }
+            size as usize
+        };
+        if digits > 3 {
             bail!("not a thread id");
         }
         let raw = self.bytes(obj + o.long_digits as usize, digits * 4)?;
@@ -169,11 +182,13 @@ impl Memory {
         let (size, key_at) = if kind == 0 { (24, 8) } else { (16, 0) };
         let raw = self.bytes(entries, n * size)?;
         let vals = match values {
-            // PyDictValues: capacity, size, embedded, valid (4 bytes, padded to 8), values[].
-            Some(v) => {
+            // PyDictValues (3.13): capacity, size, embedded, valid (4 bytes, padded to 8), values[].
+            Some(v) if self.layout().header.minor() >= 13 => {
                 let capacity = self.bytes(v, 1)?[0] as usize;
                 Some(self.bytes(v + 8, n.min(capacity) * 8)?)
             }
+            // 3.11, 3.12: the values themselves, one per entry of the shared keys.
+            Some(v) => Some(self.bytes(v, n * 8)?),
             None => None,
         };
         let mut out = Vec::with_capacity(n);
@@ -212,18 +227,51 @@ impl Memory {
         self.ptr(module + self.layout().object_size as usize)
     }
 
-    /// An instance attribute of an object of a Python class: from its inline values (keys shared
-    /// through the class's `ht_cached_keys`) while they are valid, else from its managed dict.
+    /// The shared keys of a heap type's instances (`PyHeapTypeObject.ht_cached_keys`).
+    fn cached_keys(&self, ty: usize) -> Result<usize> {
+        self.ptr(ty + self.layout().type_size as usize + HEAP_TYPE_CACHED_KEYS_AFTER_TYPE)
+    }
+
+    /// An instance attribute of an object of a Python class: from its inline or split values
+    /// (keys shared through the class's `ht_cached_keys`) while there are any, else from its
+    /// managed dict. Where they are differs by version (Include/internal/pycore_object.h):
+    /// 3.13 keeps the values after the object and the dict pointer before it (-3 words, -1 on
+    /// free-threaded builds); 3.12 one tagged word at -3 (the values pointer minus one, so odd,
+    /// or the dict); 3.11 the values pointer at -4 words and the dict at -3.
     pub fn attribute(&self, obj: usize, name: &str) -> Result<Option<usize>> {
         let o = self.layout();
         let ty = self.ptr(obj + o.object_type as usize)?;
         let flags = self.u64(ty + o.type_flags as usize)?;
+        let minor = o.header.minor();
+        if minor < 13 {
+            if flags & TPFLAGS_MANAGED_DICT == 0 {
+                return Ok(None);
+            }
+            let (values, dict) = if minor == 12 {
+                let word = self.ptr(obj - 24)?;
+                // `_PyDictOrValues_SetValues` stores the values pointer minus one.
+                if word & 1 != 0 {
+                    (word + 1, 0)
+                } else {
+                    (0, word)
+                }
+            } else {
+                (self.ptr(obj - 32)?, self.ptr(obj - 24)?)
+            };
+            if values != 0 {
+                let entries = self.keys_entries(self.cached_keys(ty)?, Some(values))?;
+                return Ok(self.find_str(&entries, name));
+            }
+            if dict != 0 {
+                return self.dict_get(dict, name);
+            }
+            return Ok(None);
+        }
         if flags & TPFLAGS_INLINE_VALUES != 0 {
             let values = obj + o.object_size as usize;
             let valid = self.bytes(values, 4)?[3] != 0;
             if valid {
-                let keys = self.ptr(ty + o.type_size as usize + HEAP_TYPE_CACHED_KEYS_AFTER_TYPE)?;
-                let entries = self.keys_entries(keys, Some(values))?;
+                let entries = self.keys_entries(self.cached_keys(ty)?, Some(values))?;
                 if let Some(v) = self.find_str(&entries, name) {
                     return Ok(Some(v));
                 }

@@ -1,10 +1,17 @@
-//! `_Py_DebugOffsets`: the layout table CPython ≥ 3.13 publishes at the start of `_PyRuntime`
-//! (`Include/internal/pycore_runtime.h`), so that tools outside the process need not carry a copy
-//! of every private struct.
+//! The layout of the interpreter's private structs, as offsets of the fields ThreadRadar reads.
 //!
-//! The table itself is only stable within a minor version: its first three fields (cookie
-//! `xdebugpy`, `PY_VERSION_HEX`, `free_threaded`) are what every version shares, the rest is
-//! read here in the 3.13 order. Other versions are named, not guessed at.
+//! - CPython ≥ 3.13 publishes them: `_Py_DebugOffsets`, the table at the start of `_PyRuntime`
+//!   (`Include/internal/pycore_runtime.h`). The table itself is only stable within a minor
+//!   version: its first three fields (cookie `xdebugpy`, `PY_VERSION_HEX`, `free_threaded`) are
+//!   what every version shares, the rest is read here in the 3.13 order. Other versions are
+//!   named, not guessed at.
+//! - CPython 3.11 and 3.12 publish nothing: [`DebugOffsets::built_in`] holds the same offsets for
+//!   their default (release, GIL, 64-bit Linux) builds, taken with `offsetof` from each version's
+//!   `Include/internal` headers (`profiler/tests/offsets.c` prints them, and
+//!   `profiler/tests/readers.rs` checks them against the headers of the interpreters installed
+//!   here). Those private structs do not change within a minor version. A build they do not fit
+//!   (a debug build's larger object header) fails the plausibility check in
+//!   `Interpreter::find`, and py-spy's bindings read it instead.
 
 /// The cookie that starts the table.
 pub const COOKIE: &[u8; 8] = b"xdebugpy";
@@ -48,10 +55,33 @@ impl Header {
     }
 }
 
-/// Field offsets ThreadRadar uses, as the interpreter reported them.
+/// Where the GIL's `_gil_runtime_state` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GilAt {
+    /// Inside the interpreter state (3.13): `interp_gil_locked`/`interp_gil_holder` are offsets
+    /// from the interpreter.
+    Interpreter,
+    /// Behind the pointer at this offset of the interpreter state (3.12: `interp->ceval.gil`);
+    /// the two offsets are into the GIL struct.
+    InterpreterPointer(u64),
+    /// Inside `_PyRuntime` (3.11: `_PyRuntime.ceval.gil`); the two offsets are from the runtime.
+    Runtime,
+}
+
+/// Field offsets ThreadRadar uses, as the interpreter reported them (3.13+) or as its headers
+/// give them (3.11, 3.12).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DebugOffsets {
     pub header: Header,
+    /// 3.11 and 3.12 reach the current frame through `tstate->cframe->current_frame`: the offset
+    /// of `cframe` here, and `tstate_current_frame` is then the offset of `current_frame` in
+    /// `_PyCFrame`. `None` (3.13+): `tstate_current_frame` is a field of the thread state.
+    pub tstate_cframe: Option<u64>,
+    pub gil_at: GilAt,
+    /// `sizeof(PyCompactUnicodeObject)`: where a compact non-ASCII string's characters start.
+    pub unicode_compact_size: u64,
+    /// 3.12+: an int's size is `lv_tag` (digits << 3 | sign); 3.11: `ob_size` (± digits).
+    pub long_is_tag: bool,
     pub runtime_interpreters_head: u64,
     pub interp_next: u64,
     pub interp_threads_head: u64,
@@ -124,6 +154,10 @@ impl DebugOffsets {
         let w = |i| word(bytes, i);
         let o = DebugOffsets {
             header,
+            tstate_cframe: None,
+            gil_at: GilAt::Interpreter,
+            unicode_compact_size: w(69) + 16,
+            long_is_tag: true,
             runtime_interpreters_head: w(4),
             interp_next: w(7),
             interp_threads_head: w(8),
@@ -180,6 +214,115 @@ impl DebugOffsets {
             return Err(LayoutError::Implausible(header, "an offset lies outside its structure"));
         }
         Ok(Some(o))
+    }
+}
+
+impl DebugOffsets {
+    /// The offsets of CPython 3.11 and 3.12 (default builds on 64-bit Linux), which publish no
+    /// table; `None` for every other version.
+    pub fn built_in(major: u64, minor: u64, micro: u64) -> Option<DebugOffsets> {
+        let header = Header { version_hex: (major << 24) | (minor << 16) | (micro << 8) | 0xf0, free_threaded: false };
+        // What 3.11 and 3.12 share: the runtime's interpreter list, the thread state's link, the
+        // frame's instruction pointer and locals, code objects' names, objects, types, tuples,
+        // dicts, bytes and strings.
+        let shared = DebugOffsets {
+            header,
+            tstate_cframe: Some(56),
+            gil_at: GilAt::Runtime,
+            unicode_compact_size: 0,
+            long_is_tag: false,
+            runtime_interpreters_head: 40,
+            interp_next: 0,
+            interp_threads_head: 0,
+            interp_imports_modules: 0,
+            interp_gil_runtime_state: 0,
+            gil_enabled: 0,
+            interp_gil_locked: 0,
+            interp_gil_holder: 0,
+            tstate_next: 8,
+            tstate_current_frame: 0,
+            tstate_thread_id: 0,
+            tstate_native_thread_id: 0,
+            frame_previous: 0,
+            frame_executable: 0,
+            frame_instr_ptr: 56,
+            frame_localsplus: 72,
+            frame_owner: 0,
+            code_filename: 112,
+            code_qualname: 128,
+            code_linetable: 136,
+            code_firstlineno: 0,
+            code_argcount: 0,
+            code_localsplusnames: 96,
+            code_adaptive: 0,
+            object_size: 16,
+            object_type: 8,
+            type_size: 0,
+            type_name: 24,
+            type_flags: 168,
+            tuple_items: 24,
+            tuple_size: 16,
+            dict_keys: 32,
+            dict_values: 40,
+            long_tag: 16,
+            long_digits: 24,
+            bytes_size: 16,
+            bytes_data: 32,
+            unicode_size: 0,
+            unicode_state: 32,
+            unicode_length: 16,
+            unicode_ascii_size: 0,
+        };
+        match (major, minor) {
+            // Include/internal/pycore_runtime.h, pycore_interp.h, pycore_frame.h; cpython/*.h.
+            (3, 11) => Some(DebugOffsets {
+                // _PyRuntime.ceval.gil (struct _gil_runtime_state: last_holder 8, locked 16).
+                gil_at: GilAt::Runtime,
+                interp_gil_runtime_state: 360,
+                interp_gil_holder: 360 + 8,
+                interp_gil_locked: 360 + 16,
+                interp_threads_head: 16,
+                interp_imports_modules: 888,
+                tstate_current_frame: 8,
+                tstate_thread_id: 152,
+                tstate_native_thread_id: 160,
+                frame_previous: 48,
+                frame_executable: 32,
+                frame_owner: 69,
+                code_firstlineno: 72,
+                code_argcount: 56,
+                code_adaptive: 184,
+                type_size: 408,
+                unicode_size: 80,
+                unicode_ascii_size: 48,
+                unicode_compact_size: 72,
+                ..shared
+            }),
+            (3, 12) => Some(DebugOffsets {
+                // interp->ceval.gil, a pointer (to the main interpreter's own `_gil`).
+                gil_at: GilAt::InterpreterPointer(384),
+                interp_gil_holder: 8,
+                interp_gil_locked: 16,
+                interp_threads_head: 72,
+                interp_imports_modules: 944,
+                tstate_current_frame: 0,
+                tstate_thread_id: 136,
+                tstate_native_thread_id: 144,
+                frame_previous: 8,
+                frame_executable: 0,
+                frame_owner: 70,
+                code_firstlineno: 68,
+                code_argcount: 52,
+                code_adaptive: 192,
+                type_size: 416,
+                long_is_tag: true,
+                unicode_size: 64,
+                unicode_ascii_size: 40,
+                unicode_compact_size: 56,
+                ..shared
+            }),
+            _ => None,
+        }
     }
 }
 
