@@ -77,6 +77,7 @@ struct ProcSpy {
     spy: StackSource,
     runtime: RuntimeRanges,
     alive: bool,
+    live: procfs::Liveness,
     names_refreshed: Instant,
 }
 
@@ -341,7 +342,7 @@ impl Sampler {
             python_version: Some(version),
         });
         self.add_user_roots(pid);
-        self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, names_refreshed: Instant::now() });
+        self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, live: procfs::Liveness::new(pid), names_refreshed: Instant::now() });
     }
 
     /// The working directory's tree, the script and the pytest rootdir of a sampled process.
@@ -566,7 +567,7 @@ impl Sampler {
 
     fn any_alive(&mut self) -> bool {
         for s in &mut self.spies {
-            if s.alive && !procfs::is_alive(s.pid) {
+            if s.alive && !s.live.alive() {
                 s.alive = false;
             }
         }
@@ -667,7 +668,7 @@ impl Sampler {
             let traces = match self.spies[si].spy.stack_traces() {
                 Ok(t) => one_trace_per_thread(t),
                 Err(_) => {
-                    if !procfs::is_alive(self.spies[si].pid) {
+                    if !self.spies[si].live.alive() {
                         self.spies[si].alive = false;
                     }
                     continue;
