@@ -1,6 +1,6 @@
 """ThreadRadar's recorder against py-spy on many threads and at high rates, side by side in one run.
 
-    python3 bench/threads.py [--seconds 8] [--repeat 3] [--cases 100@3,300@3,10@0.1]
+    python3 bench/threads.py [--seconds 8] [--repeat 3] [--cases 100@3,300@3,10@0.1,launch@3]
 
 Each case `N@MS` starts `bench/idle_threads.py N` (every tenth thread computes in bursts, the
 others wait on a condition, like a server's pool), waits 1 s, and attaches each profiler for
@@ -10,7 +10,12 @@ others wait on a condition, like a server's pool), waits 1 s, and attaches each 
 - `py-spy record --pid P --rate 1000/MS --threads --idle --nonblocking --format speedscope`
   (`--idle` so that py-spy, like ThreadRadar, records every thread at every tick)
 
-and reports, per profiler, its own CPU time (user + system of the process and its children, from
+The case `launch@MS` instead launches a short program under each profiler, start-up included:
+`bench/workload.py --seconds 1` (four CPU-bound threads), wrapped so that the program writes its
+own CPU time (`os.times()`) at exit; the profiler's CPU is then the CPU of the profiler and its
+children minus the program's own.
+
+It reports, per profiler, its own CPU time (user + system of the process and its children, from
 wait4's rusage) per 1000 thread-samples, and the achieved rate: ticks against the profiler's wall
 time × 1000/MS (py-spy's `--duration` counts samples, so a py-spy that falls behind runs longer
 than S; its start-up and writing count against both).
@@ -67,6 +72,27 @@ def pyspy(pid, ms, seconds, out):
 
 PROFILERS = {"threadradar": threadradar, "py-spy": pyspy}
 
+# Runs a script and writes the process's own user + system CPU seconds at exit.
+SELF_CPU = "import atexit, os, runpy, sys; out = sys.argv.pop(1); atexit.register(lambda: open(out, 'w').write(str(sum(os.times()[:2])))); sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+
+
+def launch(name, ms, tmp, i):
+    """Launches bench/workload.py (1 s) under profiler `name`: (profiler CPU s, wall s, ticks, thread-samples)."""
+    out = os.path.join(tmp, f"launch-{name}-{i}.out")
+    own = os.path.join(tmp, f"launch-{name}-{i}.cpu")
+    program = [PY, "-c", SELF_CPU, own, os.path.join(HERE, "workload.py"), "--seconds", "1", "--out", os.path.join(tmp, "truth.json")]
+    if name == "threadradar":
+        cpu, wall = waited([THREADRADAR, "record", "--no-progress", "--interval-ms", str(ms), "-o", out, "--"] + program)
+        run = load_run(out)
+        ticks, ts = len(run["samples"]), sum(len(s["threads"]) for s in run["samples"])
+    else:
+        cpu, wall = waited(["py-spy", "record", "--rate", str(round(1000 / ms)), "--threads", "--idle", "--nonblocking", "--format", "speedscope", "--output", out, "--"] + program)
+        doc = json.load(open(out))
+        lengths = [len(p["samples"]) for p in doc["profiles"]]
+        ticks, ts = max(lengths, default=0), sum(lengths)
+    program_cpu = float(open(own).read())
+    return cpu - program_cpu, wall, ticks, ts
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -75,11 +101,19 @@ def main():
     ap.add_argument("--cases", default="100@3,300@3,10@0.1")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "threads.json"))
     args = ap.parse_args()
-    cases = [(int(n), float(ms)) for n, ms in (c.split("@") for c in args.cases.split(","))]
+    cases = [(n if n == "launch" else int(n), float(ms)) for n, ms in (c.split("@") for c in args.cases.split(","))]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for n, ms in cases:
             for i in range(args.repeat):
+                if n == "launch":
+                    for name in PROFILERS:
+                        cpu, wall, ticks, ts = launch(name, ms, tmp, i)
+                        r = {"case": f"{n}@{ms}", "threads": 5, "interval_ms": ms, "profiler": name, "cpu_s": cpu, "ticks": ticks, "thread_samples": ts,
+                             "cpu_ms_per_1000": 1000 * 1000 * cpu / max(ts, 1), "wall_s": wall, "rate_pct": 100 * ticks / (wall * 1000 / ms)}
+                        results.append(r)
+                        print(json.dumps(r), file=sys.stderr)
+                    continue
                 w = subprocess.Popen([PY, WORKLOAD, str(n)], stdout=subprocess.DEVNULL)
                 time.sleep(1.0)
                 try:
@@ -104,7 +138,8 @@ def main():
         med = {p: {k: statistics.median(r[k] for r in results if r["case"] == case and r["profiler"] == p) for k in ("cpu_ms_per_1000", "rate_pct", "thread_samples", "wall_s")} for p in PROFILERS}
         for p in PROFILERS:
             ratio = med[p]["cpu_ms_per_1000"] / med["threadradar"]["cpu_ms_per_1000"] if med["threadradar"]["cpu_ms_per_1000"] else float("nan")
-            print(f"| {n} @ {ms:g} ms ({1000 / ms:.0f} Hz) | {p} | {med[p]['cpu_ms_per_1000']:.1f} | {ratio:.2f}× | {med[p]['rate_pct']:.1f} % | {med[p]['thread_samples'] / med[p]['wall_s']:,.0f} |")
+            label = "launched 1 s program" if n == "launch" else f"{n}"
+            print(f"| {label} @ {ms:g} ms ({1000 / ms:.0f} Hz) | {p} | {med[p]['cpu_ms_per_1000']:.1f} | {ratio:.2f}× | {med[p]['rate_pct']:.1f} % | {med[p]['thread_samples'] / med[p]['wall_s']:,.0f} |")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@
     overviewTab: "functions",
     treeTab: "cluster",
     theme: "light",
-    states: undefined,   // counted states: left out, so the server's (the editor's setting, else computing) apply
+    states: undefined,   // counted states: left out, so the server's (the editor's setting, else auto) apply
     seq: { overview: 0, detail: 0 },
   };
 

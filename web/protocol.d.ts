@@ -62,13 +62,16 @@ export type ProtocolError = { code: ErrorCode, message: string, };
  * for deadlocks, §7.3, and found nothing). [`CountedStates::CpuTime`] weighs every observation by
  * the CPU time the kernel accounted to its thread, which is exact for a thread's total where
  * counting is not (threads that compute in bursts shorter than the interval), but lands a blocked
- * thread's CPU on the frames it blocked in; [`CountedStates::Auto`] takes it whenever a run has
- * that accounting. The default stays [`CountedStates::Computing`] (docs/metrics.md).
+ * thread's CPU on the frames it blocked in. [`CountedStates::ComputingCpu`] takes the best of
+ * both: the computing samples say which code ran, the kernel says how much CPU it took. The
+ * default, [`CountedStates::Auto`], is that whenever a run has the kernel's accounting
+ * (docs/metrics.md, "Counted states").
  *
  * Defined once for every surface: `report --states`, the panels' and the language server's
- * `states` parameter and setting all spell it `auto`, `computing`, `computing+gil`, `all` or `cpu`.
+ * `states` parameter and setting all spell it `auto`, `computing`, `computing-cpu`,
+ * `computing+gil`, `all` or `cpu`.
  */
-export type CountedStates = "auto" | "computing" | "computing+gil" | "all" | "cpu";
+export type CountedStates = "auto" | "computing" | "computing-cpu" | "computing+gil" | "all" | "cpu";
 
 /**
  * The four levels of abstraction the paper computes metrics at. Defined once for `report

@@ -91,7 +91,7 @@
 
   // The parts of a request the static export keys on (sizes of the box are ignored).
   function normalise(method, p) {
-    const base = { exclude_threads: p.exclude_threads && p.exclude_threads.length ? p.exclude_threads : undefined, states: p.states && p.states !== "computing" ? p.states : undefined, theme: p.theme && p.theme !== "light" ? p.theme : undefined };
+    const base = { exclude_threads: p.exclude_threads && p.exclude_threads.length ? p.exclude_threads : undefined, states: p.states && p.states !== "auto" ? p.states : undefined, theme: p.theme && p.theme !== "light" ? p.theme : undefined };
     if (method === "overview") {
       return Object.assign(base, {
         include: p.include && p.include.length ? p.include : undefined,

@@ -17,7 +17,7 @@ use crate::threads::{CountedStates, ThreadFilter};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use threadradar_profiler::run::{FunctionId, Run, StackId, ThreadId};
+use threadradar_profiler::run::{FunctionId, Run, StackId, ThreadId, ThreadState};
 
 /// `frq(a, th)` and the CPU time of one thread in one artifact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +121,10 @@ impl Metrics {
         let mut index: FxMap<u64, u32> = FxMap::default();
         let mut entries: Vec<Entry> = Vec::new();
         let mut any_cpu = false;
+        // ComputingCpu: each thread's latest computing entry, and CPU seen before its first one.
+        let carry_cpu = states == CountedStates::ComputingCpu;
+        let mut last_entry: Vec<u32> = if carry_cpu { vec![u32::MAX; n_threads] } else { Vec::new() };
+        let mut pending: Vec<u64> = if carry_cpu { vec![0; n_threads] } else { Vec::new() };
         let samples = match window {
             Some(w) => w.samples(run),
             None => &run.samples[..],
@@ -132,6 +136,37 @@ impl Metrics {
                     continue;
                 }
                 threads[th].observed += 1;
+                if carry_cpu {
+                    // ComputingCpu: a blocked sample's CPU goes to the thread's computing samples.
+                    if ts.state != ThreadState::Computing {
+                        if ts.cpu_ns > 0 {
+                            any_cpu = true;
+                            match last_entry[th] {
+                                u32::MAX => pending[th] += ts.cpu_ns,
+                                i => {
+                                    let e = &mut entries[i as usize];
+                                    e.count += ts.cpu_ns / 1_000;
+                                    e.ns += ts.cpu_ns;
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    let ns = ts.cpu_ns + std::mem::take(&mut pending[th]);
+                    any_cpu |= ns > 0;
+                    let stack = ts.stack.unwrap_or(NONE);
+                    let key = (ts.thread as u64) << 32 | stack as u64;
+                    let i = *index.entry(key).or_insert_with(|| {
+                        entries.push(Entry { thread: ts.thread, stack, count: 0, ns: 0, samples: 0 });
+                        (entries.len() - 1) as u32
+                    });
+                    let e = &mut entries[i as usize];
+                    e.count += ns / 1_000;
+                    e.samples += 1;
+                    e.ns += ns;
+                    last_entry[th] = i;
+                    continue;
+                }
                 let weight = states.weight(ts.state, ts.cpu_ns);
                 if weight == 0 && ts.cpu_ns == 0 {
                     continue;
@@ -394,7 +429,10 @@ impl ThreadAccumulator {
             m.frq += frq;
             m.ns += ns;
             m.samples += samples;
-            if frq > 0 {
+            // A thread ran the artifact when it has counted samples of it: under computing-cpu a
+            // computing sample that got no CPU in its interval (runnable, not running, on a busy
+            // machine) still says which code the thread was executing.
+            if frq > 0 || samples > 0 {
                 m.threads.push(ThreadCount { thread, frq, ns, samples });
             }
             self.frq[i] = 0;

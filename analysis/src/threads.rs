@@ -14,25 +14,38 @@ use threadradar_profiler::run::{Run, ThreadId, ThreadState};
 /// for deadlocks, §7.3, and found nothing). [`CountedStates::CpuTime`] weighs every observation by
 /// the CPU time the kernel accounted to its thread, which is exact for a thread's total where
 /// counting is not (threads that compute in bursts shorter than the interval), but lands a blocked
-/// thread's CPU on the frames it blocked in; [`CountedStates::Auto`] takes it whenever a run has
-/// that accounting. The default stays [`CountedStates::Computing`] (docs/metrics.md).
+/// thread's CPU on the frames it blocked in. [`CountedStates::ComputingCpu`] takes the best of
+/// both: the computing samples say which code ran, the kernel says how much CPU it took. The
+/// default, [`CountedStates::Auto`], is that whenever a run has the kernel's accounting
+/// (docs/metrics.md, "Counted states").
 ///
 /// Defined once for every surface: `report --states`, the panels' and the language server's
-/// `states` parameter and setting all spell it `auto`, `computing`, `computing+gil`, `all` or `cpu`.
+/// `states` parameter and setting all spell it `auto`, `computing`, `computing-cpu`,
+/// `computing+gil`, `all` or `cpu`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum CountedStates {
-    /// [`CountedStates::CpuTime`] for a run with the kernel's per-thread CPU accounting (every
-    /// run `record` makes on Linux), else [`CountedStates::Computing`] (imported profiles, runs
-    /// whose `/proc` accounting could not be read). Resolved per run by
+    /// The default: [`CountedStates::ComputingCpu`] for a run with the kernel's per-thread CPU
+    /// accounting (every run `record` makes on Linux), else [`CountedStates::Computing`]
+    /// (imported profiles, runs whose `/proc` accounting could not be read). Resolved per run by
     /// [`CountedStates::resolve`] before anything is counted, so no figure is ever "auto".
+    #[default]
     #[serde(rename = "auto")]
     Auto,
-    /// Only [`ThreadState::Computing`]: the paper's metric, and the default (docs/metrics.md,
-    /// "Why the default is not cpu").
-    #[default]
+    /// Only [`ThreadState::Computing`] samples, one each: the paper's metric.
     #[serde(rename = "computing")]
     Computing,
+    /// The [`ThreadState::Computing`] samples, each weighted by the CPU time the kernel accounted
+    /// to its thread (`ThreadSample::cpu_ns`, in microseconds): which code a thread ran comes
+    /// from the samples where it was seen computing, how much CPU it took from the kernel. CPU
+    /// time that a thread used in an interval that ended with it blocked (it computed, then
+    /// waited) is added to its previous computing sample, the code it was last seen running (to
+    /// its next one when there was none yet). So every thread's total is its exact CPU time (but
+    /// for a thread never seen computing), membership is the computing samples' (a blocked
+    /// thread's frames never count), and FRQ is CPU microseconds. Needs kernel accounting.
+    #[serde(rename = "computing-cpu")]
+    #[cfg_attr(feature = "clap", value(name = "computing-cpu"))]
+    ComputingCpu,
     /// [`ThreadState::Computing`] and [`ThreadState::Gil`].
     #[serde(rename = "computing+gil")]
     #[cfg_attr(feature = "clap", value(name = "computing+gil"))]
@@ -52,12 +65,12 @@ pub enum CountedStates {
 }
 
 impl CountedStates {
-    /// What [`CountedStates::Auto`] means for these runs: CPU time when every one of them has the
-    /// kernel's accounting (runs compared with each other must count the same way), else
-    /// computing samples. Any other choice is returned as it is.
+    /// What [`CountedStates::Auto`] means for these runs: computing samples weighted by CPU time
+    /// when every one of them has the kernel's accounting (runs compared with each other must
+    /// count the same way), else computing samples. Any other choice is returned as it is.
     pub fn resolve(self, runs: &[&Run]) -> CountedStates {
         match self {
-            CountedStates::Auto if !runs.is_empty() && runs.iter().all(|r| has_cpu_accounting(r)) => CountedStates::CpuTime,
+            CountedStates::Auto if !runs.is_empty() && runs.iter().all(|r| has_cpu_accounting(r)) => CountedStates::ComputingCpu,
             CountedStates::Auto => CountedStates::Computing,
             other => other,
         }
@@ -67,19 +80,21 @@ impl CountedStates {
     #[inline]
     pub fn counts(self, state: ThreadState) -> bool {
         match self {
-            CountedStates::Computing | CountedStates::Auto => state == ThreadState::Computing,
+            CountedStates::Computing | CountedStates::ComputingCpu | CountedStates::Auto => state == ThreadState::Computing,
             CountedStates::ComputingAndGil => state != ThreadState::Idle,
             CountedStates::All | CountedStates::CpuTime => true,
         }
     }
 
     /// What one thread observation adds to the frequencies: 1 or 0 by state, or its CPU
-    /// microseconds for [`CountedStates::CpuTime`]. ([`CountedStates::Auto`] is resolved first;
-    /// unresolved, it counts as computing.)
+    /// microseconds for [`CountedStates::CpuTime`] (and, before the CPU of the thread's blocked
+    /// samples is carried over, for [`CountedStates::ComputingCpu`], which the metrics apply).
+    /// ([`CountedStates::Auto`] is resolved first; unresolved, it counts as computing.)
     #[inline]
     pub fn weight(self, state: ThreadState, cpu_ns: u64) -> u64 {
         match self {
             CountedStates::CpuTime => cpu_ns / 1_000,
+            CountedStates::ComputingCpu => (state == ThreadState::Computing) as u64 * (cpu_ns / 1_000),
             _ => self.counts(state) as u64,
         }
     }
@@ -89,14 +104,26 @@ impl CountedStates {
         match self {
             CountedStates::Auto => "auto",
             CountedStates::Computing => "computing",
+            CountedStates::ComputingCpu => "computing-cpu",
             CountedStates::ComputingAndGil => "computing+gil",
             CountedStates::All => "all",
             CountedStates::CpuTime => "cpu",
         }
     }
 
-    pub const ALL: [CountedStates; 5] =
-        [CountedStates::Auto, CountedStates::Computing, CountedStates::ComputingAndGil, CountedStates::All, CountedStates::CpuTime];
+    pub const ALL: [CountedStates; 6] = [
+        CountedStates::Auto,
+        CountedStates::Computing,
+        CountedStates::ComputingCpu,
+        CountedStates::ComputingAndGil,
+        CountedStates::All,
+        CountedStates::CpuTime,
+    ];
+
+    /// Whether frequencies are CPU microseconds rather than sample counts.
+    pub fn is_cpu_weighted(self) -> bool {
+        matches!(self, CountedStates::CpuTime | CountedStates::ComputingCpu)
+    }
 }
 
 /// Whether a run carries the kernel's per-thread CPU accounting: every thread has its
@@ -120,7 +147,7 @@ impl std::str::FromStr for CountedStates {
         CountedStates::ALL.into_iter().find(|c| c.as_str() == s).ok_or_else(|| AnalysisError::BadValue {
             what: "counted states",
             value: s.to_string(),
-            expected: "auto, computing, computing+gil, all or cpu",
+            expected: "auto, computing, computing-cpu, computing+gil, all or cpu",
         })
     }
 }

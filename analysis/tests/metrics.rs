@@ -260,18 +260,66 @@ fn cpu_time_weighs_every_observation_by_its_kernel_cpu() {
     let err = Analysis::new(&bare, &Options { states: CountedStates::CpuTime, ..Options::default() })
         .and_then(|a| ReportView::build(&bare, &a, &ViewOptions::default()).map(|_| ()));
     assert!(err.unwrap_err().to_string().contains("--states cpu"));
-    // `auto`: CPU time for the run with accounting, computing samples without.
-    assert_eq!(CountedStates::Auto.resolve(&[&run]), CountedStates::CpuTime);
+    // `auto`: computing samples weighted by CPU time for the run with accounting, computing
+    // samples without.
+    assert_eq!(CountedStates::Auto.resolve(&[&run]), CountedStates::ComputingCpu);
     assert_eq!(CountedStates::Auto.resolve(&[&bare]), CountedStates::Computing);
     assert_eq!(CountedStates::Auto.resolve(&[&run, &bare]), CountedStates::Computing, "two runs count the same way");
     assert_eq!(CountedStates::Computing.resolve(&[&run]), CountedStates::Computing, "a choice is kept");
     let auto = Options { states: CountedStates::Auto, ..Options::default() };
     let a = analyse(&run, auto.clone());
-    assert_eq!(a.options().states, CountedStates::CpuTime, "the analysis names what it counted");
+    assert_eq!(a.options().states, CountedStates::ComputingCpu, "the analysis names what it counted");
     assert_eq!(a.metrics().frq_total(), 22_000);
     assert_eq!(analyse(&states_run(false), auto).options().states, CountedStates::Computing);
-    // The default is the paper's: computing samples (docs/metrics.md, "Why the default is not cpu").
-    assert_eq!(analyse(&run, Options::default()).options().states, CountedStates::Computing);
+    // The default is `auto` (docs/metrics.md, "Counted states").
+    assert_eq!(Options::default().states, CountedStates::Auto);
+    assert_eq!(analyse(&run, Options::default()).options().states, CountedStates::ComputingCpu);
+}
+
+#[test]
+fn computing_cpu_weighs_the_computing_samples_by_their_threads_cpu() {
+    let run = states_run(true);
+    let (main, work) = (ArtifactId::function(0), ArtifactId::function(1));
+    let a = analyse(&run, Options { states: CountedStates::ComputingCpu, ..Options::default() });
+    let m = a.metrics();
+    // Computing samples only, in µs of their thread's CPU: T1 σ1 1000 (main > work), σ2 2000
+    // (main); T2 σ1 3000 (main), σ2 5000 (no frames). The blocked samples' CPU goes to the
+    // thread's previous computing sample: T1 σ3 (idle, 4000) to σ2's main, T2 σ3 (GIL, 7000) to
+    // σ2's frameless sample. FRQ is every thread's whole CPU time, 22,000, behind it the 4
+    // computing samples.
+    assert_eq!(m.frq_total(), 22_000);
+    assert_eq!(a.counted_samples(), 4);
+    assert_eq!((m.thread(0).frq, m.thread(1).frq), (7_000, 15_000));
+    assert_eq!(m.artifact(main).unwrap().frq, 1_000 + 6_000 + 3_000);
+    // work was computing only in T1 σ1; T1 σ3 and T2 σ3 were blocked in it, and a blocked
+    // thread's frames never count (under `cpu` they would: 12,000 in both threads).
+    assert_eq!(m.artifact(work).unwrap().frq, 1_000);
+    assert_eq!(m.artifact(work).unwrap().threads.iter().map(|c| (c.thread, c.frq, c.samples)).collect::<Vec<_>>(), vec![(0, 1_000, 1)]);
+    assert!((m.crt_of_thread(1) - 15.0 / 22.0).abs() < 1e-12);
+    // CPU seen before a thread's first computing sample waits for it.
+    let mut fx = Fixture::new();
+    fx.func("/p/prog.py", FileKind::User, "main", 1);
+    fx.func("/p/prog.py", FileKind::User, "work", 9);
+    let t = fx.thread("T", "Thread");
+    fx.kernel_accounting();
+    let ms = 1_000_000;
+    fx.sample_ns(&[(t, "main", I, 2 * ms)]);
+    fx.sample_ns(&[(t, "main > work", C, ms)]);
+    let run = fx.finish();
+    let a = analyse(&run, Options { states: CountedStates::ComputingCpu, ..Options::default() });
+    assert_eq!(a.metrics().artifact(work).unwrap().frq, 3_000);
+    // A computing sample that got no CPU still says what the thread ran.
+    let mut fx = Fixture::new();
+    fx.func("/p/prog.py", FileKind::User, "main", 1);
+    fx.func("/p/prog.py", FileKind::User, "work", 9);
+    let t = fx.thread("T", "Thread");
+    fx.kernel_accounting();
+    fx.sample_ns(&[(t, "main", C, ms)]);
+    fx.sample_ns(&[(t, "main > work", C, 0)]);
+    let run = fx.finish();
+    let a = analyse(&run, Options { states: CountedStates::ComputingCpu, ..Options::default() });
+    let w = a.metrics().artifact(work).unwrap();
+    assert_eq!((w.frq, w.threads.len()), (0, 1));
 }
 
 #[test]

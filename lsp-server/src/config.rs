@@ -42,8 +42,8 @@ pub struct Settings {
     pub hover: bool,
     /// Annotate classes as well as functions and methods.
     pub classes: bool,
-    /// Which thread states count as runtime (default `computing`; `auto`: CPU time when the run has
-    /// kernel accounting).
+    /// Which thread states count as runtime (default `auto`: computing samples weighted by CPU
+    /// time when the run has kernel accounting, else computing samples).
     pub states: States,
     /// Only annotate artifacts with at least this crt, in percent.
     pub min_crt: f64,
@@ -83,7 +83,7 @@ impl Default for Settings {
             file_lens: true,
             hover: true,
             classes: true,
-            states: States::Computing,
+            states: States::Auto,
             min_crt: 0.1,
             glyph_theme: Theme::Light,
             hover_image: HoverImage::Auto,

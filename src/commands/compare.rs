@@ -42,7 +42,7 @@ pub struct CompareArgs {
     pub filter: FilterSpec,
 
     /// Which thread states count as runtime (in both runs).
-    #[arg(long, value_enum, default_value_t = CountedStates::Computing)]
+    #[arg(long, value_enum, default_value_t = CountedStates::Auto)]
     pub states: CountedStates,
 
     /// Print JSON instead of a table.
@@ -262,6 +262,8 @@ fn print_header(c: &Comparison, style: &Style, out: &mut dyn Write) -> anyhow::R
     };
     let counted = if c.base.states == "cpu" {
         "every thread sample weighted by its kernel-accounted CPU time (states cpu)".to_string()
+    } else if c.base.states == "computing-cpu" {
+        "computing thread samples weighted by their thread's kernel-accounted CPU time (states computing-cpu)".to_string()
     } else {
         format!("thread samples in state {}", c.base.states)
     };

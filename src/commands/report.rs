@@ -46,8 +46,8 @@ pub struct ReportArgs {
     pub exclude_type: Vec<String>,
 
     /// Which thread states count as runtime [default: [tool.threadradar] states of the project
-    /// in the current directory, else computing; auto = cpu when the run has kernel CPU accounting,
-    /// else computing].
+    /// in the current directory, else auto = computing-cpu when the run has kernel CPU
+    /// accounting, else computing].
     #[arg(long, value_enum)]
     pub states: Option<CountedStates>,
 
@@ -275,6 +275,11 @@ fn print_header(view: &ReportView, style: &Style, out: &mut dyn Write) -> anyhow
     let excluded = if r.excluded_threads.is_empty() { String::new() } else { format!(", {} threads excluded", r.excluded_threads.len()) };
     let counted = if r.states == "cpu" {
         format!("{:.3} s of kernel-accounted CPU time in {} thread samples (states cpu: FRQ in µs)", r.seconds, view.counted_samples)
+    } else if r.states == "computing-cpu" {
+        format!(
+            "{:.3} s of kernel-accounted CPU time on {} computing thread samples (states computing-cpu: FRQ in µs)",
+            r.seconds, view.counted_samples
+        )
     } else {
         format!("{} thread samples in state {} (FRQ)", view.counted_samples, r.states)
     };
@@ -512,7 +517,7 @@ fn artifact_filter(args: &ReportArgs) -> FilterSpec {
 }
 
 /// `--states`, else the project's `[tool.threadradar] states` (the directory the report is run
-/// in), else computing. A bad configuration file is not this command's business: `threadradar
+/// in), else auto. A bad configuration file is not this command's business: `threadradar
 /// test` reports it.
 fn counted_states(args: &ReportArgs) -> CountedStates {
     args.states
