@@ -342,11 +342,12 @@ fn the_projects_counted_states_are_the_default_and_the_editor_settings_override_
     let computing = hint_labels(&root, &pool, json!({ "states": "computing" }));
     let all = hint_labels(&root, &pool, json!({ "states": "all" }));
     assert!(!computing.is_empty() && computing != all, "the main thread waits in join: counting it must change the figures\n{computing:?}\n{all:?}");
-    assert_eq!(hint_labels(&root, &pool, json!({})), computing, "without configuration only computing counts");
-    // `auto` on a recorded run (which has the kernel's CPU accounting) counts CPU time.
-    let cpu = hint_labels(&root, &pool, json!({ "states": "cpu" }));
-    assert!(!cpu.is_empty(), "the cpu-weighted hints");
-    assert_eq!(hint_labels(&root, &pool, json!({ "states": "auto" })), cpu, "`auto` is `cpu` for a recorded run");
+    // Without configuration: `auto`, which on a recorded run (it has the kernel's CPU
+    // accounting) is computing samples weighted by CPU time.
+    let weighted = hint_labels(&root, &pool, json!({ "states": "computing-cpu" }));
+    assert!(!weighted.is_empty(), "the cpu-weighted hints");
+    assert_eq!(hint_labels(&root, &pool, json!({})), weighted, "without configuration `auto` counts");
+    assert_eq!(hint_labels(&root, &pool, json!({ "states": "auto" })), weighted, "`auto` is `computing-cpu` for a recorded run");
 
     // `[tool.threadradar] states = "all"` makes every state count by default...
     let pyproject = root.join("pyproject.toml");

@@ -22,7 +22,7 @@ describe("server settings", () => {
       fileLens: true,
       hover: true,
       classes: true,
-      states: "computing",
+      states: "auto",
       minCrt: 0.1,
       glyphTheme: "light",
       hoverImage: "auto",
@@ -62,7 +62,7 @@ describe("server settings", () => {
 
   test("wrong types and out-of-range values fall back to the defaults", () => {
     const s = serverSettings(reader({ inlayHints: "no", states: "fast", minCrt: -1, pollMs: 5, glyphTheme: "blue", hover: 0, panels: false, notifyChanges: false }), 1);
-    expect(s).toMatchObject({ inlayHints: true, states: "computing", minCrt: 0.1, pollMs: 1000, glyphTheme: "light", hover: true, panels: true, notifyChanges: true });
+    expect(s).toMatchObject({ inlayHints: true, states: "auto", minCrt: 0.1, pollMs: 1000, glyphTheme: "light", hover: true, panels: true, notifyChanges: true });
   });
 
   test("extension-only settings are not sent to the server", () => {
