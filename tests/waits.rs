@@ -225,7 +225,15 @@ fn bug2_consumers_wake_consumers_only_in_the_buggy_version() {
             "{variant}: more consumers woken by consumers than the program notified: {by_consumers} > {} + {slack}: {truth}",
             logged_by("consumer")
         );
-        assert!(by_producers <= logged_by("producer"), "{variant}: more consumers woken by producers than the program notified: {by_producers} > {truth}");
+        // The same allowance on the producers' side: with ThreadRadar's own 3.11 reader the
+        // sampler attributes 99–100 % of the fixed version's notifications (py-spy's reader:
+        // 94–96 %), so the same few misattributed hand-offs can now push it past the log
+        // (1649 against 1645 logged, 1838 against 1816 in two of eight runs).
+        assert!(
+            by_producers <= logged_by("producer") + slack,
+            "{variant}: more consumers woken by producers than the program notified: {by_producers} > {} + {slack}: {truth}",
+            logged_by("producer")
+        );
         assert!(by_producers > 0, "{variant}: consumers are woken by producers: {truth}");
         // The same attribution error counted wake-ups as futile that were not (fixed: 577 against
         // 338 logged in a CI run before read times); allowed 1.5×.

@@ -28,7 +28,10 @@ class Waiter(threading.Thread):
         self.inner()
 
     def inner(self):
-        self.gate.wait()
+        marker = "waiting"
+        lock = threading.Lock()
+        with lock:
+            self.gate.wait()
 
 def sleeper():
     time.sleep(600)
@@ -198,6 +201,20 @@ fn compare(minor: u32) {
                     .is_some_and(|r| r.starts_with("<Waiter at 0x")),
                 "self of Waiter.run: {this:?}"
             );
+            // Locals too (the waits reader names a C-level `with lock:` by its local), as py-spy
+            // reads them.
+            let inner = with_args.iter().flat_map(|t| &t.frames).find(|f| f.name == "Waiter.inner").expect("Waiter.inner with locals");
+            let ours_locals: Vec<(String, bool, Option<String>)> =
+                inner.locals.iter().flatten().map(|l| (l.name.clone(), l.arg, l.repr.as_ref().map(|r| r.split(" at ").next().unwrap_or("").to_string()))).collect();
+            assert!(ours_locals.iter().any(|(n, arg, r)| n == "lock" && !arg && r.as_deref() == Some("<_thread.lock")), "{ours_locals:?}");
+            assert!(ours_locals.iter().any(|(n, arg, r)| n == "marker" && !arg && r.as_deref() == Some("<str")), "{ours_locals:?}");
+            spy.config.dump_locals = 1;
+            let theirs = spy.get_stack_traces().unwrap();
+            spy.config.dump_locals = 0;
+            let theirs_inner = theirs.iter().flat_map(|t| &t.frames).find(|f| f.name == "Waiter.inner").expect("py-spy's Waiter.inner");
+            let ours_names: Vec<(String, bool)> = ours_locals.iter().map(|(n, a, _)| (n.clone(), *a)).collect();
+            let theirs_names: Vec<(String, bool)> = theirs_inner.locals.iter().flatten().map(|l| (l.name.clone(), l.arg)).collect();
+            assert_eq!(ours_names, theirs_names, "Waiter.inner's locals (name, is an argument)");
             eprintln!(
                 "CPython 3.{minor}: both readers agree on {} threads, {} frames",
                 a.len(),

@@ -64,6 +64,8 @@ pub struct Interpreter {
     /// reused by another code object.
     codes: HashMap<usize, ([u8; 32], Code)>,
     names: HashMap<u64, Option<String>>,
+    /// `co_localsplusnames` tuples, read once each (tuples are immutable; the address is the key).
+    local_names: HashMap<usize, Vec<Option<String>>>,
     /// Each thread's last stack, by (thread state address, thread id), with the top frame's
     /// identity when it was read: see [`Interpreter::frames`].
     stacks: HashMap<(usize, u64), (TopFrame, Vec<Frame>)>,
@@ -126,7 +128,7 @@ impl Interpreter {
             Err(LayoutError::Implausible(h, why)) => return Err(unsupported(&h.version(), &format!(": its layout table is not readable ({why})"))),
         };
         let mem = mem.with_layout(o);
-        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new(), stacks: HashMap::new() };
+        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new(), local_names: HashMap::new(), stacks: HashMap::new() };
         if built_in && !interp.fits() {
             // A build the built-in layout does not describe (a debug build): py-spy's bindings.
             tracing::info!(pid, version = interp.version(), "the built-in layout does not fit this interpreter; reading it with py-spy");
@@ -409,16 +411,37 @@ impl Interpreter {
         Some(code)
     }
 
-    /// A frame's positional arguments, each as `<Type at 0x…>`.
-    fn arguments(&self, code: &Code, frame: usize) -> Vec<LocalVariable> {
+    /// A frame's local variables, arguments first (flagged), each bound one as `<Type at 0x…>`:
+    /// the waits reader looks up `self` of a synchronisation method, and for a thread blocked in
+    /// C right in the program's code (`with lock:`) the local the line names. Names come from
+    /// `co_localsplusnames`, cached per code object; the values are read in one call. (A cell
+    /// variable's value is its cell.)
+    fn arguments(&mut self, code: &Code, frame: usize) -> Vec<LocalVariable> {
+        const MAX_LOCALS: usize = 256;
+        let names = match self.local_names.get(&code.localsplusnames) {
+            Some(n) => n.clone(),
+            None => {
+                let items = self.mem.tuple_items(code.localsplusnames).unwrap_or_default();
+                let n: Vec<Option<String>> = items.iter().take(MAX_LOCALS).map(|&name| self.mem.string(name).ok()).collect();
+                self.local_names.insert(code.localsplusnames, n.clone());
+                n
+            }
+        };
+        if names.is_empty() {
+            return Vec::new();
+        }
         let o = self.o();
-        let names = self.mem.tuple_items(code.localsplusnames).unwrap_or_default();
+        let Ok(raw) = self.mem.bytes(frame + o.frame_localsplus as usize, names.len() * 8) else { return Vec::new() };
         let mut out = Vec::new();
-        for (i, &name) in names.iter().enumerate().take(code.argcount) {
-            let Ok(name) = self.mem.string(name) else { continue };
-            let Ok(value) = self.mem.ptr(frame + o.frame_localsplus as usize + 8 * i) else { continue };
+        for (i, name) in names.into_iter().enumerate() {
+            let Some(name) = name else { continue };
+            let value = usize::from_ne_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap());
+            let arg = i < code.argcount;
+            if value == 0 && !arg {
+                continue;
+            }
             let repr = (value != 0).then(|| self.mem.type_name(value).ok()).flatten().map(|t| format!("<{t} at 0x{value:x}>"));
-            out.push(LocalVariable { name, addr: value, arg: true, repr });
+            out.push(LocalVariable { name, addr: value, arg, repr });
         }
         out
     }
