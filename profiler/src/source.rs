@@ -8,14 +8,14 @@ use crate::run::FileKind;
 use sha2::{Digest, Sha256};
 
 /// What a definition is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DefKind {
     Function,
     Class,
 }
 
 /// A `def` or `class` found in a file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Def {
     pub kind: DefKind,
     /// Qualified name as CPython's `__qualname__` spells it: `C.m`, `f.<locals>.g`.
@@ -31,7 +31,7 @@ pub struct Def {
 }
 
 /// The definitions of one file, in source order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SourceIndex {
     pub defs: Vec<Def>,
 }
@@ -375,20 +375,100 @@ pub struct FileInfo {
 }
 
 impl FileInfo {
-    /// Reads, fingerprints and indexes the file at `path`.
+    /// Reads, fingerprints and indexes the file at `path`, through the source cache
+    /// ([`source_cache_dir`]).
     pub fn load(path: &str) -> FileInfo {
+        FileInfo::load_cached(path, source_cache_dir().as_deref())
+    }
+
+    /// Like [`FileInfo::load`], with the fingerprint and index of a file that has not changed
+    /// since (same size, modification time and inode) taken from `cache` when it holds them, and
+    /// stored there when not. Parsing is most of a short recording's cost: a program that starts
+    /// up imports a megabyte of the standard library, and every file a sample passes through is
+    /// parsed with tree-sitter. The standard library does not change between runs.
+    pub fn load_cached(path: &str, cache: Option<&std::path::Path>) -> FileInfo {
         let kind = file_kind(path);
         if path.starts_with('<') {
             return FileInfo { kind, sha256: None, index: None };
+        }
+        let stamp = std::fs::metadata(path).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.len(), m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128, m.ino())
+        });
+        let entry = match (cache, stamp) {
+            (Some(dir), Some(_)) => Some(dir.join(format!("{}.json", &sha256_hex(path.as_bytes())[..32]))),
+            _ => None,
+        };
+        if let (Some(file), Some((size, mtime_ns, ino))) = (&entry, stamp) {
+            if let Ok(text) = std::fs::read(file) {
+                if let Ok(c) = serde_json::from_slice::<CachedSource>(&text) {
+                    if c.version == CACHE_VERSION && c.path == path && c.size == size && c.mtime_ns == mtime_ns && c.ino == ino {
+                        return FileInfo { kind, sha256: Some(c.sha256), index: Some(SourceIndex { defs: c.defs }) };
+                    }
+                }
+            }
         }
         match std::fs::read(path) {
             Ok(bytes) => {
                 let sha = sha256_hex(&bytes);
                 let text = String::from_utf8_lossy(&bytes);
-                FileInfo { kind, sha256: Some(sha), index: Some(SourceIndex::parse(&text)) }
+                let index = SourceIndex::parse(&text);
+                if let (Some(file), Some((size, mtime_ns, ino))) = (&entry, stamp) {
+                    // Only a file that did not change while it was read is worth keeping.
+                    if bytes.len() as u64 == size {
+                        let c = CachedSource { version: CACHE_VERSION, path: path.to_string(), size, mtime_ns, ino, sha256: sha.clone(), defs: index.defs.clone() };
+                        store(file, &c);
+                    }
+                }
+                FileInfo { kind, sha256: Some(sha), index: Some(index) }
             }
             Err(_) => FileInfo { kind, sha256: None, index: None },
         }
+    }
+}
+
+/// Bumped when [`SourceIndex`] or how it is computed changes: older entries are parsed again.
+const CACHE_VERSION: u32 = 1;
+
+/// One file's entry in the source cache.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CachedSource {
+    version: u32,
+    path: String,
+    size: u64,
+    mtime_ns: i128,
+    ino: u64,
+    sha256: String,
+    defs: Vec<Def>,
+}
+
+/// Writes an entry atomically (a temporary file renamed over it), so concurrent recordings never
+/// read half an entry; a cache that cannot be written is skipped silently.
+fn store(file: &std::path::Path, c: &CachedSource) {
+    let Some(dir) = file.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let Ok(text) = serde_json::to_vec(c) else { return };
+    let tmp = dir.join(format!(".{}.{}.tmp", file.file_name().and_then(|n| n.to_str()).unwrap_or("entry"), std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, file).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// Where source fingerprints and indexes are cached between recordings:
+/// `$THREADRADAR_SOURCE_CACHE` (`off` turns the cache off), else
+/// `$XDG_CACHE_HOME/threadradar/sources`, else `~/.cache/threadradar/sources`.
+pub fn source_cache_dir() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    match std::env::var_os("THREADRADAR_SOURCE_CACHE") {
+        Some(v) if v == "off" || v.is_empty() => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".cache")))
+            .map(|d| d.join("threadradar").join("sources")),
     }
 }
 
@@ -556,5 +636,31 @@ main()
         assert_eq!(at(11), (Some("Outer.Inner.go"), Some("Outer.Inner")));
         assert_eq!(at(13), (None, Some("Outer")));
         assert_eq!(at(15), (Some("one"), None));
+    }
+
+    #[test]
+    fn the_source_cache_serves_an_unchanged_file_and_notices_an_edit() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let src = dir.path().join("m.py");
+        std::fs::write(&src, "class A:\n    def f(self):\n        pass\n").unwrap();
+        let path = src.to_str().unwrap();
+        let first = FileInfo::load_cached(path, Some(&cache));
+        assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1, "one entry stored");
+        // Served from the cache: make the entry distinguishable, then load again.
+        let entry = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap().path();
+        let text = std::fs::read_to_string(&entry).unwrap().replace("A.f", "A.cached");
+        std::fs::write(&entry, text).unwrap();
+        let second = FileInfo::load_cached(path, Some(&cache));
+        assert_eq!(second.sha256, first.sha256);
+        assert_eq!(second.index.as_ref().unwrap().defs[1].qualname, "A.cached", "the entry was used");
+        // An edit (new size and time) is parsed again, and its fingerprint changes.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&src, "class A:\n    def g(self):\n        return 1\n").unwrap();
+        let third = FileInfo::load_cached(path, Some(&cache));
+        assert_ne!(third.sha256, first.sha256);
+        assert_eq!(third.index.as_ref().unwrap().defs[1].qualname, "A.g");
+        // Without a cache nothing is stored and the file is parsed.
+        assert_eq!(FileInfo::load_cached(path, None).index, third.index);
     }
 }
