@@ -34,6 +34,12 @@ impl StackSource {
             return Ok(StackSource::DebugOffsets(i));
         }
         let spy = PythonSpy::new(pid as py_spy::Pid, &spy_config())?;
+        // A shared-library build (pyenv's, Debian's) maps libpython after the executable: a
+        // program launched under the recorder is often looked at before it is there, finds no
+        // `_PyRuntime`, and py-spy then waits for it. Look again now that it is mapped.
+        if let Ok(Found::Interpreter(i)) = Interpreter::find(pid) {
+            return Ok(StackSource::DebugOffsets(i));
+        }
         let gil = GilProbe::new(spy.addresses.threadstate_address, spy.version.major, spy.version.minor);
         Ok(StackSource::PySpy { spy, gil })
     }
