@@ -154,12 +154,7 @@ impl Metrics {
                     }
                     let ns = ts.cpu_ns + std::mem::take(&mut pending[th]);
                     any_cpu |= ns > 0;
-                    let stack = ts.stack.unwrap_or(NONE);
-                    let key = (ts.thread as u64) << 32 | stack as u64;
-                    let i = *index.entry(key).or_insert_with(|| {
-                        entries.push(Entry { thread: ts.thread, stack, count: 0, ns: 0, samples: 0 });
-                        (entries.len() - 1) as u32
-                    });
+                    let i = entry_index(&mut index, &mut entries, ts.thread, ts.stack.unwrap_or(NONE));
                     let e = &mut entries[i as usize];
                     e.count += ns / 1_000;
                     e.samples += 1;
@@ -172,12 +167,7 @@ impl Metrics {
                     continue;
                 }
                 any_cpu |= ts.cpu_ns > 0;
-                let stack = ts.stack.unwrap_or(NONE);
-                let key = (ts.thread as u64) << 32 | stack as u64;
-                let i = *index.entry(key).or_insert_with(|| {
-                    entries.push(Entry { thread: ts.thread, stack, count: 0, ns: 0, samples: 0 });
-                    (entries.len() - 1) as u32
-                });
+                let i = entry_index(&mut index, &mut entries, ts.thread, ts.stack.unwrap_or(NONE));
                 let e = &mut entries[i as usize];
                 e.count += weight;
                 e.samples += (weight > 0) as u64;
@@ -380,6 +370,15 @@ pub(crate) fn ratio(num: u64, den: u64) -> f64 {
 
 /// The achieved sampling period: the recorder may fall behind its requested interval, and samples
 /// × requested interval would then undercount.
+/// The index of the (thread, stack) pair's entry, added when it is new.
+fn entry_index(index: &mut FxMap<u64, u32>, entries: &mut Vec<Entry>, thread: ThreadId, stack: StackId) -> u32 {
+    let key = (thread as u64) << 32 | stack as u64;
+    *index.entry(key).or_insert_with(|| {
+        entries.push(Entry { thread, stack, count: 0, ns: 0, samples: 0 });
+        (entries.len() - 1) as u32
+    })
+}
+
 fn sampling_period_ns(run: &Run) -> f64 {
     let m = &run.meta;
     if m.achieved_rate_hz.is_finite() && m.achieved_rate_hz > 0.0 {
