@@ -72,15 +72,23 @@ pub struct Interpreter {
 }
 
 /// What identifies a thread's innermost frame: its address, its code object, its instruction
-/// pointer and its caller's frame. When all four are what they were at the previous tick, the
-/// thread has not moved (an idle thread waiting in the same call), and its previous stack is
-/// reused instead of walked again.
+/// pointer, its caller's frame, and that caller's code object and instruction pointer. When all
+/// are what they were at the previous tick, the thread has not moved (an idle thread waiting in
+/// the same call), and its previous stack is reused instead of walked again.
+///
+/// The caller's code and position are read for the check (one more small read per thread):
+/// without them, a thread that left a method and waits again in the same function from another
+/// method whose frame happens to sit at the same address kept the previous method on its stack,
+/// and was counted among that method's threads (a worker of Bug 1 "ran" the constructor it had
+/// left: 7 threads where the program logged 6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct TopFrame {
     frame: usize,
     executable: usize,
     instr: usize,
     previous: usize,
+    /// The caller's code object and instruction pointer ((0, 0) without a caller).
+    caller: (usize, usize),
 }
 
 /// The outcome of looking for the debug offsets in a process.
@@ -333,15 +341,28 @@ impl Interpreter {
             let field = |off: u64| usize::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
             let previous = field(o.frame_previous);
             if visited.len() == 1 {
-                let t = TopFrame { frame, executable: field(o.frame_executable), instr: field(o.frame_instr_ptr), previous };
+                let t = TopFrame { frame, executable: field(o.frame_executable), instr: field(o.frame_instr_ptr), previous, caller: (0, 0) };
                 if !locals {
                     if let Some((was, stack)) = self.stacks.get(&thread) {
-                        if *was == t {
-                            return stack.clone();
+                        if (was.frame, was.executable, was.instr, was.previous) == (t.frame, t.executable, t.instr, t.previous) {
+                            let caller = match previous {
+                                0 => Some((0, 0)),
+                                p => self.mem.bytes(p, o.frame_localsplus as usize).ok().map(|h| {
+                                    let w = |off: u64| usize::from_ne_bytes(h[off as usize..off as usize + 8].try_into().unwrap());
+                                    (w(o.frame_executable), w(o.frame_instr_ptr))
+                                }),
+                            };
+                            if caller == Some(was.caller) {
+                                return stack.clone();
+                            }
                         }
                     }
                 }
                 top = Some(t);
+            } else if visited.len() == 2 {
+                if let Some(t) = top.as_mut() {
+                    t.caller = (field(o.frame_executable), field(o.frame_instr_ptr));
+                }
             }
             let owner = head[o.frame_owner as usize];
             let executable = field(o.frame_executable);
