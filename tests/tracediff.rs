@@ -156,18 +156,24 @@ fn bug1_the_words_name_the_fix_constructor_threads_to_one_significant() {
     assert!(share > 0.0 && share <= 1.0, "{share}");
 }
 
-/// Bug 2's fix in words: the consumers' futile wake-ups on the storage are gone (issue #16's wait
+/// Bug 2's fix in words: the consumers' futile wake-ups on the storage fall (issue #16's wait
 /// analysis: a woken consumer that waits again on the same object without leaving its wait loop).
-/// Checked against the program's own count: buggy ≈ 8.5 wake-ups per unit with ten consumers
-/// (≈ 7.5 of them futile: one notify_all wakes all, one unit is there), fixed 1.0.
+/// Checked against the program's own count (`truth: {"futile_wakeups": N}`): with ten consumers
+/// the buggy version logs ≈ 8 futile wake-ups per unit (one notify_all wakes all, one unit is
+/// there), the fixed one ≈ 0.35 — a third of its wake-ups: a consumer notified by `put` often
+/// finds the unit already taken by a consumer that came back from its work first.
 ///
-/// Met since each thread's read time is in the sample (issue #16): a kernel wake-up is placed
-/// against when the sampler read that thread, not the tick's start, so a wake-up between the two
-/// is no longer taken for the end of the previous sleep. Before, five recordings gave a fall of
-/// 1.6–3.1× per unit (e.g. 2.23 → 1.00); now 3.69 → 0.16 (23×) and, in the recorder's bench
-/// (`bench/waits_attribution.sh`), 12.9–82×, where the program logs 9.4 → 1.0 wake-ups per unit.
-/// A sampled count still counts several wake-ups between the same two samples once, so it stays
-/// below the program's own fall; the bound is 4×.
+/// The two sides are measured differently well, so the measured fall is not the program's
+/// (≈ 23×):
+/// - buggy: several futile wake-ups between the same two samples count once, so the count is
+///   capped near one per consumer and sampling period (2 500 of the 10 900 logged at 333 Hz);
+/// - fixed: few enough to be counted one by one, 0.9–1.6× the log. Over the log: a consumer that
+///   took a unit and came back to the loop between two samples while every sleep in between was
+///   ended by another thread — `time.sleep`'s deadline is absolute and can pass while the thread
+///   waits for its GIL switch, and then no timer wakes it (docs/waits.md).
+///
+/// Asserted: each side against its log within those limits, and a fall of at least 2× (measured
+/// 3.8–4.8×; before the own 3.11 reader, with py-spy's walker, 3.7–23×, its fixed side below the log).
 #[test]
 fn bug2_the_words_name_the_futile_wake_ups_gone_as_the_program_logs() {
     let r = runs();
@@ -180,6 +186,12 @@ fn bug2_the_words_name_the_futile_wake_ups_gone_as_the_program_logs() {
     };
     let ((truth_b, rate_b), (truth_f, rate_f)) = (logged(&r.bug2_buggy.1), logged(&r.bug2_fixed_set.1));
     assert!(truth_b > 2.0 * truth_f, "the sample itself: {truth_b} vs {truth_f} wake-ups per unit");
+    // The program's own count of futile wake-ups (a woken consumer that found the storage empty).
+    let logged_futile = |log: &str| -> f64 {
+        let l = log.lines().find_map(|l| l.strip_prefix("truth: ")).unwrap_or_else(|| panic!("no truth line in {log:?}"));
+        serde_json::from_str::<Value>(l).unwrap()["futile_wakeups"].as_f64().unwrap()
+    };
+    let (lb, lf) = (logged_futile(&r.bug2_buggy.1), logged_futile(&r.bug2_fixed_set.1));
     let v = compare(&r.bug2_buggy.0, &r.bug2_fixed_set.0);
     let ch = changes(&v);
     // `Storage.take: threading.Condition self._monitor: N futile wake-ups → M` (the statement's
@@ -195,10 +207,7 @@ fn bug2_the_words_name_the_futile_wake_ups_gone_as_the_program_logs() {
     assert!(!futile.is_empty(), "no futile wake-up statement on the storage: {ch:#?}");
     // Summed over the storage's objects, so that a renamed condition does not pass for a fix.
     let (before, after) = futile.iter().fold((0, 0), |(x, y), f| (x + f.0, y + f.1));
-    assert!(before > 0 && after < before, "the program logs {truth_b} → {truth_f} wake-ups per unit; the words say {futile:?}");
-    // Against the program: futile wake-ups per unit (same duration: per unit ∝ count / rate), from
-    // the waits view of each run, fall at least 4× (the program: ≥ 7.5 → ≤ 1; a sampled count
-    // may miss up to half of either side).
+    assert!(before > 0 && after < before, "the program logs {lb} → {lf} futile wake-ups; the words say {futile:?}");
     let storage_futile = |run: &Path| -> u64 {
         let w = json(r.dir.as_path(), &["waits", run.to_str().unwrap(), "--json"]);
         w["objects"]
@@ -211,12 +220,16 @@ fn bug2_the_words_name_the_futile_wake_ups_gone_as_the_program_logs() {
     };
     let set: Value = serde_json::from_str(&std::fs::read_to_string(&r.bug2_fixed_set.0).unwrap()).unwrap();
     let fixed_run = r.dir.join(set["runs"][0].as_str().unwrap());
-    let (fb, ff) = (storage_futile(&r.bug2_buggy.0) as f64 / rate_b, storage_futile(&fixed_run) as f64 / rate_f);
-    eprintln!("bug2: futile wake-ups on the storage per unit/s {fb:.2} → {ff:.2}; the program: {truth_b} → {truth_f} wake-ups per unit");
-    assert!(fb > 4.0 * ff, "futile wake-ups per unit (× duration): {fb:.2} → {ff:.2}; the program logged {truth_b} → {truth_f} wake-ups per unit");
-    // Not more futile wake-ups than the program woke threads at all (1.5 s, with slack for the
-    // program's start and end, at the producers' logged rate).
-    assert!((before as f64) <= truth_b * rate_b * 3.0, "{before} futile wake-ups stated, the program logged about {:.0} wake-ups", truth_b * rate_b * 1.5);
+    let (mb, mf) = (storage_futile(&r.bug2_buggy.0) as f64, storage_futile(&fixed_run) as f64);
+    // Per unit (same duration: per unit ∝ count / rate).
+    let (fb, ff) = (mb / rate_b, mf / rate_f);
+    eprintln!("bug2: futile wake-ups on the storage {mb} → {mf} (the program logged {lb} → {lf}); per unit/s {fb:.2} → {ff:.2}");
+    // Each side against the program: never more than it had (the fixed side's over-count, above,
+    // allowed up to 2×), and the fixed side, counted one by one, not less than half of it.
+    assert!(mb <= lb * 1.1 + 5.0, "buggy: {mb} futile wake-ups stated, the program logged {lb}");
+    assert!(mf <= lf * 2.0 + 5.0, "fixed: {mf} futile wake-ups stated, the program logged {lf}");
+    assert!(mf >= lf * 0.5 - 5.0, "fixed: {mf} futile wake-ups stated, the program logged {lf}");
+    assert!(fb > 2.0 * ff, "futile wake-ups per unit (× duration): {fb:.2} → {ff:.2}; the program logged {lb} → {lf} ({truth_b} → {truth_f} wake-ups per unit)");
     // A set of one run: no spread, said, and nothing marked.
     assert!(ch.iter().all(|c| c.2.is_null()), "{ch:#?}");
     let notes: Vec<&str> = v["trace"]["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
