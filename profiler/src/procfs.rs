@@ -203,6 +203,22 @@ pub fn maps_python(pid: u32) -> bool {
         .unwrap_or(true)
 }
 
+/// Whether the process runs a python executable built against a shared libpython that is not
+/// mapped yet: a program just launched, whose dynamic loader has not loaded libpython (pyenv's
+/// and Debian's builds). Looking for the interpreter now would find nothing; in a moment it is
+/// there. The executable of such a build is a small launcher naming `libpython` (a statically
+/// linked python holds the interpreter itself and is never pending).
+pub fn libpython_pending(pid: u32) -> bool {
+    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return false };
+    if maps.lines().any(|l| l.rsplit('/').next().is_some_and(|name| name.starts_with("libpython"))) {
+        return false;
+    }
+    let exe = format!("/proc/{pid}/exe");
+    let small = std::fs::metadata(&exe).is_ok_and(|m| m.len() < 1 << 20);
+    let python = std::fs::read_link(&exe).ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().starts_with("python"))).unwrap_or(false);
+    python && small && std::fs::read(&exe).is_ok_and(|b| b.windows(9).any(|w| w == b"libpython"))
+}
+
 /// The name of an x86-64 / aarch64 system call number, for the ones a Python thread blocks in.
 pub fn syscall_name(nr: i64) -> &'static str {
     #[cfg(target_arch = "x86_64")]

@@ -33,6 +33,12 @@ impl StackSource {
         if let Found::Interpreter(i) = Interpreter::find(pid)? {
             return Ok(StackSource::DebugOffsets(i));
         }
+        // Launched moments ago and libpython not loaded yet: the caller tries again shortly.
+        // (py-spy would wait for it and parse libpython's symbols, which the reader above then
+        // parses again: a tenth of the recorder's CPU on a launched one-second program.)
+        if crate::procfs::libpython_pending(pid) {
+            anyhow::bail!("the interpreter is not initialised yet (libpython is not loaded)");
+        }
         let spy = PythonSpy::new(pid as py_spy::Pid, &spy_config())?;
         // A shared-library build (pyenv's, Debian's) maps libpython after the executable: a
         // program launched under the recorder is often looked at before it is there, finds no

@@ -64,6 +64,9 @@ pub struct Interpreter {
     /// reused by another code object.
     codes: HashMap<usize, ([u8; 32], Code)>,
     names: HashMap<u64, Option<String>>,
+    /// `threading._active` once found, with its type's address: the module never rebinds it, so
+    /// later name reads skip the search through `sys.modules` while the object is still a dict.
+    active: Option<(usize, usize)>,
     /// `co_localsplusnames` tuples, read once each (tuples are immutable; the address is the key).
     local_names: HashMap<usize, Vec<Option<String>>>,
     /// Each thread's last stack, by (thread state address, thread id), with the top frame's
@@ -136,7 +139,7 @@ impl Interpreter {
             Err(LayoutError::Implausible(h, why)) => return Err(unsupported(&h.version(), &format!(": its layout table is not readable ({why})"))),
         };
         let mem = mem.with_layout(o);
-        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new(), local_names: HashMap::new(), stacks: HashMap::new() };
+        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new(), active: None, local_names: HashMap::new(), stacks: HashMap::new() };
         if built_in && !interp.fits() {
             // A build the built-in layout does not describe (a debug build): py-spy's bindings.
             tracing::info!(pid, version = interp.version(), "the built-in layout does not fit this interpreter; reading it with py-spy");
@@ -483,11 +486,21 @@ impl Interpreter {
         self.names.entry(thread_id).or_insert(name).clone()
     }
 
-    fn read_thread_names(&self, interp: usize) -> Result<HashMap<u64, String>> {
-        let modules = self.mem.ptr(interp + self.o().interp_imports_modules as usize)?;
-        let Some(threading) = self.mem.dict_get(modules, "threading")? else { return Ok(HashMap::new()) };
-        let globals = self.mem.module_dict(threading)?;
-        let Some(active) = self.mem.dict_get(globals, "_active")? else { return Ok(HashMap::new()) };
+    fn read_thread_names(&mut self, interp: usize) -> Result<HashMap<u64, String>> {
+        let type_at = self.mem.layout().object_type as usize;
+        let cached = self.active.filter(|&(dict, ty)| self.mem.ptr(dict + type_at).is_ok_and(|t| t == ty)).map(|(dict, _)| dict);
+        let active = match cached {
+            Some(dict) => dict,
+            None => {
+                self.active = None;
+                let modules = self.mem.ptr(interp + self.o().interp_imports_modules as usize)?;
+                let Some(threading) = self.mem.dict_get(modules, "threading")? else { return Ok(HashMap::new()) };
+                let globals = self.mem.module_dict(threading)?;
+                let Some(active) = self.mem.dict_get(globals, "_active")? else { return Ok(HashMap::new()) };
+                self.active = Some((active, self.mem.ptr(active + type_at)?));
+                active
+            }
+        };
         let mut out = HashMap::new();
         for (key, thread) in self.mem.dict_items(active)? {
             let Ok(id) = self.mem.long(key) else { continue };

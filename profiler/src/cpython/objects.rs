@@ -214,7 +214,31 @@ impl Memory {
     }
 
     fn find_str(&self, entries: &[(usize, usize)], name: &str) -> Option<usize> {
-        entries.iter().find(|(k, _)| self.string(*k).is_ok_and(|s| s == name)).map(|&(_, v)| v)
+        entries
+            .iter()
+            .find(|(k, _)| self.str_is(*k, name).unwrap_or_else(|| self.string(*k).is_ok_and(|s| s == name)))
+            .map(|&(_, v)| v)
+    }
+
+    /// Whether the `str` at `obj` is `name`, from one read of its header and inline text when it
+    /// is a compact ASCII string (dict keys and identifiers nearly always are); `None` when that
+    /// read cannot tell (another kind of string, or the read failed), and [`Memory::string`] must.
+    /// A lookup in `sys.modules` compares a hundred keys or more: one read each instead of three.
+    fn str_is(&self, obj: usize, name: &str) -> Option<bool> {
+        let o = self.layout();
+        let (state_at, length_at, ascii_size) = (o.unicode_state as usize, o.unicode_length as usize, o.unicode_ascii_size as usize);
+        if ascii_size == 0 || state_at + 4 > ascii_size || length_at + 8 > ascii_size {
+            return None;
+        }
+        let raw = self.bytes(obj, ascii_size + name.len()).ok()?;
+        let state = u32::from_ne_bytes(raw[state_at..state_at + 4].try_into().unwrap());
+        let length = u64::from_ne_bytes(raw[length_at..length_at + 8].try_into().unwrap()) as usize;
+        // state: interned:2, kind:3, compact:1, ascii:1 (as in `string`).
+        let (kind, compact, ascii) = ((state >> 2) & 7, state & (1 << 5) != 0, state & (1 << 6) != 0);
+        if kind != 1 || !compact || !ascii {
+            return None;
+        }
+        Some(length == name.len() && &raw[ascii_size..] == name.as_bytes())
     }
 
     /// `dict[name]` for a string key.
