@@ -62,7 +62,11 @@ pub struct Interpreter {
     code_type: Option<usize>,
     /// Code objects by address, with the fields the entry was read from, to notice an address
     /// reused by another code object.
-    codes: HashMap<usize, ([u8; 32], Code)>,
+    codes: HashMap<usize, ([u8; 32], Code, u64)>,
+    /// Which walk of the process this is ([`Interpreter::stack_traces`] counts them): a code object
+    /// checked in this walk is not read again in it (the threads of a pool share their code, and
+    /// a frame holds its code object, so it cannot be freed and its address reused in between).
+    walk: u64,
     names: HashMap<u64, Option<String>>,
     /// `threading._active` once found, with its type's address: the module never rebinds it, so
     /// later name reads skip the search through `sys.modules` while the object is still a dict.
@@ -92,6 +96,48 @@ struct TopFrame {
     previous: usize,
     /// The caller's code object and instruction pointer ((0, 0) without a caller).
     caller: (usize, usize),
+}
+
+/// Pages of the target's memory read during one thread's stack walk. A thread's frames sit next
+/// to each other in its data stack (`_PyInterpreterFrame`s, 3.11+), so one read of a page serves
+/// the frame and its callers: a walk of a changing stack reads a page or two instead of one read
+/// per frame. A whole page is readable whenever one byte of it is (mappings are page-granular).
+#[derive(Default)]
+struct Pages {
+    pages: Vec<(usize, Box<[u8]>)>,
+}
+
+impl Pages {
+    const SIZE: usize = 4096;
+    const KEPT: usize = 16;
+
+    fn read(&mut self, mem: &Memory, addr: usize, len: usize) -> Result<Vec<u8>> {
+        if addr == 0 || len == 0 || len > Self::SIZE {
+            return mem.bytes(addr, len);
+        }
+        let first = addr & !(Self::SIZE - 1);
+        let last = (addr + len - 1) & !(Self::SIZE - 1);
+        if self.pages.len() + 2 > Self::KEPT {
+            self.pages.clear();
+        }
+        for page in [first, last] {
+            if !self.pages.iter().any(|(p, _)| *p == page) {
+                match mem.bytes(page, Self::SIZE) {
+                    Ok(b) => self.pages.push((page, b.into_boxed_slice())),
+                    Err(_) => return mem.bytes(addr, len),
+                }
+            }
+        }
+        let part = |page: usize| &self.pages.iter().find(|(p, _)| *p == page).unwrap().1;
+        let mut out = Vec::with_capacity(len);
+        if first == last {
+            out.extend_from_slice(&part(first)[addr - first..addr - first + len]);
+        } else {
+            out.extend_from_slice(&part(first)[addr - first..]);
+            out.extend_from_slice(&part(last)[..addr + len - last]);
+        }
+        Ok(out)
+    }
 }
 
 /// The outcome of looking for the debug offsets in a process.
@@ -139,7 +185,7 @@ impl Interpreter {
             Err(LayoutError::Implausible(h, why)) => return Err(unsupported(&h.version(), &format!(": its layout table is not readable ({why})"))),
         };
         let mem = mem.with_layout(o);
-        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), names: HashMap::new(), active: None, local_names: HashMap::new(), stacks: HashMap::new() };
+        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), walk: 0, names: HashMap::new(), active: None, local_names: HashMap::new(), stacks: HashMap::new() };
         if built_in && !interp.fits() {
             // A build the built-in layout does not describe (a debug build): py-spy's bindings.
             tracing::info!(pid, version = interp.version(), "the built-in layout does not fit this interpreter; reading it with py-spy");
@@ -273,6 +319,7 @@ impl Interpreter {
     /// `<Type at 0x…>`), which is how the sampler learns a thread's class.
     pub fn stack_traces(&mut self, locals: bool) -> Result<Vec<StackTrace>> {
         let began = std::time::Instant::now();
+        self.walk += 1;
         let interps = self.interpreters()?;
         let o = self.o().clone();
         let mut out = Vec::new();
@@ -339,8 +386,9 @@ impl Interpreter {
         let mut frames = Vec::new();
         let mut visited = HashSet::new();
         let mut top: Option<TopFrame> = None;
+        let mut pages = Pages::default();
         while frame != 0 && visited.len() < MAX_FRAMES && visited.insert(frame) {
-            let Ok(head) = self.mem.bytes(frame, o.frame_localsplus as usize + 8) else { break };
+            let Ok(head) = pages.read(&self.mem, frame, o.frame_localsplus as usize + 8) else { break };
             let field = |off: u64| usize::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
             let previous = field(o.frame_previous);
             if visited.len() == 1 {
@@ -350,7 +398,7 @@ impl Interpreter {
                         if (was.frame, was.executable, was.instr, was.previous) == (t.frame, t.executable, t.instr, t.previous) {
                             let caller = match previous {
                                 0 => Some((0, 0)),
-                                p => self.mem.bytes(p, o.frame_localsplus as usize).ok().map(|h| {
+                                p => pages.read(&self.mem, p, o.frame_localsplus as usize).ok().map(|h| {
                                     let w = |off: u64| usize::from_ne_bytes(h[off as usize..off as usize + 8].try_into().unwrap());
                                     (w(o.frame_executable), w(o.frame_instr_ptr))
                                 }),
@@ -404,6 +452,11 @@ impl Interpreter {
     /// The code object at `addr`, from the cache when the same object is still there.
     fn code(&mut self, addr: usize) -> Option<Code> {
         let o = self.o().clone();
+        if let Some((_, c, walk)) = self.codes.get(&addr) {
+            if *walk == self.walk {
+                return Some(c.clone());
+            }
+        }
         // The object header and the code fields in one read.
         let head = self.mem.bytes(addr, (o.code_adaptive as usize).max(o.object_type as usize + 8)).ok()?;
         let ptr = |off: u64| usize::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
@@ -418,8 +471,10 @@ impl Interpreter {
         key[8..16].copy_from_slice(&ptr(o.code_qualname).to_ne_bytes());
         key[16..24].copy_from_slice(&ptr(o.code_linetable).to_ne_bytes());
         key[24..28].copy_from_slice(&int(o.code_firstlineno).to_ne_bytes());
-        if let Some((k, c)) = self.codes.get(&addr) {
+        let walk = self.walk;
+        if let Some((k, c, checked)) = self.codes.get_mut(&addr) {
             if *k == key {
+                *checked = walk;
                 return Some(c.clone());
             }
         }
@@ -431,7 +486,7 @@ impl Interpreter {
             argcount: int(o.code_argcount).clamp(0, 256) as usize,
             localsplusnames: ptr(o.code_localsplusnames),
         };
-        self.codes.insert(addr, (key, code.clone()));
+        self.codes.insert(addr, (key, code.clone(), walk));
         Some(code)
     }
 
@@ -511,5 +566,34 @@ impl Interpreter {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads through the page cache give the bytes a direct read gives: inside one page, across
+    /// a page boundary, after the cache filled up, and larger than a page.
+    #[test]
+    fn pages_read_what_memory_holds() {
+        let data: Vec<u8> = (0..5 * Pages::SIZE).map(|i| (i * 7 % 251) as u8).collect();
+        let mem = Memory::new(remoteprocess::Process::new(std::process::id() as remoteprocess::Pid).unwrap());
+        let base = data.as_ptr() as usize;
+        // The first page boundary inside the buffer.
+        let boundary = (base + Pages::SIZE) & !(Pages::SIZE - 1);
+        let mut pages = Pages::default();
+        let cases = [(boundary + 100, 80), (boundary - 40, 80), (boundary - 80, 80), (boundary + 2 * Pages::SIZE - 1, 2), (base, Pages::SIZE + 10)];
+        for _ in 0..2 {
+            for &(addr, len) in &cases {
+                let got = pages.read(&mem, addr, len).unwrap();
+                assert_eq!(got, &data[addr - base..addr - base + len], "{addr:#x}+{len}");
+            }
+        }
+        for i in 0..40 {
+            let addr = base + i * 97;
+            assert_eq!(pages.read(&mem, addr, 64).unwrap(), &data[addr - base..addr - base + 64]);
+        }
+        assert!(pages.pages.len() <= Pages::KEPT);
     }
 }
