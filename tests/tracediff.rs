@@ -14,6 +14,8 @@ struct Runs {
     dir: PathBuf,
     /// Run sets of 3 runs: Bug 1 buggy, Bug 1 fixed, and Bug 1 fixed again.
     bug1_buggy: PathBuf,
+    /// What the buggy runs printed (each run's `constructor ran in N threads`, in run order).
+    bug1_buggy_log: String,
     bug1_fixed: PathBuf,
     bug1_fixed_again: PathBuf,
     /// One run of Bug 1 fixed sampled every 6 ms (the others: 3 ms).
@@ -50,7 +52,7 @@ fn runs() -> &'static Runs {
         std::fs::create_dir_all(&dir).unwrap();
         let b1 = "bug1_worker_manager";
         let b1_args = ["--workers", "6", "--timeout", "1.5"];
-        let bug1_buggy = rec(&dir, "bug1-buggy", &["--repeat", "3"], b1, "buggy", &b1_args).0;
+        let (bug1_buggy, bug1_buggy_log) = rec(&dir, "bug1-buggy", &["--repeat", "3"], b1, "buggy", &b1_args);
         let bug1_fixed = rec(&dir, "bug1-fixed", &["--repeat", "3"], b1, "fixed", &b1_args).0;
         let bug1_fixed_again = rec(&dir, "bug1-fixed-again", &["--repeat", "3"], b1, "fixed", &b1_args).0;
         let bug1_fixed_6ms = rec(&dir, "bug1-fixed-6ms", &["--interval-ms", "6"], b1, "fixed", &b1_args).0;
@@ -71,7 +73,7 @@ fn runs() -> &'static Runs {
             bug3_buggy = rec(&dir, &format!("bug3-buggy-{attempt}"), &[], b3, "buggy", &["--timeout", "8"]);
         }
         let bug3_fixed = rec(&dir, "bug3-fixed", &[], b3, "fixed", &["--timeout", "8"]);
-        Runs { dir, bug1_buggy, bug1_fixed, bug1_fixed_again, bug1_fixed_6ms, bug2_buggy, bug2_fixed_set, bug3_buggy, bug3_fixed }
+        Runs { dir, bug1_buggy, bug1_buggy_log, bug1_fixed, bug1_fixed_again, bug1_fixed_6ms, bug2_buggy, bug2_fixed_set, bug3_buggy, bug3_fixed }
     })
 }
 
@@ -132,6 +134,21 @@ fn bug1_the_words_name_the_fix_constructor_threads_to_one_significant() {
         let path = r.dir.join(run.as_str().unwrap());
         let rep = json(&r.dir, &["report", path.to_str().unwrap(), "--json", "--include", r"^WorkerManager\.__init__$"]);
         assert_eq!(rep["artifacts"][0]["threads"], 1, "{}", path.display());
+    }
+    // And each buggy run against the program's own log: the constructor ran in as many threads as
+    // it printed (a module or class body sampled at a `class`/`def` line once passed for it).
+    let logged: Vec<u64> = r
+        .bug1_buggy_log
+        .lines()
+        .filter_map(|l| l.split("constructor ran in ").nth(1)?.split_whitespace().next()?.parse().ok())
+        .collect();
+    let set: Value = serde_json::from_str(&std::fs::read_to_string(&r.bug1_buggy).unwrap()).unwrap();
+    let runs = set["runs"].as_array().unwrap();
+    assert_eq!(logged.len(), runs.len(), "{}", r.bug1_buggy_log);
+    for (run, n) in runs.iter().zip(&logged) {
+        let path = r.dir.join(run.as_str().unwrap());
+        let rep = json(&r.dir, &["report", path.to_str().unwrap(), "--json", "--include", r"^WorkerManager\.__init__$"]);
+        assert_eq!(rep["artifacts"][0]["threads"], *n, "{}: the program logged {n} constructor threads", path.display());
     }
     assert_eq!(init.2, Value::Bool(true), "10 → 1 over 3 × 3 runs exceeds the spread: {:?}", init);
     // Every change is tested on run sets of 3.

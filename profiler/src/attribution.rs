@@ -19,7 +19,7 @@ pub type ResolvedFunction = (String, Option<String>, u32, u32, u32);
 #[cfg(feature = "source")]
 pub fn resolve_function(index: Option<&crate::source::SourceIndex>, runtime_name: &str, line: u32) -> ResolvedFunction {
     let from_index = |idx: &crate::source::SourceIndex, line: u32| {
-        let r = idx.resolve(line);
+        let r = idx.resolve_named(line, runtime_name);
         let (class, class_line) = match r.class {
             Some((c, l)) => (Some(c), l),
             None => (None, 0),

@@ -145,16 +145,42 @@ impl SourceIndex {
             .map(|(i, _)| i);
         match innermost {
             None => Resolved { qualname: "<module>".into(), line: 0, end_line: 0, class: None },
-            Some(i) => {
-                let d = &self.defs[i];
-                let class = if d.kind == DefKind::Class { Some(i) } else { self.enclosing_class(i) };
-                Resolved {
-                    qualname: d.qualname.clone(),
-                    line: d.line,
-                    end_line: d.end_line,
-                    class: class.map(|c| (self.defs[c].qualname.clone(), self.defs[c].line)),
-                }
-            }
+            Some(i) => self.resolved(i),
+        }
+    }
+
+    /// Like [`resolve`](Self::resolve), for a frame of code the interpreter names `runtime_name`
+    /// (`co_qualname` or `co_name`): the innermost definition containing the line whose name is
+    /// the code's. A line can belong to more than one frame: a class body runs `def __init__` at
+    /// the method's first line, the module runs `class C:` at the class's, and neither frame is
+    /// the definition that starts there (a module frame sampled at `class WorkerManager:` was
+    /// counted as the class, the class body's frame at `def __init__` as the constructor).
+    /// Lambdas and comprehensions (`<lambda>`, `<genexpr>`) belong to the definition around
+    /// them; a name no containing definition has (the file changed since) falls back to the line.
+    pub fn resolve_named(&self, line: u32, runtime_name: &str) -> Resolved {
+        let short = runtime_name.rsplit('.').next().unwrap_or(runtime_name);
+        if short == "<module>" {
+            return Resolved { qualname: "<module>".into(), line: 0, end_line: 0, class: None };
+        }
+        if short.starts_with('<') {
+            return self.resolve(line);
+        }
+        let mut containing: Vec<usize> = (0..self.defs.len()).filter(|&i| self.defs[i].line <= line && line <= self.defs[i].end_line).collect();
+        containing.sort_by_key(|&i| std::cmp::Reverse(self.defs[i].line));
+        match containing.into_iter().find(|&i| self.defs[i].qualname.rsplit('.').next() == Some(short)) {
+            Some(i) => self.resolved(i),
+            None => self.resolve(line),
+        }
+    }
+
+    fn resolved(&self, i: usize) -> Resolved {
+        let d = &self.defs[i];
+        let class = if d.kind == DefKind::Class { Some(i) } else { self.enclosing_class(i) };
+        Resolved {
+            qualname: d.qualname.clone(),
+            line: d.line,
+            end_line: d.end_line,
+            class: class.map(|c| (self.defs[c].qualname.clone(), self.defs[c].line)),
         }
     }
 
@@ -585,6 +611,29 @@ main()
         assert_eq!(idx.resolve(4).qualname, "WorkerManager");
         assert_eq!(idx.resolve(27).class, Some(("main.<locals>.Local".into(), 25)));
         assert_eq!(idx.find("main", 0).map(|d| d.line), Some(23));
+    }
+
+    /// A frame's line alone can name the wrong definition: the class body runs `def __init__` at
+    /// the method's first line, the module runs `class WorkerManager:` at the class's. The code's
+    /// own name decides (bug 1's constructor was counted in the main thread, which only imported
+    /// the class).
+    #[test]
+    fn the_codes_name_decides_between_definitions_on_one_line() {
+        let idx = SourceIndex::parse(SRC);
+        let q = |line, name| idx.resolve_named(line, name).qualname;
+        assert_eq!(q(6, "WorkerManager"), "WorkerManager");
+        assert_eq!(q(6, "WorkerManager.__init__"), "WorkerManager.__init__");
+        assert_eq!(q(3, "<module>"), "<module>");
+        assert_eq!(q(3, "WorkerManager"), "WorkerManager");
+        // py-spy's older readers give `co_name` only.
+        assert_eq!(q(8, "__init__"), "WorkerManager.__init__");
+        assert_eq!(q(9, "helper"), "WorkerManager.__init__.<locals>.helper");
+        assert_eq!(q(19, "Inner"), "WorkerManager.Inner");
+        // Comprehensions and lambdas belong to their definition; an unknown name (the file
+        // changed since) goes by the line.
+        assert_eq!(q(24, "<listcomp>"), "main");
+        assert_eq!(q(19, "renamed"), "WorkerManager.Inner.m");
+        assert_eq!(idx.resolve_named(6, "WorkerManager").class, Some(("WorkerManager".into(), 3)));
     }
 
     #[test]
