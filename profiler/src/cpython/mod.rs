@@ -67,6 +67,9 @@ pub struct Interpreter {
     /// checked in this walk is not read again in it (the threads of a pool share their code, and
     /// a frame holds its code object, so it cannot be freed and its address reused in between).
     walk: u64,
+    /// What the GIL reading of this tick found ([`Interpreter::gil_holder`]): the interpreters and
+    /// the holder's thread state, for the stack walk that follows it microseconds later.
+    tick: Option<(Vec<usize>, usize)>,
     names: HashMap<u64, Option<String>>,
     /// `threading._active` once found, with its type's address: the module never rebinds it, so
     /// later name reads skip the search through `sys.modules` while the object is still a dict.
@@ -185,7 +188,7 @@ impl Interpreter {
             Err(LayoutError::Implausible(h, why)) => return Err(unsupported(&h.version(), &format!(": its layout table is not readable ({why})"))),
         };
         let mem = mem.with_layout(o);
-        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), walk: 0, names: HashMap::new(), active: None, local_names: HashMap::new(), stacks: HashMap::new() };
+        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), walk: 0, tick: None, names: HashMap::new(), active: None, local_names: HashMap::new(), stacks: HashMap::new() };
         if built_in && !interp.fits() {
             // A build the built-in layout does not describe (a debug build): py-spy's bindings.
             tracing::info!(pid, version = interp.version(), "the built-in layout does not fit this interpreter; reading it with py-spy");
@@ -286,18 +289,24 @@ impl Interpreter {
             offsets::GilAt::InterpreterPointer(at) => self.mem.ptr(interp + at as usize)?,
             offsets::GilAt::Runtime => self.runtime,
         };
-        if self.mem.i32(base + o.interp_gil_locked as usize)? == 0 {
+        // `locked` and `last_holder` are neighbours in `_gil_runtime_state`: one read.
+        let (locked, holder) = (o.interp_gil_locked as usize, o.interp_gil_holder as usize);
+        let from = locked.min(holder);
+        let raw = self.mem.bytes(base + from, locked.max(holder) + 8 - from)?;
+        if i32::from_ne_bytes(raw[locked - from..locked - from + 4].try_into().unwrap()) == 0 {
             return Ok(0);
         }
-        self.mem.ptr(base + o.interp_gil_holder as usize)
+        Ok(usize::from_ne_bytes(raw[holder - from..holder - from + 8].try_into().unwrap()))
     }
 
     /// The Python thread id of the GIL holder, read exactly from the interpreter: `Ok(None)` when
     /// nobody holds it (or there is no GIL).
-    pub fn gil_holder(&self) -> Result<Option<u64>> {
+    pub fn gil_holder(&mut self) -> Result<Option<u64>> {
+        self.tick = None;
         let interps = self.interpreters()?;
         // The main interpreter is the last in the list (newest first).
         let ts = self.holder_tstate(interps[interps.len() - 1])?;
+        self.tick = Some((interps, ts));
         if ts == 0 {
             return Ok(None);
         }
@@ -320,12 +329,19 @@ impl Interpreter {
     pub fn stack_traces(&mut self, locals: bool) -> Result<Vec<StackTrace>> {
         let began = std::time::Instant::now();
         self.walk += 1;
-        let interps = self.interpreters()?;
+        let (interps, tick_holder) = match self.tick.take() {
+            Some((interps, holder)) => (interps, Some(holder)),
+            None => (self.interpreters()?, None),
+        };
         let o = self.o().clone();
         let mut out = Vec::new();
         let mut visited = HashSet::new();
         for (k, &interp) in interps.iter().enumerate() {
-            let holder = if k == interps.len() - 1 { self.holder_tstate(interp).unwrap_or(0) } else { 0 };
+            let holder = match (k == interps.len() - 1, tick_holder) {
+                (false, _) => 0,
+                (true, Some(h)) => h,
+                (true, None) => self.holder_tstate(interp).unwrap_or(0),
+            };
             let mut ts = self.mem.ptr(interp + o.interp_threads_head as usize)?;
             let mut seen = 0;
             // The fields of a thread state, read in one system call.
