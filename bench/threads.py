@@ -12,7 +12,7 @@ others wait on a condition, like a server's pool), waits 1 s, and attaches each 
 
 The case `launch@MS` instead launches a short program under each profiler, start-up included:
 `bench/workload.py --seconds 1` (four CPU-bound threads), wrapped so that the program writes its
-own CPU time (`os.times()`) at exit; the profiler's CPU is then the CPU of the profiler and its
+own CPU time (`getrusage`, to the microsecond) at exit; the profiler's CPU is then the CPU of the profiler and its
 children minus the program's own.
 
 It reports, per profiler, its own CPU time (user + system of the process and its children, from
@@ -73,7 +73,14 @@ def pyspy(pid, ms, seconds, out):
 PROFILERS = {"threadradar": threadradar, "py-spy": pyspy}
 
 # Runs a script and writes the process's own user + system CPU seconds at exit.
-SELF_CPU = "import atexit, os, runpy, sys; out = sys.argv.pop(1); atexit.register(lambda: open(out, 'w').write(str(sum(os.times()[:2])))); sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+# The program's own CPU, to the microsecond (getrusage; os.times() counts in 10 ms ticks), written
+# at exit, which then skips the interpreter's finalisation: what remains of the profiler's and its
+# children's CPU is the profiler's alone, for both profilers alike.
+SELF_CPU = (
+    "import atexit, os, resource, runpy, sys; out = sys.argv.pop(1); "
+    "atexit.register(lambda: ((lambda r, f: (f.write(str(r.ru_utime + r.ru_stime)), f.close()))(resource.getrusage(resource.RUSAGE_SELF), open(out, 'w')), os._exit(0))); "
+    "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+)
 
 
 def launch(name, ms, tmp, i):

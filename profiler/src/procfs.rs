@@ -203,20 +203,30 @@ pub fn maps_python(pid: u32) -> bool {
         .unwrap_or(true)
 }
 
+/// Whether two processes run the same executable file (a forked child before its `exec`).
+pub fn same_executable(a: u32, b: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |pid: u32| std::fs::metadata(format!("/proc/{pid}/exe")).ok().map(|m| (m.dev(), m.ino()));
+    matches!((id(a), id(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// Whether the process runs a python executable built against a shared libpython that is not
 /// mapped yet: a program just launched, whose dynamic loader has not loaded libpython (pyenv's
 /// and Debian's builds). Looking for the interpreter now would find nothing; in a moment it is
 /// there. The executable of such a build is a small launcher naming `libpython` (a statically
 /// linked python holds the interpreter itself and is never pending).
 pub fn libpython_pending(pid: u32) -> bool {
-    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return false };
-    if maps.lines().any(|l| l.rsplit('/').next().is_some_and(|name| name.starts_with("libpython"))) {
+    let exe = format!("/proc/{pid}/exe");
+    let python = std::fs::read_link(&exe).ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().starts_with("python"))).unwrap_or(false);
+    let small = std::fs::metadata(&exe).is_ok_and(|m| m.len() < 1 << 20);
+    if !(python && small && std::fs::read(&exe).is_ok_and(|b| b.windows(9).any(|w| w == b"libpython"))) {
         return false;
     }
-    let exe = format!("/proc/{pid}/exe");
-    let small = std::fs::metadata(&exe).is_ok_and(|m| m.len() < 1 << 20);
-    let python = std::fs::read_link(&exe).ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().starts_with("python"))).unwrap_or(false);
-    python && small && std::fs::read(&exe).is_ok_and(|b| b.windows(9).any(|w| w == b"libpython"))
+    // Mid-`exec` the maps may not be readable yet: still pending.
+    match std::fs::read_to_string(format!("/proc/{pid}/maps")) {
+        Ok(maps) => !maps.lines().any(|l| l.rsplit('/').next().is_some_and(|name| name.starts_with("libpython"))),
+        Err(_) => true,
+    }
 }
 
 /// The name of an x86-64 / aarch64 system call number, for the ones a Python thread blocks in.

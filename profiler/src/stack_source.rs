@@ -30,13 +30,22 @@ impl StackSource {
     /// Connects to process `pid`. Errors are py-spy's (or worded like them), for
     /// `error::classify_attach_error`.
     pub fn attach(pid: u32) -> anyhow::Result<StackSource> {
+        // A program launched by this recorder, looked at before its `exec`: still a copy of this
+        // process. Its symbols are ThreadRadar's (a large binary both readers would parse in
+        // vain, a sixth of the recorder's CPU on a launched one-second program); in a moment it
+        // is Python.
+        if crate::procfs::same_executable(pid, std::process::id()) {
+            anyhow::bail!("the interpreter is not initialised yet (the program has not started)");
+        }
         if let Found::Interpreter(i) = Interpreter::find(pid)? {
             return Ok(StackSource::DebugOffsets(i));
         }
         // Launched moments ago and libpython not loaded yet: the caller tries again shortly.
         // (py-spy would wait for it and parse libpython's symbols, which the reader above then
         // parses again: a tenth of the recorder's CPU on a launched one-second program.)
-        if crate::procfs::libpython_pending(pid) {
+        let pending = crate::procfs::libpython_pending(pid);
+        tracing::debug!(pid, pending, "no interpreter found by ThreadRadar's reader; libpython pending: {pending}");
+        if pending {
             anyhow::bail!("the interpreter is not initialised yet (libpython is not loaded)");
         }
         let spy = PythonSpy::new(pid as py_spy::Pid, &spy_config())?;
