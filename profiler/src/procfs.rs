@@ -210,23 +210,36 @@ pub fn same_executable(a: u32, b: u32) -> bool {
     matches!((id(a), id(b)), (Some(x), Some(y)) if x == y)
 }
 
-/// Whether the process runs a python executable built against a shared libpython that is not
-/// mapped yet: a program just launched, whose dynamic loader has not loaded libpython (pyenv's
-/// and Debian's builds). Looking for the interpreter now would find nothing; in a moment it is
-/// there. The executable of such a build is a small launcher naming `libpython` (a statically
-/// linked python holds the interpreter itself and is never pending).
-pub fn libpython_pending(pid: u32) -> bool {
-    let exe = format!("/proc/{pid}/exe");
-    let python = std::fs::read_link(&exe).ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().starts_with("python"))).unwrap_or(false);
-    let small = std::fs::metadata(&exe).is_ok_and(|m| m.len() < 1 << 20);
-    if !(python && small && std::fs::read(&exe).is_ok_and(|b| b.windows(9).any(|w| w == b"libpython"))) {
+/// Whether the process is not ready to be looked for an interpreter in, but will be in a moment:
+/// mid-`exec` (its maps cannot be read, or do not have its executable yet), or running a python
+/// executable built against a shared libpython that the dynamic loader has not mapped yet
+/// (pyenv's and Debian's builds: a small launcher naming `libpython`; a statically linked python
+/// holds the interpreter itself). Looking now would find nothing, and each look parses the
+/// binaries' symbols.
+pub fn exec_pending(pid: u32) -> bool {
+    if !young(pid) {
+        // A process that has run for seconds (attached with --pid) is whatever it is now.
         return false;
     }
-    // Mid-`exec` the maps may not be readable yet: still pending.
-    match std::fs::read_to_string(format!("/proc/{pid}/maps")) {
-        Ok(maps) => !maps.lines().any(|l| l.rsplit('/').next().is_some_and(|name| name.starts_with("libpython"))),
-        Err(_) => true,
+    let exe = format!("/proc/{pid}/exe");
+    let (Ok(meta), Ok(path)) = (std::fs::metadata(&exe), std::fs::read_link(&exe)) else { return false };
+    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return true };
+    let path = path.to_string_lossy();
+    if !maps.lines().any(|l| l.ends_with(path.as_ref())) {
+        return true;
     }
+    let python = path.rsplit('/').next().is_some_and(|n| n.starts_with("python"));
+    let launcher = python && meta.len() < 1 << 20 && std::fs::read(&exe).is_ok_and(|b| b.windows(9).any(|w| w == b"libpython"));
+    launcher && !maps.lines().any(|l| l.rsplit('/').next().is_some_and(|name| name.starts_with("libpython")))
+}
+
+/// Whether the process started less than two seconds ago.
+fn young(pid: u32) -> bool {
+    let Some(start) = std::fs::read(format!("/proc/{pid}/stat")).ok().and_then(|b| parse_stat(&b)).map(|s| s.start_time) else { return false };
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let uptime: Option<f64> = std::fs::read_to_string("/proc/uptime").ok().and_then(|u| u.split_whitespace().next()?.parse().ok());
+    uptime.is_some_and(|up| up - start as f64 / hz < 2.0)
 }
 
 /// The name of an x86-64 / aarch64 system call number, for the ones a Python thread blocks in.
@@ -290,6 +303,21 @@ pub fn syscall_name(nr: i64) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A launched pyenv-style python is pending until libpython is mapped (tests/record.rs
+    /// launches them); a running process with its executable mapped is not, and neither is a
+    /// child that has not exec'd, by this check (`same_executable` tells that one).
+    #[test]
+    fn a_running_process_is_not_pending() {
+        assert!(!exec_pending(std::process::id()));
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!exec_pending(child.id()));
+        assert!(!same_executable(child.id(), std::process::id()));
+        assert!(same_executable(std::process::id(), std::process::id()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
 
     #[test]
     fn stat_with_odd_command_names() {

@@ -37,16 +37,15 @@ impl StackSource {
         if crate::procfs::same_executable(pid, std::process::id()) {
             anyhow::bail!("the interpreter is not initialised yet (the program has not started)");
         }
+        // Mid-exec, or libpython not loaded yet: the caller tries again shortly. (Looking now
+        // finds nothing, and py-spy would then wait for libpython and parse its symbols, which
+        // the reader below parses again: a tenth of the recorder's CPU on a launched one-second
+        // program.)
+        if crate::procfs::exec_pending(pid) {
+            anyhow::bail!("the interpreter is not initialised yet (the program is still starting)");
+        }
         if let Found::Interpreter(i) = Interpreter::find(pid)? {
             return Ok(StackSource::DebugOffsets(i));
-        }
-        // Launched moments ago and libpython not loaded yet: the caller tries again shortly.
-        // (py-spy would wait for it and parse libpython's symbols, which the reader above then
-        // parses again: a tenth of the recorder's CPU on a launched one-second program.)
-        let pending = crate::procfs::libpython_pending(pid);
-        tracing::debug!(pid, pending, "no interpreter found by ThreadRadar's reader; libpython pending: {pending}");
-        if pending {
-            anyhow::bail!("the interpreter is not initialised yet (libpython is not loaded)");
         }
         let spy = PythonSpy::new(pid as py_spy::Pid, &spy_config())?;
         // A shared-library build (pyenv's, Debian's) maps libpython after the executable: a
