@@ -194,13 +194,12 @@ impl Liveness {
 
 /// Whether a python executable or libpython is mapped into the process.
 pub fn maps_python(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/maps"))
-        .map(|m| {
-            m.lines().any(|l| {
-                l.rsplit('/').next().is_some_and(|name| name.starts_with("python") || name.starts_with("libpython"))
-            })
-        })
-        .unwrap_or(true)
+    std::fs::read_to_string(format!("/proc/{pid}/maps")).map(|m| maps_file(&m, "python") || maps_file(&m, "libpython")).unwrap_or(true)
+}
+
+/// Whether a `/proc/<pid>/maps` text maps a file whose name starts with `prefix`.
+fn maps_file(maps: &str, prefix: &str) -> bool {
+    maps.lines().any(|l| l.rsplit('/').next().is_some_and(|name| name.starts_with(prefix)))
 }
 
 /// Whether two processes run the same executable file (a forked child before its `exec`).
@@ -230,7 +229,7 @@ pub fn exec_pending(pid: u32) -> bool {
     }
     let python = path.rsplit('/').next().is_some_and(|n| n.starts_with("python"));
     let launcher = python && meta.len() < 1 << 20 && std::fs::read(&exe).is_ok_and(|b| b.windows(9).any(|w| w == b"libpython"));
-    launcher && !maps.lines().any(|l| l.rsplit('/').next().is_some_and(|name| name.starts_with("libpython")))
+    launcher && !maps_file(&maps, "libpython")
 }
 
 /// Whether the process started less than two seconds ago.

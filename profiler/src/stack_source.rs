@@ -49,10 +49,14 @@ impl StackSource {
         }
         let spy = PythonSpy::new(pid as py_spy::Pid, &spy_config())?;
         // A shared-library build (pyenv's, Debian's) maps libpython after the executable: a
-        // program launched under the recorder is often looked at before it is there, finds no
-        // `_PyRuntime`, and py-spy then waits for it. Look again now that it is mapped.
-        if let Ok(Found::Interpreter(i)) = Interpreter::find(pid) {
-            return Ok(StackSource::DebugOffsets(i));
+        // wrapper that execs Python late (its process is not young any more, so `exec_pending`
+        // does not wait) may have been looked at before it was there, and py-spy then waited for
+        // it. Look again now that it is mapped — only for the versions the own reader reads, so
+        // that an older Python's symbols are not parsed a third time.
+        if (spy.version.major, spy.version.minor) >= (3, 11) {
+            if let Ok(Found::Interpreter(i)) = Interpreter::find(pid) {
+                return Ok(StackSource::DebugOffsets(i));
+            }
         }
         let gil = GilProbe::new(spy.addresses.threadstate_address, spy.version.major, spy.version.minor);
         Ok(StackSource::PySpy { spy, gil })
