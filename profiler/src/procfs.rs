@@ -14,6 +14,8 @@ pub struct ThreadProc {
     stat: File,
     schedstat: Option<File>,
     syscall: Option<File>,
+    /// The thread's start time, from the first `stat` read (it never changes for one thread).
+    start_time: Option<u64>,
     buf: Vec<u8>,
 }
 
@@ -56,6 +58,7 @@ impl ThreadProc {
             stat: File::open(format!("{base}/stat"))?,
             schedstat: File::open(format!("{base}/schedstat")).ok(),
             syscall: File::open(format!("{base}/syscall")).ok(),
+            start_time: None,
             buf: vec![0; 512],
         })
     }
@@ -72,7 +75,36 @@ impl ThreadProc {
     /// Reads the scheduler state; an error means the thread is gone.
     pub fn stat(&mut self) -> std::io::Result<StatReading> {
         let n = Self::read_into(&self.stat, &mut self.buf)?;
-        parse_stat(&self.buf[..n]).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "unparsable stat"))
+        let s = parse_stat(&self.buf[..n]).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "unparsable stat"))?;
+        self.start_time = Some(s.start_time);
+        Ok(s)
+    }
+
+    /// Reads the state and the system call together, `stat` only when the system call leaves
+    /// the state open; an error means the thread is gone.
+    ///
+    /// `stat` is the dearest of the three files (the kernel formats 52 fields), and the
+    /// system call says what it would in nearly every case: `running` is exactly the
+    /// scheduler's `R` (the kernel prints it for a task whose state is TASK_RUNNING), and
+    /// a thread blocked in one of [`sleeps_interruptibly`]'s calls is `S`, or `T` when
+    /// stopped — which `state::classify` treats alike. Anything else (another call, a
+    /// thread in the kernel outside a call, a zombie) reads `stat` as before.
+    pub fn state_and_syscall(&mut self) -> std::io::Result<(StatReading, Option<Syscall>)> {
+        if let (Some(start_time), Some(f)) = (self.start_time, self.syscall.as_ref()) {
+            if let Some(sc) = Self::read_into(f, &mut self.buf).ok().and_then(|n| parse_syscall(&self.buf[..n])) {
+                let state = match sc {
+                    Syscall::Running => Some(b'R'),
+                    Syscall::Blocked { nr, .. } if sleeps_interruptibly(nr) => Some(b'S'),
+                    _ => None,
+                };
+                if let Some(state) = state {
+                    return Ok((StatReading { state, start_time }, Some(sc)));
+                }
+                return Ok((self.stat()?, Some(sc)));
+            }
+        }
+        let stat = self.stat()?;
+        Ok((stat, self.syscall()))
     }
 
     /// Reads the kernel's CPU accounting, if available.
@@ -120,6 +152,32 @@ pub fn parse_syscall(buf: &[u8]) -> Option<Syscall> {
     }
     let arg0 = u64::from_str_radix(it.next()?.trim_start_matches("0x"), 16).ok()?;
     Some(Syscall::Blocked { nr, arg0 })
+}
+
+/// Whether a thread blocked in system call `nr` sleeps interruptibly (state `S`): waits on a
+/// futex, a timer, a child, or for readiness and data on descriptors. `read`/`write` are not
+/// among them: on a disk file they sleep uninterruptibly (`D`).
+pub fn sleeps_interruptibly(nr: i64) -> bool {
+    matches!(
+        syscall_name(nr),
+        "futex"
+            | "nanosleep"
+            | "clock_nanosleep"
+            | "pause"
+            | "wait4"
+            | "waitid"
+            | "poll"
+            | "ppoll"
+            | "select"
+            | "pselect6"
+            | "epoll_wait"
+            | "epoll_pwait"
+            | "epoll_pwait2"
+            | "accept"
+            | "accept4"
+            | "recvfrom"
+            | "recvmsg"
+    )
 }
 
 /// The thread's OS name (`comm`).
@@ -356,6 +414,51 @@ mod tests {
         }
         assert!(thread_ids(pid).unwrap().contains(&tid));
         assert!(is_alive(pid));
+    }
+
+    /// The state read through the system call agrees with `stat` for a sleeping, a spinning and
+    /// an ended thread, and `stat` is not what decides it.
+    #[test]
+    fn state_from_the_system_call_agrees_with_stat() {
+        let pid = std::process::id();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s2 = stop.clone();
+        let spinner = std::thread::spawn(move || {
+            tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        let (tx2, rx2) = std::sync::mpsc::channel::<()>();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let sleeper = std::thread::spawn(move || {
+            tid_tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            let _ = rx2.recv();
+        });
+        let (spin_tid, sleep_tid) = (rx.recv().unwrap(), tid_rx.recv().unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let mut sleeping = ThreadProc::open(pid, sleep_tid).unwrap();
+        let first = sleeping.stat().unwrap();
+        let (s, sc) = sleeping.state_and_syscall().unwrap();
+        if let Some(Syscall::Blocked { nr, .. }) = sc {
+            assert_eq!(syscall_name(nr), "futex");
+            assert_eq!(s, StatReading { state: b'S', start_time: first.start_time });
+        } else {
+            // No ptrace access to the syscall file: `stat` decides.
+            assert_eq!(s.state, b'S');
+        }
+        let mut spinning = ThreadProc::open(pid, spin_tid).unwrap();
+        spinning.stat().unwrap();
+        let (s, sc) = spinning.state_and_syscall().unwrap();
+        // On two cores the spinner may be runnable without a CPU: still `R`, still "running".
+        assert_eq!(s.state, b'R');
+        assert!(matches!(sc, Some(Syscall::Running) | None), "{sc:?}");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        tx2.send(()).unwrap();
+        spinner.join().unwrap();
+        sleeper.join().unwrap();
+        assert!(sleeping.state_and_syscall().is_err(), "an ended thread reads as gone");
     }
 
     #[test]

@@ -131,8 +131,8 @@ enum KernelReading {
 impl KernelReading {
     fn take(p: &mut ThreadProc) -> KernelReading {
         let at = Instant::now();
-        match p.stat() {
-            Ok(stat) => KernelReading::Read { stat, sched: p.schedstat(), syscall: p.syscall(), at },
+        match p.state_and_syscall() {
+            Ok((stat, syscall)) => KernelReading::Read { stat, sched: p.schedstat(), syscall, at },
             Err(_) => KernelReading::Vanished,
         }
     }
