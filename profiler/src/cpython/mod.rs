@@ -27,6 +27,7 @@
 pub mod linetable;
 mod objects;
 pub mod offsets;
+pub mod symbols;
 
 use anyhow::{anyhow, bail, Context, Result};
 use objects::Memory;
@@ -164,19 +165,38 @@ impl Interpreter {
     /// leaves 3.11 and 3.12 to py-spy's bindings (for comparing the two readers).
     pub fn find(pid: u32) -> Result<Found> {
         let process = remoteprocess::Process::new(pid as remoteprocess::Pid).context("opening the process")?;
-        let info = py_spy::python_process_info::PythonProcessInfo::new(&process)?;
-        let Some(&runtime) = info.get_symbol("_PyRuntime") else { return Ok(Found::NotHere) };
-        let code_type = info.get_symbol("PyCode_Type").map(|&a| a as usize);
+        // The binaries' symbols: from the cache when these files were parsed before, else parsed.
+        let cache = symbols::cache_dir();
+        let cached = cache.as_deref().and_then(|d| symbols::cached(d, pid));
+        let (mut found, info) = match cached {
+            Some(s) => (s, None),
+            None => {
+                let info = py_spy::python_process_info::PythonProcessInfo::new(&process)?;
+                let Some(&runtime) = info.get_symbol("_PyRuntime") else { return Ok(Found::NotHere) };
+                let code_type = info.get_symbol("PyCode_Type").map(|&a| a as usize);
+                (symbols::Symbols { runtime: runtime as usize, code_type, version: None }, Some(info))
+            }
+        };
+        let (runtime, code_type) = (found.runtime, found.code_type);
         let mem = Memory::new(process);
-        let table = mem.bytes(runtime as usize, offsets::SIZE_3_13)?;
+        let table = mem.bytes(runtime, offsets::SIZE_3_13)?;
         let (o, built_in) = match DebugOffsets::parse(&table) {
             Ok(Some(o)) => (o, false),
             Ok(None) => {
                 if std::env::var("THREADRADAR_READER").is_ok_and(|r| r == "py-spy") {
                     return Ok(Found::NotHere);
                 }
-                let Ok(v) = py_spy::python_process_info::get_python_version(&info, mem.process()) else { return Ok(Found::NotHere) };
-                match DebugOffsets::built_in(v.major, v.minor, v.patch) {
+                let v = match (found.version, &info) {
+                    (Some(v), _) => v,
+                    (None, Some(info)) => {
+                        let Ok(v) = py_spy::python_process_info::get_python_version(info, mem.process()) else { return Ok(Found::NotHere) };
+                        (v.major, v.minor, v.patch)
+                    }
+                    // A cached entry without a version: its binary published a layout table then.
+                    (None, None) => return Ok(Found::NotHere),
+                };
+                found.version = Some(v);
+                match DebugOffsets::built_in(v.0, v.1, v.2) {
                     Some(o) => (o, true),
                     None => return Ok(Found::NotHere),
                 }
@@ -188,7 +208,7 @@ impl Interpreter {
             Err(LayoutError::Implausible(h, why)) => return Err(unsupported(&h.version(), &format!(": its layout table is not readable ({why})"))),
         };
         let mem = mem.with_layout(o);
-        let mut interp = Interpreter { pid, mem, runtime: runtime as usize, code_type, codes: HashMap::new(), walk: 0, tick: None, names: HashMap::new(), active: None, local_names: HashMap::new(), stacks: HashMap::new() };
+        let mut interp = Interpreter { pid, mem, runtime, code_type, codes: HashMap::new(), walk: 0, tick: None, names: HashMap::new(), active: None, local_names: HashMap::new(), stacks: HashMap::new() };
         if built_in && !interp.fits() {
             // A build the built-in layout does not describe (a debug build): py-spy's bindings.
             tracing::info!(pid, version = interp.version(), "the built-in layout does not fit this interpreter; reading it with py-spy");
@@ -199,6 +219,9 @@ impl Interpreter {
         // start-up is not counted as failed samples.
         if interp.stack_traces(false)?.is_empty() {
             bail!("the interpreter is not initialised yet");
+        }
+        if let (Some(dir), Some(info)) = (&cache, &info) {
+            symbols::store(dir, pid, info, &found);
         }
         Ok(Found::Interpreter(interp))
     }
