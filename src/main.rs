@@ -89,7 +89,13 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         // A reader that went away (`threadradar info | head`): stop quietly, like other Unix tools.
-        Err(err) if err.chain().any(|e| e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) => {
+        Err(err)
+            if err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                    // JSON written straight to stdout (`waits --json | head`) fails inside serde_json.
+                    || e.downcast_ref::<serde_json::Error>().and_then(|j| j.io_error_kind()) == Some(std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
             ExitCode::SUCCESS
         }
         Err(err) => {

@@ -330,3 +330,52 @@ fn kernel_lock_handoff_edges_match_the_logged_handoffs() {
     assert!(cond["lock_handoffs"].as_u64().unwrap() as usize >= handoffs.len() * 9 / 10, "{cond}");
     assert_eq!(cond["futile_wakeups"], 0, "{cond}");
 }
+
+/// tests/scripts/waits.py with kernel events: the pipe reader waits on the pipe itself
+/// (`pipe:[inode]` as the program logged it) and is woken by the main thread's write; the daemon
+/// thread still waiting on `never` when the process exits has an open wait and no wake-up — the
+/// exiting thread's kill at exit is not a release.
+#[test]
+fn a_pipe_is_its_own_object_and_the_exit_wakes_no_waiter() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let run_path = dir.path().join("waits.json");
+    let log = dir.path().join("facts.jsonl");
+    let rec = record(&run_path, &[], &[&script("waits.py"), log.to_str().unwrap(), "1.0"]);
+    assert!(rec.status.success(), "{}", stderr(&rec));
+    let facts: Vec<Value> = std::fs::read_to_string(&log).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let inode = facts.iter().find(|f| f["fact"] == "pipe").and_then(|f| f["inode"].as_u64()).expect("the pipe's inode in the log");
+    let out = json(&threadradar(dir.path(), &["waits", run_path.to_str().unwrap(), "--json"]));
+    if out["evidence"]["kernel"] != true {
+        eprintln!("no scheduler events here: the exit check needs them");
+        return;
+    }
+    let thread_id = |name: &str| out["threads"].as_array().unwrap().iter().find(|t| t["name"] == name).map(|t| t["id"].clone()).unwrap_or_else(|| panic!("no thread {name}: {}", out["threads"]));
+    let (reader, stuck) = (thread_id("pipe_reader"), thread_id("stuck"));
+    let objects = out["objects"].as_array().unwrap();
+    let intervals = out["intervals"].as_array().unwrap();
+    let edges = out["edges"].as_array().unwrap();
+    let object_of = |iv: &Value| objects[iv["object"].as_u64().unwrap() as usize]["object"].as_str().unwrap().to_string();
+
+    let pipe = format!("pipe:[{inode}]");
+    let reader_waits: Vec<String> = intervals.iter().filter(|iv| iv["thread"] == reader).map(object_of).collect();
+    assert!(reader_waits.iter().any(|o| o.ends_with(&pipe)), "pipe_reader waited on {reader_waits:?}, the pipe is {pipe}");
+    let pipe_edges: Vec<&Value> = edges.iter().filter(|e| e["wakee"] == "pipe_reader" && e["object"].as_str().is_some_and(|o| o.ends_with(&pipe))).collect();
+    assert!(pipe_edges.iter().any(|e| e["waker"] == "MainThread" && e["evidence"] == "kernel"), "the write woke the reader: {pipe_edges:?}");
+
+    let stuck_waits: Vec<&Value> = intervals.iter().filter(|iv| iv["thread"] == stuck).collect();
+    assert!(stuck_waits.iter().any(|iv| iv["open"] == true && object_of(iv).contains("never")), "stuck's wait on never is open: {stuck_waits:?}");
+    let woke_stuck: Vec<&Value> = edges.iter().filter(|e| e["wakee"] == "stuck").collect();
+    assert!(woke_stuck.is_empty(), "nothing released `never`, yet: {woke_stuck:?}");
+
+    // `waits --json | head`: a reader that goes away ends it quietly, like other Unix tools.
+    let mut w = std::process::Command::new(bin())
+        .args(["waits", run_path.to_str().unwrap(), "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(w.stdout.take());
+    let o = w.wait_with_output().unwrap();
+    assert_eq!((o.status.code(), stderr(&o)), (Some(0), String::new()));
+}

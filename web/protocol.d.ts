@@ -1178,7 +1178,12 @@ from_s: number, to_s: number, count: number,
 /**
  * The mean confidence of the bundled edges.
  */
-confidence: number, futile: number, };
+confidence: number, futile: number, 
+/**
+ * The index in `view.edges` of the bundle's first edge (same waker, wakee and object as
+ * the others): what hovering and clicking the bundle show and open.
+ */
+first_edge: number, };
 
 /**
  * The waits view of a run.

@@ -204,7 +204,7 @@
       g.globalAlpha = 1;
       // Edges: bundles when the server bundled them (one line per pixel column and pair), else each.
       const lines = st.result.bundles
-        ? st.result.bundles.map((b) => ({ waker: b.waker_thread, wakee: b.wakee_thread, object: b.object_index, evidence: b.evidence, t: b.to_s, from_s: b.from_s, count: b.count, futile: b.futile, confidence: b.confidence, bundle: b }))
+        ? st.result.bundles.map((b) => ({ waker: b.waker_thread, wakee: b.wakee_thread, object: b.object_index, evidence: b.evidence, t: b.to_s, from_s: b.from_s, count: b.count, futile: b.futile, confidence: b.confidence, bundle: b, edge: b.first_edge }))
         : v.edges.map((e, i) => ({ waker: e.waker_thread, wakee: e.wakee_thread, object: e.object_index, evidence: e.evidence, t: e.time_s, from_s: e.time_s, count: 1, futile: e.futile ? 1 : 0, confidence: e.confidence, edge: i }));
       let bundled = 0;
       for (const l of lines) {
@@ -251,6 +251,12 @@
       return best;
     }
 
+    /** Where the wait `idx` was released: the waker's frame of the last edge that ended it. */
+    function releaseOf(idx) {
+      const ended = st.result.view.edges.filter((e) => e.interval === idx && e.waker_frame);
+      return ended.length ? ended[ended.length - 1].waker_frame : null;
+    }
+
     function tipLines(h) {
       const v = st.result.view;
       if (h.kind === "wait") {
@@ -267,6 +273,8 @@
         if (w.futile) out.push("ended in a futile wake-up: the thread waited again");
         if (ended.length) for (const e of ended) out.push("woken by " + e.waker + " — " + (EVIDENCE[e.evidence] || e.evidence) + ", confidence " + e.confidence.toFixed(2));
         else out.push("waker: none found (no evidence for one)");
+        const release = releaseOf(h.idx);
+        if (release) out.push("released at: " + release.function + " " + release.file + ":" + release.line + " (Alt+click to open)");
         return out;
       }
       const l = h.line, o = v.objects[l.object];
@@ -277,7 +285,11 @@
         "evidence: " + (EVIDENCE[l.evidence] || l.evidence) + ", confidence " + l.confidence.toFixed(2),
       ];
       if (l.futile) out.push(l.futile + " futile (the thread waited again)");
-      if (l.edge !== undefined) { const e = v.edges[l.edge]; if (e.waker_frame) out.push("waker at: " + e.waker_frame.function + " " + e.waker_frame.file + ":" + e.waker_frame.line); }
+      if (l.edge !== undefined) {
+        const e = v.edges[l.edge];
+        if (e && e.waker_frame) out.push("waker at: " + e.waker_frame.function + " " + e.waker_frame.file + ":" + e.waker_frame.line + (l.count > 1 ? " (the first of the bundle)" : "") + " (click to open)");
+        else out.push("waker's code: no sample near the wake-up");
+      }
       return out;
     }
 
@@ -297,11 +309,13 @@
       const h = st.result && hitAt(ev);
       if (!h) return;
       if (h.kind === "wait") {
+        // Click: where the thread waited; Alt+click: where it was released.
         const w = st.result.view.intervals[h.idx];
-        if (w.frame) onNavigate(w.frame.file, w.frame.line);
+        const target = ev.altKey ? releaseOf(h.idx) : w.frame;
+        if (target) onNavigate(target.file, target.line);
       } else if (h.line.edge !== undefined) {
         const e = st.result.view.edges[h.line.edge];
-        if (e.waker_frame) onNavigate(e.waker_frame.file, e.waker_frame.line);
+        if (e && e.waker_frame) onNavigate(e.waker_frame.file, e.waker_frame.line);
       }
     });
 

@@ -230,8 +230,11 @@ pub struct WaitsView {
 /// What one waiting sample waited on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
-    Gil,
-    Addr(u64),
+    /// One GIL per process.
+    Gil(u32),
+    /// An object's (or a lock's futex) address in one process: the same address in two
+    /// processes (a fork's copy) is two objects.
+    Addr(u32, u64),
     Target(String),
     Site(String, Scope),
 }
@@ -390,7 +393,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         let obs = &per_thread[a.thread as usize];
         let (Some(frame), Some(ts0)) = (obs[a.first].frame, obs[a.first].ts.stack) else { continue };
         // Taking the condition's lock back after a notify is the same wait going on, not a new one.
-        if obs[c.first].frame != Some(frame) || b.objects[a.obj as usize].key == Key::Gil || obs[c.first].lock {
+        if obs[c.first].frame != Some(frame) || matches!(b.objects[a.obj as usize].key, Key::Gil(_)) || obs[c.first].lock {
             continue;
         }
         let Some(depth) = depth_of(run, ts0, frame) else { continue };
@@ -406,6 +409,14 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     }
 
     // 4. Edges.
+    // When each process's threads were last read (a kernel wake-up after it is unconfirmed).
+    let mut last_of_process: HashMap<u32, u64> = HashMap::new();
+    for (th, obs) in per_thread.iter().enumerate() {
+        if let Some(o) = obs.last() {
+            let e = last_of_process.entry(run.threads[th].pid).or_default();
+            *e = (*e).max(o.ts.seen_at(t(o.tick)));
+        }
+    }
     let gil_build = run.samples.iter().any(|s| s.threads.iter().any(|o| o.gil));
     let mut edges: Vec<WakeEdge> = Vec::new();
     let mut futile_kernel = vec![0u64; raws.len()];
@@ -446,7 +457,10 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 outs_in(a, z).iter().filter(|o| o.1).all(|&(x, _)| wakes.get(wakes.partition_point(|&(y, _)| y <= x)).is_none_or(|w| w.1.is_some()))
             };
             let first_t = ts_of(r.first);
-            let upto = r.next.map_or(u64::MAX, ts_of);
+            // A wait still open at the thread's last sample: wake-ups up to its process's last
+            // sample. Later ones are unconfirmed — the one that ends a wait at the process's exit
+            // is the exiting thread killing the others, not a release.
+            let upto = r.next.map_or_else(|| last_of_process.get(&run.threads[r.thread as usize].pid).copied().unwrap_or(0), ts_of);
             let lo = wakes.partition_point(|&(x, _)| x <= first_t);
             let hi = wakes.partition_point(|&(x, _)| x <= upto);
             let mut seen_gap = None;
@@ -495,9 +509,10 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         let Some(next) = r.next else { continue };
         let (tb, te) = (obs[r.last].tick, obs[next].tick);
         let end_ns = t(te);
-        if info.key == Key::Gil {
+        if matches!(info.key, Key::Gil(_)) {
             // The GIL holder at the last waiting sample released it.
-            let holder = run.samples[tb as usize].threads.iter().find(|o| o.gil && o.thread != r.thread);
+            let pid = run.threads[r.thread as usize].pid;
+            let holder = run.samples[tb as usize].threads.iter().find(|o| o.gil && o.thread != r.thread && run.threads[o.thread as usize].pid == pid);
             if let Some(h) = holder {
                 let handed = obs[next].ts.gil || obs[next].ts.state == ThreadState::Computing;
                 push(&b, h.thread, end_ns, Evidence::GilHolder, if handed { 0.9 } else { 0.6 }, false, WakeKind::Wake);
@@ -529,6 +544,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         for tick in [tb, te] {
             for o in &run.samples[tick as usize].threads {
                 if o.thread != r.thread
+                    && run.threads[o.thread as usize].pid == run.threads[r.thread as usize].pid
                     && o.state == ThreadState::Computing
                     && (o.gil || !gil_build)
                     && waiting_at[tick as usize].get(&o.thread).copied().flatten().is_none()
@@ -823,7 +839,7 @@ impl<'r> Builder<'r> {
     fn merge_sites(&self) -> Vec<u32> {
         let mut recorded: HashMap<(&str, Scope), Vec<u32>> = HashMap::new();
         for (i, o) in self.objects.iter().enumerate() {
-            if matches!(o.key, Key::Addr(_)) && o.scope != Scope::None {
+            if matches!(o.key, Key::Addr(..)) && o.scope != Scope::None {
                 recorded.entry((o.type_name.as_str(), o.scope)).or_default().push(i as u32);
             }
         }
@@ -838,8 +854,8 @@ impl<'r> Builder<'r> {
             .collect()
     }
 
-    fn gil(&mut self) -> u32 {
-        self.object(Key::Gil, || ObjInfo { key: Key::Gil, type_name: "GIL".into(), name: None, addr: None, scope: Scope::None, frame: None })
+    fn gil(&mut self, pid: u32) -> u32 {
+        self.object(Key::Gil(pid), || ObjInfo { key: Key::Gil(pid), type_name: "GIL".into(), name: None, addr: None, scope: Scope::None, frame: None })
     }
 
     /// The object a sample waits on and its waiting frame; `(None, _)` when it does not wait.
@@ -849,6 +865,7 @@ impl<'r> Builder<'r> {
             None => (None, "lock"),
         };
         let run = self.run;
+        let pid = run.threads.get(ts.thread as usize).map_or(0, |t| t.pid);
         let scope = frame.map_or(Scope::None, |f| {
             let func = &run.functions[run.frames[f as usize].function as usize];
             func.class.map_or(Scope::Function(run.frames[f as usize].function), Scope::Class)
@@ -869,21 +886,21 @@ impl<'r> Builder<'r> {
                 if let Some(obj) = &target.object {
                     let type_name = run.str(obj.type_name).to_string();
                     if type_name == "GIL" {
-                        return (Some(self.gil()), frame);
+                        return (Some(self.gil(pid)), frame);
                     }
-                    let key = Key::Addr(obj.addr);
+                    let key = Key::Addr(pid, obj.addr);
                     let name = obj.name.map(|n| run.str(n).to_string());
                     let of = obj.frame.or(frame);
                     let o = self.object(key.clone(), || ObjInfo { key, type_name, name, addr: Some(obj.addr), scope, frame: of });
                     return (Some(o), frame);
                 }
                 if ts.state == ThreadState::Gil || call == "GIL" {
-                    return (Some(self.gil()), frame);
+                    return (Some(self.gil(pid)), frame);
                 }
                 // A futex identifies a lock; a condition's (and so an event's or a queue's)
                 // futex is a fresh waiter lock per wait, so those fall back to the wait site.
                 if let (Some(addr), "lock") = (target.futex, kind) {
-                    let key = Key::Addr(addr);
+                    let key = Key::Addr(pid, addr);
                     let type_name = kind.to_string();
                     let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: Some(addr), scope, frame });
                     return (Some(o), frame);
@@ -898,9 +915,16 @@ impl<'r> Builder<'r> {
         }
         match ts.state {
             // Blocking I/O counts as computing for the metrics (the paper's `Runnable`), but it
-            // is a wait for whoever writes the other end.
+            // is a wait for whoever writes the other end: the descriptor's target when recorded
+            // (`pipe:[123]`, `socket:[456]`, a path: one object system-wide), else the site.
             ThreadState::Computing => match ts.blocked.map(|c| run.str(c)) {
                 Some(c) if io(c) => {
+                    if let Some(t) = ts.wait.and_then(|w| run.waits.get(w as usize)).and_then(|w| w.fd_target) {
+                        let key = Key::Target(run.str(t).to_string());
+                        let type_name = format!("I/O ({c})");
+                        let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame });
+                        return (Some(o), frame);
+                    }
                     let type_name = format!("I/O ({c})");
                     let key = Key::Site(type_name.clone(), scope);
                     let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame });
@@ -908,7 +932,7 @@ impl<'r> Builder<'r> {
                 }
                 _ => (None, frame),
             },
-            ThreadState::Gil => (Some(self.gil()), frame),
+            ThreadState::Gil => (Some(self.gil(pid)), frame),
             ThreadState::Idle => {
                 let call = ts.blocked.map(|c| run.str(c));
                 let type_name = match call {
@@ -982,19 +1006,29 @@ impl<'r> Builder<'r> {
         w
     }
 
+    /// ` (pid N)` when the run sampled more than one process, else nothing: the same address
+    /// (or a GIL) in two processes is two objects.
+    fn of_process(&self, pid: u32) -> String {
+        if self.run.processes.len() > 1 {
+            format!(" (pid {pid})")
+        } else {
+            String::new()
+        }
+    }
+
     fn label(&self, o: u32) -> String {
         let info = &self.objects[o as usize];
         let run = self.run;
         match &info.key {
-            Key::Gil => "GIL".to_string(),
+            Key::Gil(pid) => format!("GIL{}", self.of_process(*pid)),
             Key::Site(t, scope) => match scope {
                 Scope::Class(c) => format!("{t} in {}", run.str(*c)),
                 Scope::Function(f) => format!("{t} in {}", run.qualname(*f)),
                 Scope::None => t.clone(),
             },
-            Key::Addr(a) => match &info.name {
-                Some(n) => format!("{} {n}", info.type_name),
-                None => format!("{} at {a:#x}", info.type_name),
+            Key::Addr(pid, a) => match &info.name {
+                Some(n) => format!("{} {n}{}", info.type_name, self.of_process(*pid)),
+                None => format!("{} at {a:#x}{}", info.type_name, self.of_process(*pid)),
             },
             Key::Target(s) => format!("{} {s}", info.type_name),
         }

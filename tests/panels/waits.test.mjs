@@ -146,6 +146,57 @@ describe("the Waits tab on handoffs.py", () => {
     assert.ok(body.file.endsWith("handoffs.py"), body.file);
   });
 
+  test("Alt+click on a wait opens where it was released; hover says where", async () => {
+    const v = answer.view;
+    const names = Object.fromEntries(v.threads.map((t) => [t.id, t.name]));
+    // The longest waiter wait that an edge with a known waker frame ended.
+    const cands = v.intervals
+      .map((w, idx) => ({ w, idx, e: v.edges.filter((e) => e.interval === idx && e.waker_frame).at(-1) }))
+      .filter((c) => c.e && c.w.frame && (names[c.w.thread] || "").startsWith("waiter-") && v.objects[c.w.object].object !== "GIL");
+    assert.ok(cands.length > 0, "a released wait with its waker's frame");
+    cands.sort((a, b) => (b.w.end_s - b.w.start_s) - (a.w.end_s - a.w.start_s));
+    const c = cands[0];
+    const p = await waitPoint((i) => i === c.w);
+    const tip = await page.$eval("#waits .tr-tip", (t) => t.textContent);
+    const rf = c.e.waker_frame;
+    assert.ok(tip.includes("released at: " + rf.function + " " + rf.file + ":" + rf.line), tip);
+    const req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"), { timeout: 10000 });
+    await page.keyboard.down("Alt");
+    await page.mouse.click(p.x, p.y);
+    await page.keyboard.up("Alt");
+    const body = JSON.parse((await req).postData());
+    assert.deepEqual([body.file, body.line], [rf.file, rf.line]);
+  });
+
+  test("a click on an edge (a bundle when zoomed out) opens the waker's line", async () => {
+    const v = answer.view;
+    const box = await page.$eval("#waits canvas", (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
+    const lanes = await page.$$eval("#waits .tr-lane-label", (ls) => ls.map((l) => l.getAttribute("title")));
+    const laneOf = (id) => lanes.findIndex((t) => t.endsWith("(" + id + ")"));
+    let t1 = 0;
+    for (const i of v.intervals) t1 = Math.max(t1, i.end_s);
+    for (const e of v.edges) t1 = Math.max(t1, e.time_s);
+    // Bundles whose first edge has a waker frame, between lanes at least two apart (room to hover).
+    const cands = answer.bundles.filter((b) => v.edges[b.first_edge] && v.edges[b.first_edge].waker_frame && Math.abs(laneOf(b.waker_thread) - laneOf(b.wakee_thread)) >= 2);
+    assert.ok(cands.length > 0, "an edge with its waker's frame");
+    for (const b of cands.slice(0, 20)) {
+      const x = box.x + 8 + (b.to_s / t1) * (box.w - 16);
+      const y = box.y + 22 + ((laneOf(b.waker_thread) + laneOf(b.wakee_thread)) / 2) * 20 + 10;
+      await page.mouse.move(x, y);
+      const tip = await page.$eval("#waits .tr-tip", (t) => (t.hidden ? null : { kind: t.getAttribute("data-kind"), text: t.textContent }));
+      const m = tip && tip.kind === "edge" && /waker at: \S+ (.+):(\d+)/.exec(tip.text);
+      if (!m) continue;
+      // The frame shown is the waker frame of one of the answer's edges.
+      assert.ok(v.edges.some((e) => e.waker_frame && e.waker_frame.file === m[1] && e.waker_frame.line === Number(m[2])), tip.text);
+      const req = page.waitForRequest((q) => q.url().endsWith("/api/navigate"), { timeout: 10000 });
+      await page.mouse.click(x, y);
+      const body = JSON.parse((await req).postData());
+      assert.deepEqual([body.file, body.line], [m[1], Number(m[2])]);
+      return;
+    }
+    assert.fail("no edge's tooltip named its waker's line");
+  });
+
   test("the objects table: one row per object, wakers from the log; selecting a row highlights it", async () => {
     const rows = await page.$$eval("#waits table.tr-objects tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     assert.equal(rows.length, answer.view.objects.length);

@@ -22,7 +22,7 @@ pub fn waits(host: &dyn Host, p: WaitsParams) -> Result<WaitsResult, ProtocolErr
         let to = p.to_s.unwrap_or(run.meta.duration_s.max(from + 1e-9));
         let px = (to - from) / w as f64;
         let mut m: BTreeMap<(i64, u32, u32, u32, u8), EdgeBundle> = BTreeMap::new();
-        for e in &view.edges {
+        for (i, e) in view.edges.iter().enumerate() {
             let col = ((e.time_s - from) / px).floor() as i64;
             let b = m.entry((col, e.waker_thread, e.wakee_thread, e.object_index, e.evidence as u8)).or_insert(EdgeBundle {
                 waker_thread: e.waker_thread,
@@ -34,6 +34,7 @@ pub fn waits(host: &dyn Host, p: WaitsParams) -> Result<WaitsResult, ProtocolErr
                 count: 0,
                 confidence: 0.0,
                 futile: 0,
+                first_edge: i as u32,
             });
             b.from_s = b.from_s.min(e.time_s);
             b.to_s = b.to_s.max(e.time_s);

@@ -36,6 +36,9 @@ pub struct EdgeBundle {
     /// The mean confidence of the bundled edges.
     pub confidence: f64,
     pub futile: u32,
+    /// The index in `view.edges` of the bundle's first edge (same waker, wakee and object as
+    /// the others): what hovering and clicking the bundle show and open.
+    pub first_edge: u32,
 }
 
 /// Result of `waits`.
