@@ -126,6 +126,11 @@ fn layouts_are_answered_line_by_line_and_bad_input_is_one_sentence() {
     for (args, expected) in [
         (vec!["--from", "9", "--to", "10", "--json"], "threadradar: the time range 9.000 s – 10.000 s is outside the run, which lasts 0.802 s: pass --from/--to between 0 and 0.802\n"),
         (vec!["--theta", "-1", "-o", "x.svg"], "threadradar: θ = -1 is not allowed: pass 0 for a linear axis or a positive value (per millisecond) for a logarithmic one\n"),
+        // --json lays out no viewport, but a bad θ or width is still said, not ignored.
+        (vec!["--json", "--theta", "-1"], "threadradar: θ = -1 is not allowed: pass 0 for a linear axis or a positive value (per millisecond) for a logarithmic one\n"),
+        (vec!["--json", "--width", "0"], "threadradar: a width of 0 px cannot be drawn: pass 1 to 100000 px\n"),
+        // A negative bound is a value (the range error), not an unknown option (clap's usage block).
+        (vec!["--from", "-1"], "threadradar: the time range -1.000 s – 0.802 s is outside the run, which lasts 0.802 s: pass --from/--to between 0 and 0.802\n"),
         (vec!["--threads", "nobody", "--json"], ""),
         (vec!["-o", "x.gif"], "threadradar: x.gif must end in .svg or .png\n"),
     ] {

@@ -302,6 +302,12 @@ fn layout_snapshots_of_the_bundled_samples() {
     }
 }
 
+/// Bug 2 (producer/consumer): the ten consumers spend their samples idle in `Condition.wait`
+/// while the producer works. In this recording "working" is mostly waiting for the GIL: the
+/// producer is computing in 1 of its 42 samples (2 %) and GIL-waiting in 25 (60 %), because the
+/// ten consumers contend for the GIL each time they wake. So the producer is asserted to be
+/// active (computing or waiting for the GIL) in at least half of its samples, and each consumer
+/// to compute in less than a fifth of its own (0 % in this fixture).
 #[test]
 fn the_bug2_recording_shows_consumers_waiting_on_the_condition_and_the_producer_working() {
     let run = fixture_run("bug2_producer_consumer");
@@ -312,12 +318,17 @@ fn the_bug2_recording_shows_consumers_waiting_on_the_condition_and_the_producer_
     assert_eq!(consumers.len(), 10);
     for c in &consumers {
         assert!(c.busy + c.gil < 0.5, "{} is mostly waiting: {c:?}", c.name);
+        assert!(c.busy < 0.2, "{} hardly computes: {c:?}", c.name);
         assert_eq!(c.top_frames[0].function, "Condition.wait", "{c:?}");
         assert_eq!(c.longest_wait.as_ref().unwrap().blocked.map(|k| k.as_str()), Some("condition"));
     }
     assert!(!producer.top_frames.iter().take(1).any(|t| t.function == "Condition.wait"), "{producer:?}");
     let mean_busy = consumers.iter().map(|c| c.busy).sum::<f64>() / consumers.len() as f64;
     assert!(producer.busy > mean_busy, "producer {} vs consumers {mean_busy}", producer.busy);
+    // The producer's work: computing or, mostly, waiting for the GIL the consumers contend for.
+    assert!(producer.busy + producer.gil >= 0.5, "the producer is active in most of its samples: {producer:?}");
+    assert!(producer.gil > producer.busy, "in this recording the producer mostly waits for the GIL: {producer:?}");
+    assert_eq!(producer.top_frames[0].function, "work_on_unit", "{producer:?}");
     let _ = ThreadState::Computing;
 }
 

@@ -7,7 +7,7 @@ use clap::Args;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use threadradar_analysis::timeline::{self, export, layout, svg, Fold, LayoutRequest, ThreadSelection, TimelineIndex};
+use threadradar_analysis::timeline::{self, export, layout, svg, Fold, LayoutRequest, ThreadSelection, TimelineError, TimelineIndex};
 use threadradar_profiler::runfile;
 
 #[derive(Args, Debug)]
@@ -33,11 +33,11 @@ pub struct TimelineArgs {
     pub threads: Option<String>,
 
     /// Start of the time range, seconds from the run's start.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub from: Option<f64>,
 
     /// End of the time range, seconds from the run's start.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub to: Option<f64>,
 
     /// θ of the logarithmic time scaling ln(1+θΔt)/θ, per millisecond; 0 is linear.
@@ -72,6 +72,13 @@ pub fn run(args: TimelineArgs) -> anyhow::Result<ExitCode> {
 
     if args.layouts {
         return serve_layouts(&run, &index);
+    }
+    // --json does not lay out a viewport, but a bad --theta or --width is still a mistake to say.
+    if !(args.theta.is_finite() && args.theta >= 0.0) {
+        return Err(TimelineError::BadTheta(args.theta).into());
+    }
+    if args.width == 0 || args.width > layout::MAX_WIDTH_PX {
+        return Err(TimelineError::BadWidth(args.width).into());
     }
     if args.json {
         let bars = export::bars(&run, &index, threads.as_deref(), args.from, args.to)?;

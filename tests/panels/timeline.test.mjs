@@ -1,7 +1,9 @@
 // The timeline panel (web/timeline.js) in headless Chromium, fed real layouts: a tiny harness
 // page whose `fetchLayout` goes to `threadradar timeline RUN --layouts` (the analysis itself),
-// on real recordings (the Bug 2 sample, a program with hostile names) and on a synthetic run of
-// 1 M thread-samples, where frame times while panning are measured and reported.
+// on real recordings (the Bug 2 sample, a program with hostile names), on an empty and a
+// one-sample run, and on a synthetic run of 1 M thread-samples, where a zoomed-out block's count
+// is hovered and frame times while panning are measured, reported and held to ≥ 30 fps
+// (THREADRADAR_LOADED=1: only reported, for a machine saturated by other work).
 //
 //   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 timeline.test.mjs
 //
@@ -48,7 +50,10 @@ async function open(browser, run, problems, width = 1200) {
       onTimeWindow: (a, b) => window.windows.push([a, b]),
     });
   });
-  await page.waitForFunction(() => Number(document.getElementById("tl").getAttribute("data-rendered") || 0) >= 1, null, { timeout: 120000 });
+  // The first layout drawn, or the panel's one-sentence error (then fail now, not at the timeout).
+  await page.waitForFunction(() => { const tl = document.getElementById("tl"); return Number(tl.getAttribute("data-rendered") || 0) >= 1 || tl.hasAttribute("data-error"); }, null, { timeout: 120000 });
+  const error = await page.getAttribute("#tl", "data-error");
+  if (error != null) throw new Error("the panel shows an error instead of a layout: " + error);
   return { page, server };
 }
 
@@ -83,6 +88,26 @@ async function wideBar(page, minPx = 20, pred = "true") {
     }
     return null;
   }, [minPx, pred]);
+}
+
+/** Client coordinates of the middle of an aggregated block (at least `minPx` wide), with the block. */
+async function wideBlock(page, minPx = 2) {
+  return page.evaluate((minPx) => {
+    const l = window.tl.layout();
+    const r = document.querySelector("#tl canvas").getBoundingClientRect();
+    for (const p of window.tl.lanesInOrder()) {
+      const lane = l.lanes.find((x) => x.thread === p.thread);
+      for (const b of lane.blocks) {
+        if (b.x1 - b.x0 >= minPx && b.count > 1) {
+          const y = p.y + 16 + b.depth * 12 + 6;
+          window.scrollTo(0, Math.max(0, r.top + window.scrollY + y - 300));
+          const r2 = document.querySelector("#tl canvas").getBoundingClientRect();
+          return { x: r2.left + (b.x0 + b.x1) / 2, y: r2.top + y, block: b, lane: lane.name, type: lane.type };
+        }
+      }
+    }
+    return null;
+  }, minPx);
 }
 
 let browser;
@@ -231,6 +256,22 @@ describe("timeline of 1 M thread-samples", () => {
   });
   after(() => server && server.close());
 
+  test("zoomed out, a block of sub-pixel bars says on hover how many bars it aggregates", async () => {
+    // The whole run at 600 px: bars of ~20 samples are 0.6 px wide, so most rows are blocks.
+    const l = await page.evaluate(() => { const l = window.tl.layout(); return { from: l.from_s, to: l.to_s, run: l.run_to_s }; });
+    assert.ok(l.from === 0 && Math.abs(l.to - l.run) < 1e-9, `the whole run is shown: ${JSON.stringify(l)}`);
+    const b = await wideBlock(page, 2);
+    assert.ok(b, "an aggregated block at least 2 px wide");
+    await page.mouse.move(b.x, b.y);
+    await page.waitForSelector("#tl .tr-tip:not([hidden])");
+    const tip = await page.$$eval("#tl .tr-tip div", (els) => els.map((e) => e.textContent));
+    assert.equal(tip[0], `${b.block.count} bars narrower than a pixel`, tip.join(" | "));
+    assert.equal(tip[1], `thread ${b.lane} (${b.type})`);
+    assert.equal(tip.at(-1), "zoom in to see them");
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => window.scrollTo(0, 0));
+  });
+
   test("opens with 50 lanes, and panning is measured frame by frame", async () => {
     assert.equal(await page.$$eval("#tl .tr-lane-label", (e) => e.length), 50);
     const box = await page.locator("#tl canvas").boundingBox();
@@ -272,7 +313,59 @@ describe("timeline of 1 M thread-samples", () => {
     fs.writeFileSync(path.join(out, "timeline-frames.json"), JSON.stringify(report, null, 2));
     console.log("timeline 1M pan:", JSON.stringify(report));
     assert.ok(frames.length > 10 && draws.length > 10, "frames were drawn while panning");
+    // The goal is ≥ 30 fps while panning (docs/benchmarks.md measured 46.7–60). A loose floor: on
+    // a machine known to be saturated by other work, set THREADRADAR_LOADED=1 to only report it.
+    if (!process.env.THREADRADAR_LOADED) {
+      assert.ok(report.fps >= 30, `panning at ${report.fps.toFixed(1)} fps, under the 30 fps goal (set THREADRADAR_LOADED=1 on a saturated machine)`);
+    }
     await page.screenshot({ path: path.join(out, "timeline-1m.png") });
     assert.deepEqual(problems, []);
   });
+});
+
+// An empty run (no thread, no sample) and a run of one sample, made from the Bug 2 recording's
+// tables: the panel draws 0 and 1 lanes, with no page error.
+describe("timeline of an empty run and of a one-sample run", () => {
+  const fixture = JSON.parse(fs.readFileSync(path.join(root, "analysis/tests/fixtures/timeline/bug2_producer_consumer.json"), "utf8"));
+  const quiet = { sample_count: 0, missed_samples: 0, late_samples: 0, failed_samples: 0, skipped_threads: 0 };
+  const write = (name, run) => { const p = path.join(tmp, name); fs.writeFileSync(p, JSON.stringify(run)); return p; };
+
+  for (const [what, lanes, make] of [
+    ["an empty run", 0, () => ({ ...fixture, meta: { ...fixture.meta, ...quiet, duration_s: 0 }, threads: [], samples: [] })],
+    ["a one-sample run", 1, () => {
+      // The main thread's first sample with a stack, alone, at the run's start.
+      const k = fixture.samples.findIndex((s) => s.threads.some((t) => t[0] === 0 && t[1] != null));
+      const ts = fixture.samples[k].threads.find((t) => t[0] === 0);
+      return {
+        ...fixture,
+        meta: { ...fixture.meta, ...quiet, sample_count: 1, duration_s: 0.01 },
+        threads: [{ ...fixture.threads[0], first_sample: 0, last_sample: 0 }],
+        samples: [{ t: 0, threads: [ts] }],
+      };
+    }],
+  ]) {
+    test(`${what} opens with ${lanes} lane(s)`, async () => {
+      const problems = [];
+      const { page, server } = await open(browser, write(`${lanes}-samples.json`, make()), problems);
+      try {
+        assert.equal(await page.$$eval("#tl .tr-lane-label", (e) => e.length), lanes);
+        const l = await page.evaluate(() => { const l = window.tl.layout(); return { lanes: l.lanes.length, bars: l.lanes.map((x) => x.bars.length) }; });
+        assert.equal(l.lanes, lanes);
+        if (lanes === 1) assert.ok(l.bars[0] >= 1, "the one sample is drawn as bars");
+        // Interacting with it does not throw either: hover, wheel, keys.
+        const box = await page.locator("#tl canvas").boundingBox();
+        await page.mouse.move(box.x + box.width / 2, box.y + 20);
+        await page.mouse.wheel(0, -300);
+        await page.focus("#tl");
+        await page.keyboard.press("+");
+        await page.keyboard.press("0");
+        await page.waitForTimeout(300);
+        await page.screenshot({ path: path.join(out, `timeline-${lanes}-lanes.png`) });
+        assert.deepEqual(problems, []);
+      } finally {
+        server.close();
+        await page.close();
+      }
+    });
+  }
 });

@@ -8,7 +8,8 @@
 // - a brush on the time axis sets the server's global time window: the overview's figures become
 //   the window's (inside the logged sleep nobody computes), the header says "window a–b s", and
 //   resetting restores the whole run's figures;
-// - lanes and table rows follow the global thread filter applied in the detail view.
+// - lanes and table rows follow the global thread filter applied in the detail view;
+// - a function selected in the overview (its detail opened) is highlighted on the Timeline tab.
 //
 //   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 timeline_panel.test.mjs
 import { test, before, after, describe } from "node:test";
@@ -152,6 +153,30 @@ describe("the Timeline tab with the other panels (phases.py)", () => {
     await page.waitForFunction(() => document.getElementById("filter-info").textContent === "");
     await page.click("#open-timeline");
     await page.waitForSelector(`#timeline .tr-lane-label[data-thread="${phaser}"]`);
+  });
+
+  test("selecting a function in the overview, then the Timeline tab: its bars are highlighted", async () => {
+    // A fresh page: the timeline opens on nothing selected.
+    await page.goto(server.url);
+    await page.waitForSelector("#functions li.entry");
+    await page.click("#open-timeline");
+    await page.waitForFunction(() => Number(document.querySelector("#timeline").getAttribute("data-rendered") || 0) >= 1, null, { timeout: 30000 });
+    assert.equal(await page.getAttribute("#timeline", "data-highlight"), "");
+    assert.ok((await layoutOf()).frames.every((f) => !f.highlighted), "nothing highlighted before a selection");
+    // Select compute_phase in the overview: its entry's glyph opens its detail.
+    await page.click('#view-tabs button[data-view="panels"]');
+    await page.click(`#functions li.entry[data-key="${key}"] .glyph-button`);
+    await page.waitForFunction(() => Number(document.querySelector("#detail").getAttribute("data-rendered") || 0) >= 1);
+    await page.click("#open-timeline");
+    await page.waitForFunction((k) => document.querySelector("#timeline").getAttribute("data-highlight") === k, key, { timeout: 30000 });
+    const l = await layoutOf();
+    assert.equal(l.focus.artifact, key);
+    const lit = new Set(l.frames.flatMap((f, i) => (f.highlighted ? [i] : [])));
+    assert.ok(lit.size > 0 && [...lit].every((i) => l.frames[i].function === "compute_phase"), JSON.stringify(l.frames.filter((f) => f.highlighted)));
+    // Bars of it are drawn highlighted, on the phaser's lane only.
+    const lanesWithLit = l.lanes.filter((x) => x.bars.some((b) => lit.has(b.frame))).map((x) => x.name);
+    assert.deepEqual(lanesWithLit, ["phaser"]);
+    await page.screenshot({ path: path.join(out, "timeline-selected-in-overview.png"), fullPage: true });
   });
 
   test("no dialogs, page errors or console errors", () => {

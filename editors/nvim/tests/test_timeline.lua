@@ -1,9 +1,10 @@
 -- (timeline) :ThreadRadarTimeline on Worker.run: one row per thread with samples, the cells where
 -- Worker.run ran highlighted on exactly the threads whose bars `threadradar timeline --json`
--- (the CLI, another path through the analysis) lists for it; `>` pans, `+` zooms, `<CR>` on a
--- highlighted cell jumps into the sample; the "Timeline" code lens opens the same float through
--- the server's `threadradar.openTimeline`; `:ThreadRadarTimeline browser` opens the web panel's
--- Timeline tab through `threadradar serve` (the URL a browser would get, fetched for real).
+-- (the CLI, another path through the analysis) lists for it; `>` `<` pan later and earlier,
+-- `+` `-` zoom in and out, `<CR>` on a highlighted cell jumps into the sample; the "Timeline" code
+-- lens opens the same float through the server's `threadradar.openTimeline`;
+-- `:ThreadRadarTimeline browser` opens the web panel's Timeline tab through `threadradar serve`
+-- (the URL a browser would get, fetched for real).
 local H = dofile(os.getenv("TR_TESTS") .. "/helpers.lua")
 local api = vim.api
 
@@ -92,10 +93,29 @@ H.run("timeline", function()
     return range_line(view) ~= before
   end, "zoom in")
   local zoomed = range_line(view)
+  local z = { from = view.layout.from_s, to = view.layout.to_s }
+  H.check(z.to - z.from < view.layout.run_to_s - view.layout.run_from_s, "'+' narrowed the range")
   H.feed(">")
   H.wait(5000, function()
     return range_line(view) ~= zoomed
   end, "pan right")
+  local panned = range_line(view)
+  local p = { from = view.layout.from_s, to = view.layout.to_s }
+  H.check(p.from > z.from, ("'>' moved the range later: %.4f → %.4f s"):format(z.from, p.from))
+  -- And back: `<` pans left (earlier), `-` zooms out (a wider range).
+  H.feed("<")
+  H.wait(5000, function()
+    return range_line(view) ~= panned
+  end, "pan left")
+  local back = range_line(view)
+  local b = { from = view.layout.from_s, to = view.layout.to_s }
+  H.check(b.from < p.from and b.to < p.to, ("'<' moved the range earlier: %.4f–%.4f → %.4f–%.4f s"):format(p.from, p.to, b.from, b.to))
+  H.feed("-")
+  H.wait(5000, function()
+    return range_line(view) ~= back
+  end, "zoom out")
+  local w = { from = view.layout.from_s, to = view.layout.to_s }
+  H.check(w.to - w.from > b.to - b.from, ("'-' widened the range: %.4f → %.4f s"):format(b.to - b.from, w.to - w.from))
   H.feed("0")
   H.wait(5000, function()
     return range_line(view) == before
