@@ -71,7 +71,7 @@ export type ProtocolError = { code: ErrorCode, message: string, };
  * `states` parameter and setting all spell it `auto`, `computing`, `computing-cpu`,
  * `computing+gil`, `all` or `cpu`.
  */
-export type CountedStates = "auto" | "computing" | "computing-cpu" | "computing+gil" | "all" | "cpu";
+export type CountedStates = "auto" | "computing" | "computing-cpu" | "computing+gil" | "all" | "waiting" | "cpu";
 
 /**
  * The four levels of abstraction the paper computes metrics at. Defined once for `report

@@ -53,6 +53,13 @@ pub enum CountedStates {
     /// Every state, idle included.
     #[serde(rename = "all")]
     All,
+    /// The waiting samples — idle (blocked on a lock, a condition, a queue, I/O, a sleep) or
+    /// waiting for the GIL —, one each: the **waiting radar** (spec §1). Every figure (crt, the
+    /// clusters, the glyphs, the hints) then says which threads *waited* in an artifact, and how
+    /// the waiting was spread over them, instead of which computed there.
+    #[serde(rename = "waiting")]
+    #[cfg_attr(feature = "clap", value(name = "waiting"))]
+    Waiting,
     /// Not a count of samples but of CPU time: every thread observation weighs the microseconds of
     /// CPU the kernel accounted to the thread since its previous sample (`ThreadSample::cpu_ns`),
     /// whatever its state. Eq. 1–7 hold unchanged with these weights, and FRQ becomes the total
@@ -83,6 +90,7 @@ impl CountedStates {
             CountedStates::Computing | CountedStates::ComputingCpu | CountedStates::Auto => state == ThreadState::Computing,
             CountedStates::ComputingAndGil => state != ThreadState::Idle,
             CountedStates::All | CountedStates::CpuTime => true,
+            CountedStates::Waiting => state != ThreadState::Computing,
         }
     }
 
@@ -99,7 +107,8 @@ impl CountedStates {
         }
     }
 
-    /// `auto`, `computing`, `computing+gil`, `all` or `cpu`, as every surface spells it.
+    /// `auto`, `computing`, `computing-cpu`, `computing+gil`, `all`, `waiting` or `cpu`, as every
+    /// surface spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             CountedStates::Auto => "auto",
@@ -107,16 +116,18 @@ impl CountedStates {
             CountedStates::ComputingCpu => "computing-cpu",
             CountedStates::ComputingAndGil => "computing+gil",
             CountedStates::All => "all",
+            CountedStates::Waiting => "waiting",
             CountedStates::CpuTime => "cpu",
         }
     }
 
-    pub const ALL: [CountedStates; 6] = [
+    pub const ALL: [CountedStates; 7] = [
         CountedStates::Auto,
         CountedStates::Computing,
         CountedStates::ComputingCpu,
         CountedStates::ComputingAndGil,
         CountedStates::All,
+        CountedStates::Waiting,
         CountedStates::CpuTime,
     ];
 

@@ -224,6 +224,13 @@ fn counted_states_select_samples() {
     let a = with(CountedStates::All);
     assert_eq!(a.counted_samples(), 6);
     assert_eq!(a.metrics().artifact(work).unwrap().frq, 3);
+    // Waiting (the waiting radar): T1 σ3 (idle) and T2 σ3 (GIL), nothing computing; work was
+    // waited in by both threads, half each.
+    let a = with(CountedStates::Waiting);
+    assert_eq!(a.counted_samples(), 2);
+    assert_eq!(a.metrics().artifact(work).unwrap().frq, 2);
+    assert_eq!(a.metrics().artifact(work).unwrap().threads.len(), 2);
+    assert!((a.metrics().crt_thread(work, 0) - 0.5).abs() < 1e-9);
 }
 
 #[test]
