@@ -423,7 +423,9 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     for (k, r) in raws.iter().enumerate() {
         let obs = &per_thread[r.thread as usize];
         let info = &b.objects[r.obj as usize];
+        let pushed = std::cell::Cell::new(0u32);
         let mut push = |b: &Builder, waker: ThreadId, time_ns: u64, evidence: Evidence, confidence: f64, futile: bool, kind: WakeKind| {
+            pushed.set(pushed.get() + 1);
             edges.push(WakeEdge {
                 time_s: secs(time_ns),
                 waker_thread: waker,
@@ -504,7 +506,14 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 }
                 push(&b, waker, tw, Evidence::Kernel, 1.0, futile, WakeKind::Wake);
             }
-            continue;
+            // A wait for the GIL is a timed wait: CPython's waiter wakes itself (a timer, no
+            // edge) every switch interval to ask for the GIL and sleeps again, and the holder's
+            // hand-off ends that second sleep, which a sample rarely sees. Such a wait without
+            // a kernel edge gets the sampled GIL holder's (below); every other wait keeps to
+            // the kernel's events.
+            if !(matches!(info.key, Key::Gil(_)) && pushed.get() == 0) {
+                continue;
+            }
         }
         let Some(next) = r.next else { continue };
         let (tb, te) = (obs[r.last].tick, obs[next].tick);
