@@ -201,6 +201,8 @@ async fn profile_test_runs_a_found_test_reports_progress_and_the_outcome() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert_eq!(hung.meta.end_reason, EndReason::Interrupted);
+    // Cancelled before its test ended: no outcome (not pytest's "1 passed" for the stopped test).
+    assert!(hung.meta.test.as_ref().is_some_and(|t| t.outcome.is_none()), "{:?}", hung.meta.test);
     assert!(hung.meta.duration_s < 60.0 && started.elapsed() < Duration::from_secs(115), "stopped before the test's 120 s sleep");
     // The server is free again: another test can be profiled.
     let r = call(&client, "profile_test", serde_json::json!({ "file": "tests/test_work.py", "test": "test_fails" })).await;

@@ -169,3 +169,64 @@ fn the_exit_code_is_pytests_own_and_runs_list_their_date() {
     // The usage error's run: pytest wrote no report.
     assert!(list.contains("outcome unknown"), "{list}");
 }
+
+/// Ctrl-C during a test: the run keeps what was sampled and has no outcome. (pytest's report
+/// after the interrupt holds a nameless `<testcase>` for the test it stopped; that was once
+/// stored as "1 passed".)
+#[test]
+fn an_interrupted_test_run_has_no_outcome() {
+    use std::io::BufRead;
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    let mut child = std::process::Command::new(common::bin())
+        .args(["test", "--no-progress", "--progress-lines", "tests/check_misbehaving.py::test_hangs"])
+        .current_dir(&root)
+        .env("TESTPROJECT_MISBEHAVE", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    // Sampling, with the test's two spinner threads started: "progress 2.0 s, 480 samples, 3 threads".
+    let threads = |m: &str| m.split(" samples, ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse::<u32>().ok());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(200)) {
+            Ok(l) => {
+                let sampling = l.starts_with("threadradar: progress ") && threads(&l).is_some_and(|t| t >= 3);
+                seen.push(l);
+                if sampling {
+                    break;
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(e) => panic!("threadradar test ended: {e}: {seen:?}"),
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the hanging test was not sampled: {seen:?}");
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    seen.extend(rx.iter());
+    let err = seen.join("\n");
+    assert!(err.contains("threadradar: outcome unknown: pytest was interrupted before its tests ended"), "{status:?} {err}");
+    let run = common::read(&runs(&root)[0]);
+    assert!(run.meta.sample_count > 20, "{:?}", run.meta);
+    let t = run.meta.test.unwrap();
+    assert_eq!(t.id, "tests/check_misbehaving.py::test_hangs");
+    assert!(t.outcome.is_none(), "{:?}", t.outcome);
+    let list = out(&common::threadradar(&root, &["runs"]));
+    assert!(list.contains("tests/check_misbehaving.py::test_hangs: outcome unknown"), "{list}");
+}

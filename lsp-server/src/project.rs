@@ -32,14 +32,15 @@ pub struct ProjectConfig {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct Raw {
-    python: Option<String>,
-    test_command: Option<CommandSpec>,
-    interval_ms: Option<f64>,
+    // Spanned: a value that is out of range is reported with its line.
+    python: Option<toml::Spanned<String>>,
+    test_command: Option<toml::Spanned<CommandSpec>>,
+    interval_ms: Option<toml::Spanned<f64>>,
     states: Option<CountedStates>,
     include: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
     runs_dir: Option<String>,
-    keep_runs: Option<u32>,
+    keep_runs: Option<toml::Spanned<u32>>,
 }
 
 /// `test-command`: a runner's name (`"pytest"`, `"unittest"`) or a template.
@@ -71,42 +72,69 @@ impl ProjectConfig {
         let own = root.join("threadradar.toml");
         if let Some(text) = read(&own)? {
             let raw: Raw = toml::from_str(&text).map_err(|e| explain(&own, &text, &e, ""))?;
-            return ProjectConfig::from_raw(raw, root, &own);
+            return ProjectConfig::from_raw(raw, root, &own, &text, "");
         }
         let py = root.join("pyproject.toml");
         if let Some(text) = read(&py)? {
             let doc: Pyproject = toml::from_str(&text).map_err(|e| explain(&py, &text, &e, "[tool.threadradar] "))?;
             if let Some(raw) = doc.tool.and_then(|t| t.threadradar) {
-                return ProjectConfig::from_raw(raw, root, &py);
+                return ProjectConfig::from_raw(raw, root, &py, &text, "[tool.threadradar] ");
             }
         }
         Ok(ProjectConfig::default())
     }
 
-    fn from_raw(raw: Raw, root: &Path, file: &Path) -> Result<ProjectConfig, String> {
-        let name = file.display();
-        if let Some(ms) = raw.interval_ms {
-            if !(ms.is_finite() && (0.05..=10_000.0).contains(&ms)) {
-                return Err(format!("interval-ms in {name} must be between 0.05 and 10000 milliseconds (it is {ms})"));
+    fn from_raw(raw: Raw, root: &Path, file: &Path, text: &str, section: &str) -> Result<ProjectConfig, String> {
+        // `[tool.threadradar] /…/pyproject.toml line 7`: where a value is.
+        let at = |span: std::ops::Range<usize>| format!("{section}{} line {}", file.display(), line_of(text, span.start));
+        let interval_ms = match raw.interval_ms {
+            Some(ms) => {
+                let span = ms.span();
+                let ms = ms.into_inner();
+                if !(ms.is_finite() && (0.05..=10_000.0).contains(&ms)) {
+                    return Err(format!("interval-ms in {} must be between 0.05 and 10000 milliseconds (it is {ms})", at(span)));
+                }
+                Some(ms)
             }
-        }
+            None => None,
+        };
         let test_command = match raw.test_command {
             None => None,
-            Some(CommandSpec::Name(n)) if n == "pytest" => None,
-            Some(CommandSpec::Name(n)) if n == "unittest" => Some(vec![n]),
-            Some(CommandSpec::Name(n)) => {
-                return Err(format!("test-command in {name} is {n:?}: write \"pytest\", \"unittest\" or a template like [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]"))
+            Some(c) => {
+                let span = c.span();
+                match c.into_inner() {
+                    CommandSpec::Name(n) if n == "pytest" => None,
+                    CommandSpec::Name(n) if n == "unittest" => Some(vec![n]),
+                    CommandSpec::Name(n) => {
+                        return Err(format!(
+                            "test-command in {} is {n:?}: write \"pytest\", \"unittest\" or a template like [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]",
+                            at(span)
+                        ))
+                    }
+                    CommandSpec::Template(t) if t.is_empty() => {
+                        return Err(format!("test-command in {} is empty: write e.g. [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]", at(span)));
+                    }
+                    CommandSpec::Template(t) => Some(t),
+                }
             }
-            Some(CommandSpec::Template(t)) => Some(t),
         };
-        if let Some(c) = &test_command {
-            if c.is_empty() {
-                return Err(format!("test-command in {name} is empty: write e.g. [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]"));
+        let keep_runs = match raw.keep_runs {
+            Some(k) if *k.get_ref() == 0 => {
+                return Err(format!("keep-runs in {} must be at least 1 (leave it out to keep every run)", at(k.span())));
             }
-        }
-        if raw.keep_runs == Some(0) {
-            return Err(format!("keep-runs in {name} must be at least 1 (leave it out to keep every run)"));
-        }
+            Some(k) => Some(k.into_inner() as usize),
+            None => None,
+        };
+        let python = match raw.python {
+            Some(p) if p.get_ref().trim().is_empty() => {
+                return Err(format!(
+                    "python in {} is empty: write the interpreter's path (\".venv/bin/python\") or name (\"python3.12\"), or leave the key out to use the project's .venv or python3",
+                    at(p.span())
+                ));
+            }
+            Some(p) => Some(p.into_inner()),
+            None => None,
+        };
         let abs = |p: String| {
             let p = PathBuf::from(p);
             if p.is_absolute() {
@@ -117,14 +145,14 @@ impl ProjectConfig {
         };
         Ok(ProjectConfig {
             file: Some(file.to_path_buf()),
-            python: raw.python.map(|p| if p.contains('/') { abs(p) } else { PathBuf::from(p) }),
+            python: python.map(|p| if p.contains('/') { abs(p) } else { PathBuf::from(p) }),
             test_command,
-            interval_ms: raw.interval_ms,
+            interval_ms,
             states: raw.states,
             include: raw.include.unwrap_or_default(),
             exclude: raw.exclude.unwrap_or_default(),
             runs_dir: raw.runs_dir.map(abs),
-            keep_runs: raw.keep_runs.map(|k| k as usize),
+            keep_runs,
         })
     }
 
@@ -147,9 +175,46 @@ fn read(path: &Path) -> Result<Option<String>, String> {
     }
 }
 
-/// One sentence for a TOML or schema error: what, the file and the line.
+/// The 1-based line of a byte offset in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// The key whose value is at `offset`: the nearest `key = …` line at or above it (a value may be
+/// a list over several lines), if it is one of ours.
+fn key_at(text: &str, offset: usize) -> Option<&'static str> {
+    let start = offset.min(text.len());
+    let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let upto = &text[..end];
+    for line in upto.lines().rev() {
+        let Some((k, _)) = line.split_once('=') else { continue };
+        // `keep-runs`, `"keep-runs"`, `tool.threadradar.keep-runs`: the last part of the key.
+        let k = k.trim().rsplit('.').next().unwrap_or("").trim().trim_matches(['"', '\'']);
+        if k.is_empty() || k.contains(char::is_whitespace) {
+            continue;
+        }
+        return KEYS.split(", ").find(|&known| known == k);
+    }
+    None
+}
+
+/// What a key's value must be, for the message about a wrong type.
+fn expected(key: &str) -> &'static str {
+    match key {
+        "python" => "the interpreter's path or name, as a string",
+        "interval-ms" => "a number of milliseconds between samples (default 3)",
+        "states" => "one of \"auto\", \"computing\", \"computing-cpu\", \"computing+gil\", \"all\", \"cpu\"",
+        "include" | "exclude" => "a list of regular expressions, as strings",
+        "runs-dir" => "a directory, as a string",
+        "keep-runs" => "a whole number of runs, at least 1",
+        _ => "a value of another type",
+    }
+}
+
+/// One sentence for a TOML or schema error: what, the file and the line (and, for a value of the
+/// wrong type, the key and what it takes).
 fn explain(file: &Path, text: &str, e: &toml::de::Error, section: &str) -> String {
-    let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let line = e.span().map(|s| line_of(text, s.start));
     let at = match line {
         Some(l) => format!("{} line {l}", file.display()),
         None => file.display().to_string(),
@@ -162,7 +227,12 @@ fn explain(file: &Path, text: &str, e: &toml::de::Error, section: &str) -> Strin
     if msg.contains("untagged enum CommandSpec") {
         return format!("test-command in {section}{at} must be \"pytest\", \"unittest\" or a list of words like [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]");
     }
-    format!("{at}: {}", msg.lines().next().unwrap_or(msg).trim_end_matches('.'))
+    let first = msg.lines().next().unwrap_or(msg).trim_end_matches('.');
+    let wrong_value = ["invalid type", "invalid value", "unknown variant", "expected"].iter().any(|w| first.contains(w));
+    match e.span().filter(|_| wrong_value).and_then(|s| key_at(text, s.start)) {
+        Some(key) => format!("{section}{at}: `{key}` must be {} ({first})", expected(key)),
+        None => format!("{at}: {first}"),
+    }
 }
 
 /// The interpreter chosen for a project and why.
@@ -471,9 +541,31 @@ mod tests {
         std::fs::write(root.join("pyproject.toml"), "[tool.threadradar]\n\nkeep-runs = \"many\"\n").unwrap();
         let e = ProjectConfig::load(root).unwrap_err();
         assert!(e.contains("pyproject.toml line 3: "), "{e}");
+        // A wrong type names the key and what it takes.
+        assert!(e.starts_with("[tool.threadradar] ") && e.contains("line 3: `keep-runs` must be a whole number of runs, at least 1 ("), "{e}");
+        std::fs::write(root.join("pyproject.toml"), "[tool.threadradar]\ninclude = [\n  \"a\",\n  3,\n]\n").unwrap();
+        let e = ProjectConfig::load(root).unwrap_err();
+        assert!(e.contains("pyproject.toml line 4: `include` must be a list of regular expressions, as strings ("), "{e}");
+        // Out of range: the key, the file and the value's line.
+        let py = root.join("pyproject.toml");
+        for (toml, want) in [
+            ("[project]\nname = \"x\"\n\n[tool.threadradar]\nstates = \"all\"\ninterval-ms = 0\n", "interval-ms in [tool.threadradar] {} line 6 must be between 0.05 and 10000 milliseconds (it is 0)"),
+            ("[tool.threadradar]\n\nkeep-runs = 0\n", "keep-runs in [tool.threadradar] {} line 3 must be at least 1 (leave it out to keep every run)"),
+            ("[tool.threadradar]\ntest-command = \"nose\"\n", "test-command in [tool.threadradar] {} line 2 is \"nose\": write \"pytest\", \"unittest\" or a template"),
+            ("[tool.threadradar]\ninterval-ms = 2\ntest-command = [\n]\n", "test-command in [tool.threadradar] {} line 3 is empty: write e.g."),
+            // An empty interpreter is its own sentence, not "the interpreter  does not exist".
+            ("[tool.threadradar]\npython = \"\"\n", "python in [tool.threadradar] {} line 2 is empty: write the interpreter's path (\".venv/bin/python\") or name"),
+        ] {
+            std::fs::write(&py, toml).unwrap();
+            let e = ProjectConfig::load(root).unwrap_err();
+            assert!(e.starts_with(&want.replace("{}", &py.display().to_string())), "{toml:?}: {e}");
+        }
         std::fs::write(root.join("threadradar.toml"), "python = 3\n").unwrap();
         let e = ProjectConfig::load(root).unwrap_err();
-        assert!(e.contains("threadradar.toml line 1: "), "{e}");
+        assert!(e.contains("threadradar.toml line 1: `python` must be the interpreter's path or name, as a string ("), "{e}");
+        std::fs::write(root.join("threadradar.toml"), "\nkeep-runs = 0\n").unwrap();
+        let e = ProjectConfig::load(root).unwrap_err();
+        assert_eq!(e, format!("keep-runs in {} line 2 must be at least 1 (leave it out to keep every run)", root.join("threadradar.toml").display()));
     }
 
     #[test]

@@ -131,11 +131,13 @@ pub fn pytest_command(python: &Path, template: Option<&[String]>, args: &[String
     cmd
 }
 
-/// Counts and the first failure from a JUnit XML report as pytest writes it.
+/// Counts and the first failure from a JUnit XML report as pytest writes it. A `<testcase>`
+/// without a name is not a test: pytest writes one (`<testcase time="0.000" />`) for the test it
+/// was running when it was interrupted (Ctrl-C), which neither passed nor failed.
 pub fn junit_outcome(xml: &str) -> Result<TestOutcome, String> {
     let doc = roxmltree::Document::parse(xml).map_err(|e| format!("pytest's JUnit report is not valid XML: {e}"))?;
     let mut o = TestOutcome::default();
-    for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
+    for case in doc.descendants().filter(|n| n.has_tag_name("testcase") && n.attribute("name").is_some_and(|a| !a.is_empty())) {
         let child = |tag: &str| case.children().find(|c| c.has_tag_name(tag));
         let (bad, counter) = match (child("failure"), child("error")) {
             (Some(f), _) => (Some(f), 1),
@@ -255,6 +257,20 @@ class Helper:
         assert_eq!(o.first_failure.as_deref(), Some("test_bad: assert 3 == 4"));
         assert_eq!(outcome_words(&o), "1 passed, 1 failed, 1 error, 1 skipped");
         assert!(junit_outcome("<testsuites>").unwrap_err().contains("not valid XML"));
+    }
+
+    #[test]
+    fn junit_of_an_interrupted_run_counts_only_named_tests() {
+        // What pytest writes after a Ctrl-C during its second test: the interrupted test is a
+        // nameless, empty testcase, which is no test that passed.
+        let xml = r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="1" time="2.688"><testcase classname="test_a" name="test_ok" time="0.005" /><testcase time="0.000" /></testsuite></testsuites>"#;
+        let o = junit_outcome(xml).unwrap();
+        assert_eq!((o.passed, o.failed, o.skipped, o.errors), (1, 0, 0, 0));
+        // Interrupted in its only test: nothing ran to the end.
+        let only = r#"<testsuites><testsuite name="pytest" tests="0"><testcase time="0.000" /><testcase name="" time="0.000" /></testsuite></testsuites>"#;
+        let o = junit_outcome(only).unwrap();
+        assert_eq!((o.passed, o.failed, o.skipped, o.errors), (0, 0, 0, 0));
+        assert_eq!(outcome_words(&o), "no tests ran");
     }
 
     #[test]

@@ -144,6 +144,10 @@ fn test_once(args: &TestArgs, config: &ProjectConfig, python: &project::Python, 
         }
         None => None,
     };
+    // A cancelled or interrupted run has no outcome: its report (pytest writes one after a
+    // Ctrl-C) counts only the tests that ended before the interrupt.
+    let stopped_early = interrupted(&rec.run, unittest, outcome.as_ref());
+    let outcome = if stopped_early { None } else { outcome };
     rec.run.meta.interpreter = Some(Interpreter { path: python.path.display().to_string(), source: python.source.clone() });
     rec.run.meta.test = Some(TestRun { id: id.to_string(), outcome: outcome.clone() });
     runfile::write(&rec.run, &rec.path).with_context(|| format!("cannot add the outcome to {}", rec.path.display()))?;
@@ -153,9 +157,21 @@ fn test_once(args: &TestArgs, config: &ProjectConfig, python: &project::Python, 
             let first = o.first_failure.as_ref().map(|f| format!(" — first failure: {f}")).unwrap_or_default();
             say!("threadradar: outcome {}{first}", pytests::outcome_words(o));
         }
+        None if stopped_early => say!("threadradar: outcome unknown: {runner} was interrupted before its tests ended ({})", how_pytest_ended(&rec.run)),
         None => say!("threadradar: outcome unknown: {runner} wrote no report ({})", how_pytest_ended(&rec.run)),
     }
     Ok((rec.path, rec.exit))
+}
+
+/// Whether a test run was stopped before its tests ended: the recording was cancelled (Ctrl-C,
+/// the editor's stop), or pytest exited with 2, "interrupted", without an error in its report (a
+/// collection error also exits with 2, and its report counts the error).
+fn interrupted(run: &threadradar_profiler::Run, unittest: bool, outcome: Option<&threadradar_profiler::run::TestOutcome>) -> bool {
+    use threadradar_profiler::run::EndReason;
+    if record::stopped() || run.meta.end_reason == EndReason::Interrupted {
+        return true;
+    }
+    !unittest && run.meta.exit_status.and_then(|s| s.code) == Some(2) && outcome.is_none_or(|o| o.errors == 0)
 }
 
 /// `keep-runs`: prunes the runs directory after a run written into it.

@@ -94,6 +94,9 @@ H.run("profile_test", function()
   vim.ui.select = function(items, opts, on_choice)
     if opts.kind == "threadradar_run" then
       H.check(opts.format_item(items[1]):find("test_parallel_sum_is_right: 1 passed", 1, true) ~= nil, "the picker shows the test and its outcome")
+      -- The earlier run (not the active one, whose summary says the same): duration and threads.
+      local earlier = opts.format_item(items[2])
+      H.check(earlier:find("test_parallel_sum_is_right: 1 passed  %d+%.%ds, %d+ threads") ~= nil, "the picker shows duration and threads: " .. earlier)
       on_choice(items[1])
     elseif opts.kind == "threadradar_run_action" then
       actions_seen = items

@@ -40,9 +40,14 @@ H.run("runs", function()
   H.check(shows(new_run, 6), "the newest run (6 workers) is shown first")
   H.eq(mark_rows(), rows("new"), "marks of the newest run")
 
-  local offered
+  local offered, actions
   local original = vim.ui.select
   vim.ui.select = function(items, opts, on_choice)
+    -- A chosen run (issue 19): what to do with it; any run can be labelled, pinned, deleted.
+    if opts.kind == "threadradar_run_action" then
+      actions = items
+      return on_choice("Show this run", 1)
+    end
     offered = {}
     for _, item in ipairs(items) do
       table.insert(offered, opts.format_item(item))
@@ -62,6 +67,14 @@ H.run("runs", function()
   local runs = #vim.fn.glob(H.env("TR_WS") .. "/.threadradar/runs/*.json", true, true)
   H.check(offered and #offered == runs + 1, "the runs and 'follow the newest' offered")
   H.check(offered and offered[1]:find("●", 1, true) ~= nil, "the active run is marked: " .. vim.inspect(offered))
+  -- A run that is no test: its program, duration and threads (the old run: 4 workers and more).
+  local old_line
+  for _, l in ipairs(offered or {}) do
+    old_line = l:find(vim.fn.fnamemodify(H.env("TR_RUN_OLD"), ":t"), 1, true) and l or old_line
+  end
+  H.check(old_line and old_line:find("buggy.py --workers 4", 1, true) ~= nil and old_line:find("%d%.%ds, %d+ threads") ~= nil, "the old run's program, duration and threads: " .. tostring(old_line))
+  H.check(actions ~= nil and vim.tbl_contains(actions, "Label…") and vim.tbl_contains(actions, "Pin (never pruned)") and vim.tbl_contains(actions, "Delete"), "a run that is no test can be labelled, pinned and deleted: " .. vim.inspect(actions))
+  H.check(not vim.tbl_contains(actions or {}, "Compare with previous run of this test"), "no compare for a run that is no test")
   H.eq(mark_rows(), rows("old"), "marks of the old run")
 
   -- Back to the newest.

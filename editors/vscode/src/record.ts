@@ -232,16 +232,44 @@ export interface RunHistoryView {
   previous?: string;
   duration_s?: number;
   threads?: number;
+  /** The recorded program and its arguments, as one string. */
+  command?: string;
 }
 
-/** The tree item's parts for a run: label, description, context value. Pure. */
+/** `2.3 s`, `1 min 5 s`; `""` for a missing or bad number. Pure. */
+export function durationWords(s: number | undefined): string {
+  if (s === undefined || !Number.isFinite(s) || s < 0) return "";
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const whole = Math.round(s);
+  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+}
+
+/**
+ * A command for a one-line description: paths as their file names (`python3 buggy.py --workers
+ * 4`), at most `max` characters, cut with `…`. Pure.
+ */
+export function shortCommand(command: string, max = 60): string {
+  const c = command
+    .split(/\s+/)
+    .filter((w) => w !== "")
+    .map((w) => (w.includes("/") && !w.endsWith("/") ? w.slice(w.lastIndexOf("/") + 1) : w))
+    .join(" ");
+  return c.length <= max ? c : `${c.slice(0, max - 1)}…`;
+}
+
+/**
+ * The tree item's parts for a run: label, description, context value. A test run shows its test
+ * and outcome, any other run the program it recorded; both their duration and threads. Pure.
+ */
 export function runNodeView(r: { label: string; description: string; active: boolean; history?: RunHistoryView }): { label: string; description: string; contextValue: string } {
   const h = r.history;
   let context = r.active ? "threadradar.run.active" : "threadradar.run";
   if (h?.pinned === true) context += ".pinned";
   if (h?.previous !== undefined) context += ".previous";
   const label = h?.label !== undefined ? `${h.label} — ${h.test ?? r.label}` : (h?.test ?? r.label);
-  const bits = [h?.test !== undefined ? outcomeWords(h.outcome) : "", h?.pinned === true ? "pinned" : "", r.description].filter((x) => x !== "");
+  const what = h === undefined ? "" : h.test !== undefined ? outcomeWords(h.outcome) : shortCommand(h.command ?? "");
+  const threads = h?.threads !== undefined && Number.isFinite(h.threads) ? `${h.threads} ${h.threads === 1 ? "thread" : "threads"}` : "";
+  const bits = [what, h?.pinned === true ? "pinned" : "", durationWords(h?.duration_s), threads, r.description].filter((x) => x !== "");
   return { label, description: bits.join(" · "), contextValue: context };
 }
 

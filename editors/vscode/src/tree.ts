@@ -43,7 +43,8 @@ export class RunsView extends View<RunNode> {
     const v = runNodeView(r);
     const item = new vscode.TreeItem(v.label, vscode.TreeItemCollapsibleState.None);
     item.description = v.description;
-    item.tooltip = r.history?.outcome?.first_failure !== undefined ? `${r.tooltip}\nFirst failure: ${r.history.outcome.first_failure}` : r.tooltip;
+    const command = r.history?.command !== undefined && r.history.command !== "" ? `\n${r.history.command}` : "";
+    item.tooltip = r.history?.outcome?.first_failure !== undefined ? `${r.tooltip}${command}\nFirst failure: ${r.history.outcome.first_failure}` : `${r.tooltip}${command}`;
     item.id = r.path;
     item.iconPath = new vscode.ThemeIcon(r.active ? "pass-filled" : "circle-large-outline");
     item.contextValue = v.contextValue;

@@ -143,7 +143,7 @@ pub fn describe(f: &Finished, what: &str) -> Result<String, String> {
                     text.push_str(&format!(" First failure: {first}"));
                 }
             }
-            None => text.push_str(&format!("\nOutcome of {}: unknown (pytest wrote no report).", test.id)),
+            None => text.push_str(&format!("\nOutcome of {}: unknown (pytest wrote no report, or the run was cancelled or interrupted before its tests ended).", test.id)),
         }
     }
     if m.partial {

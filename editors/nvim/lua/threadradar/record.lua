@@ -418,7 +418,7 @@ end
 
 local function outcome_words(o)
   if type(o) ~= "table" then
-    return "outcome unknown (pytest wrote no report)"
+    return "outcome unknown (no report: killed, cancelled or interrupted)"
   end
   local parts = {}
   for _, k in ipairs({ "passed", "failed", "errors", "skipped" }) do

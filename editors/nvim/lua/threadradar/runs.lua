@@ -22,7 +22,22 @@ local function time_text(ms)
   return os.date("%Y-%m-%d %H:%M", math.floor(ms / 1000))
 end
 
---- One line of the chooser for a run entry.
+--- A command for one line: paths as their file names (`python3 buggy.py --workers 4`), at most
+--- `max` characters.
+local function short(text, max)
+  local words = {}
+  for w in tostring(text or ""):gmatch("%S+") do
+    table.insert(words, w:find("/", 1, true) and w:match("[^/]*$") ~= "" and w:match("[^/]*$") or w)
+  end
+  text = table.concat(words, " ")
+  if vim.fn.strchars(text) <= max then
+    return text
+  end
+  return vim.fn.strcharpart(text, 0, max - 1) .. "…"
+end
+
+--- One line of the chooser for a run entry: the test and its outcome (or the program), its
+--- duration and threads, label and pin (issue 19), from the run's `history`.
 function M.format_run(run, summary)
   local text = ("%s %s  %s  %s"):format(
     run.active and "●" or " ",
@@ -31,9 +46,17 @@ function M.format_run(run, summary)
     size_text(run.size)
   )
   local h = type(run.history) == "table" and run.history or nil
-  if h and type(h.test) == "string" then
-    -- A profiled test (issue 19): its test, outcome, label and pin.
-    text = text .. "  " .. h.test .. ": " .. require("threadradar.record").outcome_words(h.outcome)
+  -- The active run's summary (below) already says its threads, duration and command.
+  local summarized = run.active and summary ~= nil
+  if h then
+    if type(h.test) == "string" then
+      text = text .. "  " .. h.test .. ": " .. require("threadradar.record").outcome_words(h.outcome)
+    elseif type(h.command) == "string" and h.command ~= "" and not summarized then
+      text = text .. "  " .. short(h.command, 60)
+    end
+    if not summarized and type(h.duration_s) == "number" and type(h.threads) == "number" then
+      text = text .. ("  %.1fs, %s"):format(h.duration_s, util.plural(h.threads, "thread"))
+    end
     if type(h.label) == "string" then
       text = text .. ' "' .. h.label .. '"'
     end
@@ -41,7 +64,7 @@ function M.format_run(run, summary)
       text = text .. " [pinned]"
     end
   end
-  if run.active and summary then
+  if summarized then
     text = text
       .. ("  — %s, %s, %.1fs: %s"):format(
         util.plural(summary.threads or 0, "thread"),
@@ -95,8 +118,8 @@ function M.select()
           lsp.emit_change(client.id, { reason = "run" })
         end)
       end
-      local h = not choice.newest and type(choice.run.history) == "table" and choice.run.history or nil
-      if h and type(h.test) == "string" then
+      -- Any run with a history (servers since issue 19) can be labelled, pinned and deleted.
+      if not choice.newest and type(choice.run.history) == "table" then
         M.actions(client, choice.run, show_run)
       else
         show_run()
@@ -105,8 +128,8 @@ function M.select()
   end)
 end
 
---- What to do with a profiled test's run (issue 19): show it, label it, pin or unpin it, delete
---- it, or compare it with the run before it of the same test.
+--- What to do with a run (issue 19): show it, label it, pin or unpin it, delete it, or (the
+--- newest run of a test with an earlier run) compare it with the run before it of the same test.
 function M.actions(client, run, show_run)
   local h = run.history or {}
   local items = { "Show this run", "Label…", h.pinned == true and "Unpin" or "Pin (never pruned)", "Delete" }

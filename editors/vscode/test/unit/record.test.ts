@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import { describe, test } from "node:test";
-import { folderOf, formatCommand, outcomeWords, programLabel, pythonFor, quoteArg, recordChoices, recordCwd, RUNS_WORKSPACE_CODE, runNodeView, selectedInterpreter, splitCommandLine, testSettings } from "../../src/record";
+import { durationWords, folderOf, formatCommand, outcomeWords, programLabel, pythonFor, quoteArg, recordChoices, recordCwd, RUNS_WORKSPACE_CODE, runNodeView, selectedInterpreter, shortCommand, splitCommandLine, testSettings } from "../../src/record";
 
 const words = (text: string): string[] => {
   const r = splitCommandLine(text);
@@ -154,5 +154,28 @@ describe("the run history in the runs view (issue 19)", () => {
       contextValue: "threadradar.run.pinned.previous",
     });
     expect(runNodeView({ ...base, history: { test: "t.py", outcome: null } }).description).toBe("outcome unknown · active · 2 min ago");
+  });
+
+  test("every run shows its duration and threads; a run that is no test shows its program", () => {
+    const base = { label: "20261123T150102Z-buggy", description: "2026-11-23 15:01 · 3.0 MiB", active: false };
+    const test = { test: "tests/t.py::test_a", outcome: { passed: 1, failed: 0, errors: 0, skipped: 0 }, command: "python3 -m pytest tests/t.py::test_a", duration_s: 2.34, threads: 7 };
+    expect(runNodeView({ ...base, history: test }).description).toBe("1 passed · 2.3 s · 7 threads · 2026-11-23 15:01 · 3.0 MiB");
+    const program = { command: "/usr/bin/python3 /home/me/samples/python/bug1/buggy.py --workers 6", duration_s: 65.4, threads: 1, pinned: true };
+    expect(runNodeView({ ...base, history: program })).toEqual({
+      label: "20261123T150102Z-buggy",
+      description: "python3 buggy.py --workers 6 · pinned · 1 min 5 s · 1 thread · 2026-11-23 15:01 · 3.0 MiB",
+      contextValue: "threadradar.run.pinned",
+    });
+    // Labelled: the label, then the run; a long command is cut.
+    const long = { command: `python3 ${"x".repeat(100)}.py`, duration_s: 0.5, threads: 3, label: "baseline" };
+    const v = runNodeView({ ...base, history: long });
+    expect(v.label).toBe("baseline — 20261123T150102Z-buggy");
+    expect(v.description.startsWith(`python3 ${"x".repeat(51)}… · 0.5 s · 3 threads · `)).toBe(true);
+    // Label, pin and delete are offered on every run (the context value starts with threadradar.run).
+    expect(v.contextValue).toBe("threadradar.run");
+    expect(durationWords(undefined)).toBe("");
+    expect(durationWords(Number.NaN)).toBe("");
+    expect(shortCommand("  a   b ")).toBe("a b");
+    expect(shortCommand("python3 -m pytest tests/t.py::test_a out/")).toBe("python3 -m pytest t.py::test_a out/");
   });
 });

@@ -110,3 +110,16 @@ describe("package.json mirrors the settings", () => {
     expect(props["threadradar.glyphs"]?.default).toBe(EXTENSION_SETTINGS.glyphs.default);
   });
 });
+
+describe("workspace trust (issue 19)", () => {
+  test("an untrusted workspace gets limited support, with a description of what is left out", () => {
+    const m = JSON.parse(fs.readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as {
+      capabilities?: { untrustedWorkspaces?: { supported?: unknown; description?: unknown } };
+    };
+    const untrusted = m.capabilities?.untrustedWorkspaces;
+    expect(untrusted?.supported).toBe("limited");
+    // VS Code requires a description with "limited"; it says what an untrusted workspace lacks.
+    expect(typeof untrusted?.description).toBe("string");
+    expect(String(untrusted?.description)).toMatch(/Profile/);
+  });
+});
