@@ -672,7 +672,7 @@ path: string | null, command: Array<string>, duration_s: number, sample_count: n
  */
 thread_count: number, 
 /**
- * Which thread states counted: `computing`, `computing+gil`, `all` or `cpu`.
+ * Which thread states counted: `computing`, `computing-cpu`, `computing+gil`, `all`, `waiting` or `cpu`.
  */
 states: string, 
 /**

@@ -80,7 +80,7 @@ pub struct SideSummary {
     pub sample_count: u64,
     /// All threads the run saw, included or not.
     pub thread_count: usize,
-    /// Which thread states counted: `computing`, `computing+gil`, `all` or `cpu`.
+    /// Which thread states counted: `computing`, `computing-cpu`, `computing+gil`, `all`, `waiting` or `cpu`.
     pub states: &'static str,
     /// Where seconds come from: `kernel` CPU accounting or `samples` × period.
     pub time_source: TimeSource,

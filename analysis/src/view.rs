@@ -63,7 +63,7 @@ pub struct RunSummary {
     /// All threads the run saw, included or not.
     pub thread_count: usize,
     pub level: Level,
-    /// Which thread states counted: `computing`, `computing+gil`, `all` or `cpu` (`auto` resolved).
+    /// Which thread states counted: `computing`, `computing-cpu`, `computing+gil`, `all`, `waiting` or `cpu` (`auto` resolved).
     pub states: &'static str,
     /// `cop` (COP-KMeans) or `plain` (k-means).
     pub clustering: &'static str,

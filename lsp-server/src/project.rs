@@ -203,7 +203,7 @@ fn expected(key: &str) -> &'static str {
     match key {
         "python" => "the interpreter's path or name, as a string",
         "interval-ms" => "a number of milliseconds between samples (default 3)",
-        "states" => "one of \"auto\", \"computing\", \"computing-cpu\", \"computing+gil\", \"all\", \"cpu\"",
+        "states" => "one of \"auto\", \"computing\", \"computing-cpu\", \"computing+gil\", \"all\", \"waiting\", \"cpu\"",
         "include" | "exclude" => "a list of regular expressions, as strings",
         "runs-dir" => "a directory, as a string",
         "keep-runs" => "a whole number of runs, at least 1",
