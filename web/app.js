@@ -591,7 +591,7 @@
       // The timeline needs a server (not the static export); comparing needs two runs.
       $("view-tabs").hidden = T.mode === "static";
       $("open-compare").hidden = !canCompare(r.runs || []);
-      // The waits panel is in the served page only (not yet in the editors' webviews).
+      // The waits panel is wherever waits.js is loaded: the served page and VS Code's webview.
       $("open-waits").hidden = !window.ThreadRadarWaits;
       $("open-tracecompare").hidden = !window.ThreadRadarTraceCompare || T.mode === "static" || !(canCompare(r.runs || []) || (traceRuns.a && traceRuns.b));
       if (!r.runs || r.runs.length < 2) { sel.hidden = true; return; }

@@ -21,11 +21,12 @@
 //!
 //! An edge goes from the thread that released a wait (the *waker*) to the end of the wait it
 //! ended. No edge is drawn without evidence:
-//! - `kernel`: the scheduler's own wake-up of the waiting thread, recorded by `record --sched`:
-//!   the first wake-up of the wakee after its last waiting sample and up to its next sample (later
-//!   ones are its way back: the condition's lock, the GIL), else the last one at most
-//!   [`END_TOLERANCE_PERIODS`] sampling periods before that last waiting sample. The waker is the
-//!   thread that ran the wake-up.
+//! - `kernel`: the scheduler's own wake-up of the waiting thread, recorded by `record --sched`,
+//!   that ended a sleep a sample saw (no switch out of the wakee between that sample and the
+//!   wake-up); a wake-up of an interrupt (a timer) or another process makes none, and an open
+//!   wait takes wake-ups only up to its process's last sample. The waker is the thread that ran
+//!   the wake-up. A GIL wait none of whose wake-ups qualifies (a timed wait) gets the
+//!   `gil-holder` edge.
 //! - `gil-holder` (sampled): for a wait for the GIL, the thread that held the GIL at the waiter's
 //!   last waiting sample.
 //! - `same-object` (inferred): a thread seen, at the last waiting sample or the next one, inside
@@ -52,10 +53,6 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use threadradar_profiler::run::{FileKind, FrameId, Run, StackId, StrId, ThreadId, ThreadSample, ThreadState};
 use ts_rs::TS;
-
-/// How many sampling periods before its last waiting sample a kernel wake-up may be and still
-/// count as the one that ended the wait (a woken thread may not run, and be seen running, at once).
-pub const END_TOLERANCE_PERIODS: f64 = 1.0;
 
 /// What to compute and show.
 #[derive(Clone, Debug, Default)]
