@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use threadradar_profiler::run::{Run, TypeSource};
+use threadradar_profiler::run::{Run, ThreadState, TypeSource};
 
 fn fixture(name: &str) -> PathBuf {
     repo().join("tests/fixtures/formats").join(name)
@@ -246,9 +246,41 @@ fn bad_input_gets_one_sentence_naming_the_format_and_where_it_stopped() {
     let e = run_import("notes.txt", b"thread (1): a;f (a.py:1) 3\nthis is not a stack\n", &["--format", "collapsed"]);
     assert!(e.contains("collapsed stacks") && e.contains("line 2"), "{e}");
     let e = run_import("bad.austin", b"# austin: 3.7.0\nP1;T0:1;a.py:f:1 12\nP1;oops 5\n", &[]);
-    assert!(e.contains("austin") && e.contains("line 3"), "{e}");
+    assert!(e.contains("is not an austin file") && e.contains("line 3"), "{e}");
     let e = run_import("bad.perf", b"python3 12 100.5: 1 cpu-clock:\n\tffff py::f:/a.py+0x1 (/tmp/perf-1.map)\n\nnot a header\n", &[]);
     assert!(e.contains("perf script") && e.contains("line 4"), "{e}");
+    // Line-oriented files cut while written or copied: the last line has no line break (every
+    // profiler ends its lines with one), or perf's last sample has no blank line after its call
+    // chain. The sentence names the line.
+    let cut_mid_line = |bytes: &[u8]| -> (Vec<u8>, usize) {
+        // Cut in the middle of the last line that is neither blank nor a comment, unless it is
+        // the file's last line (then the one before it that qualifies).
+        let text = std::str::from_utf8(bytes).unwrap();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let i = (0..lines.len() - 1).rev().find(|&i| lines[i].trim().len() > 10 && !lines[i].starts_with('#')).unwrap();
+        let start: usize = lines[..i].iter().map(|l| l.len()).sum();
+        (bytes[..start + lines[i].trim_end().len() / 2].to_vec(), i + 1)
+    };
+    let (cut, line) = cut_mid_line(&std::fs::read(fixture("pyspy.raw")).unwrap());
+    let e = run_import("cut.raw", &cut, &[]);
+    assert!(e.contains("is truncated") && e.contains("collapsed stacks") && e.contains(&format!("line {line}, which has no line break")), "{e}");
+    let (cut, line) = cut_mid_line(&std::fs::read(fixture("austin.txt")).unwrap());
+    let e = run_import("cut.austin", &cut, &[]);
+    assert!(e.contains("is truncated") && e.contains("austin") && e.contains(&format!("line {line},")), "{e}");
+    let e = run_import("cut.folded", b"thread (1): a;f (a.py:1) 3\nthread (1): \xc3", &[]);
+    assert!(e.contains("is truncated") && e.contains("line 2, which ends in the middle of a character"), "{e}");
+    let perf = std::fs::read(fixture("perf-python312.txt")).unwrap();
+    let (cut, line) = cut_mid_line(&perf);
+    let e = run_import("cut.perf", &cut, &[]);
+    assert!(e.contains("is truncated") && e.contains("perf script") && e.contains(&format!("line {line},")), "{e}");
+    // Whole lines, but the last sample's call chain has no blank line after it (34 samples in
+    // the file; the last one is incomplete, and not silently dropped or kept).
+    let text = std::str::from_utf8(&perf).unwrap();
+    let body = text.trim_end_matches('\n');
+    let cut = &body[..body.rfind('\n').unwrap() + 1];
+    let header = cut.lines().enumerate().filter(|(_, l)| !l.is_empty() && !l.starts_with(char::is_whitespace) && !l.starts_with('#')).last().unwrap().0 + 1;
+    let e = run_import("cut2.perf", cut.as_bytes(), &[]);
+    assert!(e.contains("is truncated") && e.contains(&format!("in the sample from line {header}, which has no blank line")), "{e}");
     // Empty files and files without samples.
     let e = run_import("empty.txt", b"", &[]);
     assert!(e.contains("is empty"), "{e}");
@@ -299,6 +331,43 @@ fn austin_text_counts(file: &Path) -> HashMap<u32, u64> {
     want
 }
 
+#[test]
+fn austin_full_mode_keeps_idle_samples() {
+    // `austin -f` flags each sample idle or not (MOJO event 8, the text's `time,idle,memory`); the
+    // reference text of the same MOJO file is austin-python's reader keeping the flag
+    // (tests/fixtures/formats/mojo2austin_full.py). Idle samples become idle, the others
+    // computing (austin does not see the GIL).
+    let dir = tempfile::tempdir().unwrap();
+    let (mojo, text) = (fixture("austin-full.mojo"), fixture("austin-full-mojo.txt"));
+    let run = assert_mojo_reads_as_austin_reads_it(dir.path(), &mojo, &text);
+    let mut idle_want: HashMap<u32, u64> = HashMap::new();
+    for line in std::fs::read_to_string(&text).unwrap().lines().filter(|l| l.starts_with('P')) {
+        let tid: u32 = line.split(';').nth(1).unwrap().rsplit(':').next().unwrap().split(' ').next().unwrap().parse().unwrap();
+        let flag = line.rsplit(' ').next().unwrap().split(',').nth(1).unwrap();
+        *idle_want.entry(tid).or_insert(0) += (flag == "1") as u64;
+    }
+    let states = |r: &Run, state: ThreadState| -> HashMap<u32, u64> {
+        let mut m: HashMap<u32, u64> = r.threads.iter().map(|t| (t.tid, 0)).collect();
+        for s in &r.samples {
+            for t in &s.threads {
+                if t.state == state {
+                    *m.get_mut(&r.threads[t.thread as usize].tid).unwrap() += 1;
+                }
+            }
+        }
+        m
+    };
+    assert_eq!(states(&run, ThreadState::Idle), idle_want, "idle samples per thread, MOJO");
+    assert!(idle_want.values().sum::<u64>() > 0 && states(&run, ThreadState::Computing).values().sum::<u64>() > 0);
+    assert_eq!(states(&run, ThreadState::Gil).values().sum::<u64>(), 0);
+    let from_text = import(dir.path(), &text, &[]);
+    assert_eq!(states(&from_text, ThreadState::Idle), idle_want, "idle samples per thread, text");
+    for r in [&run, &from_text] {
+        let note = &r.meta.imported.as_ref().unwrap().note;
+        assert!(note.contains("GIL waits") && !note.contains("every sample counts as computing"), "{note}");
+    }
+}
+
 /// A MOJO file and austin's own reading of it as text (austin-python's `mojo2austin`) make the
 /// same run: same threads, and every sample with the same stack, frame by frame, and duration.
 fn assert_mojo_reads_as_austin_reads_it(dir: &Path, mojo: &Path, text: &Path) -> Run {
@@ -333,7 +402,7 @@ fn austin_mojo_is_read_as_austin_itself_reads_it() {
     future.extend_from_slice(&bytes[4..]);
     std::fs::write(&v9, future).unwrap();
     let o = threadradar(dir.path(), &["import", v9.to_str().unwrap(), "-o", dir.path().join("v9.json").to_str().unwrap()]);
-    assert!(stderr(&o).contains("is not a austin MOJO file: parsing stopped at byte 3: it is MOJO version 9"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not an austin MOJO file: parsing stopped at byte 3: it is MOJO version 9"), "{}", stderr(&o));
 }
 
 /// austin itself, installed by tests/run_all.sh (`THREADRADAR_AUSTIN_BIN`: a venv's bin/ with

@@ -6,10 +6,23 @@
 //! Each thread's track is a flame chart rebuilt from its samples ([`crate::timeline::slices`]):
 //! the outermost slice is the thread's state (`Computing`, `Waiting for the GIL`, `Idle (futex)`),
 //! and the sampled stack nests under it. Slices are therefore inferred from sampling (their ends are known to
-//! within one interval), which `otherData` says in the file. Wake-up flows (`flow_in`/`flow_out`
-//! bindings) belong on the wait slices once runs record wake-up edges.
+//! within one interval), which `otherData` says in the file.
+//!
+//! The run's [`Overlay`] follows the slices:
+//! - every wait of the waits view as an async slice (`ph` `b`/`e`, category `wait`) named by the
+//!   object waited on (`threading.Condition self.cond`, `pipe:[123]`), with the thread, tid,
+//!   system call and samples in `args`; one async track per object and thread (`id` = the
+//!   thread's index);
+//! - every wake-up edge as a flow (flow events v2): a zero-length complete event (`X`, category
+//!   `wakeup`) on the waker at the wake-up, `wakes <wakee> (<evidence>)`, with `bind_id` and
+//!   `flow_out`, and one on the wakee where the wait ended, `woken by <waker> (<evidence>)`, with
+//!   the same `bind_id` and `flow_in`; `args` hold the object, evidence, kind and confidence;
+//! - every execution of a critical section as an async slice (category `section`) named by the
+//!   section, with its lock, outlier flag, error and wait to enter in `args`.
+//!
+//! Scheduler states are drawn only by [`crate::perfetto`].
 
-use crate::timeline::{frame_label, slices, state_slice_name, Level, SliceEvent};
+use crate::timeline::{frame_label, slices, state_slice_name, with_overlay, Level, Overlay, SliceEvent};
 use crate::ExportError;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -40,11 +53,62 @@ impl std::fmt::Display for Micros {
     }
 }
 
+/// The overlay's events (see the module's documentation), one per line after the slices.
+fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write) -> Result<(), ExportError> {
+    let enc = |e: serde_json::Error| ExportError::Encode { format: "chrome", detail: e.to_string() };
+    let put = |w: &mut dyn Write, v: serde_json::Value| -> Result<(), ExportError> {
+        w.write_all(b",\n")?;
+        serde_json::to_writer(&mut *w, &v).map_err(enc)
+    };
+    let us = |ns: u64| ns as f64 / 1000.0;
+    let mut last_end = vec![0u64; run.threads.len()];
+    for wt in &overlay.waits {
+        let t = &run.threads[wt.thread as usize];
+        let start = wt.start_ns.max(last_end[wt.thread as usize]);
+        if wt.end_ns <= start {
+            continue;
+        }
+        last_end[wt.thread as usize] = wt.end_ns;
+        let id = format!("0x{:x}", wt.thread);
+        let args = serde_json::json!({ "thread": t.name, "tid": t.tid, "syscall": wt.syscall, "samples": wt.samples, "open": wt.open, "futile": wt.futile });
+        put(w, serde_json::json!({ "ph": "b", "pid": t.pid, "tid": t.tid, "ts": us(start), "cat": "wait", "name": wt.object, "id": id, "args": args }))?;
+        put(w, serde_json::json!({ "ph": "e", "pid": t.pid, "tid": t.tid, "ts": us(wt.end_ns), "cat": "wait", "name": wt.object, "id": id }))?;
+    }
+    for wk in &overlay.wakes {
+        let (waker, wakee) = (&run.threads[wk.waker as usize], &run.threads[wk.wakee as usize]);
+        let args = |key: &str, tid: u32| serde_json::json!({ "object": wk.object, "evidence": wk.evidence, "kind": wk.kind(), "confidence": wk.confidence, key: tid });
+        put(
+            w,
+            serde_json::json!({ "ph": "X", "pid": waker.pid, "tid": waker.tid, "ts": us(wk.wake_ns), "dur": 0, "cat": "wakeup",
+                "name": format!("wakes {} ({})", wakee.name, wk.evidence), "bind_id": wk.id, "flow_out": true, "args": args("wakee_tid", wakee.tid) }),
+        )?;
+        put(
+            w,
+            serde_json::json!({ "ph": "X", "pid": wakee.pid, "tid": wakee.tid, "ts": us(wk.resume_ns), "dur": 0, "cat": "wakeup",
+                "name": format!("woken by {} ({})", waker.name, wk.evidence), "bind_id": wk.id, "flow_in": true, "args": args("waker_tid", waker.tid) }),
+        )?;
+    }
+    let mut last: std::collections::HashMap<(u32, u32), u64> = std::collections::HashMap::new();
+    for s in &overlay.sections {
+        let t = &run.threads[s.thread as usize];
+        let prev = last.entry((s.thread, s.section)).or_insert(0);
+        let start = s.start_ns.max(*prev);
+        let end = s.end_ns.max(start + 1);
+        *prev = end;
+        let id = format!("0x{:x}", s.thread);
+        let args = serde_json::json!({ "thread": t.name, "tid": t.tid, "lock": s.lock, "outlier": s.outlier, "error_ms": s.error_ns as f64 / 1e6,
+            "wait_to_enter_ms": s.wait_ns.map(|n| n as f64 / 1e6), "samples": s.samples, "waiters": s.waiters });
+        put(w, serde_json::json!({ "ph": "b", "pid": t.pid, "tid": t.tid, "ts": us(start), "cat": "section", "name": s.label, "id": id, "args": args }))?;
+        put(w, serde_json::json!({ "ph": "e", "pid": t.pid, "tid": t.tid, "ts": us(end), "cat": "section", "name": s.label, "id": id }))?;
+    }
+    Ok(())
+}
+
 pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
     let mut w = std::io::BufWriter::new(out);
     let enc = |e: serde_json::Error| ExportError::Encode { format: "chrome", detail: e.to_string() };
     let note = format!(
-        "Exported by threadradar {}. Slices are inferred from samples taken every {} ms: a slice spans the samples that showed its frame; the outermost slice is the thread state (computing, waiting for the GIL, idle) observed at each sample.",
+        "Exported by threadradar {}. Slices are inferred from samples taken every {} ms: a slice spans the samples that showed its frame; the outermost slice is the thread state (computing, waiting for the GIL, idle) observed at each sample. Async slices of category wait and the wakeup flows are the waits and wake-ups of `threadradar waits` (the evidence of each in its args: kernel is exact, the others inferred from samples); async slices of category section are the critical-section executions of `threadradar sections`.",
         env!("CARGO_PKG_VERSION"),
         run.meta.interval_ms
     );
@@ -75,7 +139,7 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
     // name is JSON-escaped once, not per event.
     let mut names: HashMap<Level, (String, &'static str)> = HashMap::new();
     let mut head = String::new();
-    slices(run, |ev| match ev {
+    let (written, overlay) = with_overlay(run, Overlay::of, || slices(run, |ev| match ev {
         SliceEvent::Thread(i) => {
             let t = &run.threads[i as usize];
             head = format!(",\n{{\"pid\":{},\"tid\":{},", t.pid, t.tid);
@@ -93,7 +157,9 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             w.write_all(head.as_bytes())?;
             write!(w, "\"ph\":\"E\",\"ts\":{}}}", Micros(t_ns))
         }
-    })?;
+    }));
+    written?;
+    write_overlay(run, &overlay, &mut w)?;
     w.write_all(b"]}\n")?;
     w.flush()?;
     Ok(())

@@ -13,8 +13,12 @@
 //! - [`import`]: py-spy, austin, CPython's `profiling.sampling`, speedscope and `perf script`.
 //!
 //! What every exporter shares (frame labels, per-sample durations, the intervals a thread spent
-//! waiting) lives in [`timeline`], so that wake-up edges and critical sections, once runs record
-//! them, are added there once and each exporter only decides how to draw them.
+//! waiting) lives in [`timeline`], with the [`timeline::Overlay`]: the waits with their objects
+//! and the wake-up edges with their evidence (the analysis crate's waits view), the scheduler's
+//! per-thread states when the run recorded them, and every execution of every critical section.
+//! It is computed once, by the analysis crate, and each exporter only decides how to draw it
+//! (Firefox markers related by flow ids, Perfetto child tracks with `flow_ids`, Chrome flow
+//! events and async slices); speedscope, pprof and folded stacks have no place for it.
 //!
 //! Architecture invariant: exporters read a validated run and write to a `Write`; they never
 //! panic on what a profiled program chose to call its threads or functions: every name is

@@ -10,8 +10,25 @@
 //! on one packet sequence), so a slice costs a timestamp, a track and a name id: about 12 bytes,
 //! against ~70 in the Chrome JSON trace ([`crate::chrome`]). A track named
 //! `How this trace was obtained` holds one instant event whose name says that slices are inferred
-//! from samples. Wake-up flows (`flow_ids` / `terminating_flow_ids`) belong on the wait slices
-//! once runs record wake-up edges.
+//! from samples.
+//!
+//! Beneath each thread's track, child tracks (a `TrackDescriptor` whose `parent_uuid` is the
+//! thread's track) draw the run's [`Overlay`]:
+//! - `Waits and wake-ups`: one slice per wait of the waits view, named by the object waited on
+//!   (`threading.Condition self.cond`, `pipe:[123]`, category `wait`), and one instant per
+//!   wake-up edge end (category `wakeup`): `wakes <wakee> (<evidence>)` on the waker at the
+//!   wake-up, carrying the edge's id in `flow_ids`, and `woken by <waker> (<evidence>)` on the
+//!   wakee where the wait ended, carrying it in `terminating_flow_ids`, so the UI draws an arrow
+//!   from the one to the other. Both have debug annotations (object, evidence, kind, confidence,
+//!   the other thread's tid).
+//! - `Scheduler`: the thread's kernel states (`Running`, `Runnable (R)`, `Sleeping (S)`,
+//!   `Uninterruptible (D)`, category `sched`), exact to the scheduler's clock, when the run
+//!   recorded the scheduler's events (`record --sched`).
+//! - `Critical section: <function> (<file>:<line>)`, one per section the thread executed: a slice
+//!   per execution (category `section`), named with its lock and ` — outlier` for the outliers.
+//!
+//! The overlay is computed (by the analysis crate) on another thread while the samples' slices
+//! are written, and its tracks follow them in the file.
 //!
 //! The message types are declared with prost's derive ([`proto`]), field numbers as upstream:
 //! descriptors, interned names and the readers (tests, [`read`]) use them. The slice events — all
@@ -19,7 +36,7 @@
 //! one reused buffer, the same bytes the derived types encode, without building a message per
 //! event.
 
-use crate::timeline::{frame_label, slices, state_slice_name, Level, SliceEvent};
+use crate::timeline::{frame_label, slices, state_slice_name, with_overlay, Level, Overlay, SliceEvent};
 use crate::ExportError;
 use prost::encoding::{encode_key, encoded_len_varint, WireType};
 use prost::Message;
@@ -95,6 +112,9 @@ pub mod proto {
     pub struct TrackEvent {
         #[prost(uint64, repeated, packed = "false", tag = "3")]
         pub category_iids: Vec<u64>,
+        /// Key/value arguments shown with the event (`args` in trace_processor).
+        #[prost(message, repeated, tag = "4")]
+        pub debug_annotations: Vec<DebugAnnotation>,
         /// `TrackEvent.Type`: see [`TYPE_SLICE_BEGIN`] and the others.
         #[prost(int32, optional, tag = "9")]
         pub r#type: Option<i32>,
@@ -104,6 +124,44 @@ pub mod proto {
         pub track_uuid: Option<u64>,
         #[prost(string, optional, tag = "23")]
         pub name: Option<String>,
+        /// Flows that start (or continue) at this event; ids are global to the trace. The
+        /// upstream proto is proto2, so repeated scalars are not packed.
+        #[prost(fixed64, repeated, packed = "false", tag = "47")]
+        pub flow_ids: Vec<u64>,
+        /// Flows that end at this event.
+        #[prost(fixed64, repeated, packed = "false", tag = "48")]
+        pub terminating_flow_ids: Vec<u64>,
+    }
+
+    /// A named argument of an event (debug_annotation.proto); the value fields are a `oneof`
+    /// upstream, optional fields on the wire.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct DebugAnnotation {
+        #[prost(bool, optional, tag = "2")]
+        pub bool_value: Option<bool>,
+        #[prost(int64, optional, tag = "4")]
+        pub int_value: Option<i64>,
+        #[prost(double, optional, tag = "5")]
+        pub double_value: Option<f64>,
+        #[prost(string, optional, tag = "6")]
+        pub string_value: Option<String>,
+        #[prost(string, optional, tag = "10")]
+        pub name: Option<String>,
+    }
+
+    impl DebugAnnotation {
+        pub fn string(name: &str, v: impl Into<String>) -> Self {
+            DebugAnnotation { name: Some(name.into()), string_value: Some(v.into()), ..Default::default() }
+        }
+        pub fn int(name: &str, v: i64) -> Self {
+            DebugAnnotation { name: Some(name.into()), int_value: Some(v), ..Default::default() }
+        }
+        pub fn double(name: &str, v: f64) -> Self {
+            DebugAnnotation { name: Some(name.into()), double_value: Some(v), ..Default::default() }
+        }
+        pub fn bool(name: &str, v: bool) -> Self {
+            DebugAnnotation { name: Some(name.into()), bool_value: Some(v), ..Default::default() }
+        }
     }
 
     pub const TYPE_SLICE_BEGIN: i32 = 1;
@@ -142,13 +200,17 @@ const SEQUENCE: u32 = 1;
 /// Interned category ids.
 const CATEGORY_STATE: u64 = 1;
 const CATEGORY_PYTHON: u64 = 2;
+const CATEGORY_WAIT: u64 = 3;
+const CATEGORY_WAKEUP: u64 = 4;
+const CATEGORY_SCHED: u64 = 5;
+const CATEGORY_SECTION: u64 = 6;
 /// Track uuids: the note's track, then threads (`THREAD_BASE + thread id`), then processes; small
 /// numbers, because every slice event carries its track's uuid as a varint.
 const NOTE_TRACK: u64 = 1;
 const THREAD_BASE: u64 = 2;
 
 /// Writes `packet` as one `Trace.packet` (field 1) entry.
-fn write_packet(w: &mut impl Write, packet: &TracePacket) -> std::io::Result<()> {
+fn write_packet(w: &mut (impl Write + ?Sized), packet: &TracePacket) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(packet.encoded_len() + 11);
     encode_key(1, WireType::LengthDelimited, &mut buf);
     packet.encode_length_delimited(&mut buf).expect("a Vec grows");
@@ -229,7 +291,7 @@ fn sequenced(p: TracePacket) -> TracePacket {
 pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
     let mut w = std::io::BufWriter::with_capacity(1 << 20, out);
     let note = format!(
-        "Exported by threadradar {}: slices are inferred from samples taken every {} ms (a slice spans the samples that showed its frame, its ends known to within one interval); the outermost slice is the thread state observed at each sample (computing, waiting for the GIL, idle)",
+        "Exported by threadradar {}: slices are inferred from samples taken every {} ms (a slice spans the samples that showed its frame, its ends known to within one interval); the outermost slice is the thread state observed at each sample (computing, waiting for the GIL, idle). The child tracks hold the waits and wake-ups of `threadradar waits` (wake-ups with kernel evidence are exact, the others inferred from samples), the kernel's scheduler states (exact, when recorded with --sched) and the critical-section executions of `threadradar sections`",
         env!("CARGO_PKG_VERSION"),
         run.meta.interval_ms
     );
@@ -242,6 +304,10 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
                 event_categories: vec![
                     EventCategory { iid: Some(CATEGORY_STATE), name: Some("state".into()) },
                     EventCategory { iid: Some(CATEGORY_PYTHON), name: Some("python".into()) },
+                    EventCategory { iid: Some(CATEGORY_WAIT), name: Some("wait".into()) },
+                    EventCategory { iid: Some(CATEGORY_WAKEUP), name: Some("wakeup".into()) },
+                    EventCategory { iid: Some(CATEGORY_SCHED), name: Some("sched".into()) },
+                    EventCategory { iid: Some(CATEGORY_SECTION), name: Some("section".into()) },
                 ],
                 event_names: Vec::new(),
             }),
@@ -294,13 +360,14 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
         )?;
     }
     // Slices. A name is interned in a packet of its own just before its first use; frames' ids
-    // are looked up by index (a hash per slice would cost as much as encoding it).
+    // are looked up by index (a hash per slice would cost as much as encoding it). The overlay is
+    // computed meanwhile on another thread.
     let mut frame_iids: Vec<u64> = vec![0; run.frames.len()];
     let mut state_iids: HashMap<Level, u64> = HashMap::new();
     let mut next_iid = 1u64;
     let mut buf: SliceBuf = [0; 96];
     let mut track = 0u64;
-    slices(run, |ev| match ev {
+    let (written, overlay) = with_overlay(run, Overlay::of, || slices(run, |ev| match ev {
         SliceEvent::Thread(i) => {
             track = THREAD_BASE + i as u64;
             Ok(())
@@ -335,9 +402,209 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             let n = encode_slice(&mut buf, t_ns, track, TYPE_SLICE_END, 0, 0);
             w.write_all(&buf[..n])
         }
-    })?;
+    }));
+    written?;
+    let first_child = process_base + pids.len() as u64;
+    write_overlay(run, &overlay, &mut w, first_child, next_iid)?;
+    // What the overlay could not use (no kernel events, no wait targets, sources not found), on
+    // the note's track.
+    if !overlay.notes.is_empty() {
+        write_packet(
+            &mut w,
+            &sequenced(TracePacket {
+                timestamp: Some(run.samples.iter().map(|s| s.t).min().unwrap_or(0)),
+                track_event: Some(TrackEvent { r#type: Some(TYPE_INSTANT), track_uuid: Some(NOTE_TRACK), name: Some(format!("Waits and sections: {}", overlay.notes.join("; "))), ..Default::default() }),
+                ..Default::default()
+            }),
+        )?;
+    }
     w.flush()?;
     Ok(())
+}
+
+/// One event of a child track: a slice begin or end, or an event built from the overlay's
+/// `index`-th wake-up or section.
+#[derive(Clone, Copy)]
+enum Ev {
+    Begin { category: u64, iid: u64 },
+    End,
+    WakeOut(u32),
+    WakeIn(u32),
+    Section(u32),
+}
+
+/// Events of a child track are written by time: ends before instants before begins at one
+/// instant (a wait ends, the wakee is resumed, the next wait begins).
+#[derive(Clone, Copy)]
+struct ChildEvent {
+    t_ns: u64,
+    order: u8,
+    ev: Ev,
+}
+
+impl ChildEvent {
+    fn begin(t_ns: u64, category: u64, iid: u64) -> Self {
+        ChildEvent { t_ns, order: 2, ev: Ev::Begin { category, iid } }
+    }
+    fn end(t_ns: u64) -> Self {
+        ChildEvent { t_ns, order: 0, ev: Ev::End }
+    }
+}
+
+/// Interns event names in packets of their own, each before its first use.
+struct Names<'a> {
+    iids: HashMap<std::borrow::Cow<'a, str>, u64>,
+    next: u64,
+}
+
+impl<'a> Names<'a> {
+    fn get(&mut self, w: &mut (impl Write + ?Sized), name: std::borrow::Cow<'a, str>) -> std::io::Result<u64> {
+        if let Some(&iid) = self.iids.get(&name) {
+            return Ok(iid);
+        }
+        let iid = self.next;
+        self.next += 1;
+        write_packet(
+            w,
+            &sequenced(TracePacket {
+                sequence_flags: Some(SEQ_NEEDS_INCREMENTAL_STATE),
+                interned_data: Some(InternedData { event_categories: Vec::new(), event_names: vec![EventName { iid: Some(iid), name: Some(name.to_string()) }] }),
+                ..Default::default()
+            }),
+        )?;
+        self.iids.insert(name, iid);
+        Ok(iid)
+    }
+}
+
+/// The overlay's child tracks: waits and wake-ups, scheduler states, critical sections, for
+/// each thread that has any. Track uuids from `next_uuid` on; names interned from `next_iid` on.
+fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write, mut next_uuid: u64, next_iid: u64) -> std::io::Result<()> {
+    use std::borrow::Cow;
+    let mut names = Names { iids: HashMap::new(), next: next_iid };
+    let n = run.threads.len();
+    // Per thread: its waits and wake-up ends, then per section its executions.
+    let mut waits: Vec<Vec<ChildEvent>> = vec![Vec::new(); n];
+    let mut last_end = vec![0u64; n];
+    for wt in &overlay.waits {
+        let th = wt.thread as usize;
+        let start = wt.start_ns.max(last_end[th]);
+        if wt.end_ns <= start {
+            continue;
+        }
+        last_end[th] = wt.end_ns;
+        let iid = names.get(w, Cow::Borrowed(wt.object.as_str()))?;
+        waits[th].push(ChildEvent::begin(start, CATEGORY_WAIT, iid));
+        waits[th].push(ChildEvent::end(wt.end_ns));
+    }
+    // Wake-up names by (thread named, evidence, direction).
+    let mut wake_iids: HashMap<(u32, &'static str, bool), u64> = HashMap::new();
+    for (i, wk) in overlay.wakes.iter().enumerate() {
+        for (out, on, other) in [(true, wk.waker, wk.wakee), (false, wk.wakee, wk.waker)] {
+            let key = (other, wk.evidence, out);
+            if !wake_iids.contains_key(&key) {
+                let other = &run.threads[other as usize].name;
+                let name = if out { format!("wakes {other} ({})", wk.evidence) } else { format!("woken by {other} ({})", wk.evidence) };
+                wake_iids.insert(key, names.get(w, Cow::Owned(name))?);
+            }
+            let (t_ns, ev) = if out { (wk.wake_ns, Ev::WakeOut(i as u32)) } else { (wk.resume_ns, Ev::WakeIn(i as u32)) };
+            waits[on as usize].push(ChildEvent { t_ns, order: 1, ev });
+        }
+    }
+    let mut sections: Vec<std::collections::BTreeMap<u32, Vec<ChildEvent>>> = vec![Default::default(); n];
+    let mut section_iids: Vec<u64> = Vec::with_capacity(overlay.sections.len());
+    for (i, s) in overlay.sections.iter().enumerate() {
+        let events = sections[s.thread as usize].entry(s.section).or_default();
+        let start = events.last().map_or(s.start_ns, |e| s.start_ns.max(e.t_ns));
+        let name = if s.outlier { Cow::Owned(format!("{} — outlier", s.lock)) } else { Cow::Borrowed(s.lock.as_str()) };
+        section_iids.push(names.get(w, name)?);
+        events.push(ChildEvent { t_ns: start, order: 2, ev: Ev::Section(i as u32) });
+        events.push(ChildEvent::end(s.end_ns.max(start + 1)));
+    }
+    let mut buf: SliceBuf = [0; 96];
+    for th in 0..n {
+        let parent = THREAD_BASE + th as u64;
+        let mut tracks: Vec<(String, Vec<ChildEvent>)> = Vec::new();
+        if !waits[th].is_empty() {
+            tracks.push(("Waits and wake-ups".into(), std::mem::take(&mut waits[th])));
+        }
+        if let Some(spans) = overlay.sched.get(th).filter(|s| !s.is_empty()) {
+            let mut events = Vec::with_capacity(spans.len() * 2);
+            for sp in spans {
+                let iid = names.get(w, Cow::Owned(sp.state.label()))?;
+                events.push(ChildEvent::begin(sp.start_ns, CATEGORY_SCHED, iid));
+                events.push(ChildEvent::end(sp.end_ns));
+            }
+            tracks.push(("Scheduler".into(), events));
+        }
+        for (section, events) in std::mem::take(&mut sections[th]) {
+            let label = overlay.sections.iter().find(|s| s.section == section).map_or("", |s| s.label.as_str());
+            tracks.push((format!("Critical section: {label}"), events));
+        }
+        for (name, mut events) in tracks {
+            let uuid = next_uuid;
+            next_uuid += 1;
+            write_packet(w, &sequenced(TracePacket { track_descriptor: Some(TrackDescriptor { uuid: Some(uuid), name: Some(name), parent_uuid: Some(parent), ..Default::default() }), ..Default::default() }))?;
+            events.sort_by_key(|e| (e.t_ns, e.order));
+            for e in events {
+                let event = match e.ev {
+                    Ev::Begin { category, iid } => {
+                        let n = encode_slice(&mut buf, e.t_ns, uuid, TYPE_SLICE_BEGIN, iid, category);
+                        w.write_all(&buf[..n])?;
+                        continue;
+                    }
+                    Ev::End => {
+                        let n = encode_slice(&mut buf, e.t_ns, uuid, TYPE_SLICE_END, 0, 0);
+                        w.write_all(&buf[..n])?;
+                        continue;
+                    }
+                    Ev::WakeOut(i) | Ev::WakeIn(i) => {
+                        let wk = &overlay.wakes[i as usize];
+                        let out = matches!(e.ev, Ev::WakeOut(_));
+                        let (other, key) = if out { (wk.wakee, "wakee_tid") } else { (wk.waker, "waker_tid") };
+                        TrackEvent {
+                            category_iids: vec![CATEGORY_WAKEUP],
+                            r#type: Some(TYPE_INSTANT),
+                            name_iid: Some(wake_iids[&(other, wk.evidence, out)]),
+                            debug_annotations: vec![
+                                DebugAnnotation::string("object", wk.object.as_str()),
+                                DebugAnnotation::string("evidence", wk.evidence),
+                                DebugAnnotation::string("kind", wk.kind()),
+                                DebugAnnotation::double("confidence", wk.confidence),
+                                DebugAnnotation::int(key, run.threads[other as usize].tid as i64),
+                            ],
+                            flow_ids: if out { vec![wk.id] } else { Vec::new() },
+                            terminating_flow_ids: if out { Vec::new() } else { vec![wk.id] },
+                            ..Default::default()
+                        }
+                    }
+                    Ev::Section(i) => {
+                        let s = &overlay.sections[i as usize];
+                        let mut args = vec![
+                            DebugAnnotation::string("section", s.label.as_str()),
+                            DebugAnnotation::string("lock", s.lock.as_str()),
+                            DebugAnnotation::bool("outlier", s.outlier),
+                            DebugAnnotation::double("error_ms", s.error_ns as f64 / 1e6),
+                            DebugAnnotation::int("samples", s.samples as i64),
+                            DebugAnnotation::int("waiters", s.waiters as i64),
+                        ];
+                        if let Some(wt) = s.wait_ns {
+                            args.push(DebugAnnotation::double("wait_to_enter_ms", wt as f64 / 1e6));
+                        }
+                        TrackEvent { category_iids: vec![CATEGORY_SECTION], r#type: Some(TYPE_SLICE_BEGIN), name_iid: Some(section_iids[i as usize]), debug_annotations: args, ..Default::default() }
+                    }
+                };
+                let event = TrackEvent { track_uuid: Some(uuid), ..event };
+                write_packet(w, &sequenced(TracePacket { timestamp: Some(e.t_ns), sequence_flags: Some(SEQ_NEEDS_INCREMENTAL_STATE), track_event: Some(event), ..Default::default() }))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The size in bytes of `trace` encoded (e.g. of some of a file's packets).
+pub fn encoded_len(trace: &Trace) -> usize {
+    trace.encoded_len()
 }
 
 /// Reads a trace written by [`write`] (or any trace of these messages) back.
@@ -365,7 +632,7 @@ mod tests {
                         r#type: Some(kind),
                         name_iid: (name != 0).then_some(name),
                         track_uuid: Some(track),
-                        name: None,
+                        ..Default::default()
                     }),
                     ..Default::default()
                 }],

@@ -1,11 +1,22 @@
 //! What every exporter needs from a run, computed once: frame labels, how long each sample stands
-//! for, each thread's samples in time order, and the intervals a thread spent not computing.
+//! for, each thread's samples in time order, the intervals a thread spent not computing, and the
+//! [`Overlay`]: what the run knows beyond its samples.
 //!
-//! Runs do not record wait objects, wake-up edges or critical sections yet. When they do, their
-//! intervals and edges belong here beside [`state_intervals`], and each exporter draws them in its
-//! own way (Firefox flow markers, Perfetto flows, pprof labels); nothing here invents them from
-//! samples.
+//! The overlay is computed by the analysis crate, the same figures `threadradar waits` and
+//! `threadradar sections` show, never re-inferred here:
+//! - wait intervals with the object waited on (`threading.Condition self.cond`, `pipe:[123]`) and
+//!   the wake-up edges that ended them, each with its evidence (`kernel`, `gil-holder`,
+//!   `same-object`, `running-thread`), from [`threadradar_analysis::waits::waits`];
+//! - each thread's scheduler states (running, runnable, sleeping, uninterruptible), kernel-exact,
+//!   from the run's context switches and wake-ups when it recorded them (`record --sched`);
+//! - every execution of every critical section, with its lock and outlier flag, from
+//!   [`threadradar_analysis::sections::analyse`] over the sections discovered in the program's
+//!   source (when the source is found where it was recorded, unchanged).
+//!
+//! Each exporter draws the overlay its own way (Firefox markers with flow ids, Perfetto child
+//! tracks with `flow_ids`/`terminating_flow_ids`, Chrome flow events and async slices).
 
+use std::collections::HashMap;
 use threadradar_profiler::run::{FrameId, Run, StackId, ThreadId, ThreadState};
 
 /// `qualname (file:line)`, py-spy's spelling of a frame, with the file's base name.
@@ -261,6 +272,380 @@ pub fn program_clusters(run: &Run) -> Vec<Option<&'static str>> {
     out
 }
 
+// ------------------------------------------------------------------------------------------
+// The overlay: waits, wake-ups, scheduler states, critical sections
+// ------------------------------------------------------------------------------------------
+
+/// One wait of one thread on one object, as `threadradar waits` lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WaitSpan {
+    pub thread: ThreadId,
+    /// From the first waiting sample to the thread's next sample (or one period after the last
+    /// waiting sample when the wait was still going on: `open`).
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// What the waits view calls the object: `threading.Condition self.cond`, `pipe:[123]`, `GIL`.
+    pub object: String,
+    /// The blocking system call seen most, `None` for the GIL.
+    pub syscall: Option<String>,
+    pub samples: u32,
+    pub open: bool,
+    pub futile: bool,
+}
+
+/// A wake-up edge: `waker` released `wakee` from a wait on `object`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wake {
+    /// Unique in the export (1-based): the flow id.
+    pub id: u64,
+    pub waker: ThreadId,
+    pub wakee: ThreadId,
+    /// When the waker woke it: the kernel's wake-up, or (inferred edges) the end of the wait.
+    pub wake_ns: u64,
+    /// Where the flow ends on the wakee: the end of the wait it ended, or the wake-up itself for
+    /// a futile wake-up or a lock hand-off, which did not end the wait; always at least 1 ns
+    /// after `wake_ns`, so that readers that sort events by time (trace_processor) see the flow
+    /// start before it ends even when the two are at one instant (inferred edges are placed at
+    /// the end of the wait).
+    pub resume_ns: u64,
+    pub object: String,
+    /// `kernel`, `gil-holder`, `same-object` or `running-thread`.
+    pub evidence: &'static str,
+    pub confidence: f64,
+    pub futile: bool,
+    pub lock_handoff: bool,
+}
+
+impl Wake {
+    /// What the edge did, in a word: `wake`, `futile wake-up`, `lock hand-off`.
+    pub fn kind(&self) -> &'static str {
+        if self.lock_handoff {
+            "lock hand-off"
+        } else if self.futile {
+            "futile wake-up"
+        } else {
+            "wake-up"
+        }
+    }
+}
+
+/// A thread's state as the kernel's scheduler had it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SchedState {
+    Running,
+    /// Woken (or preempted) and waiting for a CPU (`R`).
+    Runnable,
+    /// Sleeping, interruptible (`S`).
+    Sleeping,
+    /// Uninterruptible sleep, usually I/O (`D`).
+    Uninterruptible,
+    /// Another state letter the kernel reported when the thread left the CPU (`T`, `t`, `I`, …).
+    Other(u8),
+}
+
+impl SchedState {
+    pub fn label(self) -> String {
+        match self {
+            SchedState::Running => "Running".into(),
+            SchedState::Runnable => "Runnable (R)".into(),
+            SchedState::Sleeping => "Sleeping (S)".into(),
+            SchedState::Uninterruptible => "Uninterruptible (D)".into(),
+            SchedState::Other(c) => format!("State {}", c as char),
+        }
+    }
+}
+
+/// A stretch of one scheduler state of one thread, kernel-exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedSpan {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub state: SchedState,
+}
+
+/// One execution of a critical section by one thread, as `threadradar sections` lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SectionSpan {
+    pub thread: ThreadId,
+    /// Index of the section in the export (executions of one section share it).
+    pub section: u32,
+    /// Estimated start and end (midpoints between samples); the true ends are within `error_ns`.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub error_ns: u64,
+    /// `Store.update (app.py:12)`.
+    pub label: String,
+    /// The lock as the source names it, with its type when known: `Store._lock (Lock)`.
+    pub lock: String,
+    pub outlier: bool,
+    /// Time the thread waited to enter, when the run knows it.
+    pub wait_ns: Option<u64>,
+    pub samples: u32,
+    /// Other threads seen waiting for the same lock meanwhile.
+    pub waiters: u32,
+}
+
+/// What a run knows beyond its samples, computed once per export by the analysis crate.
+#[derive(Clone, Debug, Default)]
+pub struct Overlay {
+    pub waits: Vec<WaitSpan>,
+    pub wakes: Vec<Wake>,
+    /// Per thread (by id), its scheduler states in time order; empty without `record --sched`.
+    pub sched: Vec<Vec<SchedSpan>>,
+    pub sections: Vec<SectionSpan>,
+    /// How the edges were found (the waits view's evidence notes) and what is missing, as
+    /// sentences.
+    pub notes: Vec<String>,
+    /// Per thread, indices into `waits` in time order (for [`Overlay::objects_during`]).
+    waits_by_thread: Vec<Vec<usize>>,
+}
+
+fn ns(s: f64) -> u64 {
+    if s.is_finite() && s > 0.0 {
+        (s * 1e9).round() as u64
+    } else {
+        0
+    }
+}
+
+impl Overlay {
+    /// The waits view, scheduler states and critical sections of `run` (which must have passed
+    /// [`Run::validate`], as every run read from a file has). Sections need the program's source
+    /// where it was recorded, unchanged: otherwise there are none, and a note says why.
+    pub fn of(run: &Run) -> Overlay {
+        let mut o = Overlay::default();
+        o.add_waits(run);
+        o.sched = sched_spans(run);
+        o.add_sections(run);
+        o
+    }
+
+    fn add_waits(&mut self, run: &Run) {
+        use threadradar_analysis::waits::{waits, WaitsOptions, WakeKind};
+        self.waits_by_thread = vec![Vec::new(); run.threads.len()];
+        if run.samples.is_empty() {
+            return;
+        }
+        let view = waits(run, &WaitsOptions::default());
+        self.notes.extend(view.evidence.notes.iter().cloned());
+        for iv in &view.intervals {
+            let start_ns = ns(iv.start_s);
+            self.waits_by_thread[iv.thread as usize].push(self.waits.len());
+            self.waits.push(WaitSpan {
+                thread: iv.thread,
+                start_ns,
+                end_ns: ns(iv.end_s).max(start_ns),
+                object: view.objects.get(iv.object as usize).map_or_else(String::new, |o| o.object.clone()),
+                syscall: iv.syscall.clone(),
+                samples: iv.samples,
+                open: iv.open,
+                futile: iv.futile,
+            });
+        }
+        for v in &mut self.waits_by_thread {
+            v.sort_by_key(|&i| self.waits[i].start_ns);
+        }
+        for e in &view.edges {
+            let wake_ns = ns(e.time_s);
+            let lock_handoff = e.kind == WakeKind::LockHandoff;
+            let resume_ns = match view.intervals.get(e.interval as usize) {
+                Some(iv) if !e.futile && !lock_handoff => ns(iv.end_s),
+                _ => wake_ns,
+            }
+            .max(wake_ns + 1);
+            self.wakes.push(Wake {
+                id: self.wakes.len() as u64 + 1,
+                waker: e.waker_thread,
+                wakee: e.wakee_thread,
+                wake_ns,
+                resume_ns,
+                object: e.object.clone(),
+                evidence: e.evidence.as_str(),
+                confidence: e.confidence,
+                futile: e.futile,
+                lock_handoff,
+            });
+        }
+    }
+
+    fn add_sections(&mut self, run: &Run) {
+        use threadradar_analysis::sections::{analyse, SectionOptions};
+        if run.samples.is_empty() {
+            return;
+        }
+        let found = match threadradar_profiler::sections::discover_run(run, None) {
+            Ok(f) => f,
+            Err(e) => {
+                self.notes.push(format!("critical sections are not shown: {e}"));
+                return;
+            }
+        };
+        self.notes.extend(found.notes.iter().map(|n| format!("critical sections: {n}")));
+        if found.sections.is_empty() {
+            return;
+        }
+        let view = analyse(run, &found.sections, &SectionOptions::default());
+        for (si, s) in view.sections.iter().enumerate() {
+            let base = s.file.rsplit('/').next().unwrap_or(&s.file);
+            let label = format!("{} ({}:{})", s.function, base, s.line);
+            let lock = match &s.lock_type {
+                Some(t) => format!("{} ({t})", s.lock),
+                None => s.lock.clone(),
+            };
+            for (i, e) in s.executions.iter().enumerate() {
+                let start_ns = ns(e.start_s);
+                self.sections.push(SectionSpan {
+                    thread: e.thread_id,
+                    section: si as u32,
+                    start_ns,
+                    end_ns: start_ns + ns(e.duration_s),
+                    error_ns: ns(e.error_s),
+                    label: label.clone(),
+                    lock: lock.clone(),
+                    outlier: s.outliers.contains(&i),
+                    wait_ns: e.wait_s.map(ns),
+                    samples: e.samples,
+                    waiters: e.waiters.len() as u32,
+                });
+            }
+        }
+    }
+
+    /// The objects of the waits of `thread` that overlap `[start_ns, end_ns)`, distinct, in time
+    /// order, joined by `, ` (empty when none: a sleep, or a wait the waits view does not count).
+    pub fn objects_during(&self, thread: ThreadId, start_ns: u64, end_ns: u64) -> String {
+        let Some(idx) = self.waits_by_thread.get(thread as usize) else { return String::new() };
+        // Waits of one thread follow one another: skip those that ended before `start_ns`.
+        let first = idx.partition_point(|&i| self.waits[i].end_ns <= start_ns);
+        let mut out: Vec<&str> = Vec::new();
+        for &i in &idx[first..] {
+            let w = &self.waits[i];
+            if w.start_ns >= end_ns.max(start_ns + 1) {
+                break;
+            }
+            if w.end_ns > start_ns && !out.contains(&w.object.as_str()) {
+                out.push(&w.object);
+            }
+        }
+        out.join(", ")
+    }
+}
+
+/// Runs `f` while the overlay of `run` is computed on another thread (it costs about as much as
+/// an export of the samples, and the two are independent), then gives both.
+pub fn with_overlay<T>(run: &Run, of: fn(&Run) -> Overlay, f: impl FnOnce() -> T) -> (T, Overlay) {
+    std::thread::scope(|s| {
+        let h = std::thread::Builder::new().name("overlay".into()).spawn_scoped(s, || of(run));
+        let out = f();
+        let overlay = match h {
+            Ok(h) => h.join().unwrap_or_default(),
+            Err(_) => of(run), // no thread could be started: compute it here
+        };
+        (out, overlay)
+    })
+}
+
+/// The thread of the run that a kernel tid names at a time (the kernel reuses tids: the thread
+/// alive then, give or take a second around its first and last samples); tid 0 (the idle task)
+/// and tids of no thread of the run are `None` — the rule `threadradar waits` applies.
+fn thread_of_tid(run: &Run) -> impl Fn(u32, u64) -> Option<ThreadId> + '_ {
+    let mut by_tid: HashMap<u32, Vec<ThreadId>> = HashMap::new();
+    for (i, th) in run.threads.iter().enumerate() {
+        by_tid.entry(th.tid).or_default().push(i as ThreadId);
+    }
+    let span = |th: ThreadId| {
+        let t = &run.threads[th as usize];
+        let at = |i: u32| run.samples.get(i as usize).map_or(0, |s| s.t);
+        (at(t.first_sample), at(t.last_sample))
+    };
+    move |tid: u32, t: u64| -> Option<ThreadId> {
+        if tid == 0 {
+            return None;
+        }
+        let c = by_tid.get(&tid)?;
+        if let [one] = c[..] {
+            return Some(one);
+        }
+        c.iter().copied().find(|&th| {
+            let (a, b) = span(th);
+            t + 1_000_000_000 >= a && t <= b + 1_000_000_000
+        })
+    }
+}
+
+/// Each thread's scheduler states from the run's context switches and wake-ups (`record
+/// --sched`): running from a switch onto a CPU, then the state the kernel gave when it left
+/// (`R` preempted → runnable, `S` sleeping, `D` uninterruptible), runnable from a wake-up until
+/// it runs. Before a thread's first event its state is unknown (no span); its last state lasts
+/// until its last sample (or its last event). A thread that exited (`X`, `Z`) has no state after.
+pub fn sched_spans(run: &Run) -> Vec<Vec<SchedSpan>> {
+    let mut out = vec![Vec::new(); run.threads.len()];
+    if run.sched.is_none() || run.switches.is_empty() {
+        return out;
+    }
+    let thread_of = thread_of_tid(run);
+    // Events per thread: (t, order, new state); `None` ends the thread's states (it exited).
+    let mut events: Vec<Vec<(u64, u32, Option<SchedState>, bool)>> = vec![Vec::new(); run.threads.len()];
+    let mut order = 0u32;
+    for s in &run.switches {
+        if let Some(th) = thread_of(s.prev_tid, s.t) {
+            let st = match s.prev_state {
+                b'R' => Some(SchedState::Runnable),
+                b'S' => Some(SchedState::Sleeping),
+                b'D' => Some(SchedState::Uninterruptible),
+                b'X' | b'Z' => None,
+                c => Some(SchedState::Other(c)),
+            };
+            events[th as usize].push((s.t, order, st, false));
+            order += 1;
+        }
+        if let Some(th) = thread_of(s.next_tid, s.t) {
+            events[th as usize].push((s.t, order, Some(SchedState::Running), false));
+            order += 1;
+        }
+    }
+    for w in &run.wakeups {
+        if let Some(th) = thread_of(w.wakee_tid, w.t) {
+            events[th as usize].push((w.t, order, Some(SchedState::Runnable), true));
+            order += 1;
+        }
+    }
+    let iv = interval_ns(run);
+    for (th, ev) in events.iter_mut().enumerate() {
+        if ev.is_empty() {
+            continue;
+        }
+        // At one instant a wake-up comes before the switch that runs the woken thread.
+        ev.sort_by_key(|&(t, o, _, wake)| (t, !wake, o));
+        let spans = &mut out[th];
+        let mut cur: Option<(SchedState, u64)> = None;
+        for &(t, _, st, wake) in ev.iter() {
+            // A wake-up of a thread that is running or already runnable changes nothing.
+            if wake && matches!(cur, Some((SchedState::Running | SchedState::Runnable, _))) {
+                continue;
+            }
+            if cur.map(|c| c.0) == st {
+                continue;
+            }
+            if let Some((s, from)) = cur.take() {
+                if t > from {
+                    spans.push(SchedSpan { start_ns: from, end_ns: t, state: s });
+                }
+            }
+            cur = st.map(|s| (s, t));
+        }
+        if let Some((s, from)) = cur {
+            let t = &run.threads[th];
+            let last_seen = run.samples.get(t.last_sample as usize).map_or(0, |s| s.t + iv);
+            let end = last_seen.max(ev.last().map_or(0, |e| e.0));
+            if end > from {
+                spans.push(SchedSpan { start_ns: from, end_ns: end, state: s });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +675,47 @@ mod tests {
         assert_eq!(got, [(ThreadState::Idle, 1, 3, 2), (ThreadState::Gil, 3, 4, 1), (ThreadState::Idle, 5, 6, 1)]);
         assert_eq!(iv[0].blocked.as_deref(), Some("futex"));
         assert_eq!(frame_label(&run, fr), "main (a.py:2)");
+    }
+
+    #[test]
+    fn scheduler_states_follow_switches_and_wakeups() {
+        let mut b = RunBuilder::new(Meta { interval_ms: 1.0, ..Meta::default() });
+        let t = b.thread(new_thread(1, 11, 1, "worker", "Thread"));
+        let other = b.thread(new_thread(1, 12, 2, "other", "Thread"));
+        for i in 0..=10u64 {
+            b.push_sample(Sample { t: i * 10, threads: vec![ThreadSample { thread: t, ..Default::default() }, ThreadSample { thread: other, ..Default::default() }] });
+        }
+        let mut run = b.finish();
+        run.sched = Some(SchedInfo { source: "test".into(), ..Default::default() });
+        let sw = |t, prev_tid, prev_state: u8, next_tid| SchedSwitch { t, prev_tid, prev_state, next_tid };
+        run.switches = vec![sw(10, 0, b'R', 11), sw(20, 11, b'S', 12), sw(35, 12, b'R', 11), sw(50, 11, b'R', 0), sw(60, 0, b'R', 11), sw(70, 11, b'D', 0)];
+        run.wakeups = vec![
+            SchedWakeup { t: 30, waker_tid: 12, wakee_tid: 11 },
+            SchedWakeup { t: 40, waker_tid: 12, wakee_tid: 11 }, // while it runs: no change
+            SchedWakeup { t: 80, waker_tid: 0, wakee_tid: 11 },
+        ];
+        let spans = sched_spans(&run);
+        let got: Vec<_> = spans[t as usize].iter().map(|s| (s.start_ns, s.end_ns, s.state)).collect();
+        use SchedState::*;
+        assert_eq!(
+            got,
+            [(10, 20, Running), (20, 30, Sleeping), (30, 35, Runnable), (35, 50, Running), (50, 60, Runnable), (60, 70, Running), (70, 80, Uninterruptible), (80, 100 + 1_000_000, Runnable)]
+        );
+        // `other` ran from 20 to 35, then was preempted; its state lasts to its last sample.
+        let got: Vec<_> = spans[other as usize].iter().map(|s| (s.start_ns, s.end_ns, s.state)).collect();
+        assert_eq!(got, [(20, 35, Running), (35, 100 + 1_000_000, Runnable)]);
+        // Without recorded scheduler events there are none.
+        run.sched = None;
+        assert!(sched_spans(&run).iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn objects_during_a_stretch_are_the_waits_overlapping_it() {
+        let w = |start_ns, end_ns, object: &str| WaitSpan { thread: 0, start_ns, end_ns, object: object.into(), syscall: None, samples: 1, open: false, futile: false };
+        let o = Overlay { waits: vec![w(0, 10, "a"), w(10, 20, "b"), w(20, 30, "a"), w(40, 50, "c")], waits_by_thread: vec![vec![0, 1, 2, 3]], ..Default::default() };
+        assert_eq!(o.objects_during(0, 5, 25), "a, b");
+        assert_eq!(o.objects_during(0, 30, 40), "");
+        assert_eq!(o.objects_during(0, 45, 45), "c");
+        assert_eq!(o.objects_during(1, 0, 100), "", "a thread without waits");
     }
 }

@@ -1,11 +1,13 @@
 //! austin's text output: `# key: value` metadata, then one line per sample,
 //! `P<pid>;T<interpreter>:<tid>;file:function:line;… <µs>` (older austin: `T<tid>`), where the
 //! value is the sample's wall (or CPU, in `--cpu` mode) time in microseconds, or
-//! `time,+mem,-mem` with `--full`. Lines are written as samples are taken, so a thread's samples
+//! `time,idle,memory` with `--full` (mode `full`), whose idle flag makes the sample idle (else
+//! computing: austin does not see the GIL). Lines are written as samples are taken, so a thread's samples
 //! follow one another in time; austin does not record thread names or absolute times.
 
-use super::collapsed::{line_of, parse_frame};
+use super::collapsed::parse_frame;
 use super::{Ctx, ImportError, Profile, RawSample};
+use threadradar_profiler::run::ThreadState;
 
 pub fn is_sample_line(line: &str) -> bool {
     let mut parts = line.splitn(3, ';');
@@ -14,7 +16,7 @@ pub fn is_sample_line(line: &str) -> bool {
 }
 
 pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| ctx.parse_error(line_of(bytes, e.valid_up_to()), "it is not UTF-8 text"))?;
+    let text = ctx.lines_text(bytes)?;
     let mut p = Profile { format: "austin".into(), ..Profile::default() };
     let mut mode = String::from("wall");
     for (i, raw) in text.lines().enumerate() {
@@ -34,11 +36,18 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             continue;
         }
         let (stack, value) = line.rsplit_once(' ').ok_or_else(|| ctx.parse_error(i + 1, "a sample line has no time at its end"))?;
-        let us: u64 = value
-            .split(',')
+        let mut metrics = value.split(',');
+        let us: u64 = metrics
             .next()
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| ctx.parse_error(i + 1, format!("{value:?} is not a sample time in microseconds")))?;
+        // Full mode (`austin -f`): `time,idle,memory`, the idle flag 1 when the thread was idle.
+        let state = match (mode.as_str(), metrics.next()) {
+            ("full", Some("1")) => Some(ThreadState::Idle),
+            ("full", Some("0")) => Some(ThreadState::Computing),
+            ("full", Some(other)) => return Err(ctx.parse_error(i + 1, format!("{other:?} is not austin's idle flag (0 or 1)"))),
+            _ => None,
+        };
         let mut parts = stack.split(';');
         let pid = parts
             .next()
@@ -53,12 +62,14 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         };
         let thread = p.thread(pid, tid, None);
         let stack = p.stack(parts.filter(|f| !f.is_empty()).map(|f| parse_frame(f).0));
-        p.samples.push(RawSample { thread, t_ns: None, duration_ns: Some(us * 1000), stack, count: 1 });
+        p.samples.push(RawSample { thread, t_ns: None, duration_ns: Some(us * 1000), stack, count: 1, state });
     }
     p.missing.push("thread names");
     p.missing.push("absolute sample times (each thread's samples follow one another, each as long as austin measured)");
-    if mode != "wall" {
-        p.missing.push("idle time (austin ran in CPU mode)");
+    match mode.as_str() {
+        "wall" => {}
+        "full" => p.missing.push("GIL waits (austin tells idle threads from running ones; running samples count as computing)"),
+        _ => p.missing.push("idle time (austin ran in CPU mode)"),
     }
     Ok(p)
 }

@@ -6,7 +6,8 @@
 //! | 1 metadata | key, value (strings) |
 //! | 2 stack (a sample starts) | pid, interpreter id (version ≥ 3), thread id (a hexadecimal string) |
 //! | 3 frame (defines a frame) | key, file (string ref), scope (string ref), line; and line end, column, column end (version ≥ 2) |
-//! | 4 invalid frame, 7 GC, 8 idle | — |
+//! | 4 invalid frame, 7 GC | — |
+//! | 8 idle (full mode, `austin -f`: the thread was idle at this sample) | — |
 //! | 5 frame ref (the sample's next frame, outermost first) | key |
 //! | 6 kernel frame | name (string) |
 //! | 9 time, 10 memory (metrics of the sample) | integer (µs, bytes) |
@@ -17,10 +18,12 @@
 //! six bits, a sign bit (0x40) and the continuation bit (0x80). Frame and string keys belong to
 //! the process that wrote them; string key 1 is austin's `<unknown>`. What the file says is what
 //! the text format says, so the run is the same as for austin's text output (`austin.rs`): no
-//! thread names, no absolute times, each sample as long as its time metric.
+//! thread names, no absolute times, each sample as long as its time metric; in full mode a
+//! sample with an idle event is idle, one without computing (austin does not see the GIL).
 
 use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
 use std::collections::HashMap;
+use threadradar_profiler::run::ThreadState;
 
 pub fn looks_like(bytes: &[u8]) -> bool {
     bytes.starts_with(b"MOJ")
@@ -78,6 +81,8 @@ struct Current {
     thread: usize,
     stack: Option<u32>,
     time_us: Option<u64>,
+    /// An idle event (8) came with the sample.
+    idle: bool,
 }
 
 /// A sample's event (a frame, a metric) outside any sample is not austin's.
@@ -103,9 +108,16 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     let mut strings: HashMap<(i64, i64), String> = HashMap::new();
     let mut frames: HashMap<(i64, i64), u32> = HashMap::new();
     let mut current: Option<Current> = None;
-    let finish = |p: &mut Profile, c: Option<Current>| {
+    // austin writes idle events in full mode (`austin -f`), where a sample without one is of a
+    // running thread; in other modes there are none and the state is unknown.
+    let finish = |p: &mut Profile, c: Option<Current>, full: bool| {
         if let Some(c) = c {
-            p.samples.push(RawSample { thread: c.thread, t_ns: None, duration_ns: c.time_us.map(|us| us * 1000), stack: c.stack, count: 1 });
+            let state = match (c.idle, full) {
+                (true, _) => Some(ThreadState::Idle),
+                (false, true) => Some(ThreadState::Computing),
+                (false, false) => None,
+            };
+            p.samples.push(RawSample { thread: c.thread, t_ns: None, duration_ns: c.time_us.map(|us| us * 1000), stack: c.stack, count: 1, state });
         }
     };
     while r.at < bytes.len() {
@@ -128,9 +140,9 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                 }
                 let tid_text = r.string()?;
                 let tid = u64::from_str_radix(tid_text.trim_start_matches("0x"), 16).map_err(|_| r.error(at, format!("{tid_text:?} is not a thread id")))?;
-                finish(&mut p, current.take());
+                finish(&mut p, current.take(), mode == "full");
                 let thread = p.thread(pid as u32, tid as u32, None);
-                current = Some(Current { pid, thread, stack: None, time_us: None });
+                current = Some(Current { pid, thread, stack: None, time_us: None, idle: false });
             }
             3 => {
                 let key = r.int()?;
@@ -162,7 +174,11 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             6 => {
                 r.string()?; // a kernel frame (austin -k): not a Python frame
             }
-            4 | 7 | 8 => need_sample(&r, at, event, &current)?,
+            4 | 7 => need_sample(&r, at, event, &current)?,
+            8 => {
+                need_sample(&r, at, event, &current)?;
+                current.as_mut().expect("checked").idle = true;
+            }
             9 => {
                 let v = r.int()?;
                 need_sample(&r, at, event, &current)?;
@@ -184,11 +200,13 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             other => return Err(r.error(at, format!("event {other} is not a MOJO {version} event"))),
         }
     }
-    finish(&mut p, current.take());
+    finish(&mut p, current.take(), mode == "full");
     p.missing.push("thread names");
     p.missing.push("absolute sample times (each thread's samples follow one another, each as long as austin measured)");
-    if mode != "wall" {
-        p.missing.push("idle time (austin ran in CPU mode)");
+    match mode.as_str() {
+        "wall" => {}
+        "full" => p.missing.push("GIL waits (austin tells idle threads from running ones; running samples count as computing)"),
+        _ => p.missing.push("idle time (austin ran in CPU mode)"),
     }
     Ok(p)
 }

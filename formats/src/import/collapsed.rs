@@ -15,7 +15,7 @@ pub fn is_line(line: &str) -> bool {
 }
 
 pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| ctx.parse_error(line_of(bytes, e.valid_up_to()), "it is not UTF-8 text"))?;
+    let text = ctx.lines_text(bytes)?;
     let mut p = Profile { format: "collapsed stacks".into(), ..Profile::default() };
     let mut flavour: Option<&'static str> = None;
     let mut any_thread = false;
@@ -56,7 +56,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             let frame = p.frame(frame);
             stack = Some(p.stack_node(stack, frame));
         }
-        p.samples.push(RawSample { thread, t_ns: None, duration_ns: None, stack, count });
+        p.samples.push(RawSample { thread, t_ns: None, duration_ns: None, stack, count, state: None });
     }
     p.format = match flavour {
         Some(f) => format!("{f} (collapsed stacks)"),

@@ -8,10 +8,15 @@
 //! in the thread's `stringArray` or in `shared.stringArray`. A function without a `fileName`
 //! may carry its place in its name, as ThreadRadar's labels do (`Worker.run (app.py:12)`).
 //! Thread names and tids are kept, except CPython's, which are `Thread-<tid>` whatever the
-//! program called the thread. Sample categories are not thread states, so none are read.
+//! program called the thread. Categories are thread states only in ThreadRadar's own export
+//! (`Python` computing, `GIL wait`, `Idle`, the category of a sample's innermost frame): they are
+//! read back when the profile's categories are those, so a round trip keeps the states; a sample
+//! without frames carries no category and counts as computing. Other writers' categories (e.g.
+//! CPython's `Python`, samply's `User`/`Kernel`) say nothing about the thread's state.
 
 use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
 use serde_json::Value;
+use threadradar_profiler::run::ThreadState;
 
 /// Whether JSON text looks like a processed Firefox profile (the first 64 KiB suffice: `meta`
 /// comes first in both writers).
@@ -85,6 +90,21 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     if let Some(product) = meta.get("product").and_then(Value::as_str).filter(|s| !s.is_empty() && !from_cpython && *s != "ThreadRadar run") {
         p.command = product.split(' ').map(str::to_string).collect();
     }
+    // ThreadRadar's categories, by index: the thread states they stand for.
+    let category_names: Vec<&str> = meta.get("categories").and_then(Value::as_array).map_or(Vec::new(), |c| c.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("")).collect());
+    let states: Vec<Option<ThreadState>> = if category_names.contains(&"GIL wait") && category_names.contains(&"Idle") && category_names.contains(&"Python") {
+        category_names
+            .iter()
+            .map(|n| match *n {
+                "Python" => Some(ThreadState::Computing),
+                "GIL wait" => Some(ThreadState::Gil),
+                "Idle" => Some(ThreadState::Idle),
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let shared_strings = column(root.get("shared").unwrap_or(&Value::Null), "stringArray");
     // Sample times are milliseconds from the profile's start; the earliest becomes 0 unless the
     // file's clock starts at the profile's (fxprof), so the threads keep their relative times.
@@ -100,7 +120,16 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         let thread = p.thread(pid, tid, thread_name);
         let samples = th.get("samples").ok_or_else(|| err(ctx, at("".into()), "it has no \"samples\" table"))?;
         let (stacks, frames, funcs) = (&th["stackTable"], &th["frameTable"], &th["funcTable"]);
-        let (stack_frame, stack_prefix) = (column(stacks, "frame"), column(stacks, "prefix"));
+        let (stack_frame, stack_prefix, stack_category) = (column(stacks, "frame"), column(stacks, "prefix"), column(stacks, "category"));
+        let frame_category = column(frames, "category");
+        // A sample's state: the category of its stack (or of the stack's frame).
+        let state_of = |st: usize| -> Option<ThreadState> {
+            if states.is_empty() {
+                return None;
+            }
+            let c = index(stack_category.get(st)).or_else(|| index(stack_frame.get(st)).and_then(|f| index(frame_category.get(f))))?;
+            states.get(c).copied().flatten()
+        };
         let (frame_func, frame_line) = (column(frames, "func"), column(frames, "line"));
         let (func_name, func_file, func_line) = (column(funcs, "name"), column(funcs, "fileName"), column(funcs, "lineNumber"));
         // The profile's frame for each frame index, and its stack for each stack index, made
@@ -169,7 +198,8 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                 parent = Some(id);
             }
             let count = if counts_samples { weights.get(si).and_then(Value::as_u64).filter(|&w| w > 0).unwrap_or(1) } else { 1 };
-            p.samples.push(RawSample { thread, t_ns: Some((t_ms.max(0.0) * 1e6).round() as u64), duration_ns: None, stack: parent, count });
+            let state = index(Some(s)).and_then(state_of);
+            p.samples.push(RawSample { thread, t_ns: Some((t_ms.max(0.0) * 1e6).round() as u64), duration_ns: None, stack: parent, count, state });
             any_sample = true;
         }
     }

@@ -9,7 +9,9 @@
 //! functions and classes by the profiler's `SourceIndex` (and its sha256 kept) when the source
 //! can be found here, and thread types derived from entry points. What a format does not know
 //! (thread states, names, times) is stated in the run's `meta.imported.note`, never made up:
-//! without states every sample counts as computing.
+//! without states every sample counts as computing. States are read where a format has them:
+//! austin's idle flag (full mode, text and MOJO) and ThreadRadar's own Firefox export (its
+//! `Python` / `GIL wait` / `Idle` categories).
 
 mod austin;
 mod austin_mojo;
@@ -63,9 +65,9 @@ impl ImportFormat {
 pub enum ImportError {
     #[error("cannot read {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("{path} is empty: expected a {format} file; profile the program again")]
+    #[error("{path} is empty: expected {} {format} file; profile the program again", article(format))]
     Empty { path: PathBuf, format: &'static str },
-    #[error("{path} is not a {format} file: parsing stopped at {at}: {detail}; pass a file written by the profiler, or name its format with --format")]
+    #[error("{path} is not {} {format} file: parsing stopped at {at}: {detail}; pass a file written by the profiler, or name its format with --format", article(format))]
     Parse { path: PathBuf, format: &'static str, at: String, detail: String },
     #[error("{path} is truncated: the {format} file ends in the middle ({at}); copy or record it again")]
     Truncated { path: PathBuf, format: &'static str, at: String },
@@ -73,6 +75,14 @@ pub enum ImportError {
     NoSamples { path: PathBuf, format: &'static str },
     #[error("cannot tell which profiler wrote {path} (it is neither speedscope JSON, a Firefox Profiler (gecko) profile, austin (text or MOJO) or collapsed stacks, nor perf script output); name its format with --format")]
     Unknown { path: PathBuf },
+}
+
+/// `an` before a format whose name starts with a vowel (`an austin file`), else `a`.
+fn article(format: &str) -> &'static str {
+    match format.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
 }
 
 /// A frame as another profiler names it.
@@ -112,6 +122,9 @@ pub struct RawSample {
     pub stack: Option<u32>,
     /// How many consecutive samples of the thread this stands for (folded stacks' counts).
     pub count: u64,
+    /// The thread's state, when the format records it (austin's idle flag in full mode,
+    /// ThreadRadar's own Firefox export); `None` counts as computing.
+    pub state: Option<ThreadState>,
 }
 
 /// What a parser read. Frames and stacks are interned, as in a run: a 1 M-sample profile has a
@@ -277,6 +290,34 @@ impl Ctx<'_> {
     pub fn parse_error(&self, line: usize, detail: impl Into<String>) -> ImportError {
         ImportError::Parse { path: self.path.to_path_buf(), format: self.format, at: format!("line {line}"), detail: detail.into() }
     }
+
+    /// The file ends in the middle of what starts at `at` (`line 12`).
+    pub fn truncated(&self, at: impl Into<String>) -> ImportError {
+        ImportError::Truncated { path: self.path.to_path_buf(), format: self.format, at: at.into() }
+    }
+
+    /// A line-oriented file as text, checked by [`Ctx::check_last_line`]; a file that ends in
+    /// the middle of a UTF-8 character is truncated too.
+    pub fn lines_text<'b>(&self, bytes: &'b [u8]) -> Result<&'b str, ImportError> {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) if e.error_len().is_none() => {
+                return Err(self.truncated(format!("line {}, which ends in the middle of a character", collapsed::line_of(bytes, e.valid_up_to()))))
+            }
+            Err(e) => return Err(self.parse_error(collapsed::line_of(bytes, e.valid_up_to()), "it is not UTF-8 text")),
+        };
+        self.check_last_line(text)?;
+        Ok(text)
+    }
+
+    /// A line-oriented file whose last line has no line break was cut while it was written or
+    /// copied: every profiler here ends each line it writes with one. The error names that line.
+    pub fn check_last_line(&self, text: &str) -> Result<(), ImportError> {
+        if text.is_empty() || text.ends_with('\n') || text.rsplit('\n').next().is_some_and(|l| l.trim().is_empty()) {
+            return Ok(());
+        }
+        Err(self.truncated(format!("line {}, which has no line break", text.lines().count())))
+    }
 }
 
 /// Finds a recorded source path here: as it is, else the longest tail of it under a root.
@@ -381,7 +422,7 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
                 tt += 1;
                 tick = ticks.entry(tt).or_default();
             }
-            tick.push(ThreadSample { thread: ids[s.thread], stack, state: ThreadState::Computing, ..Default::default() });
+            tick.push(ThreadSample { thread: ids[s.thread], stack, state: s.state.unwrap_or(ThreadState::Computing), ..Default::default() });
         }
     }
     let mut last_t = 0;
@@ -406,7 +447,13 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
     run.meta.pids = pids;
     run.meta.duration_s = (last_t + interval_ns) as f64 / 1e9;
     run.meta.achieved_rate_hz = if run.meta.duration_s > 0.0 { run.samples.len() as f64 / run.meta.duration_s } else { 0.0 };
-    let mut missing = vec!["thread states (every sample counts as computing)"];
+    let with_state = profile.samples.iter().filter(|s| s.state.is_some()).count();
+    let mut missing = Vec::new();
+    if with_state == 0 {
+        missing.push("thread states (every sample counts as computing)");
+    } else if with_state < profile.samples.len() {
+        missing.push("the thread state of some samples (they count as computing)");
+    }
     missing.extend(profile.missing.iter().copied());
     let sources = if files.is_empty() {
         String::new()
@@ -416,7 +463,11 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
     run.meta.imported = Some(Imported {
         format: profile.format.clone(),
         file: source.display().to_string(),
-        note: format!("Imported from {}; the format does not record {}.{}", profile.format, missing.join(", "), sources),
+        note: if missing.is_empty() {
+            format!("Imported from {}, with thread states.{}", profile.format, sources)
+        } else {
+            format!("Imported from {}; the format does not record {}.{}", profile.format, missing.join(", "), sources)
+        },
     });
     run
 }

@@ -9,7 +9,6 @@
 //! functions are found in the source by qualified name. perf samples threads while they are on
 //! the CPU, so idle threads are missing, not idle.
 
-use super::collapsed::line_of;
 use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
 
 /// `(comm, pid, tid, seconds)` of a sample header line.
@@ -56,12 +55,19 @@ fn python_frame(line: &str) -> Option<RawFrame> {
 type PerfSample = (String, Option<u32>, u32, f64, Vec<RawFrame>);
 
 pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| ctx.parse_error(line_of(bytes, e.valid_up_to()), "it is not UTF-8 text"))?;
+    let text = ctx.lines_text(bytes)?;
     let mut p = Profile { format: "perf script".into(), ..Profile::default() };
     let mut raw: Vec<PerfSample> = Vec::new();
     let mut in_sample = false;
+    // With call chains (`perf record -g`), perf script ends every sample with a blank line: a
+    // file that ends in a sample's call chain, or after a header when the samples before had
+    // their blank line, was cut in the middle of that sample.
+    let mut ended_samples = false;
+    let mut header_line = 0;
+    let mut stack_lines = 0;
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
+            ended_samples |= in_sample;
             in_sample = false;
             continue;
         }
@@ -72,13 +78,19 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             let (comm, pid, tid, secs) = header(line).ok_or_else(|| ctx.parse_error(i + 1, "expected a sample header `comm tid time: event:`"))?;
             raw.push((comm, pid, tid, secs, Vec::new()));
             in_sample = true;
+            header_line = i + 1;
+            stack_lines = 0;
         } else if in_sample {
+            stack_lines += 1;
             if let Some(f) = python_frame(line) {
                 raw.last_mut().unwrap().4.push(f);
             }
         } else {
             return Err(ctx.parse_error(i + 1, "a stack frame outside any sample"));
         }
+    }
+    if in_sample && (stack_lines > 0 || ended_samples) {
+        return Err(ctx.truncated(format!("line {}, in the sample from line {header_line}, which has no blank line after its call chain", text.lines().count())));
     }
     let t0 = raw.iter().map(|r| r.3).fold(f64::INFINITY, f64::min);
     let known_pid = raw.iter().any(|r| r.1.is_some());
@@ -87,7 +99,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     for (comm, pid, tid, secs, frames) in raw {
         let stack = p.stack(frames.into_iter().rev()); // perf lists the innermost frame first
         let thread = p.thread(pid.unwrap_or(leader), tid, Some(&comm));
-        p.samples.push(RawSample { thread, t_ns: Some(((secs - t0) * 1e9).round() as u64), duration_ns: None, stack, count: 1 });
+        p.samples.push(RawSample { thread, t_ns: Some(((secs - t0) * 1e9).round() as u64), duration_ns: None, stack, count: 1, state: None });
     }
     p.missing.push("Python thread names (the OS thread name, comm, is shown)");
     p.missing.push("line numbers (functions are found by name)");

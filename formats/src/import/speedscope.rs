@@ -111,7 +111,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                 Some(k) => (Some((t * k).max(0.0) as u64), Some((w * k).max(0.0) as u64)),
                 None => (None, None),
             };
-            p.samples.push(RawSample { thread, t_ns, duration_ns: d_ns, stack, count: 1 });
+            p.samples.push(RawSample { thread, t_ns, duration_ns: d_ns, stack, count: 1, state: None });
             t += w;
         }
     }
