@@ -748,8 +748,9 @@ fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
 
 /// The thread of the run that a kernel tid names at a time (the kernel reuses tids: the thread
 /// alive then, give or take a second around its first and last samples); tid 0 (the idle task)
-/// and tids of no thread of the run are `None`. Shared by every reader of scheduler events.
-pub(crate) fn thread_of_tid(run: &Run) -> impl Fn(u32, u64) -> Option<ThreadId> + '_ {
+/// and tids of no thread of the run are `None`. Shared by every reader of scheduler events (the
+/// exports' scheduler tracks too).
+pub fn thread_of_tid(run: &Run) -> impl Fn(u32, u64) -> Option<ThreadId> + '_ {
     let mut by_tid: HashMap<u32, Vec<ThreadId>> = HashMap::new();
     for (i, th) in run.threads.iter().enumerate() {
         by_tid.entry(th.tid).or_default().push(i as ThreadId);

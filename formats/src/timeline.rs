@@ -16,7 +16,6 @@
 //! Each exporter draws the overlay its own way (Firefox markers with flow ids, Perfetto child
 //! tracks with `flow_ids`/`terminating_flow_ids`, Chrome flow events and async slices).
 
-use std::collections::HashMap;
 use threadradar_profiler::run::{FrameId, Run, StackId, ThreadId, ThreadState};
 
 /// `qualname (file:line)`, py-spy's spelling of a frame, with the file's base name.
@@ -545,33 +544,8 @@ pub fn with_overlay<T>(run: &Run, of: fn(&Run) -> Overlay, f: impl FnOnce() -> T
     })
 }
 
-/// The thread of the run that a kernel tid names at a time (the kernel reuses tids: the thread
-/// alive then, give or take a second around its first and last samples); tid 0 (the idle task)
-/// and tids of no thread of the run are `None` — the rule `threadradar waits` applies.
-fn thread_of_tid(run: &Run) -> impl Fn(u32, u64) -> Option<ThreadId> + '_ {
-    let mut by_tid: HashMap<u32, Vec<ThreadId>> = HashMap::new();
-    for (i, th) in run.threads.iter().enumerate() {
-        by_tid.entry(th.tid).or_default().push(i as ThreadId);
-    }
-    let span = |th: ThreadId| {
-        let t = &run.threads[th as usize];
-        let at = |i: u32| run.samples.get(i as usize).map_or(0, |s| s.t);
-        (at(t.first_sample), at(t.last_sample))
-    };
-    move |tid: u32, t: u64| -> Option<ThreadId> {
-        if tid == 0 {
-            return None;
-        }
-        let c = by_tid.get(&tid)?;
-        if let [one] = c[..] {
-            return Some(one);
-        }
-        c.iter().copied().find(|&th| {
-            let (a, b) = span(th);
-            t + 1_000_000_000 >= a && t <= b + 1_000_000_000
-        })
-    }
-}
+// The thread a kernel tid names at a time: `threadradar waits`' own rule.
+use threadradar_analysis::waits::thread_of_tid;
 
 /// Each thread's scheduler states from the run's context switches and wake-ups (`record
 /// --sched`): running from a switch onto a CPU, then the state the kernel gave when it left
