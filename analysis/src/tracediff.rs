@@ -273,7 +273,7 @@ impl<'r> Side<'r> {
         let keys = all.of_run(run);
         let mut classes = Classes::default();
         let threads: Vec<Segments> =
-            index.lanes.iter().map(|lane| lane_segments(lane, &index.times, &keys, run, &mut classes)).collect();
+            index.lanes(run).iter().map(|lane| lane_segments(lane, &index.times, &keys, run, &mut classes)).collect();
         let profiles = threads
             .iter()
             .map(|s| {

@@ -25,7 +25,7 @@ fn fixture() -> Fixture {
 /// `(depth, function, start tick, end tick, state)` of every bar of a thread.
 fn bars(run: &Run, index: &TimelineIndex, th: u32) -> Vec<(usize, String, u32, u32, &'static str)> {
     let mut out = Vec::new();
-    for (d, row) in index.lanes[th as usize].rows.iter().enumerate() {
+    for (d, row) in index.lanes(&run)[th as usize].rows.iter().enumerate() {
         for b in row {
             let f = run.frames[b.frame() as usize].function;
             out.push((d, run.qualname(f).to_string(), b.start(), b.end(), b.state().as_str()));
@@ -55,7 +55,7 @@ fn bars_are_maximal_runs_per_depth_under_the_same_callers() {
             (2, "step".into(), 0, 3, "computing"),
         ]
     );
-    assert_eq!(index.lanes[t as usize].boundaries, vec![0, 3, 4, 6]);
+    assert_eq!(index.lanes(&run)[t as usize].boundaries, vec![0, 3, 4, 6]);
 }
 
 #[test]
@@ -95,9 +95,9 @@ fn blocking_kinds_come_from_the_system_call_and_the_innermost_frames() {
     let futex = (run.strings.len() - 1) as u32;
     run.samples[0].threads[0].blocked = Some(futex);
     let index = TimelineIndex::new(&run).unwrap();
-    let states: Vec<_> = index.lanes[0].states.iter().map(|s| (s.start, s.end, s.state.as_str(), s.blocked.map(|k| k.as_str()))).collect();
+    let states: Vec<_> = index.lanes(&run)[0].states.iter().map(|s| (s.start, s.end, s.state.as_str(), s.blocked.map(|k| k.as_str()))).collect();
     assert_eq!(states, vec![(0, 1, "idle", Some("condition")), (1, 2, "gil", None)]);
-    let row1 = &index.lanes[0].rows[1];
+    let row1 = &index.lanes(&run)[0].rows[1];
     assert_eq!(row1[0].blocked().map(|k| k.as_str()), Some("condition"));
 }
 
@@ -147,7 +147,7 @@ fn bars_narrower_than_a_pixel_are_aggregated_with_their_count() {
     // 100 px for 930 ms: a 3 ms step is 0.32 px.
     let l = layout(&run, &index, &LayoutRequest { width_px: 100, ..LayoutRequest::default() }).unwrap();
     let lane = &l.lanes[0];
-    let depth1_bars = index.lanes[0].rows[1].len() as u32;
+    let depth1_bars = index.lanes(&run)[0].rows[1].len() as u32;
     let drawn: u32 = lane.bars.iter().filter(|b| b.depth == 1).count() as u32 + lane.blocks.iter().filter(|b| b.depth == 1).map(|b| b.count).sum::<u32>();
     assert_eq!(drawn, depth1_bars, "every bar is drawn or counted in a block exactly once");
     assert!(lane.blocks.iter().all(|b| b.x1 - b.x0 >= 1.0));
@@ -226,7 +226,7 @@ fn a_million_thread_samples_index_and_lay_out() {
     let index = TimelineIndex::new(&run).unwrap();
     let l = layout(&run, &index, &LayoutRequest { width_px: 1600, theta: 0.5, ..LayoutRequest::default() }).unwrap();
     assert_eq!(l.lanes.len(), 50);
-    for (lane, il) in l.lanes.iter().zip(&index.lanes) {
+    for (lane, il) in l.lanes.iter().zip(index.lanes(&run).iter()) {
         let drawn = lane.bars.iter().filter(|b| b.depth == 0).count() as u32 + lane.blocks.iter().filter(|b| b.depth == 0).map(|b| b.count).sum::<u32>();
         assert_eq!(drawn as usize, il.rows[0].len());
         assert!(lane.bars.len() + lane.blocks.len() < 1600 * il.rows.len());
@@ -350,4 +350,64 @@ fn a_parallel_layout_equals_a_sequential_one() {
     let sequential = with(1);
     assert!(sequential.iter().all(|l| l.lanes.iter().any(|lane| !lane.bars.is_empty())), "the requests draw bars");
     assert_eq!(with(4), sequential);
+}
+
+/// The index keeps both sets of lanes (unfolded and standard-library folded) only while together
+/// they fit in `MEMORY_BUDGET` × the run's size; otherwise building one drops the other, and the
+/// layouts are the same as from a fresh index either way.
+#[test]
+fn folding_stays_within_the_memory_budget_and_switching_back_lays_out_the_same() {
+    // Deep stacks that change at the root every tick: 20 one-tick bars per thread-sample, far more
+    // memory than the samples themselves.
+    let deep = |f: &mut Fixture| {
+        let names: Vec<String> = (0..18).map(|i| format!("f{i}")).collect();
+        for (i, n) in names.iter().enumerate() {
+            let kind = if i % 3 == 1 { FileKind::Stdlib } else { FileKind::User };
+            f.func(if kind == FileKind::Stdlib { "/usr/lib/python3.11/lib.py" } else { "/p/app.py" }, kind, n, 100 + i as u32);
+        }
+        names.join(" > ")
+    };
+    let mut f = fixture();
+    let tail = deep(&mut f);
+    let (a, b) = (format!("main > work > {tail}"), format!("work > main > {tail}"));
+    let t = f.thread("w", "Worker");
+    let u = f.thread("v", "Worker");
+    for k in 0..400 {
+        let s = if k % 2 == 0 { a.as_str() } else { b.as_str() };
+        f.sample(&[(t, s, C), (u, s, I)]);
+    }
+    let run = f.finish();
+    let budget = timeline::MEMORY_BUDGET * timeline::run_heap_bytes(&run);
+    let index = TimelineIndex::new(&run).unwrap();
+    let unfolded_only = index.heap_bytes();
+    assert!(2 * unfolded_only > budget, "the fixture must not fit twice: {unfolded_only} B of lanes, budget {budget} B");
+    let plain = LayoutRequest { width_px: 900, ..LayoutRequest::default() };
+    let folded = LayoutRequest { fold: Fold { top: 0, stdlib: true }, ..plain.clone() };
+    let want_plain = layout(&run, &TimelineIndex::new(&run).unwrap(), &plain).unwrap();
+    let want_folded = layout(&run, &TimelineIndex::new(&run).unwrap(), &folded).unwrap();
+    assert_ne!(want_plain, want_folded, "folding must change this run's bars");
+
+    assert_eq!(layout(&run, &index, &folded).unwrap(), want_folded);
+    assert_eq!(index.builds(), 2);
+    assert!(index.heap_bytes() <= unfolded_only, "only the folded set is held: {} B > {unfolded_only} B", index.heap_bytes());
+    // The overview reads the set held; it does not bring the unfolded lanes back.
+    assert_eq!(timeline::thread_overview(&run, &index, None, None).len(), 2);
+    assert_eq!(index.builds(), 2);
+    assert_eq!(layout(&run, &index, &plain).unwrap(), want_plain);
+    assert_eq!(index.builds(), 3);
+    assert_eq!(index.heap_bytes(), unfolded_only);
+
+    // A run whose two sets fit keeps both: switching back and forth builds nothing more.
+    let mut f = fixture();
+    let t = f.thread("w", "Worker");
+    for k in 0..400 {
+        f.sample(&[(t, if k < 200 { "Thread.run > Condition.wait > main > work" } else { "Thread.run > main > step" }, C)]);
+    }
+    let run = f.finish();
+    let index = TimelineIndex::new(&run).unwrap();
+    for req in [&folded, &plain, &folded, &plain] {
+        layout(&run, &index, req).unwrap();
+    }
+    assert_eq!(index.builds(), 2);
+    assert!(index.heap_bytes() <= timeline::MEMORY_BUDGET * timeline::run_heap_bytes(&run));
 }

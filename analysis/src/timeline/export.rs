@@ -46,14 +46,15 @@ pub fn bars(run: &Run, index: &TimelineIndex, threads: Option<&[ThreadId]>, from
     let (from, to) = check_range(from_s, to_s, secs(index.times[0]), index.duration_s())?;
     let (k0, k1) = (index.tick_at((from * 1e9).round() as u64), index.tick_at((to * 1e9).round() as u64));
     let k1 = if to_s.is_none() { index.ticks() as u32 } else { k1 };
+    let lanes = index.lanes(run);
     let ids: Vec<ThreadId> = match threads {
         Some(ids) => ids.to_vec(),
-        None => index.lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect(),
+        None => lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect(),
     };
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         let t = run.threads.get(id as usize).ok_or_else(|| TimelineError::UnknownThread(format!("#{id}"), super::layout::known_threads(run)))?;
-        let lane = &index.lanes[id as usize];
+        let lane = &lanes[id as usize];
         let mut bars = Vec::new();
         for (depth, row) in lane.rows.iter().enumerate() {
             let a = row.partition_point(|b| b.end() <= k0);

@@ -6,12 +6,12 @@
 //! and [`focus`] merges, per thread, the intervals in which one of them was on the stack (a bar at
 //! any depth) into spans. Sampled like every bar: each edge is uncertain by one sampling period.
 
-use super::index::{Lane, TimelineIndex};
+use super::index::{TimelineIndex, TOLERATED_MISSED_TICKS};
 use super::{secs, TimelineError};
 use crate::artifact::{ArtifactKind, Artifacts};
 use crate::panel::ArtifactKey;
 use serde::Serialize;
-use threadradar_profiler::run::{Run, ThreadId};
+use threadradar_profiler::run::{Run, StackId, ThreadId};
 
 /// At most this many spans are listed (the earliest); [`Focus::span_count`] has them all.
 pub const MAX_SPANS: usize = 500;
@@ -69,17 +69,74 @@ pub fn members(run: &Run, key: &ArtifactKey) -> Result<(Vec<bool>, String), Time
 }
 
 /// Where `key` ran, over the whole run. `index` must have been built from `run`.
+///
+/// Read from the samples, with the bars' rules (so without depending on whether the timeline
+/// folds standard-library frames): a sample with a member function on its stack covers its tick up
+/// to the thread's next sample when that comes after at most [`TOLERATED_MISSED_TICKS`] missed
+/// ticks (a bar spans such a gap), else up to the tick after it.
 pub fn focus(run: &Run, index: &TimelineIndex, key: &ArtifactKey) -> Result<Focus, TimelineError> {
     let (member, name) = members(run, key)?;
+    // Per stack: 0 not known yet, 1 no member on it, 2 a member on it.
+    let mut on_stack = vec![0u8; run.stacks.len()];
+    let mut chain = Vec::new();
+    let mut has_member = |stack: StackId| -> bool {
+        let mut s = Some(stack);
+        while let Some(id) = s {
+            if on_stack[id as usize] != 0 {
+                break;
+            }
+            chain.push(id);
+            s = run.stacks[id as usize].parent;
+        }
+        let mut above = s.map_or(false, |id| on_stack[id as usize] == 2);
+        while let Some(id) = chain.pop() {
+            above = above || member[run.frames[run.stacks[id as usize].frame as usize].function as usize];
+            on_stack[id as usize] = 1 + above as u8;
+        }
+        on_stack[stack as usize] == 2
+    };
+    // Per thread: its last sample's tick and the open interval [start, last member tick].
+    let n = run.threads.len();
+    let mut last: Vec<Option<u32>> = vec![None; n];
+    let mut open: Vec<Option<(u32, u32)>> = vec![None; n];
+    let mut per_thread: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+    let close = |iv: (u32, u32), end: u32, out: &mut Vec<(u32, u32)>| match out.last_mut() {
+        Some(prev) if iv.0 <= prev.1 => prev.1 = prev.1.max(end),
+        _ => out.push((iv.0, end)),
+    };
+    for (k, sample) in run.samples.iter().enumerate() {
+        let k = k as u32;
+        for ts in &sample.threads {
+            let th = ts.thread as usize;
+            let near = last[th].is_some_and(|l| k - l - 1 <= TOLERATED_MISSED_TICKS);
+            let on = ts.stack.is_some_and(&mut has_member);
+            if let Some(iv) = open[th] {
+                // The open interval's last member sample covers up to here (a bridged gap) or
+                // ends at the tick after it.
+                let end = if near { k } else { iv.1 + 1 };
+                if !(on && near) {
+                    close(iv, end, &mut per_thread[th]);
+                    open[th] = None;
+                }
+            }
+            if on {
+                let start = open[th].map_or(k, |iv| iv.0);
+                open[th] = Some((start, k));
+            }
+            last[th] = Some(k);
+        }
+    }
     let mut spans: Vec<Span> = Vec::new();
     let mut threads = Vec::new();
-    for lane in &index.lanes {
-        let before = spans.len();
-        for (a, b) in lane_spans(run, lane, &member) {
-            spans.push(Span { thread: lane.thread, from_s: secs(index.times[a as usize]), to_s: secs(index.times[b as usize]) });
+    for th in 0..n {
+        if let Some(iv) = open[th] {
+            close(iv, iv.1 + 1, &mut per_thread[th]);
         }
-        if spans.len() > before {
-            threads.push(lane.thread);
+        for &(a, b) in &per_thread[th] {
+            spans.push(Span { thread: th as ThreadId, from_s: secs(index.times[a as usize]), to_s: secs(index.times[b as usize]) });
+        }
+        if !per_thread[th].is_empty() {
+            threads.push(th as ThreadId);
         }
     }
     spans.sort_by(|a, b| a.from_s.total_cmp(&b.from_s).then(a.thread.cmp(&b.thread)));
@@ -88,24 +145,4 @@ pub fn focus(run: &Run, index: &TimelineIndex, key: &ArtifactKey) -> Result<Focu
     let span_count = spans.len();
     spans.truncate(MAX_SPANS);
     Ok(Focus { artifact: key.clone(), name, from_s, to_s, threads, spans, span_count, obtained: OBTAINED })
-}
-
-/// The lane's tick intervals `[start, end)` with a member function on the stack, merged.
-fn lane_spans(run: &Run, lane: &Lane, member: &[bool]) -> Vec<(u32, u32)> {
-    let mut iv: Vec<(u32, u32)> = lane
-        .rows
-        .iter()
-        .flatten()
-        .filter(|b| !b.folded() && member[run.frames[b.frame() as usize].function as usize])
-        .map(|b| (b.start(), b.end()))
-        .collect();
-    iv.sort_unstable();
-    let mut out: Vec<(u32, u32)> = Vec::with_capacity(iv.len());
-    for (a, b) in iv {
-        match out.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => out.push((a, b)),
-        }
-    }
-    out
 }

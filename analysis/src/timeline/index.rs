@@ -29,7 +29,7 @@
 use super::lod::RowLod;
 use super::TimelineError;
 use serde::Serialize;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
 use threadradar_profiler::run::{FileKind, FrameId, FunctionId, Run, StackId, ThreadId, ThreadSample, ThreadState};
 
 /// How many consecutive ticks a thread may be missing from without its bars being split.
@@ -224,10 +224,21 @@ impl Lane {
     }
 }
 
+/// One set of lanes, one per thread of the run, indexed by thread id.
+pub type Lanes = Arc<Vec<Lane>>;
+
+/// The index may hold at most this many times the run's in-memory size ([`run_heap_bytes`]).
+pub const MEMORY_BUDGET: usize = 3;
+
 /// The bars and state runs of every thread of one run.
 ///
 /// Built once per run (`new`); the layout of any viewport reads it. With stack folding of
 /// standard-library frames the bars differ, so that second set of lanes is built on first use.
+/// Both sets are kept while together they stay within [`MEMORY_BUDGET`] × the run's size; on a run
+/// whose bars are too many for that, building one set drops the other, so switching folding on or
+/// off costs one build of the lanes (see `docs/benchmarks.md`, "Memory with standard-library
+/// folding"). The figures that do not depend on folding (a lane's thread, samples, computing
+/// samples and state runs) are the same in both sets: [`TimelineIndex::any_lanes`].
 #[derive(Debug)]
 pub struct TimelineIndex {
     /// `times[k]` = nanoseconds from the run's start of tick `k`; one extra entry closes the last
@@ -235,9 +246,12 @@ pub struct TimelineIndex {
     pub times: Vec<u64>,
     /// The sampling period used for the last tick, ns.
     pub period_ns: u64,
-    /// One lane per thread of the run, indexed by thread id.
-    pub lanes: Vec<Lane>,
-    stdlib_folded: OnceLock<Vec<Lane>>,
+    /// `[unfolded, standard-library folded]`.
+    sets: Mutex<[Option<Lanes>; 2]>,
+    /// [`MEMORY_BUDGET`] × the run's in-memory size.
+    budget_bytes: usize,
+    /// How many lane sets have been built (1 after `new`).
+    builds: std::sync::atomic::AtomicU32,
 }
 
 impl TimelineIndex {
@@ -253,8 +267,59 @@ impl TimelineIndex {
         let period_ns = period_ns(run);
         let mut times: Vec<u64> = run.samples.iter().map(|s| s.t).collect();
         times.push(times.last().map_or(0, |&t| t + period_ns));
-        let lanes = with_lod(build_lanes(run, false), &times);
-        Ok(TimelineIndex { times, period_ns, lanes, stdlib_folded: OnceLock::new() })
+        let lanes = Arc::new(with_lod(build_lanes(run, false), &times));
+        Ok(TimelineIndex {
+            times,
+            period_ns,
+            sets: Mutex::new([Some(lanes), None]),
+            budget_bytes: MEMORY_BUDGET.saturating_mul(run_heap_bytes(run)),
+            builds: std::sync::atomic::AtomicU32::new(1),
+        })
+    }
+
+    /// The unfolded lanes (`run` must be the indexed run).
+    pub fn lanes(&self, run: &Run) -> Lanes {
+        self.lanes_for(run, false)
+    }
+
+    /// The lanes, with standard-library frames folded into one band per run of consecutive
+    /// standard-library frames when `fold_stdlib` (`run` must be the indexed run). A set that is not
+    /// held is built here; if the set held already is more than half the budget, it is dropped
+    /// first (a folded set is never larger than the unfolded one: folding only merges bars).
+    pub fn lanes_for(&self, run: &Run, fold_stdlib: bool) -> Lanes {
+        let i = fold_stdlib as usize;
+        {
+            let mut sets = self.sets.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(l) = &sets[i] {
+                return l.clone();
+            }
+            if let Some(other) = &sets[1 - i] {
+                if self.times.capacity() * 8 + 2 * lanes_heap_bytes(other) > self.budget_bytes {
+                    sets[1 - i] = None;
+                }
+            }
+        }
+        // Built without the lock: the build runs on rayon, whose workers may take another request's
+        // job that asks for lanes too.
+        let built = Arc::new(with_lod(build_lanes(run, fold_stdlib), &self.times));
+        self.builds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut sets = self.sets.lock().unwrap_or_else(|e| e.into_inner());
+        sets[i].get_or_insert(built).clone()
+    }
+
+    /// A set of lanes for the figures that are the same with and without folding (a lane's
+    /// thread, samples, computing samples and state runs): the set held, else the unfolded one.
+    pub fn any_lanes(&self, run: &Run) -> Lanes {
+        let held = {
+            let sets = self.sets.lock().unwrap_or_else(|e| e.into_inner());
+            sets.iter().flatten().next().cloned()
+        };
+        held.unwrap_or_else(|| self.lanes(run))
+    }
+
+    /// How many sets of lanes have been built since `new` (1 after it).
+    pub fn builds(&self) -> u32 {
+        self.builds.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Number of ticks (samples of the run).
@@ -276,12 +341,6 @@ impl TimelineIndex {
         }
     }
 
-    /// The lanes with standard-library frames folded into one band per run of consecutive
-    /// standard-library frames (built on first call; `run` must be the indexed run).
-    pub fn stdlib_folded(&self, run: &Run) -> &[Lane] {
-        self.stdlib_folded.get_or_init(|| with_lod(build_lanes(run, true), &self.times))
-    }
-
     /// The first tick whose time is ≥ `ns`.
     pub fn tick_at(&self, ns: u64) -> u32 {
         self.times[..self.ticks()].partition_point(|&t| t < ns) as u32
@@ -289,22 +348,38 @@ impl TimelineIndex {
 
     /// Heap bytes held by the index (for the memory budget in `docs/benchmarks.md`).
     pub fn heap_bytes(&self) -> usize {
-        let lanes = |lanes: &[Lane]| -> usize {
-            lanes
-                .iter()
-                .map(|l| {
-                    l.rows.capacity() * std::mem::size_of::<Vec<Bar>>()
-                        + l.rows.iter().map(|r| r.capacity() * std::mem::size_of::<Bar>()).sum::<usize>()
-                        + l.states.capacity() * std::mem::size_of::<StateRun>()
-                        + l.boundaries.capacity() * 4
-                        + l.lod.capacity() * std::mem::size_of::<RowLod>()
-                        + l.lod.iter().map(RowLod::heap_bytes).sum::<usize>()
-                })
-                .sum::<usize>()
-                + std::mem::size_of_val(lanes)
-        };
-        self.times.capacity() * 8 + lanes(&self.lanes) + self.stdlib_folded.get().map_or(0, |l| lanes(l))
+        let sets = self.sets.lock().unwrap_or_else(|e| e.into_inner());
+        self.times.capacity() * 8 + sets.iter().flatten().map(|l| lanes_heap_bytes(l)).sum::<usize>()
     }
+}
+
+/// Heap bytes of one set of lanes.
+fn lanes_heap_bytes(lanes: &[Lane]) -> usize {
+    lanes
+        .iter()
+        .map(|l| {
+            l.rows.capacity() * std::mem::size_of::<Vec<Bar>>()
+                + l.rows.iter().map(|r| r.capacity() * std::mem::size_of::<Bar>()).sum::<usize>()
+                + l.states.capacity() * std::mem::size_of::<StateRun>()
+                + l.boundaries.capacity() * 4
+                + l.lod.capacity() * std::mem::size_of::<RowLod>()
+                + l.lod.iter().map(RowLod::heap_bytes).sum::<usize>()
+        })
+        .sum::<usize>()
+        + std::mem::size_of_val(lanes)
+}
+
+/// The run's in-memory size: its samples, stacks, frames, functions, strings and threads (what the
+/// index's memory budget is measured against).
+pub fn run_heap_bytes(run: &Run) -> usize {
+    use std::mem::size_of;
+    use threadradar_profiler::run as r;
+    run.samples.iter().map(|s| size_of::<r::Sample>() + s.threads.capacity() * size_of::<ThreadSample>()).sum::<usize>()
+        + run.stacks.capacity() * size_of::<r::StackNode>()
+        + run.frames.capacity() * size_of::<r::Frame>()
+        + run.functions.capacity() * size_of::<r::Function>()
+        + run.strings.iter().map(|s| s.capacity() + size_of::<String>()).sum::<usize>()
+        + run.threads.capacity() * size_of::<r::Thread>()
 }
 
 /// The achieved sampling period (as the metrics use it), else the requested one, else the mean

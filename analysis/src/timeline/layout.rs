@@ -229,8 +229,9 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
     let run_from = secs(index.times[0]);
     let run_to = index.duration_s();
     let (from_s, to_s) = check_range(req.from_s, req.to_s, run_from, run_to)?;
+    let all_lanes = index.lanes_for(run, req.fold.stdlib);
     let ids: Vec<ThreadId> = match &req.threads {
-        ThreadSelection::All => index.lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect(),
+        ThreadSelection::All => all_lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect(),
         ThreadSelection::Ids(ids) => {
             for &id in ids {
                 if id as usize >= run.threads.len() {
@@ -240,7 +241,6 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
             ids.clone()
         }
     };
-    let all_lanes: &[Lane] = if req.fold.stdlib { index.stdlib_folded(run) } else { &index.lanes };
     let lanes: Vec<&Lane> = ids.iter().map(|&id| &all_lanes[id as usize]).collect();
     let axis = Axis::new(index, &lanes, req.theta);
     let width = req.width_px as f64;
@@ -248,7 +248,7 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
         Some(key) => (focus::members(run, key)?.0, Some(focus::focus(run, index, key)?)),
         None => (Vec::new(), None),
     };
-    let total_computing: u64 = index.lanes.iter().map(|l| l.computing as u64).sum();
+    let total_computing: u64 = all_lanes.iter().map(|l| l.computing as u64).sum();
     if index.ticks() == 0 {
         return Ok(Layout {
             from_s,

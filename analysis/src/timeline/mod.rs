@@ -28,7 +28,7 @@ pub mod overview;
 pub mod svg;
 
 pub use axis::{logscale, Axis};
-pub use index::{Bar, BarState, BlockedKind, Lane, StateRun, TimelineIndex, TOLERATED_MISSED_TICKS};
+pub use index::{run_heap_bytes, Bar, BarState, BlockedKind, Lane, Lanes, StateRun, TimelineIndex, MEMORY_BUDGET, TOLERATED_MISSED_TICKS};
 pub use layout::{Fold, Layout, LayoutRequest, ThreadSelection};
 pub use overview::{thread_overview, ThreadOverview};
 

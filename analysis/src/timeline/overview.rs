@@ -69,16 +69,17 @@ pub fn thread_overview(run: &Run, index: &TimelineIndex, threads: Option<&[Threa
             }
         }
     }
+    let lanes = index.any_lanes(run);
     let ids: Vec<ThreadId> = match threads {
         Some(ids) => ids.iter().copied().filter(|&i| (i as usize) < n).collect(),
-        None => (0..n as ThreadId).filter(|&i| index.lanes[i as usize].samples > 0).collect(),
+        None => (0..n as ThreadId).filter(|&i| lanes[i as usize].samples > 0).collect(),
     };
     ids.into_iter()
         .map(|th| {
             let c = counts[th as usize];
             let total: u64 = c.iter().sum();
             let share = |x: u64| if total == 0 { 0.0 } else { x as f64 / total as f64 };
-            let longest_wait = index.lanes[th as usize]
+            let longest_wait = lanes[th as usize]
                 .states
                 .iter()
                 .filter(|r| r.state != BarState::Computing && r.end > k0 && r.start < k1)
