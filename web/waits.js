@@ -28,6 +28,10 @@
   };
 
   const { el } = window.ThreadRadarDom;
+  // `?view=waits&object=…` (Neovim's `:ThreadRadarWaits browser`, `b` in its float): the panel
+  // opens with that object selected — the object with that label, else the first whose label,
+  // type or name contains it (case-insensitive, as the `waits` method's own filter). Once per page.
+  let wantedObject = new URLSearchParams(location.search).get("object") || null;
   const fmtS = (s) => (Math.abs(s) < 1 ? (s * 1000).toFixed(s < 0.01 ? 2 : 1) + " ms" : s.toFixed(3) + " s");
 
   function create(root, opts) {
@@ -74,7 +78,20 @@
       layout();
       showEvidence();
       showObjects();
+      if (wantedObject !== null) { selectWanted(wantedObject); wantedObject = null; }
       draw();
+    }
+
+    /** Selects the object `q` names (its label, else a part of its label, type or name). */
+    function selectWanted(q) {
+      const objects = st.result.view.objects, lower = q.toLowerCase();
+      let i = objects.findIndex((o) => o.object === q);
+      if (i < 0) i = objects.findIndex((o) => [o.object, o.type, o.name || ""].some((s) => s.toLowerCase().includes(lower)));
+      if (i < 0) return;
+      st.selected = i;
+      markRows();
+      const row = tbody.children[i];
+      if (row) row.scrollIntoView({ block: "nearest" });
     }
 
     function layout() {

@@ -26,6 +26,15 @@ command("ThreadRadarTimeline", "timeline", {
   end,
   desc = "ThreadRadar: text timeline of every thread (browser = the web panel)",
 })
+command("ThreadRadarWaits", "waits", {
+  nargs = "*",
+  complete = function(arglead)
+    return vim.tbl_filter(function(w)
+      return w:sub(1, #arglead) == arglead
+    end, { "browser" })
+  end,
+  desc = "ThreadRadar: who waited for whom ([browser] [object])",
+})
 command("ThreadRadarRuns", "runs", { desc = "ThreadRadar: choose the run" })
 command("ThreadRadarDeleteRun", "delete_run", { desc = "ThreadRadar: delete a run file" })
 command("ThreadRadarOpen", "open", { desc = "ThreadRadar: the web panels in the browser" })

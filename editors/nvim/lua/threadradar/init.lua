@@ -133,6 +133,8 @@ function M.command(name, args)
   elseif name == "timeline" then
     local arg = args.args or ""
     require("threadradar.timeline").open({ browser = arg == "browser", artifact = (arg ~= "" and arg ~= "browser") and arg or nil })
+  elseif name == "waits" then
+    require("threadradar.waits").command(args.args or "")
   elseif name == "runs" then
     require("threadradar.runs").select()
   elseif name == "delete_run" then
