@@ -50,6 +50,8 @@ describe("the Waits tab on handoffs.py", () => {
     await drawn(page);
     // The same request the panel made (its width is the canvas's time area).
     const width = await page.$eval("#waits canvas", (c) => parseFloat(c.style.width));
+    // The lanes use the page's width (1400 px), not the width of the empty section it was opened in.
+    assert.ok(width > 1000, `the canvas is ${width} px wide in a 1400 px page`);
     answer = await api(server.url, "waits", { width_px: width - 16 });
   });
 
