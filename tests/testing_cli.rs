@@ -230,3 +230,53 @@ fn an_interrupted_test_run_has_no_outcome() {
     let list = out(&common::threadradar(&root, &["runs"]));
     assert!(list.contains("tests/check_misbehaving.py::test_hangs: outcome unknown"), "{list}");
 }
+
+/// `--test-command`, `--runs-dir`, `--keep-runs` and `--interval-ms` override their keys of
+/// `[tool.threadradar]` (the language server passes the editor's settings this way).
+#[test]
+fn command_line_options_override_the_projects_configuration() {
+    let _serial = common::serial();
+    let (_dir, root) = project();
+    std::fs::write(
+        root.join("threadradar.toml"),
+        "interval-ms = 2\nkeep-runs = 10\ntest-command = [\"{python}\", \"-m\", \"pytest\", \"-k\", \"small\", \"{tests}\"]\n",
+    )
+    .unwrap();
+    let template = r#"["{python}", "-m", "pytest", "-k", "empty", "{tests}"]"#;
+    let args = ["test", "--no-progress", "--runs-dir", "out", "--keep-runs", "1", "--interval-ms", "4", "--test-command", template, "tests/check_pool.py"];
+    let first = common::threadradar(&root, &args);
+    assert_eq!(first.status.code(), Some(0), "{}", common::stderr(&first));
+    assert!(common::stderr(&first).contains("threadradar: outcome 1 passed"), "only TestPool::test_empty: {}", common::stderr(&first));
+    let written = runfile::list_runs(&root.join("out")).unwrap();
+    assert_eq!(written.len(), 1);
+    let run = common::read(&written[0]);
+    assert_eq!(run.meta.interval_ms, 4.0);
+    assert!(run.meta.command.windows(2).any(|w| w[0] == "-k" && w[1] == "empty"), "{:?}", run.meta.command);
+    assert!(runs(&root).is_empty(), "nothing in the default runs directory");
+    let second = common::threadradar(&root, &args);
+    assert_eq!(second.status.code(), Some(0), "{}", common::stderr(&second));
+    assert!(common::stderr(&second).contains("threadradar: pruned 1 old runs (keep-runs = 1;"), "{}", common::stderr(&second));
+    assert_eq!(runfile::list_runs(&root.join("out")).unwrap().len(), 1);
+    // `pytest` replaces the project's template; without options the file decides.
+    let plain = common::threadradar(&root, &["test", "--no-progress", "--test-command", "pytest", "tests/check_pool.py::TestPool"]);
+    assert_eq!(plain.status.code(), Some(0), "{}", common::stderr(&plain));
+    let run = common::read(&runs(&root)[0]);
+    assert!(!run.meta.command.iter().any(|w| w == "-k") && run.meta.interval_ms == 2.0, "{:?} {}", run.meta.command, run.meta.interval_ms);
+
+    // Bad values: one sentence, nothing run.
+    for (bad, want) in [
+        (vec!["--test-command", "nose"], "threadradar: the test command \"nose\" is not a runner's name: write pytest, unittest or a template as a JSON list of words like"),
+        (vec!["--test-command", "[]"], "threadradar: the test command [] is empty or has an empty word:"),
+        (vec!["--keep-runs", "0"], "threadradar: --keep-runs must be at least 1"),
+        (vec!["--interval-ms", "0"], "threadradar: --interval-ms must be between 0.05 and 10000 milliseconds (got 0)"),
+    ] {
+        let mut a = vec!["test", "--no-progress"];
+        a.extend(bad.iter().copied());
+        a.push("tests/check_pool.py");
+        let e = common::threadradar(&root, &a);
+        assert_eq!(e.status.code(), Some(2), "{bad:?}");
+        let err = common::stderr(&e);
+        assert!(err.starts_with(want) && err.lines().count() == 1, "{bad:?}: {err}");
+    }
+    assert_eq!(runs(&root).len(), 1);
+}

@@ -69,6 +69,20 @@ pub struct Settings {
     /// How many times `threadradar.record` and `threadradar.profileTest` run the program when the
     /// request names no count: more than 1 makes a run set (issue 17).
     pub repeat: u32,
+    /// The keys of the project's `[tool.threadradar]` that the editor overrides (issue 19):
+    /// `None` leaves each to the project's file, then to the default. `testCommand`: in
+    /// [`crate::project::ProjectConfig::test_command`]'s form (`Some(None)` is pytest).
+    pub test_command: Option<Option<Vec<String>>>,
+    /// `intervalMs`: milliseconds between samples of `threadradar.profileTest` and
+    /// `threadradar.record`.
+    pub interval_ms: Option<f64>,
+    /// `runsDir`: where runs are written and listed; relative to each workspace folder.
+    pub runs_dir: Option<String>,
+    /// `keepRuns`: after a test run, older runs without a label or pin are deleted.
+    pub keep_runs: Option<usize>,
+    /// `include` / `exclude`: the overview's default artifact patterns.
+    pub include: Option<Vec<String>>,
+    pub exclude: Option<Vec<String>>,
 }
 
 impl Default for Settings {
@@ -95,6 +109,12 @@ impl Default for Settings {
             python: None,
             test_lens: true,
             repeat: 1,
+            test_command: None,
+            interval_ms: None,
+            runs_dir: None,
+            keep_runs: None,
+            include: None,
+            exclude: None,
         }
     }
 }
@@ -181,6 +201,47 @@ impl Settings {
                     };
                     h.map(|h| self.hover_image = h).is_some()
                 }
+                // The project's keys (issue 19): `null` or an empty value (`""`, `[]`, `0`) leaves
+                // the key to `[tool.threadradar]` again.
+                "testCommand" => match v {
+                    Value::Null => set(&mut self.test_command, None),
+                    Value::String(n) => match n.trim() {
+                        "" => set(&mut self.test_command, None),
+                        "pytest" => set(&mut self.test_command, Some(None)),
+                        "unittest" => set(&mut self.test_command, Some(Some(vec!["unittest".into()]))),
+                        _ => false,
+                    },
+                    Value::Array(a) if a.is_empty() => set(&mut self.test_command, None),
+                    Value::Object(o) if o.is_empty() => set(&mut self.test_command, None), // an empty Lua table (Neovim)
+                    Value::Array(_) => match strings(v).and_then(crate::project::test_command_words) {
+                        Some(c) => set(&mut self.test_command, Some(c)),
+                        None => false,
+                    },
+                    _ => false,
+                },
+                "intervalMs" => match v {
+                    Value::Null => set(&mut self.interval_ms, None),
+                    _ => match v.as_f64() {
+                        Some(ms) if ms == 0.0 => set(&mut self.interval_ms, None),
+                        Some(ms) if ms.is_finite() && (0.05..=10_000.0).contains(&ms) => set(&mut self.interval_ms, Some(ms)),
+                        _ => false,
+                    },
+                },
+                "runsDir" => match v {
+                    Value::Null => set(&mut self.runs_dir, None),
+                    Value::String(d) => set(&mut self.runs_dir, Some(d.trim().to_string()).filter(|d| !d.is_empty())),
+                    _ => false,
+                },
+                "keepRuns" => match v {
+                    Value::Null => set(&mut self.keep_runs, None),
+                    _ => match v.as_u64() {
+                        Some(0) => set(&mut self.keep_runs, None),
+                        Some(n @ 1..=1_000_000) => set(&mut self.keep_runs, Some(n as usize)),
+                        _ => false,
+                    },
+                },
+                "include" => set_patterns(&mut self.include, v),
+                "exclude" => set_patterns(&mut self.exclude, v),
                 "pollMs" => match v.as_u64() {
                     Some(ms) => {
                         self.poll_ms = ms.clamp(100, 60_000);
@@ -195,6 +256,37 @@ impl Settings {
             }
         }
         ignored
+    }
+}
+
+impl Settings {
+    /// The editor's overrides of the project's test configuration.
+    pub fn overrides(&self) -> crate::project::Overrides {
+        crate::project::Overrides { test_command: self.test_command.clone(), interval_ms: self.interval_ms, runs_dir: self.runs_dir.clone(), keep_runs: self.keep_runs }
+    }
+}
+
+fn set<T>(slot: &mut T, v: T) -> bool {
+    *slot = v;
+    true
+}
+
+/// A list of strings, else `None`.
+fn strings(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?.iter().map(|x| x.as_str().map(String::from)).collect()
+}
+
+/// `include` / `exclude`: a list of regular expressions (`null` or `[]`: the project's); a
+/// pattern that does not compile keeps the previous value.
+fn set_patterns(slot: &mut Option<Vec<String>>, v: &Value) -> bool {
+    match v {
+        Value::Null => set(slot, None),
+        Value::Object(o) if o.is_empty() => set(slot, None), // an empty Lua table (Neovim)
+        _ => match strings(v) {
+            Some(p) if p.is_empty() => set(slot, None),
+            Some(p) if threadradar_analysis::filter::ArtifactFilter::new(&p, &[]).is_ok() => set(slot, Some(p)),
+            _ => false,
+        },
     }
 }
 
@@ -225,5 +317,60 @@ mod tests {
         assert_eq!(s.glyph_theme, Theme::Dark);
         assert_eq!(s.update(&json!(7)).len(), 1);
         assert!(s.update(&Value::Null).is_empty());
+    }
+
+    #[test]
+    fn project_overrides_parse_clear_and_keep_the_old_value_on_a_bad_one() {
+        let mut s = Settings::default();
+        assert_eq!(s.overrides(), crate::project::Overrides::default(), "nothing overridden by default");
+        let template = json!(["{python}", "-m", "pytest", "-x", "{tests}"]);
+        let ignored = s.update(&json!({"threadradar": {
+            "testCommand": template, "intervalMs": 5, "runsDir": " profiles/editor ", "keepRuns": 3,
+            "include": ["pool\\.py$"], "exclude": ["^tests/"]
+        }}));
+        assert!(ignored.is_empty(), "{ignored:?}");
+        let words = |a: &[&str]| a.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert_eq!(s.test_command, Some(Some(words(&["{python}", "-m", "pytest", "-x", "{tests}"]))));
+        assert_eq!(s.interval_ms, Some(5.0));
+        assert_eq!(s.runs_dir.as_deref(), Some("profiles/editor"));
+        assert_eq!(s.keep_runs, Some(3));
+        assert_eq!(s.include, Some(words(&["pool\\.py$"])));
+        assert_eq!(s.exclude, Some(words(&["^tests/"])));
+        let o = s.overrides();
+        assert_eq!((o.interval_ms, o.keep_runs, o.runs_dir.as_deref()), (Some(5.0), Some(3), Some("profiles/editor")));
+        assert_eq!(o.test_command, s.test_command);
+
+        // Wrong types and values: one sentence each, the previous value stays.
+        let ignored = s.update(&json!({
+            "testCommand": "nose", "intervalMs": "fast", "runsDir": 3, "keepRuns": -1, "include": ["("], "exclude": [1]
+        }));
+        assert_eq!(ignored.len(), 6, "{ignored:?}");
+        assert!(ignored.iter().all(|i| i.starts_with("ignored the setting ") && i.ends_with(": wrong type or value")), "{ignored:?}");
+        for bad in [json!({"intervalMs": 0.01}), json!({"intervalMs": 20000}), json!({"keepRuns": 2.5}), json!({"testCommand": ["{python}", ""]}), json!({"testCommand": [1]})] {
+            assert_eq!(s.update(&bad).len(), 1, "{bad}");
+        }
+        assert_eq!(s.test_command, Some(Some(words(&["{python}", "-m", "pytest", "-x", "{tests}"]))));
+        assert_eq!((s.interval_ms, s.keep_runs, s.runs_dir.as_deref()), (Some(5.0), Some(3), Some("profiles/editor")));
+        assert_eq!(s.include, Some(words(&["pool\\.py$"])));
+
+        // Runner names; a one-word ["pytest"] is pytest too (VS Code's setting is a list).
+        assert!(s.update(&json!({"testCommand": "unittest"})).is_empty());
+        assert_eq!(s.test_command, Some(Some(words(&["unittest"]))));
+        assert!(s.update(&json!({"testCommand": ["pytest"]})).is_empty());
+        assert_eq!(s.test_command, Some(None));
+        assert!(s.update(&json!({"testCommand": "pytest", "intervalMs": 0.05})).is_empty());
+        assert_eq!((s.test_command.clone(), s.interval_ms), (Some(None), Some(0.05)));
+
+        // null, or the empty value VS Code sends by default, leaves each key to the project again.
+        assert!(s.update(&json!({"testCommand": [], "intervalMs": 0, "runsDir": "", "keepRuns": 0, "include": [], "exclude": null})).is_empty());
+        assert_eq!(s.overrides(), crate::project::Overrides::default());
+        assert_eq!((s.include.clone(), s.exclude.clone()), (None, None));
+        assert!(s.update(&json!({"testCommand": "unittest", "intervalMs": 1, "runsDir": "r", "keepRuns": 1, "include": ["a"]})).is_empty());
+        assert!(s.update(&json!({"testCommand": null, "intervalMs": null, "runsDir": null, "keepRuns": null, "include": null})).is_empty());
+        assert_eq!(s, Settings::default());
+        // An empty Lua table arrives from Neovim as `{}`.
+        assert!(s.update(&json!({"testCommand": "unittest", "exclude": ["x"]})).is_empty());
+        assert!(s.update(&json!({"testCommand": {}, "exclude": {}})).is_empty());
+        assert_eq!(s, Settings::default());
     }
 }

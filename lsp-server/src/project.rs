@@ -165,6 +165,109 @@ impl ProjectConfig {
     pub fn file_name(&self) -> String {
         self.file.as_ref().and_then(|f| f.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "pyproject.toml".into())
     }
+
+    /// This configuration with `o` over it: each override that is set replaces its key (the
+    /// editor's settings, or `threadradar test --test-command/--runs-dir/--keep-runs`). A relative
+    /// runs directory of `o` is relative to `root`.
+    pub fn overridden(mut self, o: &Overrides, root: &Path) -> ProjectConfig {
+        if let Some(c) = &o.test_command {
+            self.test_command = c.clone();
+        }
+        if let Some(ms) = o.interval_ms {
+            self.interval_ms = Some(ms);
+        }
+        if let Some(d) = o.runs_dir_in(root) {
+            self.runs_dir = Some(d);
+        }
+        if let Some(k) = o.keep_runs {
+            self.keep_runs = Some(k);
+        }
+        self
+    }
+}
+
+/// What the editor's settings (`testCommand`, `intervalMs`, `runsDir`, `keepRuns`) override of a
+/// project's `[tool.threadradar]`: each one that is set wins over its key, which wins over the
+/// default (docs/testing.md, "Configuration"). `None` leaves the key to the project.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    /// `test-command`, in [`ProjectConfig::test_command`]'s form: `Some(None)` is pytest (the
+    /// default runner), `Some(Some(["unittest"]))` unittest, else a template.
+    pub test_command: Option<Option<Vec<String>>>,
+    /// `interval-ms` (0.05–10000).
+    pub interval_ms: Option<f64>,
+    /// `runs-dir` as the user wrote it: absolute, `~/…`, or relative to the project.
+    pub runs_dir: Option<String>,
+    /// `keep-runs` (at least 1).
+    pub keep_runs: Option<usize>,
+}
+
+impl Overrides {
+    /// The overriding runs directory, absolute (`root`: what a relative one is relative to).
+    pub fn runs_dir_in(&self, root: &Path) -> Option<PathBuf> {
+        let d = self.runs_dir.as_deref()?.trim();
+        if d.is_empty() {
+            return None;
+        }
+        let home = || std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let p = match d.strip_prefix("~") {
+            Some("") => home().unwrap_or_else(|| PathBuf::from(d)),
+            Some(rest) if rest.starts_with('/') => match home() {
+                Some(h) => h.join(rest.trim_start_matches('/')),
+                None => PathBuf::from(d),
+            },
+            _ => PathBuf::from(d),
+        };
+        Some(if p.is_absolute() { p } else { root.join(p) })
+    }
+}
+
+/// Where the runs of a workspace folder are (and where the language server lists them): the
+/// editor's `runsDir`, else the folder's `[tool.threadradar] runs-dir`, else
+/// `.threadradar/runs`. A configuration file that cannot be read counts as none here (running a
+/// test reports it).
+pub fn folder_runs_dir(folder: &Path, o: &Overrides) -> PathBuf {
+    o.runs_dir_in(folder)
+        .unwrap_or_else(|| ProjectConfig::load(folder).map(|c| c.runs_dir(folder)).unwrap_or_else(|_| threadradar_profiler::runfile::runs_dir(folder)))
+}
+
+/// A test command as `threadradar test --test-command` takes it: `pytest` (the default runner),
+/// `unittest`, or a template as a JSON list of words (`["{python}", "-m", "pytest", "{tests}"]`),
+/// in [`ProjectConfig::test_command`]'s form. A one-word list `["pytest"]` is pytest too.
+pub fn parse_test_command(s: &str) -> Result<Option<Vec<String>>, String> {
+    let usage = "write pytest, unittest or a template as a JSON list of words like [\"{python}\", \"-m\", \"pytest\", \"-x\", \"{tests}\"]";
+    let s = s.trim();
+    match s {
+        "pytest" => return Ok(None),
+        "unittest" => return Ok(Some(vec!["unittest".into()])),
+        _ => {}
+    }
+    if !s.starts_with('[') {
+        return Err(format!("the test command {s:?} is not a runner's name: {usage}"));
+    }
+    let words: Vec<String> = serde_json::from_str(s).map_err(|e| format!("the test command {s} is not a JSON list of words ({e}): {usage}"))?;
+    test_command_words(words).ok_or_else(|| format!("the test command {s} is empty or has an empty word: {usage}"))
+}
+
+/// A template's words in [`ProjectConfig::test_command`]'s form; `None` when it is empty or has
+/// an empty word.
+pub fn test_command_words(words: Vec<String>) -> Option<Option<Vec<String>>> {
+    if words.is_empty() || words.iter().any(|w| w.trim().is_empty()) {
+        return None;
+    }
+    if words.len() == 1 && words[0] == "pytest" {
+        return Some(None);
+    }
+    Some(Some(words))
+}
+
+/// The `--test-command` argument for a test command in [`ProjectConfig::test_command`]'s form.
+pub fn test_command_arg(c: Option<&[String]>) -> String {
+    match c {
+        None => "pytest".into(),
+        Some([one]) if one == "unittest" => "unittest".into(),
+        Some(words) => serde_json::to_string(words).unwrap_or_default(),
+    }
 }
 
 fn read(path: &Path) -> Result<Option<String>, String> {
@@ -519,6 +622,59 @@ fn pyproject_pytest(text: &str) -> Option<Vec<(String, String)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn editor_overrides_win_over_the_file_key_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("threadradar.toml"),
+            "test-command = [\"{python}\", \"-m\", \"pytest\", \"-x\", \"{tests}\"]\ninterval-ms = 2\nruns-dir = \"profiles\"\nkeep-runs = 5\n",
+        )
+        .unwrap();
+        let file = ProjectConfig::load(root).unwrap();
+        // Nothing set: the file decides.
+        assert_eq!(file.clone().overridden(&Overrides::default(), root), file);
+        assert_eq!(folder_runs_dir(root, &Overrides::default()), root.join("profiles"));
+        // Each override replaces its key only.
+        let o = Overrides { interval_ms: Some(7.5), ..Default::default() };
+        let c = file.clone().overridden(&o, root);
+        assert_eq!((c.interval_ms, c.keep_runs, c.runs_dir.clone()), (Some(7.5), Some(5), Some(root.join("profiles"))));
+        assert_eq!(c.test_command.as_deref().map(|t| t.len()), Some(5));
+        let o = Overrides { test_command: Some(None), runs_dir: Some("elsewhere/runs".into()), keep_runs: Some(2), ..Default::default() };
+        let c = file.clone().overridden(&o, root);
+        assert_eq!(c.test_command, None, "pytest replaces the file's template");
+        assert_eq!(c.runs_dir(root), root.join("elsewhere/runs"));
+        assert_eq!(c.keep_runs, Some(2));
+        assert_eq!(c.interval_ms, Some(2.0));
+        assert_eq!(folder_runs_dir(root, &o), root.join("elsewhere/runs"));
+        // Absolute and home-relative directories.
+        let o = Overrides { runs_dir: Some("/tmp/tr-runs".into()), ..Default::default() };
+        assert_eq!(folder_runs_dir(root, &o), PathBuf::from("/tmp/tr-runs"));
+        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            let o = Overrides { runs_dir: Some("~/tr".into()), ..Default::default() };
+            assert_eq!(o.runs_dir_in(root), Some(PathBuf::from(home).join("tr")));
+        }
+        assert_eq!(Overrides { runs_dir: Some("  ".into()), ..Default::default() }.runs_dir_in(root), None);
+        // No file: the default directory, or the override.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(folder_runs_dir(empty.path(), &Overrides::default()), empty.path().join(".threadradar/runs"));
+    }
+
+    #[test]
+    fn test_command_arguments_round_trip() {
+        assert_eq!(parse_test_command("pytest"), Ok(None));
+        assert_eq!(parse_test_command("unittest"), Ok(Some(vec!["unittest".to_string()])));
+        assert_eq!(parse_test_command("[\"pytest\"]"), Ok(None));
+        let t = vec!["{python}".to_string(), "-m".into(), "pytest".into(), "-k".into(), "a b".into(), "{tests}".into()];
+        assert_eq!(parse_test_command(&test_command_arg(Some(&t))), Ok(Some(t.clone())));
+        assert_eq!(test_command_arg(None), "pytest");
+        assert_eq!(test_command_arg(Some(&["unittest".to_string()])), "unittest");
+        for bad in ["nose", "[]", "[\"\"]", "[1]", "[\"{python}\""] {
+            let e = parse_test_command(bad).unwrap_err();
+            assert!(e.starts_with("the test command ") && e.contains("JSON list of words like"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn config_reads_validates_and_names_file_and_line() {

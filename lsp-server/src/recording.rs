@@ -5,6 +5,7 @@
 //!
 //! This module knows the child process; `server.rs` owns the protocol side.
 
+use crate::project::{Overrides, ProjectConfig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -84,15 +85,41 @@ impl RecordRequest {
         Ok(RecordRequest { command, cwd, subprocesses, duration, repeat })
     }
 
+    /// The workspace folder that encloses the recording's directory (else that directory).
+    fn project<'a>(&'a self, folders: &'a [PathBuf]) -> &'a Path {
+        folders.iter().filter(|f| self.cwd.starts_with(f)).max_by_key(|f| f.as_os_str().len()).unwrap_or(&self.cwd)
+    }
+
     /// The runs directory this recording writes to: the enclosing workspace folder's.
     pub fn runs_dir(&self, folders: &[PathBuf]) -> PathBuf {
-        let project = folders.iter().filter(|f| self.cwd.starts_with(f)).max_by_key(|f| f.as_os_str().len()).unwrap_or(&self.cwd);
-        runfile::runs_dir(project)
+        runfile::runs_dir(self.project(folders))
+    }
+
+    /// The runs directory of a recording from the editor, where the language server lists the
+    /// enclosing workspace folder's runs: the editor's `runsDir`, else the folder's
+    /// `[tool.threadradar] runs-dir`, else `.threadradar/runs`.
+    pub fn runs_dir_with(&self, folders: &[PathBuf], overrides: &Overrides) -> PathBuf {
+        crate::project::folder_runs_dir(self.project(folders), overrides)
+    }
+
+    /// Milliseconds between samples: the editor's `intervalMs`, else the enclosing folder's
+    /// `[tool.threadradar] interval-ms`; `None` leaves the recorder's default (3).
+    pub fn interval_ms_with(&self, folders: &[PathBuf], overrides: &Overrides) -> Option<f64> {
+        overrides.interval_ms.or_else(|| ProjectConfig::load(self.project(folders)).ok().and_then(|c| c.interval_ms))
     }
 
     /// `threadradar record` arguments writing to `output`.
     pub fn recorder_args(&self, output: &Path) -> Vec<String> {
+        self.recorder_args_with(output, None)
+    }
+
+    /// [`RecordRequest::recorder_args`] sampling every `interval_ms` (`None`: the default).
+    pub fn recorder_args_with(&self, output: &Path, interval_ms: Option<f64>) -> Vec<String> {
         let mut args = vec!["record".to_string(), "--no-progress".into(), "-o".into(), output.display().to_string()];
+        if let Some(ms) = interval_ms {
+            args.push("--interval-ms".into());
+            args.push(ms.to_string());
+        }
         if self.subprocesses {
             args.push("--subprocesses".into());
         }
@@ -126,15 +153,16 @@ pub struct Started {
     pub lines: mpsc::Receiver<Output>,
 }
 
-/// Starts `recorder record … -- command` in the request's directory.
-pub fn start(recorder: &Path, req: &RecordRequest, folders: &[PathBuf]) -> Result<Started, String> {
-    let dir = req.runs_dir(folders);
+/// Starts `recorder record … -- command` in the request's directory, with the editor's
+/// `runsDir` and `intervalMs` over the project's configuration.
+pub fn start(recorder: &Path, req: &RecordRequest, folders: &[PathBuf], overrides: &Overrides) -> Result<Started, String> {
+    let dir = req.runs_dir_with(folders, overrides);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let program = runfile::program_name(&req.command);
     let name = if req.repeat > 1 { format!("{program}.runset") } else { program };
     let output = runfile::new_run_path(&dir, &name, std::time::SystemTime::now());
     let mut child = tokio::process::Command::new(recorder)
-        .args(req.recorder_args(&output))
+        .args(req.recorder_args_with(&output, req.interval_ms_with(folders, overrides)))
         .current_dir(&req.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -227,5 +255,29 @@ mod tests {
         assert!(RecordRequest::parse(&json!({ "duration": -1 }), &default, true, &folders).unwrap_err().contains("positive"));
         assert!(RecordRequest::parse(&json!({ "cwd": "/no/such/dir" }), &default, true, &folders).unwrap_err().contains("not a directory"));
         assert!(RecordRequest::parse(&Value::Null, &default, true, &[]).unwrap_err().starts_with("open a folder first"));
+    }
+
+    #[test]
+    fn the_editors_runs_dir_and_interval_win_over_the_projects() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let sub = root.join("app");
+        std::fs::create_dir_all(&sub).unwrap();
+        let folders = vec![root.clone()];
+        let r = RecordRequest::parse(&json!({ "command": ["python3", "x.py"], "cwd": sub }), &[], true, &folders).unwrap();
+        let none = Overrides::default();
+        // Nothing configured: the default directory and interval.
+        assert_eq!(r.runs_dir_with(&folders, &none), root.join(".threadradar/runs"));
+        assert_eq!(r.interval_ms_with(&folders, &none), None);
+        // The enclosing folder's configuration.
+        std::fs::write(root.join("threadradar.toml"), "interval-ms = 2\nruns-dir = \"profiles\"\n").unwrap();
+        assert_eq!(r.runs_dir_with(&folders, &none), root.join("profiles"));
+        assert_eq!(r.interval_ms_with(&folders, &none), Some(2.0));
+        // The editor's settings; a relative runsDir is relative to the workspace folder.
+        let o = Overrides { interval_ms: Some(4.0), runs_dir: Some("mine".into()), ..Default::default() };
+        assert_eq!(r.runs_dir_with(&folders, &o), root.join("mine"));
+        assert_eq!(r.interval_ms_with(&folders, &o), Some(4.0));
+        let out = root.join("mine/x.json");
+        assert_eq!(r.recorder_args_with(&out, Some(4.0)), v(&["record", "--no-progress", "-o", out.to_str().unwrap(), "--interval-ms", "4", "--subprocesses", "--", "python3", "x.py"]));
     }
 }

@@ -29,10 +29,20 @@ pub struct RunEntry {
 /// The runs of all workspace folders, newest first (by the UTC time their name starts with, then
 /// by modification time: [`runfile::run_order`]).
 pub fn list(folders: &[PathBuf]) -> Vec<RunEntry> {
+    list_with(folders, &crate::project::Overrides::default())
+}
+
+/// [`list`] with the editor's settings: its `runsDir` (relative to each folder), else
+/// `[tool.threadradar] runs-dir` when the project sets one (issue 19), else `.threadradar/runs`.
+/// A directory that several folders share is listed once.
+pub fn list_with(folders: &[PathBuf], overrides: &crate::project::Overrides) -> Vec<RunEntry> {
     let mut all = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for folder in folders {
-        // `[tool.threadradar] runs-dir` when the project sets one (issue 19).
-        let dir = crate::project::ProjectConfig::load(folder).map(|c| c.runs_dir(folder)).unwrap_or_else(|_| runfile::runs_dir(folder));
+        let dir = crate::project::folder_runs_dir(folder, overrides);
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
         all.extend(list_dir(&dir).into_iter().map(|r| RunEntry { folder: folder.clone(), ..r }));
     }
     sort_newest_first(&mut all);

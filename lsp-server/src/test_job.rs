@@ -6,7 +6,7 @@
 //! command of the caller's choosing): the project's own interpreter and `[tool.threadradar]`
 //! configuration decide how (`threadradar test`), the run goes to the workspace folder's runs.
 
-use crate::project::{self, ProjectConfig, PytestConventions};
+use crate::project::{self, Overrides, ProjectConfig, PytestConventions};
 use crate::pytests;
 use std::path::{Path, PathBuf};
 
@@ -53,6 +53,22 @@ impl TestJob {
     /// `repeat` > 1 runs the test that many times as one run set: `output` is then the set's
     /// manifest, its runs `<manifest stem>-<i>.json` beside it.
     pub fn plan(file: &Path, name: Option<&str>, text: Option<String>, folders: &[PathBuf], selected_python: Option<&str>, repeat: u32) -> Result<TestJob, String> {
+        Self::plan_with(file, name, text, folders, selected_python, repeat, &Overrides::default())
+    }
+
+    /// [`TestJob::plan`] with the editor's settings over the project's configuration
+    /// (`testCommand`, `intervalMs`, `runsDir`, `keepRuns`): each one that is set is passed to
+    /// `threadradar test` (`--test-command`, `--interval-ms`, `--runs-dir`, `--keep-runs`), which
+    /// applies it over `[tool.threadradar]`; a relative `runsDir` is relative to the workspace folder.
+    pub fn plan_with(
+        file: &Path,
+        name: Option<&str>,
+        text: Option<String>,
+        folders: &[PathBuf],
+        selected_python: Option<&str>,
+        repeat: u32,
+        overrides: &Overrides,
+    ) -> Result<TestJob, String> {
         if !(1..=100).contains(&repeat) {
             return Err(format!("the repeat count is a whole number from 1 to 100 (got {repeat}); 5 runs are usually enough to see the spread"));
         }
@@ -72,7 +88,10 @@ impl TestJob {
         }
         // The same rules `threadradar test` applies, checked here so that a bad setting is one
         // message instead of a failed recording.
-        let config = ProjectConfig::load(&root)?;
+        let folder = folder_of(&root, folders);
+        // The editor's runs directory is relative to the workspace folder, where runs are listed.
+        let editor_runs_dir = overrides.runs_dir_in(&folder);
+        let config = ProjectConfig::load(&root)?.overridden(&Overrides { runs_dir: None, ..overrides.clone() }, &root);
         let python = project::resolve_python(&root, &config, None, selected_python.map(Path::new))?;
         // unittest runs the tests when the project says so, or when pytest is missing and the
         // module's tests are all TestCase methods (`threadradar test` decides the same).
@@ -84,8 +103,7 @@ impl TestJob {
                 }
             }
         }
-        let folder = folder_of(&root, folders);
-        let runs_dir = ProjectConfig::load(&folder).unwrap_or_default().runs_dir(&folder);
+        let runs_dir = editor_runs_dir.clone().unwrap_or_else(|| ProjectConfig::load(&folder).unwrap_or_default().runs_dir(&folder));
         std::fs::create_dir_all(&runs_dir).map_err(|e| format!("cannot create {}: {e}", runs_dir.display()))?;
         let output = threadradar_profiler::runfile::new_run_path(&runs_dir, if repeat > 1 { "pytest.runset" } else { "pytest" }, std::time::SystemTime::now());
         let rel = file.strip_prefix(&root).unwrap_or(file).display().to_string();
@@ -101,6 +119,23 @@ impl TestJob {
         if repeat > 1 {
             args.push("--repeat".into());
             args.push(repeat.to_string());
+        }
+        // The editor's overrides; what is not overridden `threadradar test` reads from the file.
+        if let Some(c) = &overrides.test_command {
+            args.push("--test-command".into());
+            args.push(project::test_command_arg(c.as_deref()));
+        }
+        if let Some(ms) = overrides.interval_ms {
+            args.push("--interval-ms".into());
+            args.push(ms.to_string());
+        }
+        if editor_runs_dir.is_some() {
+            args.push("--runs-dir".into());
+            args.push(runs_dir.display().to_string());
+        }
+        if let Some(k) = overrides.keep_runs {
+            args.push("--keep-runs".into());
+            args.push(k.to_string());
         }
         args.extend(["--".into(), node.clone(), "-q".into()]);
         Ok(TestJob { root, node, output, args })
@@ -119,5 +154,47 @@ pub fn progress_message(sampled: &str, pytest: &str) -> String {
         format!("{sampled} — cancel stops the test and keeps the run")
     } else {
         format!("{sampled} — {pytest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The arguments `threadradar test` gets: only the editor's overrides that are set, the runs
+    /// directory resolved against the workspace folder.
+    #[test]
+    fn the_editors_overrides_become_threadradar_test_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("tests")).unwrap();
+        let file = root.join("tests/test_x.py");
+        std::fs::write(&file, "import unittest\n\nclass Case(unittest.TestCase):\n    def test_a(self):\n        pass\n").unwrap();
+        // unittest: planning does not ask the interpreter for pytest.
+        std::fs::write(root.join("threadradar.toml"), "test-command = \"unittest\"\nruns-dir = \"profiles\"\n").unwrap();
+        let folders = vec![root.clone()];
+        let plain = TestJob::plan(&file, Some("Case::test_a"), None, &folders, None, 1).unwrap();
+        assert_eq!(plain.output.parent().unwrap(), root.join("profiles"), "the project's runs-dir");
+        let tail = |a: &[String]| a[5..].to_vec();
+        assert_eq!(tail(&plain.args), vec!["--", "tests/test_x.py::Case::test_a", "-q"]);
+
+        let o = Overrides {
+            test_command: Some(Some(vec!["unittest".into()])),
+            interval_ms: Some(0.5),
+            runs_dir: Some("editor/runs".into()),
+            keep_runs: Some(4),
+        };
+        let job = TestJob::plan_with(&file, None, None, &folders, None, 1, &o).unwrap();
+        let runs = root.join("editor/runs");
+        assert_eq!(job.output.parent().unwrap(), runs);
+        assert!(runs.is_dir());
+        assert_eq!(
+            tail(&job.args),
+            vec!["--test-command", "unittest", "--interval-ms", "0.5", "--runs-dir", runs.to_str().unwrap(), "--keep-runs", "4", "--", "tests/test_x.py", "-q"]
+        );
+        let template = Overrides { test_command: Some(Some(vec!["{python}".into(), "-m".into(), "unittest".into(), "{tests}".into()])), ..Default::default() };
+        let job = TestJob::plan_with(&file, None, None, &folders, None, 1, &template).unwrap();
+        assert_eq!(tail(&job.args)[..2], ["--test-command".to_string(), r#"["{python}","-m","unittest","{tests}"]"#.to_string()]);
+        assert_eq!(job.output.parent().unwrap(), root.join("profiles"));
     }
 }

@@ -36,6 +36,20 @@ pub struct TestArgs {
     #[arg(long, value_name = "MS")]
     pub interval_ms: Option<f64>,
 
+    /// How the tests run, overriding [tool.threadradar] test-command: pytest, unittest, or a
+    /// template as a JSON list of words, e.g. '["{python}", "-m", "pytest", "-x", "{tests}"]'.
+    #[arg(long, value_name = "COMMAND")]
+    pub test_command: Option<String>,
+
+    /// Where runs go and are pruned [default: [tool.threadradar] runs-dir, else .threadradar/runs].
+    #[arg(long, value_name = "DIR")]
+    pub runs_dir: Option<PathBuf>,
+
+    /// After the run, delete older runs without a label or pin, keeping N [default:
+    /// [tool.threadradar] keep-runs, else every run is kept].
+    #[arg(long, value_name = "N")]
+    pub keep_runs: Option<usize>,
+
     /// Do not draw the progress line.
     #[arg(long)]
     pub no_progress: bool,
@@ -56,7 +70,20 @@ pub struct TestArgs {
 
 pub fn run(args: TestArgs) -> anyhow::Result<ExitCode> {
     let root = std::env::current_dir().context("cannot read the current directory")?;
-    let config = ProjectConfig::load(&root).map_err(anyhow::Error::msg)?;
+    // The command line's (the editor's) values over [tool.threadradar], key by key.
+    let overrides = project::Overrides {
+        test_command: args.test_command.as_deref().map(project::parse_test_command).transpose().map_err(anyhow::Error::msg)?,
+        interval_ms: None, // --interval-ms is applied where the recording starts
+        runs_dir: args.runs_dir.as_ref().map(|d| d.display().to_string()),
+        keep_runs: match args.keep_runs {
+            Some(0) => anyhow::bail!("--keep-runs must be at least 1 (leave it out to keep every run)"),
+            k => k,
+        },
+    };
+    if let Some(ms) = args.interval_ms.filter(|ms| !(ms.is_finite() && (0.05..=10_000.0).contains(ms))) {
+        anyhow::bail!("--interval-ms must be between 0.05 and 10000 milliseconds (got {ms}); the default is [tool.threadradar] interval-ms, else 3");
+    }
+    let config = ProjectConfig::load(&root).map_err(anyhow::Error::msg)?.overridden(&overrides, &root);
     let python = project::resolve_python(&root, &config, args.python.as_deref(), args.selected_python.as_deref()).map_err(anyhow::Error::msg)?;
     // unittest when the project says so, or when pytest is missing and unittest can run the tests.
     let unittest = threadradar_lsp::unittests::wanted(config.test_command.as_deref())

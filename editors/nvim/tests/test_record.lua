@@ -67,6 +67,16 @@ H.run("record", function()
   H.eq(config.server_settings().recordCommand, nil, "no recordCommand by default (the server's)")
   H.check(not pcall(config.build, { record_command = {} }), "an empty record_command is refused")
   H.check(not pcall(config.build, { record_subprocesses = "yes" }), "record_subprocesses must be a boolean")
+  -- `repeat` is an option; the overrides of [tool.threadradar] go to the server as they are.
+  local overrides = { testCommand = { "{python}", "-m", "pytest", "-x", "{tests}" }, intervalMs = 2, runsDir = "profiles", keepRuns = 5, include = { "pool" } }
+  config.set(config.build({ ["repeat"] = 3, settings = overrides }))
+  s = config.server_settings()
+  config.set(saved)
+  H.eq(s["repeat"], 3, "repeat from the option")
+  for k, v in pairs(overrides) do
+    H.eq(s[k], v, k .. " passed to the server")
+  end
+  H.check(not pcall(config.build, { ["repeat"] = "3" }), "repeat must be a number")
 
   -- The real thing, in a project with runs of another copy of the sample.
   local rec = H.env("TR_REC")

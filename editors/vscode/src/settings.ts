@@ -7,7 +7,7 @@ import type { ThemeKind } from "./placement";
 type Spec =
   | { key: string; type: "boolean"; default: boolean; description: string }
   | { key: string; type: "number"; default: number; minimum: number; maximum: number; description: string }
-  | { key: string; type: "string"; default: string; enum: readonly string[]; description: string }
+  | { key: string; type: "string"; default: string; enum?: readonly string[]; description: string }
   | { key: string; type: "array"; default: readonly string[]; description: string };
 
 /** The server's settings, as the extension exposes them (`threadradar.<key>`). */
@@ -29,6 +29,14 @@ export const SERVER_SETTINGS: readonly Spec[] = [
   { key: "recordCommand", type: "array", default: ["python3", "-m", "pytest"], description: "The program and its arguments that “Record a Run… → Test suite” profiles." },
   { key: "recordSubprocesses", type: "boolean", default: true, description: "Recording from the editor samples Python subprocesses too." },
   { key: "repeat", type: "number", default: 1, minimum: 1, maximum: 100, description: "How many times recording or profiling a test runs the program: more than 1 records a run set (the mean and spread of each figure; comparisons say what is more than noise)." },
+  // The project's `[tool.threadradar]` keys the editor overrides (docs/testing.md, "Configuration"):
+  // the empty default (`[]`, `0`, `""`) leaves each one to the project's file.
+  { key: "testCommand", type: "array", default: [], description: "How ▶ Profile runs tests; overrides `[tool.threadradar] test-command`. A template with `{python}` and `{tests}`, or `[\"pytest\"]` / `[\"unittest\"]`. Empty: the project's, else pytest." },
+  { key: "intervalMs", type: "number", default: 0, minimum: 0, maximum: 10000, description: "Milliseconds between samples of ▶ Profile and Record a Run… (0.05–10000); overrides `[tool.threadradar] interval-ms`. 0: the project's, else 3." },
+  { key: "runsDir", type: "string", default: "", description: "Where runs are written and listed, relative to the workspace folder (or absolute); overrides `[tool.threadradar] runs-dir`. Empty: the project's, else .threadradar/runs." },
+  { key: "keepRuns", type: "number", default: 0, minimum: 0, maximum: 1000000, description: "After ▶ Profile, keep this many runs (labelled and pinned runs are always kept); overrides `[tool.threadradar] keep-runs`. 0: the project's, else every run." },
+  { key: "include", type: "array", default: [], description: "Regular expressions on qualified name or file path: the artifacts the overview lists; overrides `[tool.threadradar] include`. Empty: the project's." },
+  { key: "exclude", type: "array", default: [], description: "Regular expressions on qualified name or file path: artifacts the overview leaves out; overrides `[tool.threadradar] exclude`. Empty: the project's." },
 ];
 
 /** Settings only the extension reads. */
@@ -49,7 +57,7 @@ function valid(spec: Spec, v: unknown): boolean {
     case "number":
       return typeof v === "number" && Number.isFinite(v) && v >= spec.minimum && v <= spec.maximum;
     case "string":
-      return typeof v === "string" && spec.enum.includes(v);
+      return typeof v === "string" && (spec.enum === undefined || spec.enum.includes(v));
     case "array":
       return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string" && x !== "");
   }

@@ -204,7 +204,7 @@ impl Backend {
     /// once; the run is loaded (and shown) when the recorder ends.
     pub(super) async fn record(self: &Arc<Self>, arg: Value) -> Result<Option<Value>> {
         let (tx, rx) = tokio::sync::watch::channel(false);
-        let (req, folders) = {
+        let (req, folders, overrides) = {
             let mut s = self.state();
             if let Some(r) = &s.recording {
                 return Err(invalid(format!("`{}` is already being recorded: stop it first (threadradar.stopRecording)", r.command.join(" "))));
@@ -212,11 +212,11 @@ impl Backend {
             let req = RecordRequest::parse_with_repeat(&arg, &s.settings.record_command, s.settings.record_subprocesses, s.settings.repeat, &s.folders).map_err(invalid)?;
             // Reserved under the lock, so two record commands cannot both start.
             s.recording = Some(ActiveRecording { pid: 0, output: PathBuf::new(), command: req.command.clone(), token: None, done: rx });
-            (req, s.folders.clone())
+            (req, s.folders.clone(), s.settings.overrides())
         };
         let started = std::env::current_exe()
             .map_err(|e| format!("cannot find the threadradar binary: {e}"))
-            .and_then(|exe| recording::start(&exe, &req, &folders));
+            .and_then(|exe| recording::start(&exe, &req, &folders, &overrides));
         let started = match started {
             Ok(st) => st,
             Err(e) => {

@@ -16,8 +16,9 @@ impl Host for Backend {
             states: s.settings.states,
             theme: s.settings.glyph_theme,
             window: s.window,
-            include: s.project_include.clone(),
-            exclude: s.project_exclude.clone(),
+            // The editor's `include` / `exclude` over the project's (issue 19).
+            include: s.settings.include.clone().unwrap_or_else(|| s.project_include.clone()),
+            exclude: s.settings.exclude.clone().unwrap_or_else(|| s.project_exclude.clone()),
         }
     }
 

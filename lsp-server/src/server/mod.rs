@@ -364,8 +364,8 @@ fn cache_dir() -> Option<PathBuf> {
         .map(|d| d.join("threadradar"))
 }
 
-fn runs_dir_display(folder: &Path) -> String {
-    threadradar_profiler::runfile::runs_dir(folder).display().to_string()
+fn runs_dir_display(folder: &Path, overrides: &crate::project::Overrides) -> String {
+    crate::project::folder_runs_dir(folder, overrides).display().to_string()
 }
 
 fn capabilities() -> ServerCapabilities {
@@ -577,9 +577,18 @@ impl LanguageServer for Server {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        let ignored = self.state().settings.update(&params.settings);
+        let (ignored, new_runs_dir) = {
+            let mut s = self.state();
+            let before = s.settings.runs_dir.clone();
+            let ignored = s.settings.update(&params.settings);
+            (ignored, s.settings.runs_dir != before)
+        };
         if !ignored.is_empty() {
             self.show(MessageType::WARNING, format!("ThreadRadar: {}", ignored.join("; "))).await;
+        }
+        if new_runs_dir {
+            // Another runs directory (`runsDir`): list its runs (and show its newest) now.
+            self.0.rescan(false).await;
         }
         self.refresh(Change::Settings).await;
     }

@@ -80,16 +80,16 @@ impl Backend {
         if !path.is_file() {
             return Err(invalid(format!("{} does not exist: open the test file again", path.display())));
         }
-        let (folders, selected) = {
+        let (folders, selected, overrides) = {
             let s = self.state();
-            (s.folders.clone(), s.settings.python.clone())
+            (s.folders.clone(), s.settings.python.clone(), s.settings.overrides())
         };
         // The rules and the command `threadradar mcp`'s profile_test shares (crate::test_job).
         let text = self.text_of(&uri, &path);
         let plan_path = path.clone();
         let plan_name = name.clone();
         let job = self
-            .blocking(move |_| TestJob::plan(&plan_path, plan_name.as_deref(), text, &folders, selected.as_deref(), repeat))
+            .blocking(move |_| TestJob::plan_with(&plan_path, plan_name.as_deref(), text, &folders, selected.as_deref(), repeat, &overrides))
             .await
             .ok_or_else(Error::internal_error)?
             .map_err(invalid)?;

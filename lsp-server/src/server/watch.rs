@@ -6,13 +6,16 @@ impl Backend {
     /// Lists the runs; loads the newest one when it is new (unless the user chose a run).
     pub(super) async fn rescan(&self, first: bool) {
         let _guard = self.load_lock.lock().await;
-        let folders = self.state().folders.clone();
-        let list = tokio::task::spawn_blocking(move || runs::list(&folders)).await.unwrap_or_default();
-        let (changed, pinned, active_path, folders) = {
+        let (folders, overrides) = {
+            let s = self.state();
+            (s.folders.clone(), s.settings.overrides())
+        };
+        let list = tokio::task::spawn_blocking(move || runs::list_with(&folders, &overrides)).await.unwrap_or_default();
+        let (changed, pinned, active_path, folders, overrides) = {
             let mut s = self.state();
             let changed = s.runs != list;
             s.runs = list.clone();
-            (changed, s.pinned, s.active.as_ref().map(|a| a.path.clone()), s.folders.clone())
+            (changed, s.pinned, s.active.as_ref().map(|a| a.path.clone()), s.folders.clone(), s.settings.overrides())
         };
         if !changed && !first {
             return;
@@ -28,7 +31,7 @@ impl Backend {
                 tell
             };
             if tell {
-                let dirs: Vec<String> = folders.iter().map(|f| runs_dir_display(f)).collect();
+                let dirs: Vec<String> = folders.iter().map(|f| runs_dir_display(f, &overrides)).collect();
                 let where_ = if dirs.is_empty() { "this workspace".to_string() } else { dirs.join(", ") };
                 self.client
                     .show_message(

@@ -24,6 +24,8 @@ M.defaults = {
   debounce_ms = 300,
   -- Server settings (docs/lsp.md), sent as initializationOptions. `notifyChanges` and `panels`
   -- are always on: the plugin refreshes on `threadRadar/changed` and opens its own floats.
+  -- `testCommand`, `intervalMs`, `runsDir`, `keepRuns`, `include` and `exclude` override the
+  -- project's `[tool.threadradar]` keys of the same meaning (docs/testing.md); nil: the project's.
   settings = {},
   -- :ThreadRadarRecord without arguments records this (the server's `recordCommand`): a list of
   -- words or a command line (split like a shell, quotes kept together). nil = the server's
@@ -80,6 +82,7 @@ function M.build(user)
     settings = { "table" },
     record_command = { "table", "string" },
     record_subprocesses = { "boolean" },
+    ["repeat"] = { "number" },
     keymaps = { "table" },
     float = { "table" },
     overview = { "table" },

@@ -30,9 +30,35 @@ describe("server settings", () => {
       recordCommand: ["python3", "-m", "pytest"],
       recordSubprocesses: true,
       repeat: 1,
+      // Empty: the project's [tool.threadradar] keys decide (the server's rule for empty values).
+      testCommand: [],
+      intervalMs: 0,
+      runsDir: "",
+      keepRuns: 0,
+      include: [],
+      exclude: [],
       panels: true,
       notifyChanges: true,
     });
+  });
+
+  test("the overrides of [tool.threadradar] pass through; wrong types fall back to the project's (empty)", () => {
+    const template = ["{python}", "-m", "pytest", "-n", "4", "{tests}"];
+    const s = serverSettings(reader({ testCommand: template, intervalMs: 2.5, runsDir: "profiles/mine", keepRuns: 20, include: ["pool\\.py$"], exclude: ["^tests/"] }), 1);
+    expect(s).toMatchObject({ testCommand: template, intervalMs: 2.5, runsDir: "profiles/mine", keepRuns: 20, include: ["pool\\.py$"], exclude: ["^tests/"] });
+    expect(s.testCommand).not.toBe(template);
+    const bad = serverSettings(reader({ testCommand: "pytest -x", intervalMs: -1, runsDir: 3, keepRuns: "all", include: [""], exclude: [1] }), 1);
+    expect(bad).toMatchObject({ testCommand: [], intervalMs: 0, runsDir: "", keepRuns: 0, include: [], exclude: [] });
+  });
+
+  test("the overrides' descriptions say which [tool.threadradar] key they override", () => {
+    const keys: Record<string, string> = { testCommand: "test-command", intervalMs: "interval-ms", runsDir: "runs-dir", keepRuns: "keep-runs", include: "include", exclude: "exclude" };
+    for (const [setting, key] of Object.entries(keys)) {
+      const spec = SERVER_SETTINGS.find((x) => x.key === setting);
+      expect([setting, spec?.description.includes(`overrides \`[tool.threadradar] ${key}\``)]).toEqual([setting, true]);
+      const contributed = (props[`threadradar.${setting}`] as { markdownDescription?: string } | undefined)?.markdownDescription ?? "";
+      expect([setting, contributed.includes(`overriding \`[tool.threadradar] ${key}\``)]).toEqual([setting, true]);
+    }
   });
 
   test("user values pass through", () => {
@@ -94,7 +120,7 @@ describe("package.json mirrors the settings", () => {
         key: spec.key,
         type: spec.type,
         default: spec.default,
-        enum: spec.type === "string" ? [...spec.enum] : undefined,
+        enum: spec.type === "string" && spec.enum !== undefined ? [...spec.enum] : undefined,
         minimum: spec.type === "number" ? spec.minimum : undefined,
         maximum: spec.type === "number" ? spec.maximum : undefined,
       });

@@ -1,0 +1,226 @@
+//! The editor's settings over the project's `[tool.threadradar]` (issue 19), end to end: the real
+//! `threadradar lsp`, a copy of samples/python/testproject and the protocol client of
+//! tests/lsp_client. `testCommand`, `intervalMs`, `runsDir`, `keepRuns`, `include` and `exclude`
+//! each win over their key of the project's file, which wins over the default; `null` or the
+//! empty value hands a key back to the file. What ran is read back from the runs themselves
+//! (their recorded command, interval and directory) and from pytest's own counts.
+
+mod common;
+mod lsp_client;
+
+use lsp_client::{file_uri, LspClient};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A copy of samples/python/testproject in a temporary directory, its `[tool.threadradar]`
+/// extended with `extra` lines.
+fn project(extra: &str) -> (tempfile::TempDir, PathBuf) {
+    std::env::set_var("TESTPROJECT_MISBEHAVE", "1");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("testproject");
+    let src = common::repo().join("samples/python/testproject");
+    for rel in ["pyproject.toml", "pool.py", "tests/check_pool.py"] {
+        let to = root.join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(src.join(rel), to).unwrap();
+    }
+    let pyproject = root.join("pyproject.toml");
+    let text = std::fs::read_to_string(&pyproject).unwrap();
+    assert!(text.contains("interval-ms = 2"), "{text}");
+    std::fs::write(&pyproject, text.replace("interval-ms = 2", &format!("interval-ms = 2\n{extra}"))).unwrap();
+    (dir, root)
+}
+
+/// pytest's own counts for the same arguments (its summary line).
+fn pytest_counts(root: &Path, args: &[&str]) -> Value {
+    let out = std::process::Command::new(common::python()).args(["-m", "pytest", "-p", "no:cacheprovider", "-q"]).args(args).current_dir(root).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = stdout.lines().rev().find(|l| l.contains(" in ") && (l.contains("passed") || l.contains("failed"))).unwrap_or_else(|| panic!("{stdout}"));
+    let count = |word: &str| {
+        summary
+            .trim_matches('=')
+            .split(',')
+            .map(str::trim)
+            .find_map(|p| {
+                let (n, w) = p.split(" in ").next().unwrap().split_once(' ')?;
+                (w == word || (word == "errors" && w == "error")).then(|| n.parse::<u64>().ok()).flatten()
+            })
+            .unwrap_or(0)
+    };
+    json!({ "passed": count("passed"), "failed": count("failed"), "errors": count("errors"), "skipped": count("skipped") })
+}
+
+fn counts(outcome: &Value) -> Value {
+    json!({ "passed": outcome["passed"], "failed": outcome["failed"], "errors": outcome["errors"], "skipped": outcome["skipped"] })
+}
+
+/// The run files of a directory, oldest first.
+fn run_files(dir: &Path) -> Vec<PathBuf> {
+    let mut all = threadradar_profiler::runfile::list_runs(dir).unwrap_or_default();
+    all.reverse();
+    all
+}
+
+/// Whether `words` holds `a` followed by `b`.
+fn has_pair(words: &[String], a: &str, b: &str) -> bool {
+    words.windows(2).any(|w| w[0] == a && w[1] == b)
+}
+
+fn settings(c: &mut LspClient, s: Value) {
+    c.notify("workspace/didChangeConfiguration", json!({ "settings": { "threadradar": s } }));
+    c.drain(Duration::from_millis(300));
+}
+
+fn profile(c: &mut LspClient, tests: &Path, name: Value) -> (PathBuf, Value) {
+    let a = c.execute("threadradar.profileTest", json!({ "uri": file_uri(tests), "name": name })).unwrap_or_else(|e| panic!("profileTest: {e}"));
+    (PathBuf::from(a["run"].as_str().unwrap_or_else(|| panic!("{a}"))), a)
+}
+
+/// The overview's listed functions as (file name, qualified name).
+fn listed(c: &mut LspClient, params: Value) -> Vec<(String, String)> {
+    let o = c.call("threadRadar/overview", params);
+    o["functions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{o}"))
+        .iter()
+        .map(|f| {
+            let file = f["file"].as_str().unwrap();
+            (file.rsplit('/').next().unwrap().to_string(), f["qualname"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn editor_settings_override_the_projects_test_command_interval_runs_dir_keep_runs_and_filters() {
+    let _serial = common::serial();
+    // The project sets every key the editor can override.
+    let (_dir, root) = project(
+        "runs-dir = \"profiles\"\nkeep-runs = 10\ntest-command = [\"{python}\", \"-m\", \"pytest\", \"-k\", \"small\", \"{tests}\"]\ninclude = [\"pool\\\\.py$\"]\nexclude = [\"square_all\"]",
+    );
+    let tests = root.join("tests/check_pool.py");
+    let editor_runs = root.join("editor-runs");
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(
+        &root,
+        json!({
+            "pollMs": 200,
+            "testCommand": ["{python}", "-m", "pytest", "-k", "parallel_sum", "{tests}"],
+            "intervalMs": 5,
+            "runsDir": "editor-runs",
+            "keepRuns": 2,
+        }),
+    );
+    c.open(&tests, &std::fs::read_to_string(&tests).unwrap());
+
+    // The whole file, with the editor's template: its `-k parallel_sum` is what pytest ran.
+    let (first, a) = profile(&mut c, &tests, Value::Null);
+    assert_eq!(first.parent().unwrap(), editor_runs, "runsDir (relative to the workspace folder): {a}");
+    assert_eq!(counts(&a["outcome"]), pytest_counts(&root, &["-k", "parallel_sum", "tests/check_pool.py"]), "{a}");
+    assert_eq!(a["outcome"]["passed"], 1, "only test_parallel_sum_is_right: {a}");
+    let run = common::read(&first);
+    assert_eq!(run.meta.interval_ms, 5.0, "intervalMs, not the project's 2 or the default 3");
+    assert!(has_pair(&run.meta.command, "-k", "parallel_sum") && !run.meta.command.iter().any(|w| w == "small"), "testCommand: {:?}", run.meta.command);
+    assert!(!root.join("profiles").exists() && !root.join(".threadradar/runs").exists(), "nothing in the project's or the default runs directory");
+    let runs = c.call("threadRadar/runs", json!({}));
+    assert_eq!(runs["active"], json!(first), "the server lists runsDir and shows the new run: {runs}");
+
+    // `include` / `exclude`: the project's patterns (`include` both modules, `exclude`
+    // square_all) decide the overview's listing; the editor's replace them, each on its own.
+    let all = listed(&mut c, json!({ "include": ["."] }));
+    let expect = |keep: &dyn Fn(&str, &str) -> bool| -> Vec<(String, String)> { all.iter().filter(|(f, q)| keep(f, q)).cloned().collect() };
+    let modules = |f: &str| f == "pool.py" || f == "check_pool.py";
+    assert!(all.iter().any(|(f, q)| f == "pool.py" && q == "square_all"), "{all:?}");
+    assert!(all.iter().any(|(f, q)| f == "check_pool.py" && q == "<module>"), "{all:?}");
+    let project_listing = listed(&mut c, json!({}));
+    assert_eq!(project_listing, expect(&|f, q| modules(f) && q != "square_all"), "the project's include and exclude");
+    settings(&mut c, json!({ "include": ["/pool\\.py$"] }));
+    let only_pool = listed(&mut c, json!({}));
+    assert_eq!(only_pool, expect(&|f, q| f == "pool.py" && q != "square_all"), "the editor's include, the project's exclude");
+    assert!(!only_pool.is_empty(), "{all:?}");
+    settings(&mut c, json!({ "include": null, "exclude": ["<module>"] }));
+    let no_modules = listed(&mut c, json!({}));
+    assert_eq!(no_modules, expect(&|f, q| modules(f) && q != "<module>"), "the project's include, the editor's exclude");
+    assert!(no_modules.iter().any(|(_, q)| q == "square_all"), "the project's exclude is replaced: {no_modules:?}");
+    settings(&mut c, json!({ "include": [], "exclude": [] }));
+    assert_eq!(listed(&mut c, json!({})), project_listing, "empty lists hand the patterns back to the project");
+    // A request's own patterns still win over both.
+    assert_eq!(listed(&mut c, json!({ "include": ["square_all"] })), expect(&|_, q| q == "square_all"));
+
+    // keepRuns = 2: after the third run the oldest is pruned (the project says 10).
+    let (second, _) = profile(&mut c, &tests, json!("test_parallel_sum_is_right"));
+    assert_eq!(run_files(&editor_runs), vec![first.clone(), second.clone()]);
+    let (third, a) = profile(&mut c, &tests, json!("test_parallel_sum_is_right"));
+    assert_eq!(counts(&a["outcome"]), json!({ "passed": 1, "failed": 0, "errors": 0, "skipped": 0 }), "{a}");
+    assert_eq!(run_files(&editor_runs), vec![second.clone(), third.clone()], "keepRuns pruned the oldest run");
+    let listed_runs: Vec<Value> = c.call("threadRadar/runs", json!({}))["runs"].as_array().unwrap().iter().map(|r| r["path"].clone()).collect();
+    assert_eq!(listed_runs, vec![json!(third), json!(second)]);
+
+    // The empty values VS Code sends by default hand every key back to the project's file.
+    settings(&mut c, json!({ "testCommand": [], "intervalMs": 0, "runsDir": "", "keepRuns": 0 }));
+    let runs = c.call("threadRadar/runs", json!({}));
+    assert!(runs["runs"].as_array().unwrap().is_empty(), "the project's runs directory is listed now (empty): {runs}");
+    let (own, a) = profile(&mut c, &tests, Value::Null);
+    assert_eq!(own.parent().unwrap(), root.join("profiles"), "the project's runs-dir: {a}");
+    assert_eq!(counts(&a["outcome"]), pytest_counts(&root, &["-k", "small", "tests/check_pool.py"]), "the project's test-command: {a}");
+    assert_eq!(a["outcome"]["passed"], 1, "only PoolCase::test_small: {a}");
+    let run = common::read(&own);
+    assert_eq!(run.meta.interval_ms, 2.0, "the project's interval-ms");
+    assert!(has_pair(&run.meta.command, "-k", "small"), "{:?}", run.meta.command);
+    assert_eq!(c.call("threadRadar/runs", json!({}))["active"], json!(own));
+    assert_eq!(run_files(&editor_runs).len(), 2, "the editor's directory is left alone");
+
+    // `testCommand: "pytest"` replaces the project's template with plain pytest; a bad value is
+    // one warning and keeps the previous one.
+    settings(&mut c, json!({ "testCommand": "pytest", "intervalMs": 4 }));
+    let before = c.notifications.len();
+    settings(&mut c, json!({ "intervalMs": "fast", "testCommand": "nose", "keepRuns": -3, "runsDir": 7 }));
+    let warnings: Vec<String> = c.notifications[before..]
+        .iter()
+        .filter(|n| n["method"] == "window/showMessage")
+        .map(|n| n["params"]["message"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| ["intervalMs", "testCommand", "keepRuns", "runsDir"].iter().all(|k| w.contains(&format!("ignored the setting {k} = ")))),
+        "{warnings:?}"
+    );
+    let (plain, a) = profile(&mut c, &tests, json!("TestPool::test_empty"));
+    assert_eq!(counts(&a["outcome"]), json!({ "passed": 1, "failed": 0, "errors": 0, "skipped": 0 }), "{a}");
+    let run = common::read(&plain);
+    assert_eq!(run.meta.interval_ms, 4.0, "the last good intervalMs");
+    assert!(!run.meta.command.iter().any(|w| w == "-k"), "pytest without the project's -k: {:?}", run.meta.command);
+    assert!(run.meta.command.windows(2).any(|w| w[0] == "-m" && w[1] == "pytest"), "{:?}", run.meta.command);
+    assert_eq!(plain.parent().unwrap(), root.join("profiles"));
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn recording_from_the_editor_uses_the_runs_dir_and_interval_the_server_lists() {
+    let _serial = common::serial();
+    let (_dir, root) = project("runs-dir = \"profiles\"");
+    std::fs::write(root.join("spin.py"), "import time\n\nend = time.time() + 0.8\nwhile time.time() < end:\n    sum(range(2000))\n").unwrap();
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({ "pollMs": 200, "runsDir": "editor-recordings", "intervalMs": 4 }));
+    let record = |c: &mut LspClient| -> PathBuf {
+        let answer = c.execute("threadradar.record", json!({ "command": [common::python(), "spin.py"] })).unwrap();
+        let output = PathBuf::from(answer["output"].as_str().unwrap_or_else(|| panic!("{answer}")));
+        let shown = c
+            .wait_for(Duration::from_secs(60), |m| m["method"] == "window/showMessage" && m["params"]["message"].as_str().is_some_and(|s| s.starts_with("ThreadRadar: recorded ") || s.contains("nothing was recorded")))
+            .expect("the recording ends");
+        assert!(output.is_file(), "{shown}");
+        output
+    };
+    let run = record(&mut c);
+    assert_eq!(run.parent().unwrap(), root.join("editor-recordings"), "runsDir");
+    assert_eq!(common::read(&run).meta.interval_ms, 4.0, "intervalMs");
+    assert_eq!(c.call("threadRadar/runs", json!({}))["active"], json!(run), "the server lists where it records");
+
+    // Without the settings: the project's runs-dir (where the server lists runs) and interval-ms.
+    settings(&mut c, json!({ "runsDir": null, "intervalMs": null }));
+    let run = record(&mut c);
+    assert_eq!(run.parent().unwrap(), root.join("profiles"), "[tool.threadradar] runs-dir");
+    assert_eq!(common::read(&run).meta.interval_ms, 2.0, "[tool.threadradar] interval-ms");
+    assert_eq!(c.call("threadRadar/runs", json!({}))["active"], json!(run));
+    assert!(!root.join(".threadradar/runs").exists(), "nothing in the default directory");
+    assert!(c.shutdown().success());
+}
