@@ -687,7 +687,9 @@ impl Sampler {
             if self.waits.has_pending() && self.waits.walk_due(pid, t) {
                 match self.spies[si].spy.stack_traces_with_arguments() {
                     Ok(with_args) => {
-                        for (thread, wait) in self.waits.resolve(&with_args, &mut self.builder, t) {
+                        let spy = &self.spies[si].spy;
+                        let mut attribute = |obj: usize, name: &str| spy.attribute(obj, name);
+                        for (thread, wait) in self.waits.resolve(&with_args, &mut self.builder, t, &mut attribute) {
                             threads[first..].iter_mut().filter(|t| t.thread == thread).for_each(|t| t.wait = Some(wait));
                         }
                     }

@@ -91,8 +91,14 @@ fn event_id(text: &str) -> Option<u16> {
 /// The tracefs directory, mounting it at `/sys/kernel/tracing` when no tracefs is visible.
 fn tracefs() -> Result<PathBuf, String> {
     for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        if Path::new(dir).join("events/sched").is_dir() {
-            return Ok(PathBuf::from(dir));
+        match fs::metadata(Path::new(dir).join("events/sched")) {
+            Ok(m) if m.is_dir() => return Ok(PathBuf::from(dir)),
+            // Mounted, but root's (mode 700 by default): perf_event_paranoid -1 lets a user open
+            // the tracepoints, not read their ids there.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Err(format!("{dir} (the tracepoints' ids) is not readable by this user; run as root, or let this user read it"));
+            }
+            _ => {}
         }
     }
     let dir = Path::new("/sys/kernel/tracing");
@@ -345,23 +351,25 @@ impl SchedRecorder {
         if let Some(why) = not_permitted() {
             return Err(why);
         }
-        let root = tracefs()?;
-        let (switch_id, sf) = read_event(&root, "sched_switch").ok_or("the kernel has no sched:sched_switch tracepoint")?;
+        // Every refusal is one line that says kernel events are off, why, and what to do.
+        let off = |why: &str| format!("scheduler events are not recorded: {why}; pass --no-sched to silence this");
+        let root = tracefs().map_err(|why| off(&why))?;
+        let (switch_id, sf) = read_event(&root, "sched_switch").ok_or_else(|| off("the kernel has no sched:sched_switch tracepoint"))?;
         let (wake_id, wf, note) = match read_event(&root, "sched_waking") {
             Some((id, f)) => (id, f, None),
             None => {
-                let (id, f) = read_event(&root, "sched_wakeup").ok_or("the kernel has neither sched:sched_waking nor sched:sched_wakeup")?;
+                let (id, f) = read_event(&root, "sched_wakeup").ok_or_else(|| off("the kernel has neither sched:sched_waking nor sched:sched_wakeup"))?;
                 (id, f, Some("the kernel has no sched_waking: wake-ups are sched_wakeup events (recorded when the wakee is enqueued)".to_string()))
             }
         };
-        let field = |f: &HashMap<String, (usize, usize)>, n: &str| f.get(n).copied().ok_or(format!("the tracepoint format has no field {n}"));
+        let field = |f: &HashMap<String, (usize, usize)>, n: &str| f.get(n).copied().ok_or_else(|| off(&format!("the tracepoint format has no field {n}")));
         let sfmt = SwitchFormat { id: switch_id, prev_pid: field(&sf, "prev_pid")?.0, prev_state: field(&sf, "prev_state")?, next_pid: field(&sf, "next_pid")?.0 };
         let wfmt = WakeFormat { id: wake_id, pid: field(&wf, "pid")?.0 };
         let mut rings = Vec::new();
         for cpu in online_cpus() {
             match open_ring(cpu, &[switch_id, wake_id]) {
                 Ok(r) => rings.push(r),
-                Err(e) => return Err(format!("scheduler events are not recorded: perf_event_open on CPU {cpu} failed ({e}); pass --no-sched to silence this")),
+                Err(e) => return Err(off(&format!("perf_event_open on CPU {cpu} failed ({e})"))),
             }
         }
         for r in &rings {
@@ -380,7 +388,7 @@ impl SchedRecorder {
                 let mut d = Drain { rings, sfmt, wfmt, start_mono_ns, targets: Targets { pids, seen: tids, current: Vec::new(), known: HashMap::new() }, undecided: Vec::new(), lost: l, out: c };
                 d.run(&s)
             })
-            .map_err(|e| format!("scheduler events are not recorded: cannot start the drain thread ({e})"))?;
+            .map_err(|e| off(&format!("cannot start the drain thread ({e})")))?;
         Ok(SchedRecorder { stop, lost, collected, thread: Some(thread), info: SchedInfo { source: "perf_event_open".into(), lost_events: 0, note } })
     }
 

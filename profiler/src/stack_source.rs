@@ -105,6 +105,16 @@ impl StackSource {
         }
     }
 
+    /// An instance attribute of the object at `obj` and its type's name (`self.rlock` →
+    /// `_thread.RLock`), for the waits reader; `None` when it cannot be read, and always with
+    /// py-spy's bindings (which read no attributes).
+    pub fn attribute(&self, obj: usize, name: &str) -> Option<(usize, String)> {
+        match self {
+            StackSource::DebugOffsets(i) => i.attribute(obj, name),
+            StackSource::PySpy { .. } => None,
+        }
+    }
+
     /// The GIL holder's Python thread id read right now (`Some(None)`: nobody), or `None` when it
     /// cannot be told. `known` are the process's Python thread ids.
     pub fn gil_holder(&mut self, known: &[u64]) -> Option<Option<u64>> {

@@ -8,14 +8,16 @@
 //!   `recvfrom`, `accept`, …) the descriptor and what it is open on
 //!   (`readlink /proc/<pid>/fd/<n>`: `pipe:[456]`, `socket:[123]`, a path; left out when the
 //!   descriptor was closed meanwhile, never guessed);
-//! - the Python object waited on, when the top Python frames are in `threading`, `queue` or
-//!   `concurrent.futures` (`Condition.wait`, `Event.wait`, `Semaphore.acquire`, `Queue.get/put`,
-//!   `Thread.join`, `Future.result`, …): the `self` of the outermost of those frames (the call the
+//! - the Python object waited on, when the top Python frames are in `threading`, `queue`,
+//!   `concurrent.futures` or `multiprocessing.synchronize` (`Condition.wait`, `Event.wait`,
+//!   `Semaphore.acquire`, `Queue.get/put`, `Thread.join`, `Future.result`, a `multiprocessing`
+//!   lock's `SemLock.__enter__`, …): the `self` of the outermost of those frames (the call the
 //!   program made), read with the frame's arguments; or, when the thread sleeps in a `futex` right
 //!   in the program's code (a C-level `with lock:` / `lock.acquire()` / `work_queue.get()`), the
-//!   local variable that line names, when it is one. The object's name is the expression the
-//!   calling line uses for it (`q.get()` → `q`, `with self.not_empty:` → `self.not_empty`), read
-//!   from the caller's source file.
+//!   object that line names: a local variable, or attributes from one (`with self.rlock:`: `self`,
+//!   then its attribute `rlock`, read in the target's memory where the reader can). The object's
+//!   name is the expression the calling line uses for it (`q.get()` → `q`, `with self.not_empty:`
+//!   → `self.not_empty`), read from the caller's source file.
 //! - samples waiting for the GIL get one target whose object is the GIL (type `GIL`).
 //!
 //! Reading arguments costs a second stack walk of the process, so it is done only when a thread's
@@ -42,6 +44,26 @@ const SYNC_CLASSES: &[&str] = &[
     "Future",
 ];
 
+/// Classes of `multiprocessing.synchronize` whose methods block on behalf of an object: a
+/// `with lock:` on a `multiprocessing.Lock` runs `SemLock.__enter__` in Python before it sleeps
+/// in C on the semaphore (a futex in shared memory).
+const MP_CLASSES: &[&str] = &["SemLock", "Semaphore", "BoundedSemaphore", "Lock", "RLock", "Condition", "Event", "Barrier"];
+
+/// The classes a synchronisation module defines, by the name their type reports (`tp_name`: the
+/// bare class name for a class written in Python): an object of one of them that runs a method
+/// inherited from another (`BoundedSemaphore` in `Semaphore.acquire`, a `multiprocessing.Lock` in
+/// `SemLock.__enter__`) is typed `module.Class` too; any other class is the program's own subclass
+/// and keeps its name.
+fn module_classes(module: &str) -> &'static [&'static str] {
+    match module {
+        "threading" => &["Condition", "Event", "Semaphore", "BoundedSemaphore", "Barrier", "_RLock", "Thread", "Timer", "_MainThread", "_DummyThread"],
+        "queue" => &["Queue", "LifoQueue", "PriorityQueue", "_PySimpleQueue"],
+        "concurrent.futures" => &["Future"],
+        "multiprocessing.synchronize" => MP_CLASSES,
+        _ => &[],
+    }
+}
+
 /// Calls on a file descriptor given as the first argument.
 const FD_CALLS: &[&str] = &["read", "write", "pread64", "accept", "accept4", "connect", "recvfrom", "recvmsg", "sendto", "sendmsg", "epoll_wait", "epoll_pwait", "epoll_pwait2"];
 
@@ -53,6 +75,8 @@ fn sync_module(file: &str) -> Option<&'static str> {
         Some("queue")
     } else if file.ends_with("concurrent/futures/_base.py") {
         Some("concurrent.futures")
+    } else if file.ends_with("multiprocessing/synchronize.py") {
+        Some("multiprocessing.synchronize")
     } else if file.contains("/asyncio/") {
         Some("asyncio")
     } else {
@@ -73,7 +97,11 @@ fn sync_frame<'a>(f: &FrameRef<'a>) -> Option<(&'static str, &'a str, &'a str)> 
     let module = sync_module(f.file)?;
     let (class, method) = f.name.rsplit_once('.')?;
     let class = class.rsplit('.').next().unwrap_or(class);
-    let ok = SYNC_CLASSES.contains(&class) || (class == "Thread" && (method == "join" || method == "_wait_for_tstate_lock"));
+    let ok = if module == "multiprocessing.synchronize" {
+        MP_CLASSES.contains(&class)
+    } else {
+        SYNC_CLASSES.contains(&class) || (class == "Thread" && (method == "join" || method == "_wait_for_tstate_lock"))
+    };
     ok.then_some((module, class, method))
 }
 
@@ -84,7 +112,8 @@ enum Site {
     /// its `self` is the object, `module.class` its type; its caller's line names it.
     Api { api: usize, module: String, class: String, method: String },
     /// The innermost frame is the program's own code sleeping in a C-level lock or queue; the
-    /// line names the object; `local` when that name is a plain variable that can be looked up.
+    /// line names the object; `local` when that name is a plain variable that can be looked up
+    /// (a dotted name, `self.rlock`, is followed from its first part through attributes).
     CLevel { name: String, local: bool },
 }
 
@@ -166,6 +195,8 @@ struct Cached {
     /// for every wait, so the call's argument alone changes all the time), read again after
     /// [`REREAD_NS`].
     object: Option<(Option<StackId>, WaitObject, u64)>,
+    /// The index of the first sample of this wait (the thread has waited with this key since).
+    since: u32,
 }
 
 /// An object reused for a thread at an unchanged stack is read again after this long.
@@ -185,6 +216,10 @@ pub struct Pending {
     frame_ids: Vec<FrameId>,
     caller: Option<(String, u32)>,
 }
+
+/// Reads an instance attribute of the object at an address in the target: its value's address
+/// and type name (`(self, "rlock")` → the lock, `_thread.RLock`), `None` when it cannot.
+pub type AttributeReader<'a> = dyn FnMut(usize, &str) -> Option<(usize, String)> + 'a;
 
 /// Reads and caches wait targets for the sampler.
 #[derive(Default)]
@@ -249,6 +284,9 @@ impl WaitReader {
             }
         }
         self.misses += 1;
+        // The sample being observed is the next one the builder gets.
+        let sample = b.run().samples.len() as u32;
+        let since = self.threads.get(&o.thread).filter(|c| c.key == key).map_or(sample, |c| c.since);
         let call = if nr >= 0 { syscall_name(nr) } else { "GIL" };
         let mut t = WaitTarget::default();
         if o.state == ThreadState::Gil {
@@ -256,7 +294,7 @@ impl WaitReader {
             t.futex = (call == "futex").then_some(arg0);
             t.object = Some(WaitObject { addr: 0, type_name: b.string("GIL"), name: None, frame: None });
             let id = b.wait(t);
-            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None });
+            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None, since });
             return Some(id);
         }
         t.syscall = b.string(call);
@@ -275,7 +313,7 @@ impl WaitReader {
         };
         let base = b.wait(t.clone());
         let Some(site) = site else {
-            self.threads.insert(o.thread, Cached { key, wait: Some(base), tries: 0, object: None });
+            self.threads.insert(o.thread, Cached { key, wait: Some(base), tries: 0, object: None, since });
             return Some(base);
         };
         let frame_ids = (o.frame_ids)();
@@ -284,13 +322,19 @@ impl WaitReader {
             Site::CLevel { .. } => 0,
         };
         let caller = o.frames.get(caller_index).map(|f| (f.file.to_string(), f.line));
+        let mut base = base;
         if let Site::CLevel { name, local: false } = &site {
-            // An attribute (`self.lock`): the name is known, the object is not read.
-            let name = b.string(name);
-            t.object = Some(WaitObject { addr: 0, type_name: b.string("unknown"), name: Some(name), frame: frame_ids.first().copied() });
-            let id = b.wait(t);
-            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None });
-            return Some(id);
+            // An attribute (`self.lock`): the name is known. Until the object is read through
+            // it (`self`, then its attribute `lock`, in the target's memory) its type is
+            // `unknown` and its address 0; a subscript (`locks[k]`) is not followed.
+            let name_id = b.string(name);
+            t.object = Some(WaitObject { addr: 0, type_name: b.string("unknown"), name: Some(name_id), frame: frame_ids.first().copied() });
+            let id = b.wait(t.clone());
+            if !is_dotted(name) {
+                self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None, since });
+                return Some(id);
+            }
+            base = id;
         }
         let prev = self.threads.remove(&o.thread);
         // The same thread at the same stack: the object read there before, re-read now and then.
@@ -299,14 +343,14 @@ impl WaitReader {
             with.object = Some(obj.clone());
             let id = b.wait(with);
             let due = o.now_ns.saturating_sub(read_at) >= REREAD_NS;
-            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: if due { 3 } else { 0 }, object: Some((o.stack, obj, read_at)) });
+            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: if due { 3 } else { 0 }, object: Some((o.stack, obj, read_at)), since });
             if due {
                 self.pending.push(Pending { thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
             }
             return Some(id);
         }
         let tries = prev.as_ref().filter(|c| c.key == key).map_or(3, |c| c.tries);
-        self.threads.insert(o.thread, Cached { key, wait: Some(base), tries, object: prev.and_then(|c| c.object) });
+        self.threads.insert(o.thread, Cached { key, wait: Some(base), tries, object: prev.and_then(|c| c.object), since });
         if tries > 0 {
             self.pending.push(Pending {
                 thread: o.thread,
@@ -341,7 +385,15 @@ impl WaitReader {
 
     /// Reads the objects of the queued waits from `traces` (a walk of the process with
     /// arguments) and returns the new wait of each thread whose object was found.
-    pub fn resolve(&mut self, traces: &[py_spy::StackTrace], b: &mut RunBuilder, now_ns: u64) -> Vec<(ThreadId, WaitId)> {
+    /// `attribute(obj, name)` reads an instance attribute in the target (its address and type
+    /// name), for a C-level lock the line reaches through attributes (`with self.rlock:`).
+    pub fn resolve(
+        &mut self,
+        traces: &[py_spy::StackTrace],
+        b: &mut RunBuilder,
+        now_ns: u64,
+        attribute: &mut AttributeReader,
+    ) -> Vec<(ThreadId, WaitId)> {
         self.locals_reads += 1;
         let mut out = Vec::new();
         for p in std::mem::take(&mut self.pending) {
@@ -355,9 +407,14 @@ impl WaitReader {
             if !same {
                 continue;
             }
-            let (frame_index, var) = match &p.site {
-                Site::Api { api, .. } => (*api, None),
-                Site::CLevel { name, .. } => (0, Some(name.as_str())),
+            // The variable holding the object, and the attributes leading from it to the object
+            // (`self.rlock`: `self`, then `rlock`).
+            let (frame_index, var, path) = match &p.site {
+                Site::Api { api, .. } => (*api, None, None),
+                Site::CLevel { name, .. } => {
+                    let mut parts = name.split('.');
+                    (0, parts.next(), Some(parts))
+                }
             };
             let Some(locals) = trace.frames[frame_index].locals.as_ref() else { continue };
             let local = match var {
@@ -365,9 +422,24 @@ impl WaitReader {
                 None => locals.iter().find(|l| l.name == "self").or_else(|| locals.iter().find(|l| l.arg)),
             };
             let Some(local) = local.filter(|l| l.addr != 0) else { continue };
-            let repr_type = local.repr.as_deref().and_then(type_from_repr);
-            let type_name = match (&p.site, repr_type) {
+            let mut addr = local.addr;
+            let mut obj_type = local.repr.as_deref().and_then(type_from_repr).map(str::to_string);
+            let mut followed = true;
+            for attr in path.into_iter().flatten() {
+                match attribute(addr, attr) {
+                    Some((a, ty)) if a != 0 => (addr, obj_type) = (a, Some(ty)),
+                    _ => {
+                        followed = false;
+                        break;
+                    }
+                }
+            }
+            if !followed {
+                continue;
+            }
+            let type_name = match (&p.site, obj_type.as_deref()) {
                 (Site::Api { module, class, .. }, Some(rt)) if rt == class => format!("{module}.{class}"),
+                (Site::Api { module, .. }, Some(rt)) if module_classes(module).contains(&rt) => format!("{module}.{rt}"),
                 (Site::Api { .. }, Some(rt)) => rt.to_string(),
                 (Site::Api { module, class, .. }, None) => format!("{module}.{class}"),
                 (Site::CLevel { .. }, Some(rt)) => rt.to_string(),
@@ -381,13 +453,27 @@ impl WaitReader {
                 Site::CLevel { name, .. } => (Some(name.clone()), p.frame_ids.first().copied()),
             };
             let mut t = p.base;
-            let obj = WaitObject { addr: local.addr as u64, type_name: b.string(&type_name), name: name.map(|n| b.string(&n)), frame };
+            let obj = WaitObject { addr: addr as u64, type_name: b.string(&type_name), name: name.map(|n| b.string(&n)), frame };
             t.object = Some(obj.clone());
             let id = b.wait(t);
+            let mut patch = None;
             if let Some(c) = self.threads.get_mut(&p.thread) {
+                // The samples of this wait before its object was read (the walk comes at most
+                // every 10 ms) carry the wait without it: the same call, argument and stack, so
+                // the same object. They get it too, instead of a wait of their own.
+                if let Some(old) = c.wait.filter(|&w| w != id && b.run().waits.get(w as usize).is_some_and(|t| without_object(b.run(), t))) {
+                    patch = Some((c.since, old));
+                }
                 c.wait = Some(id);
                 c.tries = 0;
                 c.object = Some((c.key.2, obj, now_ns));
+            }
+            if let Some((since, old)) = patch {
+                for s in b.run_mut().samples.iter_mut().skip(since as usize) {
+                    for ts in s.threads.iter_mut().filter(|ts| ts.thread == p.thread && ts.wait == Some(old)) {
+                        ts.wait = Some(id);
+                    }
+                }
             }
             out.push((p.thread, id));
         }
@@ -403,6 +489,12 @@ impl WaitReader {
     pub fn clear_pending(&mut self) {
         self.pending.clear();
     }
+}
+
+/// A wait target whose object is not known yet: none, or only the name a line gives it (not
+/// the GIL, whose address is 0 too).
+fn without_object(run: &crate::run::Run, t: &WaitTarget) -> bool {
+    t.object.as_ref().is_none_or(|o| o.addr == 0 && run.str(o.type_name) != "GIL")
 }
 
 fn key_thread(o: &Observation) -> ThreadId {
@@ -451,5 +543,147 @@ mod tests {
         assert_eq!(find_site(&[f("work", "/app/m.py", 8)], &mut src), Some(Site::CLevel { name: "self.lock".into(), local: false }));
         assert_eq!(type_from_repr("<_thread.lock at 0x7f00>"), Some("_thread.lock"));
         assert_eq!(type_from_repr("<Condition at 0x7f00>"), Some("Condition"));
+        // `with lock:` on a multiprocessing.Lock: its Python `SemLock.__enter__` is the call.
+        let frames = [f("SemLock.__enter__", "/usr/lib/python3.11/multiprocessing/synchronize.py", 95), f("locker", "/app/m.py", 30)];
+        assert_eq!(
+            find_site(&frames, &mut no_source),
+            Some(Site::Api { api: 0, module: "multiprocessing.synchronize".into(), class: "SemLock".into(), method: "__enter__".into() })
+        );
+        // Its classes are not threading's: a `Lock` class elsewhere blocks on nothing.
+        assert_eq!(find_site(&[f("Lock.acquire", "/x/threading.py", 10), f("main", "/app/m.py", 3)], &mut no_source), None);
+    }
+
+    /// One frame of a walk with arguments, as the stack source gives it.
+    fn trace_frame(name: &str, file: &str, line: u32, locals: Vec<(&str, usize, &str)>) -> py_spy::stack_trace::Frame {
+        py_spy::stack_trace::Frame {
+            name: name.into(),
+            filename: file.into(),
+            module: None,
+            short_filename: None,
+            line: line as i32,
+            locals: Some(locals.into_iter().map(|(n, addr, ty)| py_spy::stack_trace::LocalVariable { name: n.into(), addr, arg: n == "self", repr: Some(format!("<{ty} at {addr:#x}>")) }).collect()),
+            is_entry: false,
+            is_shim_entry: false,
+        }
+    }
+
+    /// Observes one blocked sample of thread `th` (a futex at `futex`) and pushes it.
+    fn blocked_sample(r: &mut WaitReader, b: &mut RunBuilder, th: ThreadId, frames: &[FrameRef], futex: u64, t: u64) -> Option<WaitId> {
+        let nr = (0..1000).find(|&n| syscall_name(n) == "futex").unwrap();
+        let no_ids = || Vec::new();
+        let o = Observation {
+            pid: 1,
+            thread: th,
+            python_id: 7,
+            state: ThreadState::Idle,
+            blocked: Some("futex"),
+            syscall: Some(Syscall::Blocked { nr, arg0: futex }),
+            stack: Some(3),
+            frames,
+            frame_ids: &no_ids,
+            now_ns: t,
+        };
+        let w = r.observe(&o, b);
+        b.push_sample(crate::run::Sample { t, threads: vec![crate::run::ThreadSample { thread: th, state: ThreadState::Idle, wait: w, ..Default::default() }] });
+        w
+    }
+
+    /// `with self.rlock:` (a C-level lock reached through an attribute) is read through `self`
+    /// and its attribute; the samples of the wait before the read get the object too.
+    #[test]
+    fn attribute_locks_are_read_and_earlier_samples_get_them() {
+        let dir = std::env::temp_dir().join(format!("threadradar-waits-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("m.py");
+        std::fs::write(&file, "class H:\n    def wait(self):\n        with self.rlock:\n            pass\n").unwrap();
+        let file = file.to_str().unwrap();
+        let mut b = RunBuilder::new(Default::default());
+        let th = b.thread(crate::builder::new_thread(1, 2, 7, "waiter", "Thread"));
+        let mut r = WaitReader::default();
+        let frames = [FrameRef { name: "H.wait", file, line: 3 }];
+        // Two samples before the walk: the name is known, the object not yet.
+        let first = blocked_sample(&mut r, &mut b, th, &frames, 0xf00, 1).unwrap();
+        r.clear_pending(); // no walk at this tick (one every 10 ms): asked again at the next
+        assert_eq!(blocked_sample(&mut r, &mut b, th, &frames, 0xf00, 2), Some(first));
+        let o = b.run().waits[first as usize].object.clone().unwrap();
+        assert_eq!((o.addr, b.run().str(o.type_name), o.name.map(|n| b.run().str(n))), (0, "unknown", Some("self.rlock")));
+        assert!(r.has_pending());
+        let trace = py_spy::StackTrace {
+            pid: 1,
+            thread_id: 7,
+            thread_name: None,
+            os_thread_id: None,
+            active: false,
+            owns_gil: false,
+            frames: vec![trace_frame("H.wait", file, 3, vec![("self", 0x1000, "H")])],
+            process_info: None,
+        };
+        let mut attribute = |obj: usize, name: &str| (obj == 0x1000 && name == "rlock").then(|| (0x2000, "_thread.RLock".to_string()));
+        let got = r.resolve(&[trace], &mut b, 3, &mut attribute);
+        let [(t, w)] = got[..] else { panic!("{got:?}") };
+        assert_eq!(t, th);
+        let o = b.run().waits[w as usize].object.clone().unwrap();
+        assert_eq!((o.addr, b.run().str(o.type_name), o.name.map(|n| b.run().str(n))), (0x2000, "_thread.RLock", Some("self.rlock")));
+        assert!(b.run().samples.iter().all(|s| s.threads[0].wait == Some(w)), "the wait's earlier samples carry the object");
+        // An attribute that cannot be read leaves the name alone.
+        let mut r = WaitReader::default();
+        let th2 = b.thread(crate::builder::new_thread(1, 3, 8, "other", "Thread"));
+        let w2 = blocked_sample(&mut r, &mut b, th2, &frames, 0xf08, 4);
+        let trace = py_spy::StackTrace {
+            pid: 1,
+            thread_id: 7,
+            thread_name: None,
+            os_thread_id: None,
+            active: false,
+            owns_gil: false,
+            frames: vec![trace_frame("H.wait", file, 3, vec![("self", 0x1000, "H")])],
+            process_info: None,
+        };
+        let mut none = |_: usize, _: &str| None;
+        assert!(r.resolve(&[trace], &mut b, 5, &mut none).is_empty());
+        assert_eq!(b.run().samples.last().unwrap().threads[0].wait, w2);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A `multiprocessing.Lock` in `SemLock.__enter__` is typed by its own class of that module;
+    /// a `BoundedSemaphore` in the `Semaphore.acquire` it inherits is `threading.BoundedSemaphore`;
+    /// the program's own subclass keeps its name.
+    #[test]
+    fn objects_of_a_module_running_an_inherited_method_are_typed_by_their_class() {
+        let dir = std::env::temp_dir().join(format!("threadradar-waits-types-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("m.py");
+        std::fs::write(&file, "def f(lock, sem):\n    with lock:\n        sem.acquire()\n").unwrap();
+        let file = file.to_str().unwrap();
+        for (i, (name, module_file, line, ty, want)) in [
+            ("SemLock.__enter__", "/usr/lib/python3.11/multiprocessing/synchronize.py", 2, "Lock", "multiprocessing.synchronize.Lock"),
+            ("Semaphore.acquire", "/usr/lib/python3.11/threading.py", 3, "BoundedSemaphore", "threading.BoundedSemaphore"),
+            ("Semaphore.acquire", "/usr/lib/python3.11/threading.py", 3, "Semaphore", "threading.Semaphore"),
+            ("Semaphore.acquire", "/usr/lib/python3.11/threading.py", 3, "Throttle", "Throttle"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut b = RunBuilder::new(Default::default());
+            let th = b.thread(crate::builder::new_thread(1, 2, 7, "t", "Thread"));
+            let mut r = WaitReader::default();
+            let frames = [FrameRef { name, file: module_file, line: 95 }, FrameRef { name: "f", file, line }];
+            blocked_sample(&mut r, &mut b, th, &frames, 0x10 + i as u64, 1);
+            let trace = py_spy::StackTrace {
+                pid: 1,
+                thread_id: 7,
+                thread_name: None,
+                os_thread_id: None,
+                active: false,
+                owns_gil: false,
+                frames: vec![trace_frame(name, module_file, 95, vec![("self", 0x1000, ty)]), trace_frame("f", file, line, vec![])],
+                process_info: None,
+            };
+            let got = r.resolve(&[trace], &mut b, 2, &mut |_, _| None);
+            let o = b.run().waits[got[0].1 as usize].object.clone().unwrap();
+            let expect_name = if line == 2 { "lock" } else { "sem" };
+            assert_eq!((b.run().str(o.type_name), o.name.map(|n| b.run().str(n))), (want, Some(expect_name)), "{name} on a {ty}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -276,6 +276,14 @@ impl Interpreter {
         self.mem.process()
     }
 
+    /// An instance attribute of an object of a Python class (`self.rlock` → the lock) with its
+    /// type's name, for the waits reader naming an object the program's line reaches through an
+    /// attribute; `None` when it cannot be read (no managed dict, a torn read).
+    pub fn attribute(&self, obj: usize, name: &str) -> Option<(usize, String)> {
+        let value = self.mem.attribute(obj, name).ok()??;
+        Some((value, self.mem.type_name(value).ok()?))
+    }
+
     fn interpreters(&self) -> Result<Vec<usize>> {
         let mut out = Vec::new();
         let mut interp = self.mem.ptr(self.runtime + self.o().runtime_interpreters_head as usize)?;
