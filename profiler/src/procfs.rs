@@ -458,6 +458,12 @@ mod tests {
         tx2.send(()).unwrap();
         spinner.join().unwrap();
         sleeper.join().unwrap();
+        // `join` returns when the thread's tid is cleared, a moment before the kernel drops its
+        // `/proc` entry: an ended thread reads as gone soon after.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while sleeping.state_and_syscall().is_ok() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
         assert!(sleeping.state_and_syscall().is_err(), "an ended thread reads as gone");
     }
 
