@@ -554,6 +554,11 @@ mod tests {
     }
 
     /// One frame of a walk with arguments, as the stack source gives it.
+    /// The stack of Python thread 7 of process 1 (the thread `blocked_sample` observes).
+    fn python7_trace(frames: Vec<py_spy::stack_trace::Frame>) -> py_spy::StackTrace {
+        py_spy::StackTrace { pid: 1, thread_id: 7, thread_name: None, os_thread_id: None, active: false, owns_gil: false, frames, process_info: None }
+    }
+
     fn trace_frame(name: &str, file: &str, line: u32, locals: Vec<(&str, usize, &str)>) -> py_spy::stack_trace::Frame {
         py_spy::stack_trace::Frame {
             name: name.into(),
@@ -608,16 +613,7 @@ mod tests {
         let o = b.run().waits[first as usize].object.clone().unwrap();
         assert_eq!((o.addr, b.run().str(o.type_name), o.name.map(|n| b.run().str(n))), (0, "unknown", Some("self.rlock")));
         assert!(r.has_pending());
-        let trace = py_spy::StackTrace {
-            pid: 1,
-            thread_id: 7,
-            thread_name: None,
-            os_thread_id: None,
-            active: false,
-            owns_gil: false,
-            frames: vec![trace_frame("H.wait", file, 3, vec![("self", 0x1000, "H")])],
-            process_info: None,
-        };
+        let trace = python7_trace(vec![trace_frame("H.wait", file, 3, vec![("self", 0x1000, "H")])]);
         let mut attribute = |obj: usize, name: &str| (obj == 0x1000 && name == "rlock").then(|| (0x2000, "_thread.RLock".to_string()));
         let got = r.resolve(&[trace], &mut b, 3, &mut attribute);
         let [(t, w)] = got[..] else { panic!("{got:?}") };
@@ -629,16 +625,7 @@ mod tests {
         let mut r = WaitReader::default();
         let th2 = b.thread(crate::builder::new_thread(1, 3, 8, "other", "Thread"));
         let w2 = blocked_sample(&mut r, &mut b, th2, &frames, 0xf08, 4);
-        let trace = py_spy::StackTrace {
-            pid: 1,
-            thread_id: 7,
-            thread_name: None,
-            os_thread_id: None,
-            active: false,
-            owns_gil: false,
-            frames: vec![trace_frame("H.wait", file, 3, vec![("self", 0x1000, "H")])],
-            process_info: None,
-        };
+        let trace = python7_trace(vec![trace_frame("H.wait", file, 3, vec![("self", 0x1000, "H")])]);
         let mut none = |_: usize, _: &str| None;
         assert!(r.resolve(&[trace], &mut b, 5, &mut none).is_empty());
         assert_eq!(b.run().samples.last().unwrap().threads[0].wait, w2);
@@ -669,16 +656,7 @@ mod tests {
             let mut r = WaitReader::default();
             let frames = [FrameRef { name, file: module_file, line: 95 }, FrameRef { name: "f", file, line }];
             blocked_sample(&mut r, &mut b, th, &frames, 0x10 + i as u64, 1);
-            let trace = py_spy::StackTrace {
-                pid: 1,
-                thread_id: 7,
-                thread_name: None,
-                os_thread_id: None,
-                active: false,
-                owns_gil: false,
-                frames: vec![trace_frame(name, module_file, 95, vec![("self", 0x1000, ty)]), trace_frame("f", file, line, vec![])],
-                process_info: None,
-            };
+            let trace = python7_trace(vec![trace_frame(name, module_file, 95, vec![("self", 0x1000, ty)]), trace_frame("f", file, line, vec![])]);
             let got = r.resolve(&[trace], &mut b, 2, &mut |_, _| None);
             let o = b.run().waits[got[0].1 as usize].object.clone().unwrap();
             let expect_name = if line == 2 { "lock" } else { "sem" };
