@@ -49,8 +49,10 @@
 //!   same object at the same frame (several wake-ups between the same two samples count once).
 
 use crate::glyph::{text_glyph, GlyphCell};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 use threadradar_profiler::run::{FileKind, FrameId, Run, StackId, StrId, ThreadId, ThreadSample, ThreadState};
 use ts_rs::TS;
 
@@ -278,25 +280,59 @@ pub struct KernelWakeups {
 /// Computes the waits view. `run` must have passed [`Run::validate`].
 pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     let period_ns = period_ns(run);
-    let mut b = Builder { run, objects: Vec::new(), index: HashMap::new(), stdlib_cache: HashMap::new() };
+    let mut b = Builder { run, objects: Vec::new(), index: HashMap::new(), stdlib_cache: FastMap::default() };
     let n = run.threads.len();
 
     // 1. Every thread's observations, classified.
     let lock_futexes = lock_futexes(run);
-    let mut per_thread: Vec<Vec<Obs>> = vec![Vec::new(); n];
-    let mut waiting_at: Vec<HashMap<ThreadId, Option<u32>>> = Vec::with_capacity(run.samples.len());
-    for (tick, s) in run.samples.iter().enumerate() {
-        let mut m = HashMap::with_capacity(s.threads.len());
+    let mut counts = vec![0usize; n];
+    for s in &run.samples {
         for ts in &s.threads {
-            let (obj, frame) = b.classify(ts);
-            m.insert(ts.thread, obj);
+            if let Some(c) = counts.get_mut(ts.thread as usize) {
+                *c += 1;
+            }
+        }
+    }
+    let mut per_thread: Vec<Vec<Obs>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+    let mut waiting_at = WaitingAt::with_capacity(run.samples.len(), counts.iter().sum());
+    // A sample's classification depends only on its stack, state, blocking call, wait target and
+    // process: each distinct combination is classified once (objects are still made in the order
+    // of their first sample).
+    type ClassKey = (Option<StackId>, ThreadState, Option<StrId>, Option<u32>, u32);
+    let mut classified: FastMap<ClassKey, (Option<u32>, Option<FrameId>, bool)> = FastMap::default();
+    let mut listed_at = vec![u32::MAX; n];
+    for (tick, s) in run.samples.iter().enumerate() {
+        waiting_at.start.push(waiting_at.obj.len());
+        let mut repeated = false;
+        for ts in &s.threads {
+            let pid = run.threads.get(ts.thread as usize).map_or(0, |t| t.pid);
+            let key = (ts.stack, ts.state, ts.blocked, ts.wait, pid);
+            let (obj, frame, lock) = match classified.get(&key) {
+                Some(&v) => v,
+                None => {
+                    let (obj, frame) = b.classify(ts);
+                    let v = (obj, frame, sleeps_on_lock(run, ts, &lock_futexes));
+                    classified.insert(key, v);
+                    v
+                }
+            };
+            waiting_at.obj.push(obj);
+            match listed_at.get_mut(ts.thread as usize) {
+                Some(l) => {
+                    repeated |= *l == tick as u32;
+                    *l = tick as u32;
+                }
+                None => repeated = true,
+            }
             if let Some(v) = per_thread.get_mut(ts.thread as usize) {
-                let lock = sleeps_on_lock(run, ts, &lock_futexes);
                 v.push(Obs { tick: tick as u32, ts, obj, frame, lock });
             }
         }
-        waiting_at.push(m);
+        if repeated {
+            waiting_at.last_listing_wins(tick, &s.threads);
+        }
     }
+    waiting_at.start.push(waiting_at.obj.len());
     // A waiting sample whose object could not be read (the recorder reads locals only at some
     // samples) falls back to its wait site; when the run recorded exactly one object of that
     // type at that site, the sample waited on that object.
@@ -307,21 +343,16 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 o.obj = o.obj.map(|x| merged[x as usize]);
             }
         }
-        for m in &mut waiting_at {
-            for v in m.values_mut() {
-                *v = v.map(|x| merged[x as usize]);
-            }
+        for v in &mut waiting_at.obj {
+            *v = v.map(|x| merged[x as usize]);
         }
     }
+    // Every object's label, made once (edges repeat them).
+    let mut labels: Vec<String> = (0..b.objects.len() as u32).map(|o| b.label(o)).collect();
+    // Each thread's observation times, side by side for the binary searches of `nearest_frame`.
+    let times = Times::new(run, &per_thread);
 
     // 2. Intervals.
-    struct Raw {
-        thread: ThreadId,
-        obj: u32,
-        first: usize,
-        last: usize,
-        next: Option<usize>,
-    }
     let mut raws: Vec<Raw> = Vec::new();
     for (th, obs) in per_thread.iter().enumerate() {
         let mut i = 0;
@@ -346,7 +377,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
 
     let t = |tick: u32| run.samples[tick as usize].t;
     let mut intervals: Vec<WaitInterval> = raws
-        .iter()
+        .par_iter()
         .map(|r| {
             let obs = &per_thread[r.thread as usize];
             let start = t(obs[r.first].tick);
@@ -354,10 +385,14 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 Some(k) => t(obs[k].tick),
                 None => t(obs[r.last].tick) + period_ns,
             };
-            let mut calls: HashMap<StrId, u32> = HashMap::new();
+            // A wait sees one or two blocking calls: counted in a short list, not a map.
+            let mut calls: Vec<(StrId, u32)> = Vec::new();
             for o in &obs[r.first..=r.last] {
                 if let (Some(c), ThreadState::Idle) = (o.ts.blocked, o.ts.state) {
-                    *calls.entry(c).or_default() += 1;
+                    match calls.iter_mut().find(|e| e.0 == c) {
+                        Some(e) => e.1 += 1,
+                        None => calls.push((c, 1)),
+                    }
                 }
             }
             let syscall = calls.into_iter().max_by_key(|&(c, k)| (k, std::cmp::Reverse(c))).map(|(c, _)| run.str(c).to_string());
@@ -415,13 +450,158 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         }
     }
     let gil_build = run.samples.iter().any(|s| s.threads.iter().any(|o| o.gil));
-    let mut edges: Vec<WakeEdge> = Vec::new();
-    let mut futile_kernel = vec![0u64; raws.len()];
-    for (k, r) in raws.iter().enumerate() {
+    // Each wait's edges depend on nothing found for another wait: they are found in chunks of
+    // consecutive waits on the threads of rayon's pool, each chunk's edges in the order of its
+    // waits, and the chunks put back in order — the edges of one pass over the waits.
+    let inputs = EdgeInputs {
+        run,
+        b: &b,
+        per_thread: &per_thread,
+        waiting_at: &waiting_at,
+        kernel: kernel.as_ref(),
+        last_of_process: &last_of_process,
+        gil_build,
+        labels: &labels,
+        times: &times,
+        touching: &Touching::new(run, &b.objects),
+    };
+    let chunk = raws.len().div_ceil(4 * rayon::current_num_threads()).max(4096);
+    let found: Vec<(Vec<WakeEdge>, Vec<u64>)> = raws
+        .par_chunks(chunk)
+        .enumerate()
+        .map(|(c, rs)| {
+            let mut scratch = EdgeScratch { cursor: vec![0; per_thread.len()], scope: None, weights: Vec::new(), running: Vec::new() };
+            let mut edges = Vec::new();
+            let futile = rs.iter().enumerate().map(|(j, r)| inputs.edges_of(&mut scratch, c * chunk + j, r, &mut edges)).collect();
+            (edges, futile)
+        })
+        .collect();
+    let mut edges: Vec<WakeEdge> = Vec::with_capacity(found.iter().map(|f| f.0.len()).sum());
+    let mut futile_kernel: Vec<u64> = Vec::with_capacity(raws.len());
+    for (e, f) in found {
+        edges.extend(e);
+        futile_kernel.extend(f);
+    }
+
+    // 5. Objects.
+    let mut per_obj: Vec<Vec<f64>> = vec![Vec::new(); b.objects.len()];
+    // Waiters and wakers are counted by thread, then added up by name (threads may share one).
+    let mut waiting: Vec<FastMap<ThreadId, u64>> = vec![FastMap::default(); b.objects.len()];
+    let mut futile = vec![0u64; b.objects.len()];
+    let mut waited: Vec<BTreeMap<ThreadId, f64>> = vec![BTreeMap::new(); b.objects.len()];
+    for (k, iv) in intervals.iter().enumerate() {
+        *waited[iv.object as usize].entry(iv.thread).or_default() += iv.end_s - iv.start_s;
+        per_obj[iv.object as usize].push(iv.end_s - iv.start_s);
+        *waiting[iv.object as usize].entry(iv.thread).or_default() += 1;
+        futile[iv.object as usize] += futile_sampled[k] as u64 + futile_kernel[k];
+    }
+    let mut waking: Vec<FastMap<ThreadId, u64>> = vec![FastMap::default(); b.objects.len()];
+    let mut handoffs = vec![0u64; b.objects.len()];
+    for e in &edges {
+        match e.kind {
+            WakeKind::Wake => *waking[e.object_index as usize].entry(e.waker_thread).or_default() += 1,
+            WakeKind::LockHandoff => handoffs[e.object_index as usize] += 1,
+        }
+    }
+    let by_name = |counts: &FastMap<ThreadId, u64>| {
+        let mut named: BTreeMap<String, u64> = BTreeMap::new();
+        for (&th, &c) in counts {
+            *named.entry(run.threads[th as usize].name.clone()).or_default() += c;
+        }
+        named
+    };
+    let mut waiters: Vec<BTreeMap<String, u64>> = waiting.iter().map(by_name).collect();
+    let mut wakers: Vec<BTreeMap<String, u64>> = waking.iter().map(by_name).collect();
+    let objects: Vec<ObjectSummary> = (0..b.objects.len())
+        .map(|o| {
+            let info = &b.objects[o];
+            let mut d = std::mem::take(&mut per_obj[o]);
+            d.sort_by(f64::total_cmp);
+            ObjectSummary {
+                object: std::mem::take(&mut labels[o]),
+                type_name: info.type_name.clone(),
+                name: info.name.clone(),
+                addr: info.addr,
+                identity: if matches!(info.key, Key::Site(..)) { "wait-site" } else { "recorded" }.to_string(),
+                waits: d.len() as u64,
+                wait_s: d.iter().sum(),
+                p50_s: quantile(&d, 0.5),
+                p95_s: quantile(&d, 0.95),
+                waiters: std::mem::take(&mut waiters[o]),
+                wakers: std::mem::take(&mut wakers[o]),
+                futile_wakeups: futile[o],
+                lock_handoffs: handoffs[o],
+                radar: waiting_radar(&waited[o]),
+                waiter_types: waited[o].keys().map(|&th| run.threads[th as usize].thread_type.as_str()).collect::<BTreeSet<_>>().len(),
+                frame: info.frame.map(|f| location(run, f)),
+            }
+        })
+        .collect();
+
+    let mut view = WaitsView {
+        started_at: run.meta.started_at,
+        period_s: period_ns as f64 / 1e9,
+        evidence: evidence_notes(run, kernel.is_some(), opts.no_kernel),
+        threads: run
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, th)| WaitThread { id: i as ThreadId, name: th.name.clone(), thread_type: th.thread_type.clone() })
+            .collect(),
+        objects,
+        intervals,
+        edges,
+    };
+    sort_edges(&mut view.edges);
+    restrict(&mut view, opts);
+    view
+}
+
+/// A wait as step 2 of [`waits`] finds it: a thread's observations `first..=last` on one object,
+/// and the observation after them (`None`: the wait is open).
+struct Raw {
+    thread: ThreadId,
+    obj: u32,
+    first: usize,
+    last: usize,
+    next: Option<usize>,
+}
+
+/// What finding the edges of a wait reads, shared by the threads that find them.
+#[derive(Clone, Copy)]
+struct EdgeInputs<'a, 'r> {
+    run: &'r Run,
+    b: &'a Builder<'r>,
+    per_thread: &'a [Vec<Obs<'r>>],
+    waiting_at: &'a WaitingAt,
+    kernel: Option<&'a KernelWakeups>,
+    last_of_process: &'a HashMap<u32, u64>,
+    gil_build: bool,
+    labels: &'a [String],
+    times: &'a Times,
+    touching: &'a Touching<'r>,
+}
+
+/// What one thread finding edges keeps from wait to wait: where its last search of each
+/// thread's times ended, the last scope it asked about, and two lists it reuses.
+struct EdgeScratch {
+    cursor: Vec<usize>,
+    scope: Option<(Scope, Arc<Vec<u64>>)>,
+    weights: Vec<(ThreadId, u32)>,
+    running: Vec<ThreadId>,
+}
+
+impl EdgeInputs<'_, '_> {
+    /// The edges of wait `k` (`r`), appended to `edges`; gives the number of its futile kernel
+    /// wake-ups.
+    fn edges_of(&self, scratch: &mut EdgeScratch, k: usize, r: &Raw, edges: &mut Vec<WakeEdge>) -> u64 {
+        let EdgeInputs { run, b, per_thread, waiting_at, kernel, last_of_process, gil_build, labels, times, touching } = *self;
+        let t = |tick: u32| run.samples[tick as usize].t;
         let obs = &per_thread[r.thread as usize];
         let info = &b.objects[r.obj as usize];
+        let mut futile_kernel = 0;
         let pushed = std::cell::Cell::new(0u32);
-        let mut push = |b: &Builder, waker: ThreadId, time_ns: u64, evidence: Evidence, confidence: f64, futile: bool, kind: WakeKind| {
+        let mut push = |waker: ThreadId, time_ns: u64, evidence: Evidence, confidence: f64, futile: bool, kind: WakeKind| {
             pushed.set(pushed.get() + 1);
             edges.push(WakeEdge {
                 time_s: secs(time_ns),
@@ -429,17 +609,17 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 wakee_thread: r.thread,
                 waker: run.threads[waker as usize].name.clone(),
                 wakee: run.threads[r.thread as usize].name.clone(),
-                object: b.label(r.obj),
+                object: labels[r.obj as usize].clone(),
                 object_index: r.obj,
                 interval: k as u32,
                 evidence,
                 confidence,
                 futile,
                 kind,
-                waker_frame: nearest_frame(b, &per_thread[waker as usize], time_ns),
+                waker_frame: nearest_frame(&per_thread[waker as usize], times, &mut scratch.cursor, waker, time_ns).map(|f| location(run, f)),
             });
         };
-        if let Some(kw) = &kernel {
+        if let Some(kw) = kernel {
             let wakes = &kw.wakeups[r.thread as usize];
             let outs = &kw.switched_out[r.thread as usize];
             // When the sampler read each observation's thread (its tick plus the thread's read offset):
@@ -483,7 +663,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                     continue; // a sleep no sample saw: what it waited on is unknown, no edge
                 }
                 if obs[si].lock {
-                    push(&b, waker, tw, Evidence::Kernel, 1.0, false, WakeKind::LockHandoff);
+                    push(waker, tw, Evidence::Kernel, 1.0, false, WakeKind::LockHandoff);
                     continue;
                 }
                 // Futile: the thread slept on the object itself again later in this wait (it
@@ -499,9 +679,9 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                         continue;
                     }
                     seen_gap = Some(si);
-                    futile_kernel[k] += 1;
+                    futile_kernel += 1;
                 }
-                push(&b, waker, tw, Evidence::Kernel, 1.0, futile, WakeKind::Wake);
+                push(waker, tw, Evidence::Kernel, 1.0, futile, WakeKind::Wake);
             }
             // A wait for the GIL is a timed wait: CPython's waiter wakes itself (a timer, no
             // edge) every switch interval to ask for the GIL and sleeps again, and the holder's
@@ -509,10 +689,10 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
             // a kernel edge gets the sampled GIL holder's (below); every other wait keeps to
             // the kernel's events.
             if !(matches!(info.key, Key::Gil(_)) && pushed.get() == 0) {
-                continue;
+                return futile_kernel;
             }
         }
-        let Some(next) = r.next else { continue };
+        let Some(next) = r.next else { return futile_kernel };
         let (tb, te) = (obs[r.last].tick, obs[next].tick);
         let end_ns = t(te);
         if matches!(info.key, Key::Gil(_)) {
@@ -521,39 +701,44 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
             let holder = run.samples[tb as usize].threads.iter().find(|o| o.gil && o.thread != r.thread && run.threads[o.thread as usize].pid == pid);
             if let Some(h) = holder {
                 let handed = obs[next].ts.gil || obs[next].ts.state == ThreadState::Computing;
-                push(&b, h.thread, end_ns, Evidence::GilHolder, if handed { 0.9 } else { 0.6 }, false, WakeKind::Wake);
+                push(h.thread, end_ns, Evidence::GilHolder, if handed { 0.9 } else { 0.6 }, false, WakeKind::Wake);
             }
-            continue;
+            return futile_kernel;
         }
-        // Same object: candidates touching the object at either sample.
-        let mut weights: BTreeMap<ThreadId, u32> = BTreeMap::new();
+        // Same object: candidates touching the object at either sample (one entry per thread).
+        let weights = &mut scratch.weights;
+        weights.clear();
         for tick in [tb, te] {
-            for o in &run.samples[tick as usize].threads {
-                if o.thread == r.thread || waiting_at[tick as usize].get(&o.thread).copied().flatten() == Some(r.obj) {
+            for (i, o) in run.samples[tick as usize].threads.iter().enumerate() {
+                if o.thread == r.thread || waiting_at.get(tick, i) == Some(r.obj) {
                     continue;
                 }
-                let w = b.touches(o, info);
+                let w = o.stack.map_or(0, |st| touching.weight(&mut scratch.scope, st, r.obj, info));
                 if w > 0 {
-                    *weights.entry(o.thread).or_default() += w;
+                    match weights.iter_mut().find(|e| e.0 == o.thread) {
+                        Some(e) => e.1 += w,
+                        None => weights.push((o.thread, w)),
+                    }
                 }
             }
         }
-        if let Some((&best, &wb)) = weights.iter().max_by_key(|&(th, w)| (*w, std::cmp::Reverse(*th))) {
-            let total: u32 = weights.values().sum();
+        if let Some(&(best, wb)) = weights.iter().max_by_key(|&&(th, w)| (w, std::cmp::Reverse(th))) {
+            let total: u32 = weights.iter().map(|e| e.1).sum();
             let direct = if wb >= 2 { 0.9 } else { 0.7 };
-            push(&b, best, end_ns, Evidence::SameObject, direct * wb as f64 / total as f64, false, WakeKind::Wake);
-            continue;
+            push(best, end_ns, Evidence::SameObject, direct * wb as f64 / total as f64, false, WakeKind::Wake);
+            return futile_kernel;
         }
         // Running thread: the only other thread computing at those two samples (holding the
         // GIL, in a build that has one: a thread that is merely runnable cannot release anything).
-        let mut running: Vec<ThreadId> = Vec::new();
+        let running = &mut scratch.running;
+        running.clear();
         for tick in [tb, te] {
-            for o in &run.samples[tick as usize].threads {
+            for (i, o) in run.samples[tick as usize].threads.iter().enumerate() {
                 if o.thread != r.thread
                     && run.threads[o.thread as usize].pid == run.threads[r.thread as usize].pid
                     && o.state == ThreadState::Computing
                     && (o.gil || !gil_build)
-                    && waiting_at[tick as usize].get(&o.thread).copied().flatten().is_none()
+                    && waiting_at.get(tick, i).is_none()
                     && !running.contains(&o.thread)
                 {
                     running.push(o.thread);
@@ -561,72 +746,33 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
             }
         }
         if let [only] = running[..] {
-            push(&b, only, end_ns, Evidence::RunningThread, 0.5, false, WakeKind::Wake);
+            push(only, end_ns, Evidence::RunningThread, 0.5, false, WakeKind::Wake);
         }
+        futile_kernel
     }
+}
 
-    // 5. Objects.
-    let mut per_obj: Vec<Vec<f64>> = vec![Vec::new(); b.objects.len()];
-    let mut waiters: Vec<BTreeMap<String, u64>> = vec![BTreeMap::new(); b.objects.len()];
-    let mut futile = vec![0u64; b.objects.len()];
-    let mut waited: Vec<BTreeMap<ThreadId, f64>> = vec![BTreeMap::new(); b.objects.len()];
-    for (k, iv) in intervals.iter().enumerate() {
-        *waited[iv.object as usize].entry(iv.thread).or_default() += iv.end_s - iv.start_s;
-        per_obj[iv.object as usize].push(iv.end_s - iv.start_s);
-        *waiters[iv.object as usize].entry(run.threads[iv.thread as usize].name.clone()).or_default() += 1;
-        futile[iv.object as usize] += futile_sampled[k] as u64 + futile_kernel[k];
-    }
-    let mut wakers: Vec<BTreeMap<String, u64>> = vec![BTreeMap::new(); b.objects.len()];
-    let mut handoffs = vec![0u64; b.objects.len()];
-    for e in &edges {
-        match e.kind {
-            WakeKind::Wake => *wakers[e.object_index as usize].entry(e.waker.clone()).or_default() += 1,
-            WakeKind::LockHandoff => handoffs[e.object_index as usize] += 1,
-        }
-    }
-    let objects: Vec<ObjectSummary> = (0..b.objects.len())
-        .map(|o| {
-            let info = &b.objects[o];
-            let mut d = std::mem::take(&mut per_obj[o]);
-            d.sort_by(f64::total_cmp);
-            ObjectSummary {
-                object: b.label(o as u32),
-                type_name: info.type_name.clone(),
-                name: info.name.clone(),
-                addr: info.addr,
-                identity: if matches!(info.key, Key::Site(..)) { "wait-site" } else { "recorded" }.to_string(),
-                waits: d.len() as u64,
-                wait_s: d.iter().sum(),
-                p50_s: quantile(&d, 0.5),
-                p95_s: quantile(&d, 0.95),
-                waiters: std::mem::take(&mut waiters[o]),
-                wakers: std::mem::take(&mut wakers[o]),
-                futile_wakeups: futile[o],
-                lock_handoffs: handoffs[o],
-                radar: waiting_radar(&waited[o]),
-                waiter_types: waited[o].keys().map(|&th| run.threads[th as usize].thread_type.as_str()).collect::<BTreeSet<_>>().len(),
-                frame: info.frame.map(|f| location(run, f)),
+/// Sorts edges by time, then wakee, keeping the order they were found in among equals (a stable
+/// sort): keys and indices are sorted, then the edges moved once.
+fn sort_edges(edges: &mut [WakeEdge]) {
+    let mut order: Vec<(f64, ThreadId, u32)> = edges.iter().enumerate().map(|(i, e)| (e.time_s, e.wakee_thread, i as u32)).collect();
+    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    // Position k takes the edge at `from[k]`: each cycle of the permutation is followed once,
+    // swapping in place.
+    let mut from: Vec<u32> = order.into_iter().map(|o| o.2).collect();
+    const PLACED: u32 = u32::MAX;
+    for start in 0..from.len() {
+        let mut cur = start;
+        while from[cur] != PLACED {
+            let src = from[cur] as usize;
+            from[cur] = PLACED;
+            if src == start {
+                break;
             }
-        })
-        .collect();
-
-    let mut view = WaitsView {
-        started_at: run.meta.started_at,
-        period_s: period_ns as f64 / 1e9,
-        evidence: evidence_notes(run, kernel.is_some(), opts.no_kernel),
-        threads: run
-            .threads
-            .iter()
-            .enumerate()
-            .map(|(i, th)| WaitThread { id: i as ThreadId, name: th.name.clone(), thread_type: th.thread_type.clone() })
-            .collect(),
-        objects,
-        intervals,
-        edges,
-    };
-    view.edges.sort_by(|a, b| a.time_s.total_cmp(&b.time_s).then(a.wakee_thread.cmp(&b.wakee_thread)));
-    restrict(&mut view, opts);
-    view
+            edges.swap(cur, src);
+            cur = src;
+        }
+    }
 }
 
 /// Keeps what `opts` selects; object indices are kept stable (unselected objects stay listed
@@ -642,6 +788,9 @@ fn restrict(view: &mut WaitsView, opts: &WaitsOptions) {
             }) && o.waits > 0
         })
         .collect();
+    if opts.from_s.is_none() && opts.to_s.is_none() && keep_obj.iter().all(|&k| k) {
+        return; // everything is kept, in place (times are never NaN)
+    }
     let (from, to) = (opts.from_s.unwrap_or(f64::NEG_INFINITY), opts.to_s.unwrap_or(f64::INFINITY));
     let mut remap = vec![u32::MAX; view.objects.len()];
     let mut objects = Vec::new();
@@ -827,7 +976,7 @@ struct Builder<'r> {
     run: &'r Run,
     objects: Vec<ObjInfo>,
     index: HashMap<Key, u32>,
-    stdlib_cache: HashMap<StackId, (Option<FrameId>, &'static str)>,
+    stdlib_cache: FastMap<StackId, (Option<FrameId>, &'static str)>,
 }
 
 impl<'r> Builder<'r> {
@@ -992,27 +1141,6 @@ impl<'r> Builder<'r> {
         v
     }
 
-    /// How strongly a thread's sample touches an object: 2 inside a releasing function of its
-    /// type, 1 in the code of its wait site, 0 not at all.
-    fn touches(&self, o: &ThreadSample, info: &ObjInfo) -> u32 {
-        let Some(stack) = o.stack else { return 0 };
-        let run = self.run;
-        let mut w = 0;
-        for f in frame_ids(run, stack) {
-            let func = &run.functions[run.frames[f as usize].function as usize];
-            let q = run.str(func.qualname);
-            let path = run.file_path(func.file);
-            if releases(&info.type_name, path, q) {
-                return 2;
-            }
-            let scope = func.class.map_or(Scope::Function(run.frames[f as usize].function), Scope::Class);
-            if info.scope != Scope::None && scope == info.scope {
-                w = 1;
-            }
-        }
-        w
-    }
-
     /// ` (pid N)` when the run sampled more than one process, else nothing: the same address
     /// (or a GIL) in two processes is two objects.
     fn of_process(&self, pid: u32) -> String {
@@ -1039,6 +1167,95 @@ impl<'r> Builder<'r> {
             },
             Key::Target(s) => format!("{} {s}", info.type_name),
         }
+    }
+}
+
+/// How strongly a thread's stack touches an object: 2 inside a releasing function of its type
+/// ([`releases`]), 1 in the code of its wait site (a frame of the same class or function), 0 not
+/// at all. Answered from what each stack holds, found once: the types its frames release, and per
+/// scope asked about, whether any of its frames is in that scope (shared by the threads that
+/// find edges).
+struct Touching<'r> {
+    run: &'r Run,
+    /// Per stack, the [`RELEASED`] types some frame of it releases, as bits.
+    releases: Vec<u8>,
+    /// Per function, its scope.
+    scopes: Vec<Scope>,
+    /// Per object, the bit of its type in [`RELEASED`] (none: no function releases it).
+    released_bit: Vec<Option<u8>>,
+    /// Per scope asked about, per stack (bits), whether one of its frames is in that scope.
+    in_scope: Mutex<FastMap<Scope, Arc<Vec<u64>>>>,
+}
+
+/// The types [`releases`] knows releasing functions of, in the order of their bits.
+const RELEASED: [&str; 4] = ["threading.Condition", "threading.Event", "threading.Semaphore", "queue.Queue"];
+
+impl<'r> Touching<'r> {
+    fn new(run: &'r Run, objects: &[ObjInfo]) -> Self {
+        let released_by: Vec<u8> = run
+            .functions
+            .iter()
+            .map(|func| {
+                let (path, q) = (run.file_path(func.file), run.str(func.qualname));
+                RELEASED.iter().enumerate().filter(|(_, t)| releases(t, path, q)).fold(0u8, |m, (i, _)| m | 1 << i)
+            })
+            .collect();
+        let own = |s: usize| released_by[run.frames[run.stacks[s].frame as usize].function as usize];
+        let mut releases: Vec<u8> = Vec::with_capacity(run.stacks.len());
+        for s in 0..run.stacks.len() {
+            let parent = match run.stacks[s].parent {
+                Some(p) if (p as usize) < s => releases[p as usize],
+                Some(p) => frame_ids(run, p).fold(0, |m, f| m | released_by[run.frames[f as usize].function as usize]),
+                None => 0,
+            };
+            releases.push(own(s) | parent);
+        }
+        let scopes = run.functions.iter().enumerate().map(|(i, func)| func.class.map_or(Scope::Function(i as u32), Scope::Class)).collect();
+        let released_bit = objects.iter().map(|o| RELEASED.iter().position(|t| *t == o.type_name).map(|i| i as u8)).collect();
+        Touching { run, releases, scopes, released_bit, in_scope: Mutex::new(FastMap::default()) }
+    }
+
+    /// The weight of `stack` for object `obj` (`info`); `last` is the caller's last scope asked
+    /// about and its bits (one wait's candidates all ask about one scope).
+    fn weight(&self, last: &mut Option<(Scope, Arc<Vec<u64>>)>, stack: StackId, obj: u32, info: &ObjInfo) -> u32 {
+        if let Some(bit) = self.released_bit[obj as usize] {
+            if self.releases[stack as usize] & 1 << bit != 0 {
+                return 2;
+            }
+        }
+        if info.scope == Scope::None {
+            return 0;
+        }
+        if last.as_ref().is_none_or(|l| l.0 != info.scope) {
+            *last = Some((info.scope, self.scope_bits(info.scope)));
+        }
+        let bits = &last.as_ref().expect("just set").1;
+        (bits[stack as usize / 64] >> (stack % 64) & 1) as u32
+    }
+
+    /// Per stack (bits), whether one of its frames is in `scope`; found once per scope.
+    fn scope_bits(&self, scope: Scope) -> Arc<Vec<u64>> {
+        let (run, scopes) = (self.run, &self.scopes);
+        // A poisoned lock only means another thread panicked, which ends the view anyway.
+        let mut found = self.in_scope.lock().unwrap_or_else(|e| e.into_inner());
+        let bits = found.entry(scope).or_insert_with(|| {
+            let in_it = |f: FrameId| scopes[run.frames[f as usize].function as usize] == scope;
+            let mut bits = vec![0u64; run.stacks.len().div_ceil(64)];
+            for s in 0..run.stacks.len() {
+                let node = &run.stacks[s];
+                let yes = in_it(node.frame)
+                    || match node.parent {
+                        Some(p) if (p as usize) < s => bits[p as usize / 64] >> (p % 64) & 1 != 0,
+                        Some(p) => frame_ids(run, p).any(in_it),
+                        None => false,
+                    };
+                if yes {
+                    bits[s / 64] |= 1 << (s % 64);
+                }
+            }
+            Arc::new(bits)
+        });
+        bits.clone()
     }
 }
 
@@ -1070,25 +1287,151 @@ fn frame_ids(run: &Run, stack: StackId) -> impl Iterator<Item = FrameId> + '_ {
     std::iter::successors(Some(stack), move |&s| run.stacks[s as usize].parent).map(move |s| run.stacks[s as usize].frame)
 }
 
+/// The depth (0 = outermost) of the innermost occurrence of `frame` in a stack.
 fn depth_of(run: &Run, stack: StackId, frame: FrameId) -> Option<usize> {
-    let frames: Vec<FrameId> = frame_ids(run, stack).collect();
-    let i = frames.iter().position(|&f| f == frame)?;
-    Some(frames.len() - 1 - i)
+    let mut found = None;
+    let mut len = 0;
+    for (i, f) in frame_ids(run, stack).enumerate() {
+        if found.is_none() && f == frame {
+            found = Some(i);
+        }
+        len = i + 1;
+    }
+    Some(len - 1 - found?)
 }
 
+/// The function of the frame at `depth` (0 = outermost) of a stack.
 fn function_at_depth(run: &Run, stack: StackId, depth: usize) -> Option<u32> {
-    let frames: Vec<FrameId> = frame_ids(run, stack).collect();
-    let i = frames.len().checked_sub(1 + depth)?;
-    Some(run.frames[frames[i] as usize].function)
+    let len = frame_ids(run, stack).count();
+    let i = len.checked_sub(1 + depth)?;
+    frame_ids(run, stack).nth(i).map(|f| run.frames[f as usize].function)
 }
 
-fn nearest_frame(b: &Builder, obs: &[Obs], t_ns: u64) -> Option<Location> {
-    let run = b.run;
-    let i = obs.partition_point(|o| run.samples[o.tick as usize].t < t_ns);
-    let cand = [i.checked_sub(1), (i < obs.len()).then_some(i)];
-    let best = cand.into_iter().flatten().min_by_key(|&k| run.samples[obs[k].tick as usize].t.abs_diff(t_ns))?;
-    obs[best].frame.map(|f| location(run, f))
+/// Each thread's observation times, for finding the observation nearest a time: a binary
+/// search, begun (when the thread's times are in order, as a recorded run's are) from where the
+/// searcher's last search of that thread ended (`cursor`), since edges come roughly in time order
+/// per wakee.
+struct Times {
+    times: Vec<Vec<u64>>,
+    sorted: Vec<bool>,
 }
+
+impl Times {
+    fn new(run: &Run, per_thread: &[Vec<Obs>]) -> Self {
+        let times: Vec<Vec<u64>> = per_thread.iter().map(|obs| obs.iter().map(|o| run.samples[o.tick as usize].t).collect()).collect();
+        let sorted = times.iter().map(|t| t.windows(2).all(|w| w[0] <= w[1])).collect();
+        Times { times, sorted }
+    }
+
+    /// `times[th].partition_point(|&t| t < t_ns)`.
+    fn first_not_before(&self, cursor: &mut [usize], th: usize, t_ns: u64) -> usize {
+        let times = &self.times[th];
+        if !self.sorted[th] {
+            return times.partition_point(|&t| t < t_ns);
+        }
+        // Gallop from the last answer to a range that holds the partition point, then search it.
+        let from = cursor[th].min(times.len());
+        let (mut lo, mut hi);
+        if from < times.len() && times[from] < t_ns {
+            let mut step = 1;
+            lo = from + 1;
+            hi = from + 1;
+            while hi < times.len() && times[hi] < t_ns {
+                lo = hi + 1;
+                hi = (hi + step).min(times.len());
+                step *= 2;
+            }
+        } else {
+            let mut step = 1;
+            hi = from;
+            lo = from;
+            while lo > 0 && times[lo - 1] >= t_ns {
+                hi = lo - 1;
+                lo = lo.saturating_sub(step);
+                step *= 2;
+            }
+        }
+        let i = lo + times[lo..hi].partition_point(|&t| t < t_ns);
+        cursor[th] = i;
+        i
+    }
+}
+
+/// The waiting frame of a thread's observation nearest `t_ns`: the first at or after it, or the
+/// one before.
+fn nearest_frame(obs: &[Obs], times: &Times, cursor: &mut [usize], th: ThreadId, t_ns: u64) -> Option<FrameId> {
+    let i = times.first_not_before(cursor, th as usize, t_ns);
+    let times = &times.times[th as usize];
+    let cand = [i.checked_sub(1), (i < obs.len()).then_some(i)];
+    let best = cand.into_iter().flatten().min_by_key(|&k| times[k].abs_diff(t_ns))?;
+    obs[best].frame
+}
+
+/// What each listed thread of each tick waited on, parallel to the tick's `threads`.
+struct WaitingAt {
+    /// Where each tick's entries begin in `obj` (and, last, the end of the last tick's).
+    start: Vec<usize>,
+    obj: Vec<Option<u32>>,
+}
+
+impl WaitingAt {
+    fn with_capacity(ticks: usize, listed: usize) -> Self {
+        WaitingAt { start: Vec::with_capacity(ticks + 1), obj: Vec::with_capacity(listed) }
+    }
+
+    /// The object the `i`-th thread listed at `tick` waited on.
+    fn get(&self, tick: u32, i: usize) -> Option<u32> {
+        self.obj[self.start[tick as usize] + i]
+    }
+
+    /// A thread listed twice in one tick waited, for the others, on what its last listing says.
+    fn last_listing_wins(&mut self, tick: usize, threads: &[ThreadSample]) {
+        let base = self.start[tick];
+        for i in 0..threads.len() {
+            if let Some(last) = (i..threads.len()).rev().find(|&j| threads[j].thread == threads[i].thread) {
+                self.obj[base + i] = self.obj[base + last];
+            }
+        }
+    }
+}
+
+/// A small, fast hash for the integer keys of this module's lookups (FxHash's multiply-rotate).
+#[derive(Clone, Copy, Default)]
+struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.add(b as u64);
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.add(n as u64);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.add(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+    fn write_isize(&mut self, n: isize) {
+        self.add(n as u64);
+    }
+}
+
+impl FastHasher {
+    fn add(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
 fn location(run: &Run, f: FrameId) -> Location {
     let fr = &run.frames[f as usize];

@@ -22,10 +22,10 @@
 //!
 //! Scheduler states are drawn only by [`crate::perfetto`].
 
-use crate::timeline::{frame_label, slices, state_slice_name, with_overlay, Level, Overlay, SliceEvent};
+use crate::timeline::{drop_later, frame_label, slices, state_slice_name, with_overlay, Level, Overlay, SliceEvent};
 use crate::ExportError;
 use serde::Serialize;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::Write;
 use threadradar_profiler::run::Run;
 
@@ -44,24 +44,88 @@ struct Event<'a> {
     args: Option<serde_json::Value>,
 }
 
-/// Nanoseconds written as microseconds with three decimals, without a float or an allocation.
-struct Micros(u64);
+/// An async slice's begin (`b`, with `args`) or end (`e`). Fields in the alphabetical order
+/// in which `serde_json`'s maps wrote them, so the bytes are those of the `json!` objects this
+/// replaces (without a map per event).
+#[derive(Serialize)]
+struct AsyncEvent<'a, A> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<A>,
+    cat: &'static str,
+    id: &'a str,
+    name: &'a str,
+    ph: &'static str,
+    pid: u32,
+    tid: u32,
+    ts: f64,
+}
 
-impl std::fmt::Display for Micros {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
-    }
+#[derive(Serialize)]
+struct WaitArgs<'a> {
+    futile: bool,
+    open: bool,
+    samples: u32,
+    syscall: Option<&'a str>,
+    thread: &'a str,
+    tid: u32,
+}
+
+#[derive(Serialize)]
+struct SectionArgs<'a> {
+    error_ms: f64,
+    lock: &'a str,
+    outlier: bool,
+    samples: u32,
+    thread: &'a str,
+    tid: u32,
+    wait_to_enter_ms: Option<f64>,
+    waiters: u32,
+}
+
+/// One end of a wake-up flow: a zero-length complete event.
+#[derive(Serialize)]
+struct WakeEvent<'a> {
+    args: WakeArgs<'a>,
+    bind_id: u64,
+    cat: &'static str,
+    dur: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow_in: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow_out: Option<bool>,
+    name: &'a str,
+    ph: &'static str,
+    pid: u32,
+    tid: u32,
+    ts: f64,
+}
+
+#[derive(Serialize)]
+struct WakeArgs<'a> {
+    confidence: f64,
+    evidence: &'a str,
+    kind: &'a str,
+    object: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wakee_tid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waker_tid: Option<u32>,
 }
 
 /// The overlay's events (see the module's documentation), one per line after the slices.
 fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write) -> Result<(), ExportError> {
     let enc = |e: serde_json::Error| ExportError::Encode { format: "chrome", detail: e.to_string() };
-    let put = |w: &mut dyn Write, v: serde_json::Value| -> Result<(), ExportError> {
+    let mut put = |v: &dyn erased::Event| -> Result<(), ExportError> {
         w.write_all(b",\n")?;
-        serde_json::to_writer(&mut *w, &v).map_err(enc)
+        v.write_to(&mut *w).map_err(enc)
     };
     let us = |ns: u64| ns as f64 / 1000.0;
     let mut last_end = vec![0u64; run.threads.len()];
+    let mut id = String::new();
+    let set_id = |id: &mut String, thread: u32| {
+        id.clear();
+        let _ = std::fmt::Write::write_fmt(id, format_args!("0x{thread:x}"));
+    };
     for wt in &overlay.waits {
         let t = &run.threads[wt.thread as usize];
         let start = wt.start_ns.max(last_end[wt.thread as usize]);
@@ -69,24 +133,47 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write) -> Result<(),
             continue;
         }
         last_end[wt.thread as usize] = wt.end_ns;
-        let id = format!("0x{:x}", wt.thread);
-        let args = serde_json::json!({ "thread": t.name, "tid": t.tid, "syscall": wt.syscall, "samples": wt.samples, "open": wt.open, "futile": wt.futile });
-        put(w, serde_json::json!({ "ph": "b", "pid": t.pid, "tid": t.tid, "ts": us(start), "cat": "wait", "name": wt.object, "id": id, "args": args }))?;
-        put(w, serde_json::json!({ "ph": "e", "pid": t.pid, "tid": t.tid, "ts": us(wt.end_ns), "cat": "wait", "name": wt.object, "id": id }))?;
+        set_id(&mut id, wt.thread);
+        let args = WaitArgs { futile: wt.futile, open: wt.open, samples: wt.samples, syscall: wt.syscall.as_deref(), thread: &t.name, tid: t.tid };
+        put(&AsyncEvent { args: Some(args), cat: "wait", id: &id, name: &wt.object, ph: "b", pid: t.pid, tid: t.tid, ts: us(start) })?;
+        put(&AsyncEvent::<()> { args: None, cat: "wait", id: &id, name: &wt.object, ph: "e", pid: t.pid, tid: t.tid, ts: us(wt.end_ns) })?;
     }
+    let mut name = String::new();
     for wk in &overlay.wakes {
         let (waker, wakee) = (&run.threads[wk.waker as usize], &run.threads[wk.wakee as usize]);
-        let args = |key: &str, tid: u32| serde_json::json!({ "object": wk.object, "evidence": wk.evidence, "kind": wk.kind(), "confidence": wk.confidence, key: tid });
-        put(
-            w,
-            serde_json::json!({ "ph": "X", "pid": waker.pid, "tid": waker.tid, "ts": us(wk.wake_ns), "dur": 0, "cat": "wakeup",
-                "name": format!("wakes {} ({})", wakee.name, wk.evidence), "bind_id": wk.id, "flow_out": true, "args": args("wakee_tid", wakee.tid) }),
-        )?;
-        put(
-            w,
-            serde_json::json!({ "ph": "X", "pid": wakee.pid, "tid": wakee.tid, "ts": us(wk.resume_ns), "dur": 0, "cat": "wakeup",
-                "name": format!("woken by {} ({})", waker.name, wk.evidence), "bind_id": wk.id, "flow_in": true, "args": args("waker_tid", waker.tid) }),
-        )?;
+        let args = |wakee_tid, waker_tid| WakeArgs { confidence: wk.confidence, evidence: wk.evidence, kind: wk.kind(), object: &wk.object, wakee_tid, waker_tid };
+        name.clear();
+        let _ = std::fmt::Write::write_fmt(&mut name, format_args!("wakes {} ({})", wakee.name, wk.evidence));
+        let out = WakeEvent {
+            args: args(Some(wakee.tid), None),
+            bind_id: wk.id,
+            cat: "wakeup",
+            dur: 0,
+            flow_in: None,
+            flow_out: Some(true),
+            name: &name,
+            ph: "X",
+            pid: waker.pid,
+            tid: waker.tid,
+            ts: us(wk.wake_ns),
+        };
+        put(&out)?;
+        name.clear();
+        let _ = std::fmt::Write::write_fmt(&mut name, format_args!("woken by {} ({})", waker.name, wk.evidence));
+        let into = WakeEvent {
+            args: args(None, Some(waker.tid)),
+            bind_id: wk.id,
+            cat: "wakeup",
+            dur: 0,
+            flow_in: Some(true),
+            flow_out: None,
+            name: &name,
+            ph: "X",
+            pid: wakee.pid,
+            tid: wakee.tid,
+            ts: us(wk.resume_ns),
+        };
+        put(&into)?;
     }
     let mut last: std::collections::HashMap<(u32, u32), u64> = std::collections::HashMap::new();
     for s in &overlay.sections {
@@ -95,17 +182,93 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write) -> Result<(),
         let start = s.start_ns.max(*prev);
         let end = s.end_ns.max(start + 1);
         *prev = end;
-        let id = format!("0x{:x}", s.thread);
-        let args = serde_json::json!({ "thread": t.name, "tid": t.tid, "lock": s.lock, "outlier": s.outlier, "error_ms": s.error_ns as f64 / 1e6,
-            "wait_to_enter_ms": s.wait_ns.map(|n| n as f64 / 1e6), "samples": s.samples, "waiters": s.waiters });
-        put(w, serde_json::json!({ "ph": "b", "pid": t.pid, "tid": t.tid, "ts": us(start), "cat": "section", "name": s.label, "id": id, "args": args }))?;
-        put(w, serde_json::json!({ "ph": "e", "pid": t.pid, "tid": t.tid, "ts": us(end), "cat": "section", "name": s.label, "id": id }))?;
+        set_id(&mut id, s.thread);
+        let args = SectionArgs {
+            error_ms: s.error_ns as f64 / 1e6,
+            lock: &s.lock,
+            outlier: s.outlier,
+            samples: s.samples,
+            thread: &t.name,
+            tid: t.tid,
+            wait_to_enter_ms: s.wait_ns.map(|n| n as f64 / 1e6),
+            waiters: s.waiters,
+        };
+        put(&AsyncEvent { args: Some(args), cat: "section", id: &id, name: &s.label, ph: "b", pid: t.pid, tid: t.tid, ts: us(start) })?;
+        put(&AsyncEvent::<()> { args: None, cat: "section", id: &id, name: &s.label, ph: "e", pid: t.pid, tid: t.tid, ts: us(end) })?;
     }
     Ok(())
 }
 
+/// The overlay's event types behind one `dyn`, so one closure writes them all.
+mod erased {
+    pub trait Event {
+        fn write_to(&self, w: &mut dyn std::io::Write) -> serde_json::Result<()>;
+    }
+
+    impl<T: serde::Serialize> Event for T {
+        fn write_to(&self, w: &mut dyn std::io::Write) -> serde_json::Result<()> {
+            serde_json::to_writer(w, self)
+        }
+    }
+}
+
 pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
-    let mut w = std::io::BufWriter::new(out);
+    // Encoded on a thread of its own while this one writes what is encoded.
+    crate::pipe::pipelined(out, |w| write_trace(run, w))
+}
+
+/// Nanoseconds as microseconds with three decimals (`12.345`) at the start of `out`, without a
+/// float, an allocation or the formatting machinery (one per slice event); gives the length.
+fn put_micros(out: &mut [u8], ns: u64) -> usize {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut v = ns / 1000;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let int = &digits[at..];
+    out[..int.len()].copy_from_slice(int);
+    let frac = ns % 1000;
+    out[int.len()..int.len() + 4].copy_from_slice(&[b'.', b'0' + (frac / 100) as u8, b'0' + (frac / 10 % 10) as u8, b'0' + (frac % 10) as u8]);
+    int.len() + 4
+}
+
+/// The longest time [`put_micros`] writes: 17 digits, a point and 3 decimals.
+const MICROS_MAX: usize = 21;
+
+/// Writes one slice event, `<head><ph><time><tail>`, straight into the output's buffer.
+fn put_event(w: &mut crate::pipe::Chunks, head: &[u8], ph: &[u8], t_ns: u64, tail: &[u8]) -> std::io::Result<()> {
+    let n = head.len() + ph.len() + MICROS_MAX + tail.len();
+    if n > 1 << 16 {
+        // A name longer than a buffer can lend (a program may call a thread anything): built aside.
+        let mut line = Vec::with_capacity(n);
+        line.extend_from_slice(head);
+        line.extend_from_slice(ph);
+        let mut time = [0u8; MICROS_MAX];
+        let k = put_micros(&mut time, t_ns);
+        line.extend_from_slice(&time[..k]);
+        line.extend_from_slice(tail);
+        return w.write_all(&line);
+    }
+    let room = w.space(n)?;
+    let mut at = 0;
+    for part in [head, ph] {
+        room[at..at + part.len()].copy_from_slice(part);
+        at += part.len();
+    }
+    at += put_micros(&mut room[at..], t_ns);
+    room[at..at + tail.len()].copy_from_slice(tail);
+    at += tail.len();
+    w.commit(at);
+    Ok(())
+}
+
+fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportError> {
     let enc = |e: serde_json::Error| ExportError::Encode { format: "chrome", detail: e.to_string() };
     let note = format!(
         "Exported by threadradar {}. Slices are inferred from samples taken every {} ms: a slice spans the samples that showed its frame; the outermost slice is the thread state (computing, waiting for the GIL, idle) observed at each sample. Async slices of category wait and the wakeup flows are the waits and wake-ups of `threadradar waits` (the evidence of each in its args: kernel is exact, the others inferred from samples); async slices of category section are the critical-section executions of `threadradar sections`.",
@@ -116,7 +279,7 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
     serde_json::to_writer(&mut w, &serde_json::json!({ "source": "threadradar", "note": note, "command": run.meta.command.join(" ") })).map_err(enc)?;
     write!(w, ",\"traceEvents\":[")?;
     let mut first = true;
-    let mut emit = |w: &mut std::io::BufWriter<&mut dyn Write>, e: &Event| -> Result<(), ExportError> {
+    let mut emit = |w: &mut &mut crate::pipe::Chunks, e: &Event| -> Result<(), ExportError> {
         if !first {
             w.write_all(b",\n")?;
         }
@@ -136,8 +299,10 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
         emit(&mut w, &Event { ph: "M", pid: t.pid, tid: t.tid, ts: None, name: Some("thread_sort_index"), cat: None, args: Some(serde_json::json!({ "sort_index": i })) })?;
     }
     // Slices are written by hand: a run of a million samples makes millions of events, and each
-    // name is JSON-escaped once, not per event.
-    let mut names: HashMap<Level, (String, &'static str)> = HashMap::new();
+    // name is JSON-escaped once (a frame's looked up by index), not per event. An event is put
+    // together in the output's buffer itself.
+    let mut frame_names: Vec<Option<Box<[u8]>>> = vec![None; run.frames.len()];
+    let mut state_names: FxHashMap<Level, Box<[u8]>> = FxHashMap::default();
     let mut head = String::new();
     let (written, overlay) = with_overlay(run, Overlay::of, || slices(run, |ev| match ev {
         SliceEvent::Thread(i) => {
@@ -146,21 +311,23 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             Ok(())
         }
         SliceEvent::Begin { level, t_ns } => {
-            let (name, cat) = names.entry(level).or_insert_with(|| match level {
-                Level::State(s, b) => (serde_json::to_string(&state_slice_name(run, s, b)).unwrap_or_default(), "state"),
-                Level::Frame(f) => (serde_json::to_string(&frame_label(run, f)).unwrap_or_default(), "python"),
-            });
-            w.write_all(head.as_bytes())?;
-            write!(w, "\"ph\":\"B\",\"ts\":{},\"cat\":\"{cat}\",\"name\":{name}}}", Micros(t_ns))
+            // `"cat":"…","name":"…"}`, escaped once per name.
+            let tail = match level {
+                Level::State(s, b) => &**state_names.entry(level).or_insert_with(|| slice_tail("state", &state_slice_name(run, s, b))),
+                Level::Frame(f) => &**frame_names[f as usize].get_or_insert_with(|| slice_tail("python", &frame_label(run, f))),
+            };
+            put_event(w, head.as_bytes(), b"\"ph\":\"B\",\"ts\":", t_ns, tail)
         }
-        SliceEvent::End { t_ns } => {
-            w.write_all(head.as_bytes())?;
-            write!(w, "\"ph\":\"E\",\"ts\":{}}}", Micros(t_ns))
-        }
+        SliceEvent::End { t_ns } => put_event(w, head.as_bytes(), b"\"ph\":\"E\",\"ts\":", t_ns, b"}"),
     }));
     written?;
     write_overlay(run, &overlay, &mut w)?;
     w.write_all(b"]}\n")?;
-    w.flush()?;
+    drop_later(overlay);
     Ok(())
+}
+
+/// The end of a slice's begin event after its time: `,"cat":"<cat>","name":<name as JSON>}`.
+fn slice_tail(cat: &str, name: &str) -> Box<[u8]> {
+    format!(",\"cat\":\"{cat}\",\"name\":{}}}", serde_json::to_string(name).unwrap_or_default()).into_bytes().into_boxed_slice()
 }

@@ -7,7 +7,7 @@
 
 use crate::timeline::{frame_label, frames_outermost_first};
 use crate::ExportError;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::Write;
 use threadradar_profiler::run::{Run, StackId, ThreadId};
 
@@ -31,7 +31,7 @@ pub fn thread_frame(run: &Run, thread: ThreadId) -> String {
 
 pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
     // Count per (thread, stack) in first-seen order, so the output is deterministic.
-    let mut counts: HashMap<(ThreadId, Option<StackId>), u64> = HashMap::new();
+    let mut counts: FxHashMap<(ThreadId, Option<StackId>), u64> = FxHashMap::default();
     let mut order = Vec::new();
     for s in &run.samples {
         for ts in &s.threads {
@@ -43,7 +43,7 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             *c += 1;
         }
     }
-    let mut labels: HashMap<u32, String> = HashMap::new();
+    let mut labels: FxHashMap<u32, String> = FxHashMap::default();
     let mut w = std::io::BufWriter::new(out);
     for key in order {
         let mut line = thread_frame(run, key.0);

@@ -25,15 +25,16 @@
 //!   `threadradar sections`, named `Critical section` (or `Critical section (outlier)`), with
 //!   the section, its lock, the estimate's error, the wait to enter and the waiters.
 
-use crate::timeline::{frame_label, frames_outermost_first, interval_ns, per_thread, state_intervals, state_label, with_overlay, Overlay};
+use crate::timeline::{drop_later, frame_label, frames_outermost_first, interval_ns, per_thread, state_intervals, state_label, with_overlay, Overlay};
 use crate::ExportError;
 use fxprof_processed_profile::{
     CategoryColor, CategoryHandle, CpuDelta, Frame, FrameFlags, FrameInfo, MarkerFieldFlags, MarkerFieldFormat, MarkerTiming, Profile,
-    ReferenceTimestamp, SamplingInterval, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, Timestamp,
+    ReferenceTimestamp, SamplingInterval, StackHandle, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, Timestamp,
 };
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::io::Write;
-use threadradar_profiler::run::{Run, ThreadState};
+use threadradar_profiler::run::{Run, StackId, ThreadState};
 
 /// The processed-format version the bundled writer produces; the export test checks the file
 /// against it so an upgrade of the writer is noticed.
@@ -126,45 +127,29 @@ impl WakeSide {
     }
 }
 
-/// On the waker, at the wake-up.
-struct WakesMarker(WakeSide);
+/// One end of a wake-up edge: `WakeMarker::<false>` (`ThreadRadarWakes`) on the waker, at the
+/// wake-up; `WakeMarker::<true>` (`ThreadRadarWokenBy`) on the wakee, where the wait ended (at
+/// the wake-up itself for a futile wake-up or a lock hand-off, which did not end it). The two
+/// differ only in their schema's texts and in which thread the fields name.
+struct WakeMarker<const WOKEN: bool>(WakeSide);
 
-impl StaticSchemaMarker for WakesMarker {
-    const UNIQUE_MARKER_TYPE_NAME: &'static str = "ThreadRadarWakes";
-    const DESCRIPTION: Option<&'static str> = Some(
-        "This thread released another one from a wait (a wake-up edge of `threadradar waits`): kernel evidence is the scheduler's own wake-up, exact; gil-holder, same-object and running-thread are inferred from samples. The flow field relates it to the woken thread's ThreadRadarWokenBy marker.",
-    );
-    const CHART_LABEL: Option<&'static str> = Some("{marker.data.wakee} ({marker.data.evidence})");
-    const TOOLTIP_LABEL: Option<&'static str> = Some("Wakes {marker.data.wakee} on {marker.data.object} ({marker.data.evidence})");
-    const TABLE_LABEL: Option<&'static str> = Some("wakes {marker.data.wakee} ({marker.data.wakeeTid}) on {marker.data.object}: {marker.data.kind}, {marker.data.evidence}");
-    const FIELDS: &'static [StaticSchemaMarkerField] = wake_fields!("wakee", "Woken thread", "wakeeTid", "Woken tid");
-    fn name(&self, _: &mut Profile) -> StringHandle {
-        self.0.name
-    }
-    fn category(&self, _: &mut Profile) -> CategoryHandle {
-        self.0.category
-    }
-    fn string_field_value(&self, i: u32) -> StringHandle {
-        self.0.string(i)
-    }
-    fn number_field_value(&self, i: u32) -> f64 {
-        self.0.number(i)
-    }
-}
-
-/// On the wakee, where the wait ended (at the wake-up itself for a futile wake-up or a lock
-/// hand-off, which did not end it).
-struct WokenByMarker(WakeSide);
-
-impl StaticSchemaMarker for WokenByMarker {
-    const UNIQUE_MARKER_TYPE_NAME: &'static str = "ThreadRadarWokenBy";
-    const DESCRIPTION: Option<&'static str> = Some(
-        "Another thread released this one from a wait (a wake-up edge of `threadradar waits`), placed where the wait ended: kernel evidence is the scheduler's own wake-up, exact; gil-holder, same-object and running-thread are inferred from samples. The flow field relates it to the waker's ThreadRadarWakes marker.",
-    );
-    const CHART_LABEL: Option<&'static str> = Some("{marker.data.waker} ({marker.data.evidence})");
-    const TOOLTIP_LABEL: Option<&'static str> = Some("Woken by {marker.data.waker} on {marker.data.object} ({marker.data.evidence})");
-    const TABLE_LABEL: Option<&'static str> = Some("woken by {marker.data.waker} ({marker.data.wakerTid}) on {marker.data.object}: {marker.data.kind}, {marker.data.evidence}");
-    const FIELDS: &'static [StaticSchemaMarkerField] = wake_fields!("waker", "Waker", "wakerTid", "Waker tid");
+impl<const WOKEN: bool> StaticSchemaMarker for WakeMarker<WOKEN> {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = if WOKEN { "ThreadRadarWokenBy" } else { "ThreadRadarWakes" };
+    const DESCRIPTION: Option<&'static str> = Some(if WOKEN {
+        "Another thread released this one from a wait (a wake-up edge of `threadradar waits`), placed where the wait ended: kernel evidence is the scheduler's own wake-up, exact; gil-holder, same-object and running-thread are inferred from samples. The flow field relates it to the waker's ThreadRadarWakes marker."
+    } else {
+        "This thread released another one from a wait (a wake-up edge of `threadradar waits`): kernel evidence is the scheduler's own wake-up, exact; gil-holder, same-object and running-thread are inferred from samples. The flow field relates it to the woken thread's ThreadRadarWokenBy marker."
+    });
+    const CHART_LABEL: Option<&'static str> = Some(if WOKEN { "{marker.data.waker} ({marker.data.evidence})" } else { "{marker.data.wakee} ({marker.data.evidence})" });
+    const TOOLTIP_LABEL: Option<&'static str> =
+        Some(if WOKEN { "Woken by {marker.data.waker} on {marker.data.object} ({marker.data.evidence})" } else { "Wakes {marker.data.wakee} on {marker.data.object} ({marker.data.evidence})" });
+    const TABLE_LABEL: Option<&'static str> = Some(if WOKEN {
+        "woken by {marker.data.waker} ({marker.data.wakerTid}) on {marker.data.object}: {marker.data.kind}, {marker.data.evidence}"
+    } else {
+        "wakes {marker.data.wakee} ({marker.data.wakeeTid}) on {marker.data.object}: {marker.data.kind}, {marker.data.evidence}"
+    });
+    const FIELDS: &'static [StaticSchemaMarkerField] =
+        if WOKEN { wake_fields!("waker", "Waker", "wakerTid", "Waker tid") } else { wake_fields!("wakee", "Woken thread", "wakeeTid", "Woken tid") };
     fn name(&self, _: &mut Profile) -> StringHandle {
         self.0.name
     }
@@ -283,21 +268,20 @@ fn build_samples(run: &Run) -> (Profile, Parts) {
         }
         handles.push(h);
     }
-    let mut labels: HashMap<u32, StringHandle> = HashMap::new();
+    let mut labels: Vec<Option<StringHandle>> = vec![None; run.frames.len()];
+    let mut frames: Vec<FrameInfo> = Vec::new();
     for (i, obs) in observations.iter().enumerate() {
         let h = handles[i];
-        let mut stacks = HashMap::new();
+        let mut stacks: FxHashMap<(Option<StackId>, ThreadState), Option<StackHandle>> = FxHashMap::default();
         for o in obs {
             let stack = *stacks.entry((o.stack, o.state)).or_insert_with(|| {
                 let cat = cat_of(o.state);
-                let frames: Vec<FrameInfo> = frames_outermost_first(run, o.stack)
-                    .into_iter()
-                    .map(|f| {
-                        let name = *labels.entry(f).or_insert_with(|| p.intern_string(&frame_label(run, f)));
-                        FrameInfo { frame: Frame::Label(name), category_pair: cat.into(), flags: FrameFlags::empty() }
-                    })
-                    .collect();
-                p.intern_stack_frames(h, frames.into_iter())
+                frames.clear();
+                frames.extend(frames_outermost_first(run, o.stack).into_iter().map(|f| {
+                    let name = *labels[f as usize].get_or_insert_with(|| p.intern_string(&frame_label(run, f)));
+                    FrameInfo { frame: Frame::Label(name), category_pair: cat.into(), flags: FrameFlags::empty() }
+                }));
+                p.intern_stack_frames(h, frames.drain(..))
             });
             p.add_sample(h, Timestamp::from_nanos_since_reference(o.t_ns), stack, CpuDelta::from_nanos(o.cpu_ns), 1);
         }
@@ -315,8 +299,9 @@ fn add_markers(run: &Run, p: &mut Profile, parts: &Parts, overlay: &Overlay) {
     let at = Timestamp::from_nanos_since_reference;
     let state_names = [ThreadState::Computing, ThreadState::Gil, ThreadState::Idle].map(|s| p.intern_string(state_label(s)));
     let no_object = p.intern_string("");
+    let mut object = String::new();
     for iv in state_intervals(run, observations) {
-        let object = overlay.objects_during(iv.thread, iv.start_ns, iv.end_ns);
+        overlay.objects_during_into(iv.thread, iv.start_ns, iv.end_ns, &mut object);
         let marker = WaitMarker {
             name: state_names[iv.state as usize],
             category: cat_of(iv.state),
@@ -329,7 +314,7 @@ fn add_markers(run: &Run, p: &mut Profile, parts: &Parts, overlay: &Overlay) {
     let (wakes_name, woken_name) = (p.intern_string("Wakes"), p.intern_string("Woken by"));
     // Thread names, objects, evidence and kinds repeat from edge to edge: interned once each.
     let thread_names: Vec<StringHandle> = run.threads.iter().map(|t| p.intern_string(&t.name)).collect();
-    let mut strings: HashMap<&str, StringHandle> = HashMap::new();
+    let mut strings: FxHashMap<&str, StringHandle> = FxHashMap::default();
     let mut flow_id = String::new();
     for w in &overlay.wakes {
         let (waker, wakee) = (&run.threads[w.waker as usize], &run.threads[w.wakee as usize]);
@@ -341,8 +326,8 @@ fn add_markers(run: &Run, p: &mut Profile, parts: &Parts, overlay: &Overlay) {
         let flow = p.intern_string(&flow_id);
         let side = |name, other: StringHandle, tid: u32| WakeSide { name, category: cats[3], strings: [other, object, evidence, kind, flow], tid: tid as f64, confidence: w.confidence };
         let (wakee_name, waker_name) = (thread_names[w.wakee as usize], thread_names[w.waker as usize]);
-        p.add_marker(handles[w.waker as usize], MarkerTiming::Instant(at(w.wake_ns)), WakesMarker(side(wakes_name, wakee_name, wakee.tid)));
-        p.add_marker(handles[w.wakee as usize], MarkerTiming::Instant(at(w.resume_ns)), WokenByMarker(side(woken_name, waker_name, waker.tid)));
+        p.add_marker(handles[w.waker as usize], MarkerTiming::Instant(at(w.wake_ns)), WakeMarker::<false>(side(wakes_name, wakee_name, wakee.tid)));
+        p.add_marker(handles[w.wakee as usize], MarkerTiming::Instant(at(w.resume_ns)), WakeMarker::<true>(side(woken_name, waker_name, waker.tid)));
     }
     let (section_name, outlier_name) = (p.intern_string("Critical section"), p.intern_string("Critical section (outlier)"));
     for s in &overlay.sections {
@@ -421,9 +406,11 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
     // The overlay (waits view, sections) is computed while the samples are added.
     let ((mut profile, parts), overlay) = with_overlay(run, Overlay::of, || build_samples(run));
     add_markers(run, &mut profile, &parts, &overlay);
-    let mut w = std::io::BufWriter::new(FlowFormat::new(out));
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, FlowFormat::new(out));
     serde_json::to_writer(&mut w, &profile).map_err(|e| ExportError::Encode { format: "firefox", detail: e.to_string() })?;
     w.flush()?;
+    // Freed on a thread of its own: nobody needs to wait for that.
+    drop_later((profile, parts, overlay));
     Ok(())
 }
 

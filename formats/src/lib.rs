@@ -20,6 +20,9 @@
 //! (Firefox markers related by flow ids, Perfetto child tracks with `flow_ids`, Chrome flow
 //! events and async slices); speedscope, pprof and folded stacks have no place for it.
 //!
+//! The two largest outputs (Perfetto's, Chrome's: hundreds of megabytes for a million samples) are
+//! encoded on a thread of their own while the caller's thread writes the bytes out ([`pipe`]).
+//!
 //! Architecture invariant: exporters read a validated run and write to a `Write`; they never
 //! panic on what a profiled program chose to call its threads or functions: every name is
 //! escaped as its format needs (JSON by serde, protobuf strings as bytes, folded stacks by
@@ -30,6 +33,7 @@ pub mod collapsed;
 pub mod firefox;
 pub mod import;
 pub mod perfetto;
+pub mod pipe;
 pub mod pprof;
 pub mod speedscope;
 pub mod timeline;

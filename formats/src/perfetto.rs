@@ -36,11 +36,11 @@
 //! one reused buffer, the same bytes the derived types encode, without building a message per
 //! event.
 
-use crate::timeline::{frame_label, slices, state_slice_name, with_overlay, Level, Overlay, SliceEvent};
+use crate::timeline::{drop_later, frame_label, slices, state_slice_name, with_overlay, Level, Overlay, SliceEvent};
 use crate::ExportError;
 use prost::encoding::{encode_key, encoded_len_varint, WireType};
 use prost::Message;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::Write;
 use threadradar_profiler::run::Run;
 
@@ -211,10 +211,16 @@ const THREAD_BASE: u64 = 2;
 
 /// Writes `packet` as one `Trace.packet` (field 1) entry.
 fn write_packet(w: &mut (impl Write + ?Sized), packet: &TracePacket) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(packet.encoded_len() + 11);
-    encode_key(1, WireType::LengthDelimited, &mut buf);
-    packet.encode_length_delimited(&mut buf).expect("a Vec grows");
-    w.write_all(&buf)
+    write_packet_with(w, packet, &mut Vec::new())
+}
+
+/// [`write_packet`], encoding into `buf` (reused from packet to packet).
+fn write_packet_with(w: &mut (impl Write + ?Sized), packet: &TracePacket, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    buf.clear();
+    buf.reserve(packet.encoded_len() + 11);
+    encode_key(1, WireType::LengthDelimited, buf);
+    packet.encode_length_delimited(buf).expect("a Vec grows");
+    w.write_all(buf)
 }
 
 /// A slice packet's bytes, at most 1 + 1 + (1 + 10) + (1 + 5) + (1 + 1) + 4 × (1 + 10) + (1 + 1):
@@ -284,12 +290,26 @@ fn encode_slice(buf: &mut SliceBuf, t_ns: u64, track: u64, kind: i32, name_iid: 
     at
 }
 
+/// Encodes a slice packet ([`encode_slice`]) straight into the output's buffer.
+#[inline]
+fn put_slice(w: &mut crate::pipe::Chunks, t_ns: u64, track: u64, kind: i32, name_iid: u64, category_iid: u64) -> std::io::Result<()> {
+    let room = w.space(std::mem::size_of::<SliceBuf>())?;
+    let buf: &mut SliceBuf = (&mut room[..std::mem::size_of::<SliceBuf>()]).try_into().expect("as long as a SliceBuf");
+    let n = encode_slice(buf, t_ns, track, kind, name_iid, category_iid);
+    w.commit(n);
+    Ok(())
+}
+
 fn sequenced(p: TracePacket) -> TracePacket {
     TracePacket { trusted_packet_sequence_id: Some(SEQUENCE), ..p }
 }
 
 pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, out);
+    // Encoded on a thread of its own while this one writes what is encoded.
+    crate::pipe::pipelined(out, |w| write_trace(run, w))
+}
+
+fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportError> {
     let note = format!(
         "Exported by threadradar {}: slices are inferred from samples taken every {} ms (a slice spans the samples that showed its frame, its ends known to within one interval); the outermost slice is the thread state observed at each sample (computing, waiting for the GIL, idle). The child tracks hold the waits and wake-ups of `threadradar waits` (wake-ups with kernel evidence are exact, the others inferred from samples), the kernel's scheduler states (exact, when recorded with --sched) and the critical-section executions of `threadradar sections`",
         env!("CARGO_PKG_VERSION"),
@@ -363,9 +383,8 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
     // are looked up by index (a hash per slice would cost as much as encoding it). The overlay is
     // computed meanwhile on another thread.
     let mut frame_iids: Vec<u64> = vec![0; run.frames.len()];
-    let mut state_iids: HashMap<Level, u64> = HashMap::new();
+    let mut state_iids: FxHashMap<Level, u64> = FxHashMap::default();
     let mut next_iid = 1u64;
-    let mut buf: SliceBuf = [0; 96];
     let mut track = 0u64;
     let (written, overlay) = with_overlay(run, Overlay::of, || slices(run, |ev| match ev {
         SliceEvent::Thread(i) => {
@@ -395,17 +414,13 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             }
             let iid = *slot;
             let category = if matches!(level, Level::State(..)) { CATEGORY_STATE } else { CATEGORY_PYTHON };
-            let n = encode_slice(&mut buf, t_ns, track, TYPE_SLICE_BEGIN, iid, category);
-            w.write_all(&buf[..n])
+            put_slice(w, t_ns, track, TYPE_SLICE_BEGIN, iid, category)
         }
-        SliceEvent::End { t_ns } => {
-            let n = encode_slice(&mut buf, t_ns, track, TYPE_SLICE_END, 0, 0);
-            w.write_all(&buf[..n])
-        }
+        SliceEvent::End { t_ns } => put_slice(w, t_ns, track, TYPE_SLICE_END, 0, 0),
     }));
     written?;
     let first_child = process_base + pids.len() as u64;
-    write_overlay(run, &overlay, &mut w, first_child, next_iid)?;
+    write_overlay(run, &overlay, w, first_child, next_iid)?;
     // What the overlay could not use (no kernel events, no wait targets, sources not found), on
     // the note's track.
     if !overlay.notes.is_empty() {
@@ -418,7 +433,7 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
             }),
         )?;
     }
-    w.flush()?;
+    drop_later(overlay);
     Ok(())
 }
 
@@ -453,7 +468,7 @@ impl ChildEvent {
 
 /// Interns event names in packets of their own, each before its first use.
 struct Names<'a> {
-    iids: HashMap<std::borrow::Cow<'a, str>, u64>,
+    iids: FxHashMap<std::borrow::Cow<'a, str>, u64>,
     next: u64,
 }
 
@@ -479,9 +494,9 @@ impl<'a> Names<'a> {
 
 /// The overlay's child tracks: waits and wake-ups, scheduler states, critical sections, for
 /// each thread that has any. Track uuids from `next_uuid` on; names interned from `next_iid` on.
-fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write, mut next_uuid: u64, next_iid: u64) -> std::io::Result<()> {
+fn write_overlay(run: &Run, overlay: &Overlay, w: &mut crate::pipe::Chunks, mut next_uuid: u64, next_iid: u64) -> std::io::Result<()> {
     use std::borrow::Cow;
-    let mut names = Names { iids: HashMap::new(), next: next_iid };
+    let mut names = Names { iids: FxHashMap::default(), next: next_iid };
     let n = run.threads.len();
     // Per thread: its waits and wake-up ends, then per section its executions.
     let mut waits: Vec<Vec<ChildEvent>> = vec![Vec::new(); n];
@@ -493,12 +508,12 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write, mut next_uuid
             continue;
         }
         last_end[th] = wt.end_ns;
-        let iid = names.get(w, Cow::Borrowed(wt.object.as_str()))?;
+        let iid = names.get(w, Cow::Borrowed(&*wt.object))?;
         waits[th].push(ChildEvent::begin(start, CATEGORY_WAIT, iid));
         waits[th].push(ChildEvent::end(wt.end_ns));
     }
     // Wake-up names by (thread named, evidence, direction).
-    let mut wake_iids: HashMap<(u32, &'static str, bool), u64> = HashMap::new();
+    let mut wake_iids: FxHashMap<(u32, &'static str, bool), u64> = FxHashMap::default();
     for (i, wk) in overlay.wakes.iter().enumerate() {
         for (out, on, other) in [(true, wk.waker, wk.wakee), (false, wk.wakee, wk.waker)] {
             let key = (other, wk.evidence, out);
@@ -521,7 +536,33 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write, mut next_uuid
         events.push(ChildEvent { t_ns: start, order: 2, ev: Ev::Section(i as u32) });
         events.push(ChildEvent::end(s.end_ns.max(start + 1)));
     }
-    let mut buf: SliceBuf = [0; 96];
+    // The wake-up instants (two per edge) are written from one packet, its strings and vectors
+    // refilled in place: the same message as one built per event, without its allocations.
+    let mut wake_packet = TracePacket {
+        timestamp: Some(0),
+        sequence_flags: Some(SEQ_NEEDS_INCREMENTAL_STATE),
+        track_event: Some(TrackEvent {
+            category_iids: vec![CATEGORY_WAKEUP],
+            r#type: Some(TYPE_INSTANT),
+            name_iid: Some(0),
+            debug_annotations: vec![
+                DebugAnnotation::string("object", ""),
+                DebugAnnotation::string("evidence", ""),
+                DebugAnnotation::string("kind", ""),
+                DebugAnnotation::double("confidence", 0.0),
+                DebugAnnotation::int("", 0),
+            ],
+            track_uuid: Some(0),
+            ..Default::default()
+        }),
+        ..sequenced(TracePacket::default())
+    };
+    let set = |slot: &mut Option<String>, v: &str| {
+        let s = slot.get_or_insert_with(String::new);
+        s.clear();
+        s.push_str(v);
+    };
+    let mut packet_buf: Vec<u8> = Vec::new();
     for th in 0..n {
         let parent = THREAD_BASE + th as u64;
         let mut tracks: Vec<(String, Vec<ChildEvent>)> = Vec::new();
@@ -549,34 +590,33 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write, mut next_uuid
             for e in events {
                 let event = match e.ev {
                     Ev::Begin { category, iid } => {
-                        let n = encode_slice(&mut buf, e.t_ns, uuid, TYPE_SLICE_BEGIN, iid, category);
-                        w.write_all(&buf[..n])?;
+                        put_slice(w, e.t_ns, uuid, TYPE_SLICE_BEGIN, iid, category)?;
                         continue;
                     }
                     Ev::End => {
-                        let n = encode_slice(&mut buf, e.t_ns, uuid, TYPE_SLICE_END, 0, 0);
-                        w.write_all(&buf[..n])?;
+                        put_slice(w, e.t_ns, uuid, TYPE_SLICE_END, 0, 0)?;
                         continue;
                     }
                     Ev::WakeOut(i) | Ev::WakeIn(i) => {
                         let wk = &overlay.wakes[i as usize];
                         let out = matches!(e.ev, Ev::WakeOut(_));
                         let (other, key) = if out { (wk.wakee, "wakee_tid") } else { (wk.waker, "waker_tid") };
-                        TrackEvent {
-                            category_iids: vec![CATEGORY_WAKEUP],
-                            r#type: Some(TYPE_INSTANT),
-                            name_iid: Some(wake_iids[&(other, wk.evidence, out)]),
-                            debug_annotations: vec![
-                                DebugAnnotation::string("object", wk.object.as_str()),
-                                DebugAnnotation::string("evidence", wk.evidence),
-                                DebugAnnotation::string("kind", wk.kind()),
-                                DebugAnnotation::double("confidence", wk.confidence),
-                                DebugAnnotation::int(key, run.threads[other as usize].tid as i64),
-                            ],
-                            flow_ids: if out { vec![wk.id] } else { Vec::new() },
-                            terminating_flow_ids: if out { Vec::new() } else { vec![wk.id] },
-                            ..Default::default()
-                        }
+                        wake_packet.timestamp = Some(e.t_ns);
+                        let ev = wake_packet.track_event.as_mut().expect("made above");
+                        ev.name_iid = Some(wake_iids[&(other, wk.evidence, out)]);
+                        ev.track_uuid = Some(uuid);
+                        let a = &mut ev.debug_annotations;
+                        set(&mut a[0].string_value, &wk.object);
+                        set(&mut a[1].string_value, wk.evidence);
+                        set(&mut a[2].string_value, wk.kind());
+                        a[3].double_value = Some(wk.confidence);
+                        set(&mut a[4].name, key);
+                        a[4].int_value = Some(run.threads[other as usize].tid as i64);
+                        ev.flow_ids.clear();
+                        ev.terminating_flow_ids.clear();
+                        if out { &mut ev.flow_ids } else { &mut ev.terminating_flow_ids }.push(wk.id);
+                        write_packet_with(w, &wake_packet, &mut packet_buf)?;
+                        continue;
                     }
                     Ev::Section(i) => {
                         let s = &overlay.sections[i as usize];

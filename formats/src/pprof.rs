@@ -11,7 +11,7 @@ use crate::timeline::{per_thread, program_clusters, state_name};
 use crate::ExportError;
 use flate2::write::GzEncoder;
 use prost::Message;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::Write;
 use threadradar_profiler::run::{Run, StackId, ThreadState};
 
@@ -145,12 +145,12 @@ pub const NO_PYTHON_FRAMES: &str = "[no Python frames]";
 /// Interned strings; index 0 is the empty string, as the format requires.
 struct Strings {
     table: Vec<String>,
-    ids: HashMap<String, i64>,
+    ids: FxHashMap<String, i64>,
 }
 
 impl Strings {
     fn new() -> Self {
-        Strings { table: vec![String::new()], ids: HashMap::from([(String::new(), 0)]) }
+        Strings { table: vec![String::new()], ids: FxHashMap::from_iter([(String::new(), 0)]) }
     }
     fn id(&mut self, s: &str) -> i64 {
         if let Some(&i) = self.ids.get(s) {
@@ -221,7 +221,7 @@ pub fn build(run: &Run) -> Profile {
             l
         })
         .collect();
-    let mut index: HashMap<(u32, Option<StackId>, u8), usize> = HashMap::new();
+    let mut index: FxHashMap<(u32, Option<StackId>, u8), usize> = FxHashMap::default();
     let mut sample: Vec<Sample> = Vec::new();
     for (tid, obs) in per_thread(run).into_iter().enumerate() {
         for o in obs {

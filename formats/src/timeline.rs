@@ -130,12 +130,14 @@ pub fn state_intervals(run: &Run, threads: &[Vec<Observation>]) -> Vec<StateInte
     let mut out = Vec::new();
     for (tid, obs) in threads.iter().enumerate() {
         let mut open: Option<StateInterval> = None;
+        // The open interval's blocking call, compared by its text (two ids may name one call).
+        let mut open_blocked: Option<&str> = None;
         let mut last_sample = None;
         for o in obs {
             let contiguous = last_sample.is_some_and(|l: u32| l + 1 >= o.sample);
-            let blocked = o.blocked.map(|b| run.str(b).to_string());
+            let blocked = o.blocked.map(|b| run.str(b));
             if let Some(cur) = open.as_mut() {
-                if contiguous && cur.state == o.state && cur.blocked == blocked {
+                if contiguous && cur.state == o.state && open_blocked == blocked {
                     cur.end_ns = cur.end_ns.max(o.t_ns + o.duration_ns);
                     cur.samples += 1;
                     last_sample = Some(o.sample);
@@ -144,10 +146,11 @@ pub fn state_intervals(run: &Run, threads: &[Vec<Observation>]) -> Vec<StateInte
                 out.push(open.take().unwrap());
             }
             if o.state != ThreadState::Computing {
+                open_blocked = blocked;
                 open = Some(StateInterval {
                     thread: tid as ThreadId,
                     state: o.state,
-                    blocked,
+                    blocked: blocked.map(str::to_string),
                     start_ns: o.t_ns,
                     end_ns: o.t_ns + o.duration_ns,
                     samples: 1,
@@ -283,8 +286,9 @@ pub struct WaitSpan {
     /// waiting sample when the wait was still going on: `open`).
     pub start_ns: u64,
     pub end_ns: u64,
-    /// What the waits view calls the object: `threading.Condition self.cond`, `pipe:[123]`, `GIL`.
-    pub object: String,
+    /// What the waits view calls the object: `threading.Condition self.cond`, `pipe:[123]`, `GIL`
+    /// (shared by the waits on one object).
+    pub object: std::sync::Arc<str>,
     /// The blocking system call seen most, `None` for the GIL.
     pub syscall: Option<String>,
     pub samples: u32,
@@ -395,8 +399,11 @@ pub struct Overlay {
     /// How the edges were found (the waits view's evidence notes) and what is missing, as
     /// sentences.
     pub notes: Vec<String>,
-    /// Per thread, indices into `waits` in time order (for [`Overlay::objects_during`]).
-    waits_by_thread: Vec<Vec<usize>>,
+    /// Per thread, the end and the index into `waits` of its waits, in time order (for
+    /// [`Overlay::objects_during`]: a binary search over the ends).
+    waits_by_thread: Vec<Vec<(u64, usize)>>,
+    /// The waits view the above came from, kept to be freed with the overlay.
+    view: Option<threadradar_analysis::waits::WaitsView>,
 }
 
 fn ns(s: f64) -> u64 {
@@ -412,10 +419,26 @@ impl Overlay {
     /// [`Run::validate`], as every run read from a file has). Sections need the program's source
     /// where it was recorded, unchanged: otherwise there are none, and a note says why.
     pub fn of(run: &Run) -> Overlay {
+        // The three are independent: the scheduler states and the sections (which parse the
+        // program's source) are found on a thread of their own while the waits view is computed.
+        let others = |run: &Run| {
+            let mut o = Overlay { sched: sched_spans(run), ..Overlay::default() };
+            o.add_sections(run);
+            o
+        };
         let mut o = Overlay::default();
-        o.add_waits(run);
-        o.sched = sched_spans(run);
-        o.add_sections(run);
+        let rest = std::thread::scope(|s| {
+            let h = std::thread::Builder::new().name("overlay-sections".into()).spawn_scoped(s, || others(run));
+            o.add_waits(run);
+            match h {
+                Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                Err(_) => others(run), // no thread could be started: found here
+            }
+        });
+        o.sched = rest.sched;
+        o.sections = rest.sections;
+        // The notes in the order they were always given: the waits view's, then the sections'.
+        o.notes.extend(rest.notes);
         o
     }
 
@@ -425,26 +448,31 @@ impl Overlay {
         if run.samples.is_empty() {
             return;
         }
-        let view = waits(run, &WaitsOptions::default());
-        self.notes.extend(view.evidence.notes.iter().cloned());
-        for iv in &view.intervals {
+        let mut view = waits(run, &WaitsOptions::default());
+        self.notes.append(&mut view.evidence.notes);
+        // Each object's label once, shared by its waits; the view's strings are moved, not copied.
+        let labels: Vec<std::sync::Arc<str>> = view.objects.iter().map(|o| std::sync::Arc::from(o.object.as_str())).collect();
+        let no_object: std::sync::Arc<str> = std::sync::Arc::from("");
+        self.waits.reserve(view.intervals.len());
+        for iv in &mut view.intervals {
             let start_ns = ns(iv.start_s);
-            self.waits_by_thread[iv.thread as usize].push(self.waits.len());
+            self.waits_by_thread[iv.thread as usize].push((ns(iv.end_s).max(start_ns), self.waits.len()));
             self.waits.push(WaitSpan {
                 thread: iv.thread,
                 start_ns,
                 end_ns: ns(iv.end_s).max(start_ns),
-                object: view.objects.get(iv.object as usize).map_or_else(String::new, |o| o.object.clone()),
-                syscall: iv.syscall.clone(),
+                object: labels.get(iv.object as usize).unwrap_or(&no_object).clone(),
+                syscall: iv.syscall.take(),
                 samples: iv.samples,
                 open: iv.open,
                 futile: iv.futile,
             });
         }
         for v in &mut self.waits_by_thread {
-            v.sort_by_key(|&i| self.waits[i].start_ns);
+            v.sort_by_key(|&(_, i)| self.waits[i].start_ns);
         }
-        for e in &view.edges {
+        self.wakes.reserve(view.edges.len());
+        for e in &mut view.edges {
             let wake_ns = ns(e.time_s);
             let lock_handoff = e.kind == WakeKind::LockHandoff;
             let resume_ns = match view.intervals.get(e.interval as usize) {
@@ -458,13 +486,17 @@ impl Overlay {
                 wakee: e.wakee_thread,
                 wake_ns,
                 resume_ns,
-                object: e.object.clone(),
+                object: std::mem::take(&mut e.object),
                 evidence: e.evidence.as_str(),
                 confidence: e.confidence,
                 futile: e.futile,
                 lock_handoff,
             });
         }
+        // What is left of the view (frames, names: two million small allocations on a 1 M-sample
+        // run) is freed with the overlay, after the export (see [`drop_later`]), not while the
+        // exporter allocates.
+        self.view = Some(view);
     }
 
     fn add_sections(&mut self, run: &Run) {
@@ -513,21 +545,48 @@ impl Overlay {
     /// The objects of the waits of `thread` that overlap `[start_ns, end_ns)`, distinct, in time
     /// order, joined by `, ` (empty when none: a sleep, or a wait the waits view does not count).
     pub fn objects_during(&self, thread: ThreadId, start_ns: u64, end_ns: u64) -> String {
-        let Some(idx) = self.waits_by_thread.get(thread as usize) else { return String::new() };
+        let mut out = String::new();
+        self.objects_during_into(thread, start_ns, end_ns, &mut out);
+        out
+    }
+
+    /// [`Overlay::objects_during`] into `out` (cleared first), for callers that ask once per
+    /// stretch of every thread.
+    pub fn objects_during_into(&self, thread: ThreadId, start_ns: u64, end_ns: u64, out: &mut String) {
+        out.clear();
+        let Some(idx) = self.waits_by_thread.get(thread as usize) else { return };
         // Waits of one thread follow one another: skip those that ended before `start_ns`.
-        let first = idx.partition_point(|&i| self.waits[i].end_ns <= start_ns);
-        let mut out: Vec<&str> = Vec::new();
-        for &i in &idx[first..] {
+        let first = idx.partition_point(|&(end, _)| end <= start_ns);
+        let mut seen: [&str; 4] = [""; 4];
+        let mut more: Vec<&str> = Vec::new();
+        let mut n = 0;
+        for &(_, i) in &idx[first..] {
             let w = &self.waits[i];
             if w.start_ns >= end_ns.max(start_ns + 1) {
                 break;
             }
-            if w.end_ns > start_ns && !out.contains(&w.object.as_str()) {
-                out.push(&w.object);
+            let object: &str = &w.object;
+            if w.end_ns > start_ns && !seen[..n.min(4)].contains(&object) && !more.contains(&object) {
+                if n < 4 {
+                    seen[n] = object;
+                } else {
+                    more.push(object);
+                }
+                n += 1;
+                if n > 1 {
+                    out.push_str(", ");
+                }
+                out.push_str(object);
             }
         }
-        out.join(", ")
     }
+}
+
+/// Drops `value` on a thread of its own, so that whoever waits for an export does not also wait
+/// for its buffers to be freed (a 1 M-sample Firefox profile's millions of small allocations
+/// take a fifth of a second). When no thread can be started, `spawn` drops it here.
+pub fn drop_later<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new().name("drop".into()).spawn(move || drop(value));
 }
 
 /// Runs `f` while the overlay of `run` is computed on another thread (it costs about as much as
@@ -686,7 +745,7 @@ mod tests {
     #[test]
     fn objects_during_a_stretch_are_the_waits_overlapping_it() {
         let w = |start_ns, end_ns, object: &str| WaitSpan { thread: 0, start_ns, end_ns, object: object.into(), syscall: None, samples: 1, open: false, futile: false };
-        let o = Overlay { waits: vec![w(0, 10, "a"), w(10, 20, "b"), w(20, 30, "a"), w(40, 50, "c")], waits_by_thread: vec![vec![0, 1, 2, 3]], ..Default::default() };
+        let o = Overlay { waits: vec![w(0, 10, "a"), w(10, 20, "b"), w(20, 30, "a"), w(40, 50, "c")], waits_by_thread: vec![vec![(10, 0), (20, 1), (30, 2), (50, 3)]], ..Default::default() };
         assert_eq!(o.objects_during(0, 5, 25), "a, b");
         assert_eq!(o.objects_during(0, 30, 40), "");
         assert_eq!(o.objects_during(0, 45, 45), "c");
