@@ -460,7 +460,6 @@ fn a_recorder_that_may_not_record_kernel_events_says_so_in_one_line_and_records(
 ///   child's main thread, joining its own locker in `in_thread`, is credited with ending the
 ///   parent's join of its locker).
 #[test]
-#[ignore = "fails until analysis/src/waits.rs leaves blocked threads and other processes out of the same-object candidates"]
 fn inferred_edges_credit_no_thread_blocked_elsewhere_nor_in_another_process() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
@@ -478,4 +477,83 @@ fn inferred_edges_credit_no_thread_blocked_elsewhere_nor_in_another_process() {
     let pid_of = |thread: &Value| mp_run.threads[thread.as_u64().unwrap() as usize].pid;
     let across: Vec<&Value> = view["edges"].as_array().unwrap().iter().filter(|e| pid_of(&e["waker_thread"]) != pid_of(&e["wakee_thread"])).collect();
     assert!(wrong.is_empty() && across.is_empty(), "wakers blocked elsewhere {wrong:?}; inferred wakers from another process {across:?}");
+}
+
+/// `for t in workers: t.join()`: one line, a different `threading.Thread` at each join
+/// (tests/scripts/join_loop.py logs each join's thread, its `id()` and when the join began and
+/// returned). Each join's samples carry the thread it joined — not the first one read at that
+/// line — and, with the kernel's events, each join ends with an edge from the joined thread (its
+/// end may wake the main thread twice: its lock, then the GIL), none of them futile, and the
+/// wait's start and end are the kernel's, within 1 ms inside the logged times.
+#[test]
+fn a_join_loop_waits_on_each_joined_thread_in_turn() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let run_path = dir.path().join("joins.json");
+    let rec = record(&run_path, &["--interval-ms", "2"], &[&script("join_loop.py"), "4"]);
+    assert!(rec.status.success(), "{}", stderr(&rec));
+    let t0 = read(&run_path).meta.started_at.expect("an exact start time");
+    let joins = lines_with(&rec.stdout, "joins")[0].as_array().unwrap().clone();
+    assert_eq!(joins.len(), 4);
+    let view = json(&threadradar(dir.path(), &["waits", run_path.to_str().unwrap(), "--json"]));
+    let main = thread_id(&view, "MainThread");
+    let objects = view["objects"].as_array().unwrap();
+    let intervals: Vec<&Value> = view["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv["thread"] == main && objects[iv["object"].as_u64().unwrap() as usize]["type"] == "threading.Thread")
+        .collect();
+    for j in &joins {
+        let (began, returned) = (j["began"].as_f64().unwrap() - t0, j["returned"].as_f64().unwrap() - t0);
+        // The intervals overlapping this join (10 ms in from either end): every one on the
+        // joined thread, covering the join.
+        let (from, to) = (began + 0.01, returned - 0.01);
+        let mut covered = 0.0;
+        let mut on: Vec<(f64, f64, u64)> = Vec::new();
+        for iv in &intervals {
+            let (s, e) = (iv["start_s"].as_f64().unwrap(), iv["end_s"].as_f64().unwrap());
+            if s < to && e > from {
+                let o = &objects[iv["object"].as_u64().unwrap() as usize];
+                assert_eq!(o["name"], "t", "{o}");
+                on.push((s, e, o["addr"].as_u64().unwrap()));
+                covered += e.min(to) - s.max(from);
+            }
+        }
+        eprintln!("join of {} ({:.3}..{:.3} s): intervals (start, end, address) {on:?}", j["name"], began, returned);
+        assert!(on.iter().all(|w| w.2 == j["addr"].as_u64().unwrap()), "join of {} (id {}) at {began:.3}..{returned:.3} s: waited on {on:?}", j["name"], j["addr"]);
+        assert!(covered >= 0.8 * (to - from), "join of {}: {covered:.3} s of {:.3} s seen waiting: {on:?}", j["name"], to - from);
+    }
+    if view["evidence"]["kernel"] != true {
+        eprintln!("no kernel events: edges not checked");
+        return;
+    }
+    let edges: Vec<&Value> = view["edges"].as_array().unwrap().iter().filter(|e| e["wakee_thread"] == main && objects[e["object_index"].as_u64().unwrap() as usize]["type"] == "threading.Thread").collect();
+    for j in &joins {
+        let name = j["name"].as_str().unwrap();
+        let from: Vec<&&Value> = edges.iter().filter(|e| e["waker"] == name).collect();
+        assert!(!from.is_empty(), "no edge from {name}: {edges:?}");
+        for e in from {
+            assert_eq!(e["futile"], false, "{e}");
+            assert_eq!(objects[e["object_index"].as_u64().unwrap() as usize]["addr"], j["addr"], "{e}");
+        }
+    }
+    let workers: BTreeSet<&str> = joins.iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert!(edges.iter().all(|e| workers.contains(e["waker"].as_str().unwrap())), "only the joined threads end a join: {edges:?}");
+    // The kernel's ends of each join's wait: the switch into the sleep right after the program's
+    // `began`, the wake-up right before its `returned` (the main thread then takes the GIL and
+    // logs), within 1 ms — where a sampled end is up to a period (2 ms) off.
+    let mut off: Vec<(f64, f64)> = Vec::new();
+    for j in &joins {
+        let (began, returned) = (j["began"].as_f64().unwrap() - t0, j["returned"].as_f64().unwrap() - t0);
+        let iv = intervals
+            .iter()
+            .find(|iv| objects[iv["object"].as_u64().unwrap() as usize]["addr"] == j["addr"])
+            .unwrap_or_else(|| panic!("no wait on {}", j["name"]));
+        assert_eq!((iv["kernel_start"].as_bool(), iv["kernel_end"].as_bool()), (Some(true), Some(true)), "{iv}");
+        let (s, e) = (iv["start_s"].as_f64().unwrap(), iv["end_s"].as_f64().unwrap());
+        off.push((s - began, returned - e));
+        assert!(s >= began && s - began < 0.001 && e <= returned && returned - e < 0.001, "join of {}: wait {s:.6}..{e:.6} s, logged {began:.6}..{returned:.6} s", j["name"]);
+    }
+    eprintln!("kernel ends of the joins, (start - began, returned - end) in s: {off:?}");
 }

@@ -1233,9 +1233,20 @@ export type WaitInterval = { thread: number,
  */
 object: number, 
 /**
- * Seconds since the run's start: the first waiting sample, and the thread's next sample.
+ * Seconds since the run's start: the first waiting sample, and the thread's next sample —
+ * or the kernel's times where [`WaitInterval::kernel_start`]/[`WaitInterval::kernel_end`] say so.
  */
-start_s: number, end_s: number, samples: number, 
+start_s: number, end_s: number, 
+/**
+ * `start_s` is the kernel's: the context switch that began the sleep the first waiting
+ * sample saw (after the thread's previous sample). Else sampled: within one period.
+ */
+kernel_start: boolean, 
+/**
+ * `end_s` is the kernel's: the wake-up that ended the sleep the last waiting sample saw
+ * (before the thread's next sample). Else sampled: within one period.
+ */
+kernel_end: boolean, samples: number, 
 /**
  * The blocking system call seen most (`futex`, `read`, …); `None` for the GIL.
  */

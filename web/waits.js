@@ -123,8 +123,10 @@
       const counts = {};
       for (const e of v.edges) counts[e.evidence] = (counts[e.evidence] || 0) + 1;
       const kernel = counts.kernel || 0, inferred = v.edges.length - kernel;
+      const ends = v.intervals.length * 2, exact = v.intervals.reduce((n, w) => n + (w.kernel_start ? 1 : 0) + (w.kernel_end ? 1 : 0), 0);
       const parts = [
-        "Waits: sampled every " + fmtS(v.period_s) + " (a wait's start and end are known to within one period).",
+        "Waits: sampled every " + fmtS(v.period_s) + " (a sampled start or end is known to within one period)" +
+          (exact ? "; " + exact + " of " + ends + " starts and ends are the kernel's (the context switch into the sleep, the wake-up out of it)." : "."),
         "Edges: " + kernel + " kernel-exact, " + inferred + " inferred" +
           (inferred ? " (" + Object.keys(counts).filter((k) => k !== "kernel").map((k) => counts[k] + " " + k).join(", ") + ")" : "") + ".",
         v.evidence.kernel ? "Scheduler wake-ups were recorded (record --sched) and used." : "No scheduler wake-ups in this run: every edge is inferred from samples.",
@@ -283,7 +285,7 @@
           "object: " + (o ? o.object : "?") + (o && o.name ? " (" + o.name + ")" : ""),
           "thread: " + (st.names[w.thread] ? st.names[w.thread].name : w.thread),
           "waited: " + fmtS(w.end_s - w.start_s) + (w.open ? " (no end seen in the run)" : "") + " · " + w.samples + " samples",
-          "from " + fmtS(w.start_s) + " to " + fmtS(w.end_s),
+          "from " + fmtS(w.start_s) + (w.kernel_start ? " (kernel)" : " (sampled)") + " to " + fmtS(w.end_s) + (w.kernel_end ? " (kernel)" : " (sampled)"),
         ];
         if (w.syscall) out.push("blocked in: " + w.syscall);
         if (w.frame) out.push("at: " + w.frame.function + " " + w.frame.file + ":" + w.frame.line + " (click to open)");

@@ -1129,6 +1129,8 @@ mod tests {
                     object: 0,
                     start_s: k as f64,
                     end_s: k as f64 + mean_s,
+                    kernel_start: false,
+                    kernel_end: false,
                     samples: 2,
                     syscall: None,
                     frame: Some(frame.clone()),

@@ -103,9 +103,16 @@ pub struct WaitInterval {
     pub thread: ThreadId,
     /// Index into [`WaitsView::objects`].
     pub object: u32,
-    /// Seconds since the run's start: the first waiting sample, and the thread's next sample.
+    /// Seconds since the run's start: the first waiting sample, and the thread's next sample —
+    /// or the kernel's times where [`WaitInterval::kernel_start`]/[`WaitInterval::kernel_end`] say so.
     pub start_s: f64,
     pub end_s: f64,
+    /// `start_s` is the kernel's: the context switch that began the sleep the first waiting
+    /// sample saw (after the thread's previous sample). Else sampled: within one period.
+    pub kernel_start: bool,
+    /// `end_s` is the kernel's: the wake-up that ended the sleep the last waiting sample saw
+    /// (before the thread's next sample). Else sampled: within one period.
+    pub kernel_end: bool,
     pub samples: u32,
     /// The blocking system call seen most (`futex`, `read`, …); `None` for the GIL.
     pub syscall: Option<String>,
@@ -231,9 +238,10 @@ pub struct WaitsView {
 enum Key {
     /// One GIL per process.
     Gil(u32),
-    /// An object's (or a lock's futex) address in one process: the same address in two
-    /// processes (a fork's copy) is two objects.
-    Addr(u32, u64),
+    /// An object's (or a lock's futex) address in one process, with the object's type (none: a
+    /// futex): the same address in two processes (a fork's copy) is two objects, and so is an
+    /// address reused by an object of another type after the first was freed.
+    Addr(u32, u64, Option<String>),
     Target(String),
     Site(String, Scope),
 }
@@ -275,6 +283,35 @@ pub struct KernelWakeups {
     pub switched_out: Vec<Vec<(u64, bool)>>,
     /// Whether the run recorded context switches at all (older `--sched` runs may not).
     pub has_switches: bool,
+}
+
+impl KernelWakeups {
+    /// When the sleep that observation `first` of `thread` saw began: the thread's last switch
+    /// out before it was read, if that was into a sleep, after its previous observation, and no
+    /// wake-up came between the two (it still slept when read).
+    fn sleep_began(&self, thread: ThreadId, obs: &[Obs], first: usize, t: impl Fn(u32) -> u64) -> Option<u64> {
+        let seen = |o: &Obs| o.ts.seen_at(t(o.tick));
+        let at = seen(&obs[first]);
+        let before = first.checked_sub(1).map_or(0, |p| seen(&obs[p]));
+        let outs = &self.switched_out[thread as usize];
+        let (x, slept) = *outs.get(outs.partition_point(|&(x, _)| x <= at).checked_sub(1)?)?;
+        let wakes = &self.wakeups[thread as usize];
+        let woken = wakes.get(wakes.partition_point(|&(y, _)| y <= x)).is_some_and(|&(y, _)| y <= at);
+        (slept && x > before && !woken).then_some(x)
+    }
+
+    /// When the sleep that observation `last` of `thread` saw ended: the first wake-up after it
+    /// was read, if it came before the thread's next observation (`next`) and the thread was
+    /// not switched out in between (it had not run).
+    fn sleep_ended(&self, thread: ThreadId, obs: &[Obs], last: usize, next: Option<usize>, t: impl Fn(u32) -> u64) -> Option<u64> {
+        let seen = |o: &Obs| o.ts.seen_at(t(o.tick));
+        let (at, upto) = (seen(&obs[last]), seen(&obs[next?]));
+        let wakes = &self.wakeups[thread as usize];
+        let (y, _) = *wakes.get(wakes.partition_point(|&(y, _)| y <= at))?;
+        let outs = &self.switched_out[thread as usize];
+        let ran = outs.get(outs.partition_point(|&(x, _)| x <= at)).is_some_and(|&(x, _)| x < y);
+        (y <= upto && !ran).then_some(y)
+    }
 }
 
 /// Computes the waits view. `run` must have passed [`Run::validate`].
@@ -376,15 +413,24 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     }
 
     let t = |tick: u32| run.samples[tick as usize].t;
+    let kernel = if opts.no_kernel { None } else { kernel_wakeups(run) };
     let mut intervals: Vec<WaitInterval> = raws
         .par_iter()
         .map(|r| {
             let obs = &per_thread[r.thread as usize];
-            let start = t(obs[r.first].tick);
-            let end = match r.next {
+            let mut start = t(obs[r.first].tick);
+            let mut end = match r.next {
                 Some(k) => t(obs[k].tick),
                 None => t(obs[r.last].tick) + period_ns,
             };
+            // With context switches recorded, a wait's ends are the kernel's — but for the
+            // GIL, whose waiter wakes itself every switch interval and sleeps again, so that
+            // neither the sleep seen first nor the wake-up after the last is the wait's end.
+            let exact = kernel.as_ref().filter(|kw| kw.has_switches && !matches!(b.objects[r.obj as usize].key, Key::Gil(_)));
+            let kernel_start = exact.and_then(|kw| kw.sleep_began(r.thread, obs, r.first, t));
+            let kernel_end = exact.and_then(|kw| kw.sleep_ended(r.thread, obs, r.last, r.next, t));
+            start = kernel_start.unwrap_or(start);
+            end = kernel_end.unwrap_or(end);
             // A wait sees one or two blocking calls: counted in a short list, not a map.
             let mut calls: Vec<(StrId, u32)> = Vec::new();
             for o in &obs[r.first..=r.last] {
@@ -401,6 +447,8 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 object: r.obj,
                 start_s: secs(start),
                 end_s: secs(end),
+                kernel_start: kernel_start.is_some(),
+                kernel_end: kernel_end.is_some(),
                 samples: (r.last - r.first + 1) as u32,
                 syscall,
                 frame: obs[r.first].frame.map(|f| location(run, f)),
@@ -415,7 +463,6 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     //    Only without kernel events: with them every wake-up is known (step 4), and a sampled
     //    guess — the thread may have left the loop and come back between two samples — would
     //    only add wrong ones.
-    let kernel = if opts.no_kernel { None } else { kernel_wakeups(run) };
     let mut futile_sampled = vec![false; raws.len()];
     for k in 0..if kernel.is_some() { 0 } else { raws.len().saturating_sub(1) } {
         let (a, c) = (&raws[k], &raws[k + 1]);
@@ -705,12 +752,18 @@ impl EdgeInputs<'_, '_> {
             }
             return futile_kernel;
         }
-        // Same object: candidates touching the object at either sample (one entry per thread).
+        // Same object: candidates touching the object at either sample (one entry per thread):
+        // threads of the waiter's process (its objects are that process's: another process's
+        // copy of a lock is another object) that are not themselves waiting then — a thread
+        // blocked on this or any other object releases nothing. Waiting for the GIL is no such
+        // block: a releaser often waits for it right after the release that woke the waiter.
+        let pid = run.threads[r.thread as usize].pid;
+        let blocked = |tick: u32, i: usize| waiting_at.get(tick, i).is_some_and(|x| !matches!(b.objects[x as usize].key, Key::Gil(_)));
         let weights = &mut scratch.weights;
         weights.clear();
         for tick in [tb, te] {
             for (i, o) in run.samples[tick as usize].threads.iter().enumerate() {
-                if o.thread == r.thread || waiting_at.get(tick, i) == Some(r.obj) {
+                if o.thread == r.thread || blocked(tick, i) || run.threads[o.thread as usize].pid != pid {
                     continue;
                 }
                 let w = o.stack.map_or(0, |st| touching.weight(&mut scratch.scope, st, r.obj, info));
@@ -842,6 +895,13 @@ fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool) -> EvidenceAvailable
         if let Some(n) = &sched.note {
             notes.push(n.clone());
         }
+    }
+    if run.processes.len() > 1 {
+        notes.push(format!(
+            "{} processes: objects are per process, so a lock or semaphore shared between processes (multiprocessing) is listed once for each process that waited on it; {}",
+            run.processes.len(),
+            if kernel { "a waker in another process is named only by a kernel wake-up" } else { "wakers are inferred only within the waiter's process" }
+        ));
     }
     if run.meta.started_at.is_none() {
         notes.push("no exact start time in this run: times cannot be lined up with the program's own log".to_string());
@@ -1044,7 +1104,7 @@ impl<'r> Builder<'r> {
                     if type_name == "GIL" {
                         return (Some(self.gil(pid)), frame);
                     }
-                    let key = Key::Addr(pid, obj.addr);
+                    let key = Key::Addr(pid, obj.addr, Some(type_name.clone()));
                     let name = obj.name.map(|n| run.str(n).to_string());
                     let of = obj.frame.or(frame);
                     let o = self.object(key.clone(), || ObjInfo { key, type_name, name, addr: Some(obj.addr), scope, frame: of });
@@ -1056,7 +1116,7 @@ impl<'r> Builder<'r> {
                 // A futex identifies a lock; a condition's (and so an event's or a queue's)
                 // futex is a fresh waiter lock per wait, so those fall back to the wait site.
                 if let (Some(addr), "lock") = (target.futex, kind) {
-                    let key = Key::Addr(pid, addr);
+                    let key = Key::Addr(pid, addr, None);
                     let type_name = kind.to_string();
                     let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: Some(addr), scope, frame });
                     return (Some(o), frame);
@@ -1161,7 +1221,7 @@ impl<'r> Builder<'r> {
                 Scope::Function(f) => format!("{t} in {}", run.qualname(*f)),
                 Scope::None => t.clone(),
             },
-            Key::Addr(pid, a) => match &info.name {
+            Key::Addr(pid, a, _) => match &info.name {
                 Some(n) => format!("{} {n}{}", info.type_name, self.of_process(*pid)),
                 None => format!("{} at {a:#x}{}", info.type_name, self.of_process(*pid)),
             },

@@ -117,6 +117,19 @@ enum Site {
     CLevel { name: String, local: bool },
 }
 
+impl Site {
+    /// Whether the futex slept on is the object's own, so that another futex at the same site is
+    /// another object: a lock (C-level, a `multiprocessing` semaphore, a thread's lock in
+    /// `Thread.join`). A condition (and an event, a semaphore, a queue or a future, built on
+    /// one) sleeps on a fresh waiter lock at every wait: there, the futex says nothing.
+    fn futex_names_object(&self) -> bool {
+        match self {
+            Site::CLevel { .. } => true,
+            Site::Api { module, class, .. } => module == "multiprocessing.synchronize" || (module == "threading" && matches!(class.as_str(), "Thread" | "_RLock")),
+        }
+    }
+}
+
 /// Finds the site of a futex or GIL-free wait from the frames (innermost first).
 fn find_site(frames: &[FrameRef], line_of: &mut impl FnMut(&str, u32) -> Option<String>) -> Option<Site> {
     let mut api = None;
@@ -337,8 +350,11 @@ impl WaitReader {
             base = id;
         }
         let prev = self.threads.remove(&o.thread);
-        // The same thread at the same stack: the object read there before, re-read now and then.
-        if let Some((_, obj, read_at)) = prev.as_ref().and_then(|c| c.object.clone()).filter(|(st, ..)| *st == o.stack) {
+        // The same thread at the same stack: the object read there before, re-read now and then
+        // — unless the futex, which names the object at this site, changed: `for t in threads:
+        // t.join()` waits at one line on another thread's lock each time.
+        let same_object = |c: &Cached| c.key == key || !site.futex_names_object();
+        if let Some((_, obj, read_at)) = prev.as_ref().filter(|c| same_object(c)).and_then(|c| c.object.clone()).filter(|(st, ..)| *st == o.stack) {
             let mut with = t.clone();
             with.object = Some(obj.clone());
             let id = b.wait(with);

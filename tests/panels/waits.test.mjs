@@ -134,6 +134,10 @@ describe("the Waits tab on handoffs.py", () => {
     assert.equal(tip.children, 0, "the tooltip is plain text");
     assert.ok(tip.text.includes("object: " + answer.view.objects[p.w.object].object), tip.text);
     assert.ok(tip.text.includes("waited: "), tip.text);
+    // Each end says how it was obtained, as the answer does.
+    const ends = /from \S+ m?s \((kernel|sampled)\) to \S+ m?s \((kernel|sampled)\)/.exec(tip.text);
+    assert.ok(ends, tip.text);
+    assert.deepEqual([ends[1] === "kernel", ends[2] === "kernel"], [p.w.kernel_start, p.w.kernel_end], tip.text);
     assert.ok(/woken by|no evidence/.test(tip.text), tip.text);
   });
 
