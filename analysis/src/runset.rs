@@ -133,14 +133,27 @@ pub fn spread_text(s: &Spread, f: &dyn Fn(f64) -> String) -> String {
 /// The two-sided p-value of Welch's t-test of `a` against `b`; `None` when a side has fewer than
 /// two values (no spread to compare with).
 pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
-    let (sa, sb) = (Spread::of(a)?, Spread::of(b)?);
-    let (va, vb) = (sa.sd?.powi(2) / sa.n as f64, sb.sd?.powi(2) / sb.n as f64);
-    let diff = sb.mean - sa.mean;
+    let exact = |x: &[f64]| -> Vec<(f64, f64)> { x.iter().map(|&v| (v, 0.0)).collect() };
+    welch_p_counted(&exact(a), &exact(b))
+}
+
+/// [`welch_p`] on figures with counting noise (`(value, sd)` per run): each side's variance is at
+/// least the mean of its runs' counting variances — runs that agree by the luck of a few samples
+/// do not make a difference exact.
+pub fn welch_p_counted(a: &[(f64, f64)], b: &[(f64, f64)]) -> Option<f64> {
+    let side = |x: &[(f64, f64)]| -> Option<(f64, f64, usize)> {
+        let values: Vec<f64> = x.iter().map(|v| v.0).collect();
+        let s = Spread::of(&values)?;
+        let noise = x.iter().map(|v| v.1 * v.1).sum::<f64>() / x.len() as f64;
+        Some((s.mean, s.sd?.powi(2).max(noise) / s.n as f64, s.n))
+    };
+    let ((ma, va, na), (mb, vb, nb)) = (side(a)?, side(b)?);
+    let diff = mb - ma;
     if va + vb == 0.0 {
-        return Some(if diff.abs() <= 1e-12 * sa.mean.abs().max(sb.mean.abs()).max(1.0) { 1.0 } else { 0.0 });
+        return Some(if diff.abs() <= 1e-12 * ma.abs().max(mb.abs()).max(1.0) { 1.0 } else { 0.0 });
     }
     let t = diff / (va + vb).sqrt();
-    let df = (va + vb).powi(2) / (va.powi(2) / (sa.n - 1) as f64 + vb.powi(2) / (sb.n - 1) as f64);
+    let df = (va + vb).powi(2) / (va.powi(2) / (na - 1) as f64 + vb.powi(2) / (nb - 1) as f64);
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
     Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
 }
@@ -181,22 +194,32 @@ pub struct Significance {
     pub note: String,
 }
 
-/// The figure of one run that a statement rests on, for the test against the runs' spread.
-fn figure(statement: &str, artifact: &str, view: &ReportView, times: &HashMap<String, FunctionTimes>) -> Option<f64> {
+/// The per-run figure behind a statement, and the standard deviation of its counting noise: a
+/// figure made of samples is a count `k` of them (a share of `N` counted samples, or `k` sampling
+/// periods), and counts scatter by about `√k` from run to run — at least one sample's worth, so
+/// that a function seen in one sample of each base run and in none of the new ones is not an
+/// exact difference. Counts of threads and clusters carry no such noise (0).
+fn figure(statement: &str, artifact: &str, view: &ReportView, times: &HashMap<String, FunctionTimes>) -> Option<(f64, f64)> {
+    let period = view.run.interval_ms / 1000.0;
+    // `k` periods of time: √max(k, 1) periods.
+    let timed = |s: f64| (s, if period > 0.0 { (s / period).max(1.0).sqrt() * period } else { 0.0 });
     if artifact == "program" && statement.contains("finishes") {
-        return Some(view.run.duration_s);
+        return Some((view.run.duration_s, period));
     }
     if statement.contains("finishes") {
-        return Some(times.get(artifact).map_or(0.0, |t| t.finish_s));
+        return Some((times.get(artifact).map_or(0.0, |t| t.finish_s), period));
     }
     if statement.contains("waiting time") {
-        return Some(times.get(artifact).map_or(0.0, |t| t.idle_s));
+        return Some(timed(times.get(artifact).map_or(0.0, |t| t.idle_s)));
     }
     if statement.contains("time in it") {
-        return Some(times.get(artifact).map_or(0.0, |t| t.stack_s));
+        return Some(timed(times.get(artifact).map_or(0.0, |t| t.stack_s)));
     }
     if statement.contains(": wake-ups seen ") {
-        return times.get(artifact).filter(|t| t.waits > 0).map(|t| t.idle_s / t.waits as f64);
+        return times.get(artifact).filter(|t| t.waits > 0).map(|t| {
+            let (_, sd) = timed(t.idle_s);
+            (t.idle_s / t.waits as f64, sd / t.waits as f64)
+        });
     }
     let a = view
         .artifacts
@@ -204,12 +227,15 @@ fn figure(statement: &str, artifact: &str, view: &ReportView, times: &HashMap<St
         .find(|a| a.qualname == artifact && a.file_kind == FileKind::User)
         .or_else(|| view.artifacts.iter().find(|a| a.qualname == artifact));
     if statement.contains(": run by ") {
-        return Some(a.map_or(0.0, |a| a.threads as f64));
+        return Some((a.map_or(0.0, |a| a.threads as f64), 0.0));
     }
     if statement.contains("cluster") {
-        return Some(a.map_or(0.0, |a| a.clusters.len() as f64));
+        return Some((a.map_or(0.0, |a| a.clusters.len() as f64), 0.0));
     }
-    Some(a.map_or(0.0, |a| a.crt))
+    // crt = k / N counted samples: √max(k, 1) / N.
+    let crt = a.map_or(0.0, |a| a.crt);
+    let n = view.counted_samples as f64;
+    Some((crt, if n > 0.0 { (crt * n).max(1.0).sqrt() / n } else { 0.0 }))
 }
 
 /// Marks each change of `c` significant or within noise: [`welch_p`] on the per-run figure
@@ -243,9 +269,9 @@ pub fn mark_significance(c: &mut Comparison, base: &[Run], new: &[Run], options:
     // p-values of the changes whose figure could be tested, then Holm's correction over them.
     let mut tested: Vec<(usize, f64)> = Vec::new();
     for (i, ch) in c.changes.iter().enumerate() {
-        let xs: Option<Vec<f64>> = b.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
-        let ys: Option<Vec<f64>> = n.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
-        if let Some(p) = xs.zip(ys).and_then(|(xs, ys)| welch_p(&xs, &ys)) {
+        let xs: Option<Vec<(f64, f64)>> = b.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
+        let ys: Option<Vec<(f64, f64)>> = n.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
+        if let Some(p) = xs.zip(ys).and_then(|(xs, ys)| welch_p_counted(&xs, &ys)) {
             tested.push((i, p));
         }
     }
@@ -332,5 +358,14 @@ mod tests {
         assert_eq!(welch_p(&[1.0], &b), None);
         assert_eq!(welch_p(&[10.0, 10.0], &[1.0, 1.0, 1.0]), Some(0.0));
         assert_eq!(welch_p(&[1.0, 1.0], &[1.0, 1.0]), Some(1.0));
+        // Counting noise: one sample (of 55) in each base run, none in the new ones, is within
+        // it; a difference of half the samples is not.
+        let one = 1.0 / 55.0;
+        let p = welch_p_counted(&[(one, one); 3], &[(0.0, one); 3]).unwrap();
+        assert!(p > 0.1, "{p}");
+        assert_eq!(welch_p(&[one; 3], &[0.0; 3]), Some(0.0));
+        let (k, n): (f64, f64) = (500.0, 1000.0);
+        let p = welch_p_counted(&[(k / n, k.sqrt() / n); 3], &[(0.0, 1.0 / n); 3]).unwrap();
+        assert!(p < 1e-3, "{p}");
     }
 }
