@@ -224,3 +224,51 @@ fn recording_from_the_editor_uses_the_runs_dir_and_interval_the_server_lists() {
     assert!(!root.join(".threadradar/runs").exists(), "nothing in the default directory");
     assert!(c.shutdown().success());
 }
+
+/// The runs directory the client is asked to watch follows `runsDir` and the project's `runs-dir`:
+/// a client that registers file watchers dynamically gets `<folder>/<runsDir>/*.json` beside
+/// `**/.threadradar/runs/*.json`, and a new registration (after unregistering the old one) when
+/// the setting changes; its notification of a new run there lists and shows it at once (the
+/// poll is set to a minute, so nothing else finds it).
+#[test]
+fn the_client_watches_the_runs_dir_the_settings_and_the_project_name() {
+    let _serial = common::serial();
+    let (_dir, root) = project("runs-dir = \"profiles\"");
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.watch_files = true;
+    c.initialize(&root, json!({ "pollMs": 60000, "runsDir": "editor-runs" }));
+    let globs = |m: &Value| -> Vec<String> {
+        m["params"]["registrations"][0]["registerOptions"]["watchers"].as_array().unwrap().iter().map(|w| w["globPattern"].as_str().unwrap().to_string()).collect()
+    };
+    let reg = c.wait_for(Duration::from_secs(10), |m| m["method"] == "client/registerCapability").expect("a watcher registration");
+    let root_s = root.display().to_string();
+    assert_eq!(globs(&reg), ["**/.threadradar/runs/*.json".to_string(), format!("{root_s}/editor-runs/*.json")], "{reg}");
+
+    // A run written there, and the client's word for it: listed and shown.
+    let run = root.join("editor-runs").join("spin.json");
+    std::fs::create_dir_all(run.parent().unwrap()).unwrap();
+    std::fs::write(root.join("spin.py"), "import time\n\nend = time.time() + 0.5\nwhile time.time() < end:\n    sum(range(2000))\n").unwrap();
+    let o = common::record(&run, &[], &[root.join("spin.py").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    c.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": file_uri(&run), "type": 1 }] }));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while c.call("threadRadar/runs", json!({}))["active"] != json!(run) {
+        assert!(std::time::Instant::now() < deadline, "the watched run is not shown: {}", c.call("threadRadar/runs", json!({})));
+        c.drain(Duration::from_millis(100));
+    }
+
+    // Without the setting: the project's runs-dir, the old registration dropped first.
+    let before = c.server_requests.len();
+    settings(&mut c, json!({ "runsDir": null }));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !c.server_requests[before..].iter().any(|r| r["method"] == "client/registerCapability") {
+        assert!(std::time::Instant::now() < deadline, "no new registration");
+        c.drain(Duration::from_millis(100));
+    }
+    let asked: Vec<&Value> = c.server_requests[before..].iter().filter(|r| r["method"].as_str().unwrap().ends_with("egisterCapability")).collect();
+    let methods: Vec<&str> = asked.iter().map(|r| r["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["client/unregisterCapability", "client/registerCapability"], "the old watcher dropped, then the new one");
+    let reg = asked[1].clone();
+    assert_eq!(globs(&reg), ["**/.threadradar/runs/*.json".to_string(), format!("{root_s}/profiles/*.json")], "{reg}");
+    assert!(c.shutdown().success());
+}

@@ -24,6 +24,9 @@ pub struct LspClient {
     pub server_requests: Vec<Value>,
     /// Declare `inlayHint.resolveSupport` for tooltips in `initialize` (as VS Code does).
     pub resolve_tooltips: bool,
+    /// Advertise `workspace.didChangeWatchedFiles.dynamicRegistration` (the server then asks to
+    /// watch the runs directories).
+    pub watch_files: bool,
 }
 
 impl LspClient {
@@ -72,7 +75,7 @@ impl LspClient {
                 }
             }
         });
-        LspClient { child, stdin, rx, next_id: 1, notifications: Vec::new(), server_requests: Vec::new(), resolve_tooltips: false }
+        LspClient { child, stdin, rx, next_id: 1, notifications: Vec::new(), server_requests: Vec::new(), resolve_tooltips: false, watch_files: false }
     }
 
     pub fn pid(&self) -> u32 {
@@ -172,6 +175,7 @@ impl LspClient {
                         "inlayHint": { "refreshSupport": true },
                         "codeLens": { "refreshSupport": true },
                         "symbol": {},
+                        "didChangeWatchedFiles": { "dynamicRegistration": self.watch_files },
                     },
                     "window": { "workDoneProgress": true, "showDocument": { "support": true }, "showMessage": {} },
                     "textDocument": { "inlayHint": { "resolveSupport": resolve }, "codeLens": {}, "hover": { "contentFormat": ["markdown", "plaintext"] } },

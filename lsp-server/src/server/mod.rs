@@ -151,6 +151,8 @@ struct State {
     /// Run files that failed to load, with the (size, mtime) they had: retried when it changes.
     failed: HashMap<PathBuf, (u64, u64)>,
     told_no_runs: bool,
+    /// The globs the client was asked to watch for runs (`None`: not yet).
+    runs_watched: Option<Vec<String>>,
     generation: u64,
     loading: Option<Loading>,
     recording: Option<ActiveRecording>,
@@ -526,22 +528,7 @@ impl LanguageServer for Server {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        let dynamic = self.state().caps.watched_files_dynamic;
-        if dynamic {
-            let options = DidChangeWatchedFilesRegistrationOptions {
-                watchers: vec![FileSystemWatcher { glob_pattern: GlobPattern::String("**/.threadradar/runs/*.json".into()), kind: None }],
-            };
-            let reg = Registration {
-                id: "threadradar-runs".into(),
-                method: "workspace/didChangeWatchedFiles".into(),
-                register_options: serde_json::to_value(options).ok(),
-            };
-            let me = self.0.clone();
-            // Not awaited here: the client answers registrations whenever it likes.
-            tokio::spawn(async move {
-                let _ = me.client.register_capability(vec![reg]).await;
-            });
-        }
+        self.0.watch_runs_dirs().await;
         self.0.ensure_started();
     }
 
@@ -587,7 +574,9 @@ impl LanguageServer for Server {
             self.show(MessageType::WARNING, format!("ThreadRadar: {}", ignored.join("; "))).await;
         }
         if new_runs_dir {
-            // Another runs directory (`runsDir`): list its runs (and show its newest) now.
+            // Another runs directory (`runsDir`): list its runs (and show its newest) now, and
+            // have the client watch it.
+            self.0.watch_runs_dirs().await;
             self.0.rescan(false).await;
         }
         self.refresh(Change::Settings).await;
@@ -608,6 +597,7 @@ impl LanguageServer for Server {
                 }
             }
         }
+        self.0.watch_runs_dirs().await;
         self.0.rescan(false).await;
     }
 

@@ -2,7 +2,53 @@
 
 use super::*;
 
+/// The registration id of the runs watcher.
+const RUNS_WATCHER: &str = "threadradar-runs";
+
+/// What the client watches for runs: `.threadradar/runs` anywhere in the workspace, and each
+/// folder's runs directory where settings or the project put it elsewhere (`runsDir`,
+/// `runs-dir`), as an absolute glob.
+pub(super) fn runs_globs(folders: &[PathBuf], overrides: &crate::project::Overrides) -> Vec<String> {
+    let mut globs = vec!["**/.threadradar/runs/*.json".to_string()];
+    for f in folders {
+        let dir = crate::project::folder_runs_dir(f, overrides);
+        if !dir.ends_with(".threadradar/runs") {
+            let g = format!("{}/*.json", dir.display());
+            if !globs.contains(&g) {
+                globs.push(g);
+            }
+        }
+    }
+    globs
+}
+
 impl Backend {
+    /// Asks a client that registers file watchers dynamically to watch the runs directories
+    /// ([`runs_globs`]), replacing what it watched before (once registered, the id is
+    /// unregistered first). Not awaited: the client answers whenever it likes.
+    pub(super) async fn watch_runs_dirs(self: &Arc<Self>) {
+        let (dynamic, globs, registered) = {
+            let mut s = self.state();
+            let globs = runs_globs(&s.folders, &s.settings.overrides());
+            let registered = std::mem::replace(&mut s.runs_watched, Some(globs.clone()));
+            (s.caps.watched_files_dynamic, globs, registered)
+        };
+        if !dynamic || registered.as_ref() == Some(&globs) {
+            return;
+        }
+        let options = DidChangeWatchedFilesRegistrationOptions {
+            watchers: globs.into_iter().map(|g| FileSystemWatcher { glob_pattern: GlobPattern::String(g), kind: None }).collect(),
+        };
+        let reg = Registration { id: RUNS_WATCHER.into(), method: "workspace/didChangeWatchedFiles".into(), register_options: serde_json::to_value(options).ok() };
+        let me = self.clone();
+        tokio::spawn(async move {
+            if registered.is_some() {
+                let _ = me.client.unregister_capability(vec![Unregistration { id: RUNS_WATCHER.into(), method: "workspace/didChangeWatchedFiles".into() }]).await;
+            }
+            let _ = me.client.register_capability(vec![reg]).await;
+        });
+    }
+
     /// Lists the runs; loads the newest one when it is new (unless the user chose a run).
     pub(super) async fn rescan(&self, first: bool) {
         let _guard = self.load_lock.lock().await;
