@@ -171,7 +171,11 @@ describe("panels on Bug 1 (worker manager)", () => {
     await rendered(page, "overview", () => page.click("#reset"));
     await page.waitForFunction(() => document.getElementById("filter-info").textContent === "");
     assert.equal(await page.getAttribute("#program-figures", "data-threads"), "11");
-    assert.equal(await page.$$eval("#tree li.thread.deselected", (els) => els.length), 0);
+    // The tree is the detail's, reloaded beside the overview: it may land a moment later.
+    await page
+      .waitForFunction(() => document.querySelectorAll("#tree li.thread.deselected").length === 0, null, { timeout: 5000 })
+      .catch(() => undefined);
+    assert.equal(await page.$$eval("#tree li.thread.deselected", (els) => els.length), 0, "reset selects every thread in the detail's tree");
   });
 
   test("the Timeline view draws the server's layout and a click on a bar navigates", async () => {
