@@ -260,6 +260,9 @@ struct ObjInfo {
     addr: Option<u64>,
     scope: Scope,
     frame: Option<FrameId>,
+    /// `frame` is in the program's code. A scope of the standard library's (`Thread.run`,
+    /// `_worker`) is shared by threads that never touch the object, so it is no evidence.
+    user: bool,
 }
 
 /// One observation of a thread classified.
@@ -273,6 +276,8 @@ struct Obs<'r> {
     /// The thread sleeps on the lock of a condition-like object, not on the condition itself
     /// (see [`lock_futexes`]).
     lock: bool,
+    /// `frame` is in the program's code (not a stack caught without it, e.g. while starting).
+    user: bool,
 }
 
 /// The kernel's events per thread of the run: its wake-ups, `(t_ns, waker thread)`, and the
@@ -336,7 +341,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     // process: each distinct combination is classified once (objects are still made in the order
     // of their first sample).
     type ClassKey = (Option<StackId>, ThreadState, Option<StrId>, Option<u32>, u32);
-    let mut classified: FastMap<ClassKey, (Option<u32>, Option<FrameId>, bool)> = FastMap::default();
+    let mut classified: FastMap<ClassKey, (Option<u32>, Option<FrameId>, bool, bool)> = FastMap::default();
     let mut listed_at = vec![u32::MAX; n];
     for (tick, s) in run.samples.iter().enumerate() {
         waiting_at.start.push(waiting_at.obj.len());
@@ -344,11 +349,12 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         for ts in &s.threads {
             let pid = run.threads.get(ts.thread as usize).map_or(0, |t| t.pid);
             let key = (ts.stack, ts.state, ts.blocked, ts.wait, pid);
-            let (obj, frame, lock) = match classified.get(&key) {
+            let (obj, frame, lock, user) = match classified.get(&key) {
                 Some(&v) => v,
                 None => {
                     let (obj, frame) = b.classify(ts);
-                    let v = (obj, frame, sleeps_on_lock(run, ts, &lock_futexes));
+                    let user = ts.stack.is_some_and(|st| b.stack_info(st).2);
+                    let v = (obj, frame, sleeps_on_lock(run, ts, &lock_futexes), user);
                     classified.insert(key, v);
                     v
                 }
@@ -362,7 +368,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 None => repeated = true,
             }
             if let Some(v) = per_thread.get_mut(ts.thread as usize) {
-                v.push(Obs { tick: tick as u32, ts, obj, frame, lock });
+                v.push(Obs { tick: tick as u32, ts, obj, frame, lock, user });
             }
         }
         if repeated {
@@ -398,16 +404,22 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 i += 1;
                 continue;
             };
-            let mut j = i;
+            // One wait: the same object at one site of the program's code, sample after
+            // sample. A stack without the program's code (caught mid-change) names no site, so
+            // it neither ends the wait nor fixes its site.
+            let (mut j, mut site) = (i, i);
             while j + 1 < obs.len()
                 && obs[j + 1].obj == Some(obj)
-                && obs[j + 1].frame == obs[i].frame
+                && (!obs[j + 1].user || !obs[site].user || obs[j + 1].frame == obs[site].frame)
                 && obs[j + 1].tick <= obs[j].tick + 2
             {
                 j += 1;
+                if obs[j].user && !obs[site].user {
+                    site = j;
+                }
             }
             let next = (j + 1 < obs.len() && obs[j + 1].tick <= obs[j].tick + 2).then_some(j + 1);
-            raws.push(Raw { thread: th as ThreadId, obj, first: i, last: j, next });
+            raws.push(Raw { thread: th as ThreadId, obj, first: i, last: j, next, site });
             i = j + 1;
         }
     }
@@ -451,7 +463,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 kernel_end: kernel_end.is_some(),
                 samples: (r.last - r.first + 1) as u32,
                 syscall,
-                frame: obs[r.first].frame.map(|f| location(run, f)),
+                frame: obs[r.site].frame.map(|f| location(run, f)),
                 open: r.next.is_none(),
                 futile: false,
             }
@@ -470,9 +482,9 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
             continue;
         }
         let obs = &per_thread[a.thread as usize];
-        let (Some(frame), Some(ts0)) = (obs[a.first].frame, obs[a.first].ts.stack) else { continue };
+        let (Some(frame), Some(ts0)) = (obs[a.site].frame, obs[a.site].ts.stack) else { continue };
         // Taking the condition's lock back after a notify is the same wait going on, not a new one.
-        if obs[c.first].frame != Some(frame) || matches!(b.objects[a.obj as usize].key, Key::Gil(_)) || obs[c.first].lock {
+        if obs[c.site].frame != Some(frame) || matches!(b.objects[a.obj as usize].key, Key::Gil(_)) || obs[c.first].lock {
             continue;
         }
         let Some(depth) = depth_of(run, ts0, frame) else { continue };
@@ -612,6 +624,8 @@ struct Raw {
     first: usize,
     last: usize,
     next: Option<usize>,
+    /// The observation naming the wait's site: the first in the program's code, else `first`.
+    site: usize,
 }
 
 /// What finding the edges of a wait reads, shared by the threads that find them.
@@ -1036,12 +1050,22 @@ struct Builder<'r> {
     run: &'r Run,
     objects: Vec<ObjInfo>,
     index: HashMap<Key, u32>,
-    stdlib_cache: FastMap<StackId, (Option<FrameId>, &'static str)>,
+    stdlib_cache: FastMap<StackId, (Option<FrameId>, &'static str, bool)>,
 }
 
 impl<'r> Builder<'r> {
     fn object(&mut self, key: Key, make: impl FnOnce() -> ObjInfo) -> u32 {
         if let Some(&i) = self.index.get(&key) {
+            // An object first seen from a stack without the program's code (a thread sampled
+            // while starting, or waiting inside the library) takes its site from the first
+            // sample that shows where the program waits on it. A site's key is its scope.
+            if !self.objects[i as usize].user && matches!(key, Key::Addr(..) | Key::Target(_)) {
+                let seen = make();
+                if seen.user {
+                    let o = &mut self.objects[i as usize];
+                    (o.scope, o.frame, o.user) = (seen.scope, seen.frame, true);
+                }
+            }
             return i;
         }
         let i = self.objects.len() as u32;
@@ -1071,14 +1095,14 @@ impl<'r> Builder<'r> {
     }
 
     fn gil(&mut self, pid: u32) -> u32 {
-        self.object(Key::Gil(pid), || ObjInfo { key: Key::Gil(pid), type_name: "GIL".into(), name: None, addr: None, scope: Scope::None, frame: None })
+        self.object(Key::Gil(pid), || ObjInfo { key: Key::Gil(pid), type_name: "GIL".into(), name: None, addr: None, scope: Scope::None, frame: None, user: false })
     }
 
     /// The object a sample waits on and its waiting frame; `(None, _)` when it does not wait.
     fn classify(&mut self, ts: &ThreadSample) -> (Option<u32>, Option<FrameId>) {
-        let (frame, kind) = match ts.stack {
+        let (frame, kind, user) = match ts.stack {
             Some(s) => self.stack_info(s),
-            None => (None, "lock"),
+            None => (None, "lock", false),
         };
         let run = self.run;
         let pid = run.threads.get(ts.thread as usize).map_or(0, |t| t.pid);
@@ -1107,7 +1131,7 @@ impl<'r> Builder<'r> {
                     let key = Key::Addr(pid, obj.addr, Some(type_name.clone()));
                     let name = obj.name.map(|n| run.str(n).to_string());
                     let of = obj.frame.or(frame);
-                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name, addr: Some(obj.addr), scope, frame: of });
+                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name, addr: Some(obj.addr), scope, frame: of, user });
                     return (Some(o), frame);
                 }
                 if ts.state == ThreadState::Gil || call == "GIL" {
@@ -1118,13 +1142,13 @@ impl<'r> Builder<'r> {
                 if let (Some(addr), "lock") = (target.futex, kind) {
                     let key = Key::Addr(pid, addr, None);
                     let type_name = kind.to_string();
-                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: Some(addr), scope, frame });
+                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: Some(addr), scope, frame, user });
                     return (Some(o), frame);
                 }
                 if let Some(t) = target.fd_target {
                     let key = Key::Target(run.str(t).to_string());
                     let type_name = format!("I/O ({call})");
-                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame });
+                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame, user });
                     return (Some(o), frame);
                 }
             }
@@ -1138,12 +1162,12 @@ impl<'r> Builder<'r> {
                     if let Some(t) = ts.wait.and_then(|w| run.waits.get(w as usize)).and_then(|w| w.fd_target) {
                         let key = Key::Target(run.str(t).to_string());
                         let type_name = format!("I/O ({c})");
-                        let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame });
+                        let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame, user });
                         return (Some(o), frame);
                     }
                     let type_name = format!("I/O ({c})");
                     let key = Key::Site(type_name.clone(), scope);
-                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame });
+                    let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame, user });
                     (Some(o), frame)
                 }
                 _ => (None, frame),
@@ -1159,14 +1183,14 @@ impl<'r> Builder<'r> {
                     Some(c) => c.to_string(),
                 };
                 let key = Key::Site(type_name.clone(), scope);
-                let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame });
+                let o = self.object(key.clone(), || ObjInfo { key, type_name, name: None, addr: None, scope, frame, user });
                 (Some(o), frame)
             }
         }
     }
 
     /// The waiting frame (innermost frame of the program's code) and the futex kind of a stack.
-    fn stack_info(&mut self, stack: StackId) -> (Option<FrameId>, &'static str) {
+    fn stack_info(&mut self, stack: StackId) -> (Option<FrameId>, &'static str, bool) {
         if let Some(&v) = self.stdlib_cache.get(&stack) {
             return v;
         }
@@ -1195,8 +1219,9 @@ impl<'r> Builder<'r> {
                 kind = k.or(kind);
             }
         }
+        let user = frame.is_some();
         let frame = frame.or_else(|| run.stacks.get(stack as usize).map(|n| n.frame));
-        let v = (frame, kind.unwrap_or("lock"));
+        let v = (frame, kind.unwrap_or("lock"), user);
         self.stdlib_cache.insert(stack, v);
         v
     }
@@ -1283,7 +1308,7 @@ impl<'r> Touching<'r> {
                 return 2;
             }
         }
-        if info.scope == Scope::None {
+        if info.scope == Scope::None || !info.user {
             return 0;
         }
         if last.as_ref().is_none_or(|l| l.0 != info.scope) {
@@ -1517,4 +1542,63 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     }
     let i = ((sorted.len() - 1) as f64 * q).round() as usize;
     sorted[i]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
+    use threadradar_profiler::run::{Meta, Sample, WaitTarget};
+
+    /// A thread first sampled waiting on a socket before its stack shows the program's code (a
+    /// thread caught starting: only `Thread.run`) must not make `Thread.run` the socket's site:
+    /// every thread is in it, and a thread asleep in its own loop would be credited with the
+    /// wake-up (seen on CI: `releaser-socket` credited with each of the TCP waiter's ends). The
+    /// socket's site is `Handoff.wait`, and the thread in `Handoff.release` woke it.
+    #[test]
+    fn a_wait_first_seen_without_the_programs_code_takes_its_site_from_a_later_sample() {
+        let mut b = RunBuilder::new(Meta { interval_ms: 2.0, cwd: "/p".into(), ..Meta::default() });
+        let (prog, lib) = (b.file("/p/prog.py", FileKind::User, None), b.file("/usr/lib/python3.11/threading.py", FileKind::Stdlib, None));
+        let mut func = |b: &mut RunBuilder, file, qualname: &str, class: Option<&str>, line: u32| {
+            let f = b.function(file, &FunctionSpec { qualname, class, line, end_line: line + 5, class_line: 0 });
+            b.frame(f, line + 1)
+        };
+        let run_f = func(&mut b, lib, "Thread.run", Some("Thread"), 990);
+        let (waiter, wait) = (func(&mut b, prog, "waiter", None, 1), func(&mut b, prog, "Handoff.wait", Some("Handoff"), 10));
+        let (releaser, release) = (func(&mut b, prog, "releaser", None, 20), func(&mut b, prog, "Handoff.release", Some("Handoff"), 30));
+        let sleeper = func(&mut b, prog, "sleeper", None, 40);
+        // The sleeper comes first, so a tie between it and the releaser would go its way.
+        for (t, name) in ["waiter", "sleeper", "releaser"].iter().enumerate() {
+            b.thread(new_thread(1, 10 + t as u32, t as u64, name, "Thread"));
+        }
+        let (recv, nanosleep) = (b.string("recvfrom"), b.string("clock_nanosleep"));
+        let socket = b.string("socket:[77]");
+        let target = b.wait(WaitTarget { syscall: recv, fd: Some(3), fd_target: Some(socket), ..WaitTarget::default() });
+        let starting = b.stack(&[run_f]);
+        let (waiting, woken) = (b.stack(&[run_f, waiter, wait]), b.stack(&[run_f, waiter]));
+        let (asleep, releasing) = (b.stack(&[run_f, sleeper]), b.stack(&[run_f, releaser, release]));
+        let idle = |thread, stack, blocked, wait| ThreadSample { thread, stack, state: ThreadState::Idle, blocked: Some(blocked), wait, ..Default::default() };
+        for k in 0..8u32 {
+            let w = match k {
+                0 => idle(0, starting, recv, Some(target)),
+                1..=5 => idle(0, waiting, recv, Some(target)),
+                _ => ThreadSample { thread: 0, stack: woken, state: ThreadState::Computing, gil: true, ..Default::default() },
+            };
+            let r = match k {
+                5..=6 => ThreadSample { thread: 2, stack: releasing, state: ThreadState::Computing, gil: k == 5, ..Default::default() },
+                _ => idle(2, b.stack(&[run_f, releaser]), nanosleep, None),
+            };
+            b.push_sample(Sample { t: k as u64 * 2_000_000, threads: vec![w, idle(1, asleep, nanosleep, None), r] });
+        }
+        let run = b.finish();
+        let view = waits(&run, &WaitsOptions::default());
+        let socket = view.objects.iter().position(|o| o.object.contains("socket:[77]")).expect("the socket") as u32;
+        let edges: Vec<(&str, Evidence)> = view.edges.iter().filter(|e| e.object_index == socket).map(|e| (e.waker.as_str(), e.evidence)).collect();
+        assert_eq!(edges, [("releaser", Evidence::SameObject)], "{:?}", view.edges);
+        // One wait from the first sample to the wake-up, at the program's line.
+        let on_socket: Vec<_> = view.intervals.iter().filter(|i| i.object == socket).collect();
+        assert_eq!(on_socket.len(), 1, "{on_socket:?}");
+        let (i, site) = (on_socket[0], on_socket[0].frame.as_ref().expect("a site"));
+        assert_eq!((i.start_s, i.end_s, site.function.as_str()), (0.0, 0.012, "Handoff.wait"));
+    }
 }
