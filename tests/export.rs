@@ -238,15 +238,18 @@ fn firefox_check_rejects_a_broken_profile() {
 // Perfetto / Chrome JSON trace
 // ------------------------------------------------------------------------------------------
 
-/// The Trace Event Format's rules a viewer relies on: named threads, B/E pairs that nest per
-/// thread, timestamps that never go back on a thread, async b/e pairs, flows (v2 `bind_id`) with
-/// one start and one later end. Returns per-tid (name, state slices).
+/// The Trace Event Format's rules a viewer relies on: named threads, B/E pairs and complete (X)
+/// slices that nest per thread — complete slices in the order they begin, each inside the one it
+/// starts in — timestamps that never go back on a thread, state slices outermost, async b/e pairs,
+/// flows (v2 `bind_id`) with one start and one later end. Returns per-tid (name, state slices).
 fn check_trace(p: &Value) -> Result<HashMap<u64, (String, usize)>, String> {
     let events = p["traceEvents"].as_array().ok_or("traceEvents missing")?;
     let mut names: HashMap<u64, String> = HashMap::new();
     let mut depth: HashMap<u64, (usize, f64, usize)> = HashMap::new();
     let mut open_async: HashMap<(String, String, String, String), (usize, f64)> = HashMap::new();
     let mut flows: HashMap<u64, (Option<f64>, Option<f64>)> = HashMap::new();
+    // Per tid, the ends of the complete slices open at the last begin (integer nanoseconds).
+    let mut nest: HashMap<u64, Vec<u64>> = HashMap::new();
     for e in events {
         let ph = e["ph"].as_str().ok_or(format!("event without ph: {e}"))?;
         let tid = e["tid"].as_u64().ok_or(format!("event without tid: {e}"))?;
@@ -280,12 +283,37 @@ fn check_trace(p: &Value) -> Result<HashMap<u64, (String, usize)>, String> {
                     d.0 -= 1;
                 }
             }
-            // Zero-length complete events carrying the wake-up flows (flow events v2).
+            // Complete events: the sampled slices, and zero-length ones carrying the wake-up
+            // flows (flow events v2).
             "X" => {
-                e["ts"].as_f64().ok_or("X without ts")?;
+                let ts = e["ts"].as_f64().ok_or("X without ts")?;
                 e["name"].as_str().ok_or("X without name")?;
                 if e["dur"].as_f64().is_none_or(|d| d < 0.0) {
                     return Err(format!("X without a duration: {e}"));
+                }
+                if e.get("bind_id").is_none() {
+                    let (begin, end) = ((ts * 1000.0).round() as u64, ((ts + e["dur"].as_f64().unwrap()) * 1000.0).round() as u64);
+                    let d = depth.entry(tid).or_insert((0, f64::MIN, 0));
+                    if ts < d.1 {
+                        return Err(format!("tid {tid}: time goes back from {} to {ts}", d.1));
+                    }
+                    d.1 = ts;
+                    let open = nest.entry(tid).or_default();
+                    while open.last().is_some_and(|&x| x <= begin) {
+                        open.pop();
+                    }
+                    if let Some(&outer) = open.last() {
+                        if end > outer {
+                            return Err(format!("tid {tid}: a slice at {ts} ends after the slice it starts in"));
+                        }
+                    }
+                    if e["cat"] == "state" {
+                        if !open.is_empty() {
+                            return Err(format!("tid {tid}: a state slice is not outermost"));
+                        }
+                        d.2 += 1;
+                    }
+                    open.push(end);
                 }
                 if let Some(id) = e.get("bind_id") {
                     let id = id.as_u64().ok_or(format!("bind_id is not a number: {e}"))?;
@@ -368,6 +396,14 @@ fn chrome_trace_check_can_fail() {
     assert!(check_trace(&bad).unwrap_err().contains("goes back"));
     let open: Value = serde_json::json!({"traceEvents": [{"ph": "B", "pid": 1, "tid": 1, "ts": 5.0, "name": "a"}]});
     assert!(check_trace(&open).is_err());
+    // Complete slices: a child outliving its parent, a child written before its parent, a state
+    // slice inside a frame's.
+    let x = |ts: f64, dur: f64, cat: &str| serde_json::json!({"ph": "X", "pid": 1, "tid": 1, "ts": ts, "dur": dur, "name": "a", "cat": cat});
+    let trace = |events: Vec<Value>| serde_json::json!({ "traceEvents": events });
+    assert!(check_trace(&trace(vec![x(1.0, 2.0, "state"), x(1.0, 1.0, "python"), x(3.0, 1.0, "state")])).is_ok());
+    assert!(check_trace(&trace(vec![x(1.0, 2.0, "state"), x(2.0, 2.0, "python")])).unwrap_err().contains("ends after"));
+    assert!(check_trace(&trace(vec![x(2.0, 1.0, "python"), x(1.0, 2.0, "state")])).unwrap_err().contains("goes back"));
+    assert!(check_trace(&trace(vec![x(1.0, 2.0, "python"), x(1.0, 1.0, "state")])).unwrap_err().contains("not outermost"));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -564,13 +600,26 @@ fn perfetto_trace_decodes_with_named_thread_tracks_and_the_chrome_traces_slices(
     // The same slices, at the same nanoseconds, as the Chrome JSON trace of the same run.
     let js = dir.path().join("threads-for-perfetto.trace.json");
     export(path, "chrome", &js);
+    // The complete slices as begins and ends in time order: a slice's end comes before the next
+    // slice that begins at or after it.
     let mut want: HashMap<u64, Vec<(bool, u64, String)>> = HashMap::new();
+    let mut open: HashMap<u64, Vec<u64>> = HashMap::new();
     for e in json(&js)["traceEvents"].as_array().unwrap() {
-        let ph = e["ph"].as_str().unwrap();
-        if ph == "B" || ph == "E" {
+        if e["ph"] == "X" && e.get("bind_id").is_none() {
+            let tid = e["tid"].as_u64().unwrap();
             let ts = (e["ts"].as_f64().unwrap() * 1000.0).round() as u64;
-            let name = if ph == "B" { e["name"].as_str().unwrap().to_string() } else { String::new() };
-            want.entry(e["tid"].as_u64().unwrap()).or_default().push((ph == "B", ts, name));
+            let end = ((e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap()) * 1000.0).round() as u64;
+            let (events, open) = (want.entry(tid).or_default(), open.entry(tid).or_default());
+            while open.last().is_some_and(|&x| x <= ts) {
+                events.push((false, open.pop().unwrap(), String::new()));
+            }
+            events.push((true, ts, e["name"].as_str().unwrap().to_string()));
+            open.push(end);
+        }
+    }
+    for (tid, ends) in &mut open {
+        while let Some(x) = ends.pop() {
+            want.get_mut(tid).unwrap().push((false, x, String::new()));
         }
     }
     assert_eq!(checked.events, want);
@@ -583,7 +632,7 @@ fn perfetto_trace_decodes_with_named_thread_tracks_and_the_chrome_traces_slices(
     let pb = threadradar_formats::perfetto::encoded_len(&samples_only);
     let text = std::fs::read_to_string(&js).unwrap();
     let js: usize = text.lines().filter(|l| !["\"cat\":\"wait\"", "\"cat\":\"wakeup\"", "\"cat\":\"section\""].iter().any(|c| l.contains(c))).map(|l| l.len() + 1).sum();
-    assert!(pb * 3 < js, "protobuf {pb} bytes against JSON {js} bytes");
+    assert!(pb * 2 < js, "protobuf {pb} bytes against JSON {js} bytes");
 }
 
 #[test]

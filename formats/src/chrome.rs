@@ -5,7 +5,8 @@
 //!
 //! Each thread's track is a flame chart rebuilt from its samples ([`crate::timeline::slices`]):
 //! the outermost slice is the thread's state (`Computing`, `Waiting for the GIL`, `Idle (futex)`),
-//! and the sampled stack nests under it. Slices are therefore inferred from sampling (their ends are known to
+//! and the sampled stack nests under it. Each slice is one complete event (`ph` `X`, with `dur`),
+//! written in the order the slices begin, a parent before its children. Slices are therefore inferred from sampling (their ends are known to
 //! within one interval), which `otherData` says in the file.
 //!
 //! The run's [`Overlay`] follows the slices:
@@ -241,31 +242,37 @@ fn put_micros(out: &mut [u8], ns: u64) -> usize {
 /// The longest time [`put_micros`] writes: 17 digits, a point and 3 decimals.
 const MICROS_MAX: usize = 21;
 
-/// Writes one slice event, `<head><ph><time><tail>`, straight into the output's buffer.
-fn put_event(w: &mut crate::pipe::Chunks, head: &[u8], ph: &[u8], t_ns: u64, tail: &[u8]) -> std::io::Result<()> {
-    let n = head.len() + ph.len() + MICROS_MAX + tail.len();
-    if n > 1 << 16 {
-        // A name longer than a buffer can lend (a program may call a thread anything): built aside.
-        let mut line = Vec::with_capacity(n);
-        line.extend_from_slice(head);
-        line.extend_from_slice(ph);
-        let mut time = [0u8; MICROS_MAX];
-        let k = put_micros(&mut time, t_ns);
-        line.extend_from_slice(&time[..k]);
-        line.extend_from_slice(tail);
-        return w.write_all(&line);
-    }
-    let room = w.space(n)?;
+/// Writes one slice, `<head>"ph":"X","ts":<begin>,"dur":<end - begin><tail>`, straight into the
+/// output's buffer.
+fn put_slice(w: &mut crate::pipe::Chunks, head: &[u8], begin_ns: u64, end_ns: u64, tail: &[u8]) -> std::io::Result<()> {
+    const PH: &[u8] = b"\"ph\":\"X\",\"ts\":";
+    const DUR: &[u8] = b",\"dur\":";
+    let n = head.len() + PH.len() + DUR.len() + 2 * MICROS_MAX + tail.len();
+    let mut aside = Vec::new();
+    // A name longer than a buffer can lend (a program may call a thread anything): built aside.
+    let room = if n > 1 << 16 {
+        aside.resize(n, 0);
+        &mut aside[..]
+    } else {
+        w.space(n)?
+    };
     let mut at = 0;
-    for part in [head, ph] {
+    for part in [head, PH] {
         room[at..at + part.len()].copy_from_slice(part);
         at += part.len();
     }
-    at += put_micros(&mut room[at..], t_ns);
+    at += put_micros(&mut room[at..], begin_ns);
+    room[at..at + DUR.len()].copy_from_slice(DUR);
+    at += DUR.len();
+    at += put_micros(&mut room[at..], end_ns.saturating_sub(begin_ns));
     room[at..at + tail.len()].copy_from_slice(tail);
     at += tail.len();
-    w.commit(at);
-    Ok(())
+    if aside.is_empty() {
+        w.commit(at);
+        Ok(())
+    } else {
+        w.write_all(&aside[..at])
+    }
 }
 
 fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportError> {
@@ -300,10 +307,16 @@ fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportE
     }
     // Slices are written by hand: a run of a million samples makes millions of events, and each
     // name is JSON-escaped once (a frame's looked up by index), not per event. An event is put
-    // together in the output's buffer itself.
+    // together in the output's buffer itself. Each slice is one complete event (`X`, a begin and
+    // a duration) rather than a `B`/`E` pair: a quarter fewer bytes and half the events for a
+    // viewer to read. They are written in the order they begin, a parent before its children (a
+    // viewer nests complete events of equal start by that order), once a thread's outermost
+    // slice (its state) has ended: only the slices under one state slice are held.
     let mut frame_names: Vec<Option<Box<[u8]>>> = vec![None; run.frames.len()];
     let mut state_names: FxHashMap<Level, Box<[u8]>> = FxHashMap::default();
     let mut head = String::new();
+    let mut pending: Vec<(Level, u64, u64)> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
     let (written, overlay) = with_overlay(run, Overlay::of, || slices(run, |ev| match ev {
         SliceEvent::Thread(i) => {
             let t = &run.threads[i as usize];
@@ -311,14 +324,28 @@ fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportE
             Ok(())
         }
         SliceEvent::Begin { level, t_ns } => {
-            // `"cat":"…","name":"…"}`, escaped once per name.
-            let tail = match level {
-                Level::State(s, b) => &**state_names.entry(level).or_insert_with(|| slice_tail("state", &state_slice_name(run, s, b))),
-                Level::Frame(f) => &**frame_names[f as usize].get_or_insert_with(|| slice_tail("python", &frame_label(run, f))),
-            };
-            put_event(w, head.as_bytes(), b"\"ph\":\"B\",\"ts\":", t_ns, tail)
+            open.push(pending.len());
+            pending.push((level, t_ns, t_ns));
+            Ok(())
         }
-        SliceEvent::End { t_ns } => put_event(w, head.as_bytes(), b"\"ph\":\"E\",\"ts\":", t_ns, b"}"),
+        SliceEvent::End { t_ns } => {
+            if let Some(i) = open.pop() {
+                pending[i].2 = t_ns;
+            }
+            if !open.is_empty() {
+                return Ok(());
+            }
+            for &(level, begin, end) in &pending {
+                // `,"cat":"…","name":"…"}`, escaped once per name.
+                let tail = match level {
+                    Level::State(s, b) => &**state_names.entry(level).or_insert_with(|| slice_tail("state", &state_slice_name(run, s, b))),
+                    Level::Frame(f) => &**frame_names[f as usize].get_or_insert_with(|| slice_tail("python", &frame_label(run, f))),
+                };
+                put_slice(w, head.as_bytes(), begin, end, tail)?;
+            }
+            pending.clear();
+            Ok(())
+        }
     }));
     written?;
     write_overlay(run, &overlay, &mut w)?;
