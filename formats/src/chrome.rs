@@ -116,9 +116,15 @@ struct WakeArgs<'a> {
 /// The overlay's events (see the module's documentation), one per line after the slices.
 fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write) -> Result<(), ExportError> {
     let enc = |e: serde_json::Error| ExportError::Encode { format: "chrome", detail: e.to_string() };
+    // Each event is serialised into one reused line (serde's many small writes stay in a
+    // `Vec`), then copied out in one piece.
+    let mut line: Vec<u8> = Vec::with_capacity(512);
     let mut put = |v: &dyn erased::Event| -> Result<(), ExportError> {
-        w.write_all(b",\n")?;
-        v.write_to(&mut *w).map_err(enc)
+        line.clear();
+        line.extend_from_slice(b",\n");
+        v.write_to(&mut line).map_err(enc)?;
+        w.write_all(&line)?;
+        Ok(())
     };
     let us = |ns: u64| ns as f64 / 1000.0;
     let mut last_end = vec![0u64; run.threads.len()];
@@ -203,11 +209,11 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write) -> Result<(),
 /// The overlay's event types behind one `dyn`, so one closure writes them all.
 mod erased {
     pub trait Event {
-        fn write_to(&self, w: &mut dyn std::io::Write) -> serde_json::Result<()>;
+        fn write_to(&self, w: &mut Vec<u8>) -> serde_json::Result<()>;
     }
 
     impl<T: serde::Serialize> Event for T {
-        fn write_to(&self, w: &mut dyn std::io::Write) -> serde_json::Result<()> {
+        fn write_to(&self, w: &mut Vec<u8>) -> serde_json::Result<()> {
             serde_json::to_writer(w, self)
         }
     }
@@ -242,12 +248,11 @@ fn put_micros(out: &mut [u8], ns: u64) -> usize {
 /// The longest time [`put_micros`] writes: 17 digits, a point and 3 decimals.
 const MICROS_MAX: usize = 21;
 
-/// Writes one slice, `<head>"ph":"X","ts":<begin>,"dur":<end - begin><tail>`, straight into the
-/// output's buffer.
+/// Writes one slice, `<head><begin>,"dur":<end - begin><tail>`, straight into the output's buffer
+/// (`head` is `,\n{"pid":…,"tid":…,"ph":"X","ts":`).
 fn put_slice(w: &mut crate::pipe::Chunks, head: &[u8], begin_ns: u64, end_ns: u64, tail: &[u8]) -> std::io::Result<()> {
-    const PH: &[u8] = b"\"ph\":\"X\",\"ts\":";
     const DUR: &[u8] = b",\"dur\":";
-    let n = head.len() + PH.len() + DUR.len() + 2 * MICROS_MAX + tail.len();
+    let n = head.len() + DUR.len() + 2 * MICROS_MAX + tail.len();
     let mut aside = Vec::new();
     // A name longer than a buffer can lend (a program may call a thread anything): built aside.
     let room = if n > 1 << 16 {
@@ -256,11 +261,8 @@ fn put_slice(w: &mut crate::pipe::Chunks, head: &[u8], begin_ns: u64, end_ns: u6
     } else {
         w.space(n)?
     };
-    let mut at = 0;
-    for part in [head, PH] {
-        room[at..at + part.len()].copy_from_slice(part);
-        at += part.len();
-    }
+    room[..head.len()].copy_from_slice(head);
+    let mut at = head.len();
     at += put_micros(&mut room[at..], begin_ns);
     room[at..at + DUR.len()].copy_from_slice(DUR);
     at += DUR.len();
@@ -320,7 +322,7 @@ fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportE
     let (written, overlay) = with_overlay(run, Overlay::of, || slices(run, |ev| match ev {
         SliceEvent::Thread(i) => {
             let t = &run.threads[i as usize];
-            head = format!(",\n{{\"pid\":{},\"tid\":{},", t.pid, t.tid);
+            head = format!(",\n{{\"pid\":{},\"tid\":{},\"ph\":\"X\",\"ts\":", t.pid, t.tid);
             Ok(())
         }
         SliceEvent::Begin { level, t_ns } => {
