@@ -6,8 +6,9 @@
 //! Each thread's track is a flame chart rebuilt from its samples ([`crate::timeline::slices`]):
 //! the outermost slice is the thread's state (`Computing`, `Waiting for the GIL`, `Idle (futex)`),
 //! and the sampled stack nests under it. Each slice is one complete event (`ph` `X`, with `dur`),
-//! written in the order the slices begin, a parent before its children. Slices are therefore inferred from sampling (their ends are known to
-//! within one interval), which `otherData` says in the file.
+//! written in the order the slices begin, a parent before its children. Slices are therefore
+//! inferred from sampling (their ends are known to within one interval), which `otherData` says
+//! in the file.
 //!
 //! The run's [`Overlay`] follows the slices:
 //! - every wait of the waits view as an async slice (`ph` `b`/`e`, category `wait`) named by the
@@ -359,4 +360,32 @@ fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportE
 /// The end of a slice's begin event after its time: `,"cat":"<cat>","name":<name as JSON>}`.
 fn slice_tail(cat: &str, name: &str) -> Box<[u8]> {
     format!(",\"cat\":\"{cat}\",\"name\":{}}}", serde_json::to_string(name).unwrap_or_default()).into_bytes().into_boxed_slice()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slice is one JSON object whatever its name's length: a name longer than an output buffer
+    /// lends (a program may name a function anything) is built aside, a short one in place.
+    #[test]
+    fn slices_with_short_and_huge_names_are_whole_events() {
+        let long = "f".repeat(100_000);
+        let head = ",\n{\"pid\":1,\"tid\":2,\"ph\":\"X\",\"ts\":";
+        let mut out = Vec::new();
+        crate::pipe::pipelined(&mut out, |w| -> std::io::Result<()> {
+            w.write_all(b"[{}")?;
+            for name in ["short", long.as_str(), "after"] {
+                put_slice(w, head.as_bytes(), 1_234_567, 1_240_000, &slice_tail("python", name))?;
+            }
+            w.write_all(b"]")
+        })
+        .unwrap();
+        let events: Vec<serde_json::Value> = serde_json::from_slice(&out).expect("valid JSON");
+        let names: Vec<&str> = events[1..].iter().map(|e| e["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["short", long.as_str(), "after"]);
+        for e in &events[1..] {
+            assert_eq!((e["ts"].as_f64(), e["dur"].as_f64(), e["ph"].as_str()), (Some(1234.567), Some(5.433), Some("X")));
+        }
+    }
 }
