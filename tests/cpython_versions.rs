@@ -1,6 +1,7 @@
 //! The same recordings on every CPython this machine has: 3.11 and 3.12 (pyenv's; read with the
-//! offsets built into `profiler/src/cpython/offsets.rs`), 3.13 and free-threaded 3.13t (read
-//! through the interpreter's own `_Py_DebugOffsets`).
+//! offsets built into `profiler/src/cpython/offsets.rs`), 3.13 and free-threaded 3.13t, 3.14 and
+//! 3.15 (Debian sid's, in a chroot; all four read through the interpreter's own
+//! `_Py_DebugOffsets`).
 //!
 //! `tests/pythons.sh` builds 3.13 and 3.13t into `~/.cache/threadradar/pythons` (or
 //! `$THREADRADAR_PYTHONS`). An interpreter that is missing is skipped with a printed reason,
@@ -39,10 +40,7 @@ fn pythons_dir() -> PathBuf {
 
 /// `sys.version_info[:2]` and whether the GIL is off, or `None` when `path` does not run.
 fn probe(path: &str) -> Option<(String, bool)> {
-    let o = Command::new(path)
-        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2], int(not getattr(sys, '_is_gil_enabled', lambda: True)()))"])
-        .output()
-        .ok()?;
+    let o = Command::new(path).args(["-c", "import sys; print('%d.%d' % sys.version_info[:2], int(not getattr(sys, '_is_gil_enabled', lambda: True)()))"]).output().ok()?;
     let text = String::from_utf8_lossy(&o.stdout);
     let (v, ft) = text.trim().split_once(' ')?;
     o.status.success().then(|| (v.to_string(), ft == "1"))
@@ -61,11 +59,14 @@ fn interpreters() -> Vec<Interp> {
         found.sort();
         found.pop().map(|p| p.join(format!("bin/python3.{minor}")).display().to_string()).unwrap_or_else(|| format!("python3.{minor}"))
     };
-    let wanted: [(&str, String, bool); 4] = [
+    let wanted: [(&str, String, bool); 6] = [
         ("3.11", "python3.11".to_string(), false),
         ("3.12", newest(12), false),
         ("3.13", dir.join("3.13/bin/python3.13").display().to_string(), false),
         ("3.13t", dir.join("3.13t/bin/python3.13t").display().to_string(), true),
+        // Debian sid's, in a chroot (tests/pythons.sh): the wrapper runs it there.
+        ("3.14", dir.join("3.14/bin/python3.14").display().to_string(), false),
+        ("3.15", dir.join("3.15/bin/python3.15").display().to_string(), false),
     ];
     let required = std::env::var("THREADRADAR_REQUIRE_PYTHONS").is_ok_and(|v| v == "1");
     let mut out = Vec::new();
@@ -262,11 +263,15 @@ fn two_spinning_threads_are_seen_as_they_ran() {
         let in_loop: u64 = lines.iter().filter(|(l, _)| loop_lines.contains(l)).map(|(_, n)| n).sum();
         let total: u64 = lines.values().sum();
         assert!(total > 0 && in_loop * 10 >= total * 9, "{}: Spinner.run sampled at lines {lines:?}, the loop is {loop_lines:?}", py.label);
-        let cpu: f64 = ids.keys().map(|&i| { let t = &run.threads[i as usize]; (t.cpu_ns_last.unwrap_or(0) - t.cpu_ns_first.unwrap_or(0)) as f64 }).sum::<f64>() / 1e9;
-        eprintln!(
-            "spinners on CPython {}: {both} of {with_both} samples with both threads computing; {cpu:.2} s CPU in {:.2} s",
-            py.label, run.meta.duration_s
-        );
+        let cpu: f64 = ids
+            .keys()
+            .map(|&i| {
+                let t = &run.threads[i as usize];
+                (t.cpu_ns_last.unwrap_or(0) - t.cpu_ns_first.unwrap_or(0)) as f64
+            })
+            .sum::<f64>()
+            / 1e9;
+        eprintln!("spinners on CPython {}: {both} of {with_both} samples with both threads computing; {cpu:.2} s CPU in {:.2} s", py.label, run.meta.duration_s);
         if !py.has_gil() {
             assert!(both >= 10 && both * 4 >= with_both, "{}: two CPU-bound threads without a GIL computed together in only {both} of {with_both} samples", py.label);
         } else {
@@ -277,8 +282,8 @@ fn two_spinning_threads_are_seen_as_they_ran() {
 }
 
 /// An interpreter whose layout cannot be read: a program that carries a `_PyRuntime` with the
-/// debug-offsets cookie of a free-threaded CPython 3.14 (built here with `cc`, as the real
-/// interpreter is not available), so the real attach path finds and refuses it. One sentence that
+/// debug-offsets cookie of a free-threaded CPython 3.16 (built here with `cc`: no such
+/// interpreter exists yet), so the real attach path finds and refuses it. One sentence that
 /// names the version and what is supported, at once rather than after the start-up timeout.
 #[test]
 fn an_unreadable_free_threaded_version_is_named_in_one_sentence() {
@@ -290,12 +295,12 @@ fn an_unreadable_free_threaded_version_is_named_in_one_sentence() {
 #include <unistd.h>
 struct layout { char cookie[8]; uint64_t version; uint64_t free_threaded; uint64_t rest[69]; };
 __attribute__((used, visibility("default")))
-struct layout _PyRuntime = { {'x','d','e','b','u','g','p','y'}, 0x030e00f0, 1, {0} };
+struct layout _PyRuntime = { {'x','d','e','b','u','g','p','y'}, 0x031000f0, 1, {0} };
 int main(void) { sleep(10); return 0; }
 "#,
     )
     .unwrap();
-    let exe = dir.path().join("python3.14t");
+    let exe = dir.path().join("python3.16t");
     match Command::new("cc").args(["-O0", "-rdynamic", "-o"]).arg(&exe).arg(&src).status() {
         Ok(s) if s.success() => {}
         other => {
@@ -309,7 +314,7 @@ int main(void) { sleep(10); return 0; }
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    assert!(err.contains("CPython 3.14.0t") && err.contains("free-threaded 3.13t") && err.contains("3.3–3.15"), "{err}");
+    assert!(err.contains("CPython 3.16.0t") && err.contains("free-threaded 3.13t–3.15t") && err.contains("3.3–3.15"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(began.elapsed() < std::time::Duration::from_secs(4), "refused at once, not after the start-up timeout");
     assert!(!dir.path().join("never.json").exists());

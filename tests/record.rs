@@ -756,3 +756,72 @@ fn the_rate_is_counted_over_each_threads_own_lifetime() {
     let life = (run.samples[th.last_sample as usize].t - run.samples[th.first_sample as usize].t) as f64 / 1e9 + run.meta.interval_ms / 1e3;
     assert!((n / life - run.meta.achieved_rate_hz).abs() < 0.1 * run.meta.achieved_rate_hz, "heavy: {:.0} Hz", n / life);
 }
+
+/// The main thread joins `t1` on one line and `t2` on the next (tests/scripts/joins.py logs when
+/// each join began and ended): every sample of the second join is at the second join's line.
+/// The second `join` frame lies at the address of the first, with the same code and instruction
+/// pointer; a reader that reused a stack by its innermost frames kept the first line (and the
+/// waits view then said the first join waited twice as long, woken by both threads).
+#[test]
+fn a_frame_reused_at_the_same_address_is_read_at_its_own_line() {
+    let _g = serial();
+    let dir = tmp();
+    let out = dir.path().join("run.json");
+    let log_path = dir.path().join("truth.json");
+    let o = record(
+        &out,
+        &[],
+        &[&script("joins.py"), log_path.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    let log: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&log_path).unwrap()).unwrap();
+    let line = |k: &str| log[k].as_u64().unwrap() as u32;
+    let span = |k: &str| (log[k][0].as_f64().unwrap(), log[k][1].as_f64().unwrap());
+    let (first_line, second_line) = (line("first_join_line"), line("second_join_line"));
+    let started_at = run.meta.started_at.expect("the run says when it started");
+    let period = run.meta.interval_ms / 1000.0;
+    let main = run
+        .threads
+        .iter()
+        .position(|t| t.is_main)
+        .expect("the main thread") as u32;
+    // The line of `<module>` in the main thread's stack at each sample.
+    let module_line = |s: &threadradar_profiler::run::Sample| -> Option<u32> {
+        let ts = s.threads.iter().find(|t| t.thread == main)?;
+        run.stack_frames(ts.stack?)
+            .find(|f| run.str(run.functions[f.function as usize].qualname) == "<module>")
+            .map(|f| f.line)
+    };
+    let within =
+        |(a, b): (f64, f64), t: f64| t > a - started_at + period && t < b - started_at - period;
+    let mut lines_in = |k: &str| -> std::collections::BTreeMap<u32, usize> {
+        let mut m = std::collections::BTreeMap::new();
+        for s in run
+            .samples
+            .iter()
+            .filter(|s| within(span(k), s.t as f64 / 1e9))
+        {
+            if let Some(l) = module_line(s) {
+                *m.entry(l).or_insert(0) += 1;
+            }
+        }
+        m
+    };
+    let first = lines_in("first_join");
+    let second = lines_in("second_join");
+    assert!(
+        first.get(&first_line).copied().unwrap_or(0) > 50,
+        "the first join is sampled at its line {first_line}: {first:?}"
+    );
+    assert!(
+        second.get(&second_line).copied().unwrap_or(0) > 50,
+        "the second join is sampled at its line {second_line}: {second:?}"
+    );
+    assert_eq!(
+        second.get(&first_line),
+        None,
+        "no sample of the second join is at the first join's line {first_line}: {second:?}"
+    );
+}

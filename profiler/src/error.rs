@@ -14,7 +14,7 @@ pub enum RecordError {
     /// process itself (a container's init, another container, no CAP_SYS_PTRACE).
     #[error("not allowed to read the memory of process {pid}, even as root: the kernel protects it (as it does a container's pid 1, processes of other containers, or all processes in a container without CAP_SYS_PTRACE); check that it is the Python process you meant, or launch the program under `threadradar record -- …` instead")]
     PermissionDeniedAsRoot { pid: u32 },
-    #[error("the Python interpreter in process {pid} is not supported ({detail}): ThreadRadar reads CPython 2.7 and 3.3–3.15 with the GIL and free-threaded 3.13t, so record the program under one of those")]
+    #[error("the Python interpreter in process {pid} is not supported ({detail}): ThreadRadar reads CPython 2.7 and 3.3–3.15 with the GIL and free-threaded 3.13t–3.15t, so record the program under one of those")]
     Unsupported { pid: u32, detail: String },
     #[error("the program exited before it could be sampled: check that it runs and is a Python program (a program that finishes within a few milliseconds leaves nothing to sample)")]
     ExitedBeforeSampling,

@@ -203,6 +203,62 @@ pub fn cmdline(pid: u32) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The directory a process sees as `/`, when it is not this process's own `/`: a program in a
+/// chroot or a container. Its paths (`/w/app.py`, the interpreter's `/usr/lib/python3.14/…`)
+/// name files under that directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessRoot {
+    /// `/proc/<pid>/root`: reaches the files while the process lives, whatever its mount namespace.
+    pub link: std::path::PathBuf,
+    /// Where that directory is in this process's view (`/srv/sid` for `chroot /srv/sid …`), when
+    /// it is visible here (not for a container in its own mount namespace): it outlives the process.
+    pub host: Option<std::path::PathBuf>,
+}
+
+impl ProcessRoot {
+    /// Where the process's `path` is for this process: under [`ProcessRoot::host`] when that holds
+    /// it, else through [`ProcessRoot::link`]. A relative path is returned as it is.
+    pub fn host_path(&self, path: &str) -> std::path::PathBuf {
+        let Some(rel) = path.strip_prefix('/') else {
+            return path.into();
+        };
+        if let Some(h) = &self.host {
+            let p = h.join(rel);
+            if p.exists() {
+                return p;
+            }
+        }
+        self.link.join(rel)
+    }
+
+    /// The process's view of a path of this process's (`/srv/sid/w` → `/w`), when it is inside
+    /// the root.
+    pub fn inner_path(&self, host_path: &std::path::Path) -> Option<std::path::PathBuf> {
+        let rel = host_path.strip_prefix(self.host.as_ref()?).ok()?;
+        Some(std::path::Path::new("/").join(rel))
+    }
+}
+
+/// The root of process `pid` when it differs from this process's `/` (compared by device and
+/// inode); `None` for a process that shares it, or that cannot be looked at.
+pub fn process_root(pid: u32) -> Option<ProcessRoot> {
+    use std::os::unix::fs::MetadataExt;
+    let link = std::path::PathBuf::from(format!("/proc/{pid}/root"));
+    let theirs = std::fs::metadata(&link).ok()?;
+    let ours = std::fs::metadata("/").ok()?;
+    if (theirs.dev(), theirs.ino()) == (ours.dev(), ours.ino()) {
+        return None;
+    }
+    // The link's text is the directory as this process would name it; it is that directory only
+    // when the same inode is found there (a container's root in another mount namespace is not).
+    let host = std::fs::read_link(&link).ok().filter(|h| {
+        h.as_os_str() != "/"
+            && std::fs::metadata(h)
+                .is_ok_and(|m| (m.dev(), m.ino()) == (theirs.dev(), theirs.ino()))
+    });
+    Some(ProcessRoot { link, host })
+}
+
 /// The parent of a process.
 pub fn ppid(pid: u32) -> Option<u32> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

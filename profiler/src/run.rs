@@ -375,6 +375,16 @@ pub struct Process {
     pub ppid: Option<u32>,
     pub command: Vec<String>,
     pub python_version: Option<String>,
+    /// Which reader read its threads and stacks: `threadradar: _Py_DebugOffsets` (CPython 3.13+,
+    /// the layout the interpreter publishes), `threadradar: built-in layout` (3.11, 3.12) or
+    /// `py-spy <version>` (every other version). `None` in older runs and imports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader: Option<String>,
+    /// The directory the process saw as `/` when it was not the recorder's (a chroot or a
+    /// container), as the recorder named it (`/proc/<pid>/root` for a container's own mount
+    /// namespace). Its frames' paths are under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
 }
 
 /// A thread seen during the run.

@@ -162,6 +162,8 @@ pub struct Sampler {
     stats: Stats,
     /// Where the user's code is, for each file's kind.
     user_roots: UserRoots,
+    /// Sampled processes whose `/` is not ours (chroots, containers).
+    roots: HashMap<u32, procfs::ProcessRoot>,
     /// The run file being written while recording, when asked for.
     stream: Option<Stream>,
     /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
@@ -310,6 +312,7 @@ impl Sampler {
             last_scan: now,
             stats: Stats::default(),
             user_roots: UserRoots::default(),
+            roots: HashMap::new(),
             stream: None,
             tick_holder: None,
             tick_at: now,
@@ -335,12 +338,31 @@ impl Sampler {
         }
         self.builder.run_mut().meta.pids.push(pid);
         self.sched_pids.lock().unwrap().push(pid);
+        let root = procfs::process_root(pid);
         self.builder.run_mut().processes.push(Process {
             pid,
             ppid: procfs::ppid(pid),
             command: procfs::cmdline(pid),
             python_version: Some(version),
+            reader: Some(spy.reader()),
+            root: root
+                .as_ref()
+                .map(|r| r.host.as_ref().unwrap_or(&r.link).display().to_string()),
         });
+        if let Some(r) = root {
+            self.roots.insert(pid, r);
+        }
+        // Attached: the program's working directory, not the recorder's (as the program sees it).
+        if pid == self.root && self.builder.run().meta.mode == RecordMode::Attach {
+            if let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd")) {
+                let cwd = self
+                    .roots
+                    .get(&pid)
+                    .and_then(|r| r.inner_path(&cwd))
+                    .unwrap_or(cwd);
+                self.builder.run_mut().meta.cwd = cwd.display().to_string();
+            }
+        }
         self.add_user_roots(pid);
         self.spies.push(ProcSpy { pid, spy, runtime: RuntimeRanges::of_process(pid), alive: true, live: procfs::Liveness::new(pid), names_refreshed: Instant::now() });
     }
@@ -348,6 +370,12 @@ impl Sampler {
     /// The working directory's tree, the script and the pytest rootdir of a sampled process.
     fn add_user_roots(&mut self, pid: u32) {
         let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd")) else { return };
+        // In a chroot, the program's own view of it (its frames name `/w/app.py`, not the host's path).
+        let cwd = self
+            .roots
+            .get(&pid)
+            .and_then(|r| r.inner_path(&cwd))
+            .unwrap_or(cwd);
         self.user_roots.add_dir(&cwd);
         let command = procfs::cmdline(pid);
         // The script: the first `.py` argument before any `-c`/`-m` ends the interpreter's own.
@@ -838,7 +866,7 @@ impl Sampler {
                 e.type_patience -= 1;
             }
         }
-        let stack = self.intern_stack(&trace.frames);
+        let stack = self.intern_stack(pid, &trace.frames);
         let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, state, blocked, syscall, stack, &trace.frames) } else { None };
         let blocked = blocked.map(|b| self.builder.string(b));
         self.threads.insert(key, e);
@@ -953,7 +981,10 @@ impl Sampler {
         }
     }
 
-    fn intern_file(&mut self, path: &str) -> u32 {
+    /// The file's id in the run; a new file is sent to the source reader, which reads it where
+    /// this process finds it (under the program's root when that is not ours: a chroot or a
+    /// container).
+    fn intern_file(&mut self, pid: u32, path: &str) -> u32 {
         if let Some(&id) = self.files.get(path) {
             return id;
         }
@@ -961,16 +992,20 @@ impl Sampler {
         self.file_names.push(path.to_string());
         self.files.insert(path.to_string(), id);
         if let Some((tx, _)) = &self.resolver {
-            let _ = tx.send((id, path.to_string()));
+            let at = match self.roots.get(&pid) {
+                Some(root) => root.host_path(path).display().to_string(),
+                None => path.to_string(),
+            };
+            let _ = tx.send((id, at));
         }
         id
     }
 
-    fn intern_stack(&mut self, frames: &[py_spy::Frame]) -> Option<u32> {
+    fn intern_stack(&mut self, pid: u32, frames: &[py_spy::Frame]) -> Option<u32> {
         let mut parent = None;
         // py-spy lists the innermost frame first; the prefix tree grows from the outermost.
         for f in frames.iter().rev() {
-            let file = self.intern_file(&f.filename);
+            let file = self.intern_file(pid, &f.filename);
             let raw = RawFrame { file, name: f.name.clone(), line: f.line.max(0) as u32 };
             let next = self.raw_frame_list.len() as u32;
             let frame = *self.raw_frames.entry(raw).or_insert_with_key(|k| {

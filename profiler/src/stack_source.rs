@@ -70,6 +70,17 @@ impl StackSource {
         }
     }
 
+    /// Which reader this is, as the run records it (`Process::reader`).
+    pub fn reader(&self) -> String {
+        match self {
+            StackSource::DebugOffsets(i) if i.built_in_layout() => {
+                "threadradar: built-in layout".into()
+            }
+            StackSource::DebugOffsets(_) => "threadradar: _Py_DebugOffsets".into(),
+            StackSource::PySpy { .. } => format!("py-spy {}", py_spy_version()),
+        }
+    }
+
     /// Whether a GIL is in force now (false on a free-threaded build unless something enabled it).
     pub fn gil_enabled(&self) -> bool {
         match self {
@@ -142,4 +153,10 @@ impl StackSource {
             StackSource::PySpy { spy, .. } => spy.python_thread_names.clear(),
         }
     }
+}
+
+/// The py-spy library's version (its bindings read the versions ThreadRadar's reader does not).
+fn py_spy_version() -> &'static str {
+    // profiler/Cargo.toml's `py-spy = "0.4.3"`: change both together.
+    "0.4.3"
 }

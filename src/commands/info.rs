@@ -96,6 +96,32 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "python       {}", m.python_version.as_deref().unwrap_or("?"))?;
     let pids: Vec<String> = m.pids.iter().map(|p| p.to_string()).collect();
     writeln!(out, "processes    {} (pid {})", m.pids.len(), pids.join(", "))?;
+    // How each process was read, and where its files are when its `/` was not ours.
+    for p in run
+        .processes
+        .iter()
+        .filter(|p| p.reader.is_some() || p.root.is_some())
+    {
+        let root = p
+            .root
+            .as_deref()
+            .map(|r| format!("; its / is {r}"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "read         pid {} by {}{}",
+            p.pid,
+            p.reader.as_deref().unwrap_or("an unnamed reader"),
+            root
+        )?;
+    }
+    if m.imported.is_none() {
+        let states = match &run.sched {
+            Some(s) => format!("sampled at each tick from /proc (state, system call, CPU time); context switches and wake-ups kernel-exact ({})", s.source),
+            None => "sampled at each tick from /proc (state, system call, CPU time); no scheduler events".to_string(),
+        };
+        writeln!(out, "states       {states}")?;
+    }
     writeln!(
         out,
         "samples      {} in {:.2} s at {:.1} ms: {:.0} Hz achieved ({:.1}% of target), {} missed, {} late, {} failed, {} thread reads skipped",

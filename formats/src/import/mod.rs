@@ -443,7 +443,7 @@ pub fn build_run(profile: Profile, source: &Path, roots: &[PathBuf]) -> Run {
     pids.sort_unstable();
     pids.dedup();
     let mut run = b.finish();
-    run.processes = pids.iter().map(|&pid| Process { pid, ppid: None, command: profile.command.clone(), python_version: None }).collect();
+    run.processes = pids.iter().map(|&pid| Process { pid, ppid: None, command: profile.command.clone(), python_version: None, reader: None, root: None }).collect();
     run.meta.pids = pids;
     run.meta.duration_s = (last_t + interval_ns) as f64 / 1e9;
     run.meta.achieved_rate_hz = if run.meta.duration_s > 0.0 { run.samples.len() as f64 / run.meta.duration_s } else { 0.0 };

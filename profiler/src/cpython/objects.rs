@@ -20,6 +20,13 @@ const TPFLAGS_MANAGED_DICT: u64 = 1 << 4;
 /// `as_buffer` 2 pointers) and `ht_name`, `ht_slots`, `ht_qualname`.
 const HEAP_TYPE_CACHED_KEYS_AFTER_TYPE: usize = (4 + 36 + 3 + 10 + 2 + 3) * 8;
 
+/// A string's `state` bits (`PyASCIIObject`): `interned` (2 bits, or a whole byte on
+/// free-threaded 3.14+ builds, where it is accessed atomically), then `kind` (3 bits),
+/// `compact`, `ascii`. `kind_shift` is where `kind` starts.
+fn string_kind(state: u32, kind_shift: u32) -> (u32, bool, bool) {
+    ((state >> kind_shift) & 7, state & (1 << (kind_shift + 3)) != 0, state & (1 << (kind_shift + 4)) != 0)
+}
+
 pub struct Memory {
     process: remoteprocess::Process,
     layout: Option<DebugOffsets>,
@@ -71,10 +78,8 @@ impl Memory {
         if length > MAX_STRING {
             bail!("string of {length} characters");
         }
-        // state: interned:2, kind:3, compact:1, ascii:1 (PyASCIIObject, 3.13).
-        let kind = ((state >> 2) & 7) as usize;
-        let compact = state & (1 << 5) != 0;
-        let ascii = state & (1 << 6) != 0;
+        let (kind, compact, ascii) = string_kind(state, o.unicode_kind_shift);
+        let kind = kind as usize;
         if !matches!(kind, 1 | 2 | 4) {
             bail!("not a string (kind {kind})");
         }
@@ -93,10 +98,7 @@ impl Memory {
                 let units: Vec<u16> = raw.chunks_exact(2).map(|c| u16::from_ne_bytes([c[0], c[1]])).collect();
                 String::from_utf16_lossy(&units)
             }
-            _ => raw
-                .chunks_exact(4)
-                .map(|c| char::from_u32(u32::from_ne_bytes(c.try_into().unwrap())).unwrap_or(char::REPLACEMENT_CHARACTER))
-                .collect(),
+            _ => raw.chunks_exact(4).map(|c| char::from_u32(u32::from_ne_bytes(c.try_into().unwrap())).unwrap_or(char::REPLACEMENT_CHARACTER)).collect(),
         };
         Ok(text)
     }
@@ -214,10 +216,7 @@ impl Memory {
     }
 
     fn find_str(&self, entries: &[(usize, usize)], name: &str) -> Option<usize> {
-        entries
-            .iter()
-            .find(|(k, _)| self.str_is(*k, name).unwrap_or_else(|| self.string(*k).is_ok_and(|s| s == name)))
-            .map(|&(_, v)| v)
+        entries.iter().find(|(k, _)| self.str_is(*k, name).unwrap_or_else(|| self.string(*k).is_ok_and(|s| s == name))).map(|&(_, v)| v)
     }
 
     /// Whether the `str` at `obj` is `name`, from one read of its header and inline text when it
@@ -233,8 +232,7 @@ impl Memory {
         let raw = self.bytes(obj, ascii_size + name.len()).ok()?;
         let state = u32::from_ne_bytes(raw[state_at..state_at + 4].try_into().unwrap());
         let length = u64::from_ne_bytes(raw[length_at..length_at + 8].try_into().unwrap()) as usize;
-        // state: interned:2, kind:3, compact:1, ascii:1 (as in `string`).
-        let (kind, compact, ascii) = ((state >> 2) & 7, state & (1 << 5) != 0, state & (1 << 6) != 0);
+        let (kind, compact, ascii) = string_kind(state, o.unicode_kind_shift);
         if kind != 1 || !compact || !ascii {
             return None;
         }
@@ -253,7 +251,9 @@ impl Memory {
 
     /// The shared keys of a heap type's instances (`PyHeapTypeObject.ht_cached_keys`).
     fn cached_keys(&self, ty: usize) -> Result<usize> {
-        self.ptr(ty + self.layout().type_size as usize + HEAP_TYPE_CACHED_KEYS_AFTER_TYPE)
+        let o = self.layout();
+        let at = o.heap_type_cached_keys.map_or(o.type_size as usize + HEAP_TYPE_CACHED_KEYS_AFTER_TYPE, |a| a as usize);
+        self.ptr(ty + at)
     }
 
     /// An instance attribute of an object of a Python class: from its inline or split values

@@ -19,6 +19,210 @@ pub const COOKIE: &[u8; 8] = b"xdebugpy";
 /// Bytes of the 3.13 table: the cookie and 72 `uint64_t` fields.
 pub const SIZE_3_13: usize = 8 + 72 * 8;
 
+/// Bytes read from the start of `_PyRuntime` to find the table: enough for every version known
+/// here (3.15's is 8 + 117 words), with room for a later micro version's additions at the end.
+pub const READ_SIZE: usize = 2048;
+
+/// The fields of `struct _Py_DebugOffsets` in the order each minor version declares them
+/// (`Include/internal/pycore_debug_offsets.h`), section by section; `version` and
+/// `free_threaded` come first in every version. Offsets are looked up by name, so a field that
+/// moves between versions is still read from its own slot, and a version that lacks one says so.
+type Layout = &'static [(&'static str, &'static [&'static str])];
+
+const TABLE_3_13: Layout = &[
+    ("", &["version", "free_threaded"]),
+    ("runtime_state", &["size", "finalizing", "interpreters_head"]),
+    (
+        "interpreter_state",
+        &[
+            "size",
+            "id",
+            "next",
+            "threads_head",
+            "threads_main",
+            "imports_modules",
+            "sysdict",
+            "builtins",
+            "ceval_gil",
+            "gil_runtime_state",
+            "gil_runtime_state_enabled",
+            "gil_runtime_state_locked",
+            "gil_runtime_state_holder",
+        ],
+    ),
+    ("thread_state", &["size", "prev", "next", "interp", "current_frame", "thread_id", "native_thread_id", "datastack_chunk", "status"]),
+    ("interpreter_frame", &["size", "previous", "executable", "instr_ptr", "localsplus", "owner"]),
+    ("code_object", &["size", "filename", "name", "qualname", "linetable", "firstlineno", "argcount", "localsplusnames", "localspluskinds", "co_code_adaptive"]),
+    ("pyobject", &["size", "ob_type"]),
+    ("type_object", &["size", "tp_name", "tp_repr", "tp_flags"]),
+    ("tuple_object", &["size", "ob_item", "ob_size"]),
+    ("list_object", &["size", "ob_item", "ob_size"]),
+    ("dict_object", &["size", "ma_keys", "ma_values"]),
+    ("float_object", &["size", "ob_fval"]),
+    ("long_object", &["size", "lv_tag", "ob_digit"]),
+    ("bytes_object", &["size", "ob_size", "ob_sval"]),
+    ("unicode_object", &["size", "state", "length", "asciiobject_size"]),
+    ("gc", &["size", "collecting"]),
+];
+
+/// 3.14: the interpreter gains `gc`, `code_object_generation` and `tlbc_generation`, frames
+/// `stackpointer` and `tlbc_index`, code objects `co_tlbc` (free-threaded builds' per-thread
+/// bytecode), and sets, generators, list nodes and the remote debugger's fields are added.
+const TABLE_3_14: Layout = &[
+    ("", &["version", "free_threaded"]),
+    ("runtime_state", &["size", "finalizing", "interpreters_head"]),
+    (
+        "interpreter_state",
+        &[
+            "size",
+            "id",
+            "next",
+            "threads_head",
+            "threads_main",
+            "gc",
+            "imports_modules",
+            "sysdict",
+            "builtins",
+            "ceval_gil",
+            "gil_runtime_state",
+            "gil_runtime_state_enabled",
+            "gil_runtime_state_locked",
+            "gil_runtime_state_holder",
+            "code_object_generation",
+            "tlbc_generation",
+        ],
+    ),
+    ("thread_state", &["size", "prev", "next", "interp", "current_frame", "thread_id", "native_thread_id", "datastack_chunk", "status"]),
+    ("interpreter_frame", &["size", "previous", "executable", "instr_ptr", "localsplus", "owner", "stackpointer", "tlbc_index"]),
+    ("code_object", &["size", "filename", "name", "qualname", "linetable", "firstlineno", "argcount", "localsplusnames", "localspluskinds", "co_code_adaptive", "co_tlbc"]),
+    ("pyobject", &["size", "ob_type"]),
+    ("type_object", &["size", "tp_name", "tp_repr", "tp_flags"]),
+    ("tuple_object", &["size", "ob_item", "ob_size"]),
+    ("list_object", &["size", "ob_item", "ob_size"]),
+    ("set_object", &["size", "used", "table", "mask"]),
+    ("dict_object", &["size", "ma_keys", "ma_values"]),
+    ("float_object", &["size", "ob_fval"]),
+    ("long_object", &["size", "lv_tag", "ob_digit"]),
+    ("bytes_object", &["size", "ob_size", "ob_sval"]),
+    ("unicode_object", &["size", "state", "length", "asciiobject_size"]),
+    ("gc", &["size", "collecting"]),
+    ("gen_object", &["size", "gi_name", "gi_iframe", "gi_frame_state"]),
+    ("llist_node", &["next", "prev"]),
+    ("debugger_support", &["eval_breaker", "remote_debugger_support", "remote_debugging_enabled", "debugger_pending_call", "debugger_script_path", "debugger_script_path_size"]),
+];
+
+/// 3.15: thread states gain `base_frame`, the remote profilers' frame cache
+/// (`last_profiled_frame`, `last_profiled_frame_seq`), `holds_gil` and exception fields; types
+/// `tp_basicsize` and `tp_dictoffset`; heap types publish `ht_cached_keys`; strings the size of
+/// `PyCompactUnicodeObject`; the GC its frame and generation statistics.
+const TABLE_3_15: Layout = &[
+    ("", &["version", "free_threaded"]),
+    ("runtime_state", &["size", "finalizing", "interpreters_head"]),
+    (
+        "interpreter_state",
+        &[
+            "size",
+            "id",
+            "next",
+            "threads_head",
+            "threads_main",
+            "gc",
+            "imports_modules",
+            "sysdict",
+            "builtins",
+            "ceval_gil",
+            "gil_runtime_state",
+            "gil_runtime_state_enabled",
+            "gil_runtime_state_locked",
+            "gil_runtime_state_holder",
+            "code_object_generation",
+            "tlbc_generation",
+        ],
+    ),
+    (
+        "thread_state",
+        &[
+            "size",
+            "prev",
+            "next",
+            "interp",
+            "current_frame",
+            "base_frame",
+            "last_profiled_frame",
+            "last_profiled_frame_seq",
+            "thread_id",
+            "native_thread_id",
+            "datastack_chunk",
+            "status",
+            "holds_gil",
+            "gil_requested",
+            "current_exception",
+            "exc_state",
+        ],
+    ),
+    ("err_stackitem", &["exc_value"]),
+    ("interpreter_frame", &["size", "previous", "executable", "instr_ptr", "localsplus", "owner", "stackpointer", "tlbc_index"]),
+    ("code_object", &["size", "filename", "name", "qualname", "linetable", "firstlineno", "argcount", "localsplusnames", "localspluskinds", "co_code_adaptive", "co_tlbc"]),
+    ("pyobject", &["size", "ob_type"]),
+    ("type_object", &["size", "tp_name", "tp_repr", "tp_flags", "tp_basicsize", "tp_dictoffset"]),
+    ("heap_type_object", &["size", "ht_cached_keys"]),
+    ("tuple_object", &["size", "ob_item", "ob_size"]),
+    ("list_object", &["size", "ob_item", "ob_size"]),
+    ("set_object", &["size", "used", "table", "mask"]),
+    ("dict_object", &["size", "ma_keys", "ma_values"]),
+    ("float_object", &["size", "ob_fval"]),
+    ("long_object", &["size", "lv_tag", "ob_digit"]),
+    ("bytes_object", &["size", "ob_size", "ob_sval"]),
+    ("unicode_object", &["size", "state", "length", "asciiobject_size", "compactunicodeobject_size"]),
+    ("gc", &["size", "collecting", "frame", "generation_stats_size", "generation_stats"]),
+    ("gen_object", &["size", "gi_name", "gi_iframe", "gi_frame_state"]),
+    ("llist_node", &["next", "prev"]),
+    ("debugger_support", &["eval_breaker", "remote_debugger_support", "remote_debugging_enabled", "debugger_pending_call", "debugger_script_path", "debugger_script_path_size"]),
+];
+
+/// The table layout of a minor version, `None` for one this build does not know.
+fn layout_of(minor: u64) -> Option<Layout> {
+    match minor {
+        13 => Some(TABLE_3_13),
+        14 => Some(TABLE_3_14),
+        15 => Some(TABLE_3_15),
+        _ => None,
+    }
+}
+
+/// Number of 8-byte words (after the cookie) in a layout.
+fn words_in(layout: Layout) -> usize {
+    layout.iter().map(|(_, fields)| fields.len()).sum()
+}
+
+/// A version's table read from memory: values looked up by `section.field`.
+struct Table<'a> {
+    bytes: &'a [u8],
+    layout: Layout,
+}
+
+impl Table<'_> {
+    fn index(&self, section: &str, field: &str) -> Option<usize> {
+        let mut i = 0;
+        for (s, fields) in self.layout {
+            if *s == section {
+                return fields.iter().position(|f| *f == field).map(|k| i + k);
+            }
+            i += fields.len();
+        }
+        None
+    }
+
+    /// The value of `section.field`; 0 when this version has no such field.
+    fn get(&self, section: &str, field: &str) -> u64 {
+        self.index(section, field).map_or(0, |i| word(self.bytes, i))
+    }
+
+    fn has(&self, section: &str, field: &str) -> bool {
+        self.index(section, field).is_some()
+    }
+}
+
 /// What every version's table starts with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -100,6 +304,26 @@ pub struct DebugOffsets {
     pub frame_instr_ptr: u64,
     pub frame_localsplus: u64,
     pub frame_owner: u64,
+    /// `sizeof(_PyInterpreterFrame)` without its locals (0 where unknown: 3.11, 3.12).
+    pub frame_size: u64,
+    /// 3.14+: `f_executable` is a `_PyStackRef`, a pointer whose low bits are tags (deferred
+    /// reference counting); they are cleared before it is followed.
+    pub executable_is_stackref: bool,
+    /// Free-threaded 3.14+: the frame's index into its code object's per-thread bytecode copies
+    /// (`tlbc_index`) and the code object's `co_tlbc` array; 0 where the build has none.
+    pub frame_tlbc_index: u64,
+    pub code_tlbc: u64,
+    /// `tstate->datastack_chunk` (3.13+; 0 for 3.11/3.12): the chunk of the thread's data stack
+    /// its newest frames live in.
+    pub tstate_datastack_chunk: u64,
+    /// 3.15: `tstate->holds_gil`, the thread's own flag that it holds the GIL.
+    pub tstate_holds_gil: Option<u64>,
+    /// Which bit of a string's `state` the 3-bit `kind` starts at: 2 where `interned` is a
+    /// 2-bit field, 8 on free-threaded 3.14+ builds where it is a whole byte (atomic access).
+    pub unicode_kind_shift: u32,
+    /// `PyHeapTypeObject.ht_cached_keys` (3.15 publishes it; before, `type_size` + the slot
+    /// tables, see `objects.rs`).
+    pub heap_type_cached_keys: Option<u64>,
     pub code_filename: u64,
     pub code_qualname: u64,
     pub code_linetable: u64,
@@ -141,75 +365,93 @@ fn word(bytes: &[u8], i: usize) -> u64 {
 }
 
 impl DebugOffsets {
-    /// Parses the table from the first [`SIZE_3_13`] bytes of `_PyRuntime`. `Ok(None)`: no
-    /// cookie, so not CPython 3.13+.
+    /// Parses the table from the first bytes of `_PyRuntime` (at least the table's size;
+    /// [`READ_SIZE`] covers every known version). `Ok(None)`: no cookie, so not CPython 3.13+.
     pub fn parse(bytes: &[u8]) -> Result<Option<DebugOffsets>, LayoutError> {
         let Some(header) = Header::parse(bytes) else { return Ok(None) };
-        if (header.major(), header.minor()) != (3, 13) {
-            return Err(LayoutError::UnknownVersion(header));
-        }
-        if bytes.len() < SIZE_3_13 {
+        let layout = match (header.major(), layout_of(header.minor())) {
+            (3, Some(layout)) => layout,
+            _ => return Err(LayoutError::UnknownVersion(header)),
+        };
+        if bytes.len() < 8 + words_in(layout) * 8 {
             return Err(LayoutError::Implausible(header, "the table is cut short"));
         }
-        let w = |i| word(bytes, i);
+        let t = Table { bytes, layout };
+        let minor = header.minor();
+        let ft = header.free_threaded;
+        let ascii_size = t.get("unicode_object", "asciiobject_size");
         let o = DebugOffsets {
             header,
             tstate_cframe: None,
             gil_at: GilAt::Interpreter,
-            unicode_compact_size: w(69) + 16,
+            unicode_compact_size: match t.get("unicode_object", "compactunicodeobject_size") {
+                // PyCompactUnicodeObject: PyASCIIObject, utf8_length, utf8.
+                0 => ascii_size + 16,
+                n => n,
+            },
             long_is_tag: true,
-            runtime_interpreters_head: w(4),
-            interp_next: w(7),
-            interp_threads_head: w(8),
-            interp_imports_modules: w(10),
-            interp_gil_runtime_state: w(14),
-            gil_enabled: w(15),
-            interp_gil_locked: w(16),
-            interp_gil_holder: w(17),
-            tstate_next: w(20),
-            tstate_current_frame: w(22),
-            tstate_thread_id: w(23),
-            tstate_native_thread_id: w(24),
-            frame_previous: w(28),
-            frame_executable: w(29),
-            frame_instr_ptr: w(30),
-            frame_localsplus: w(31),
-            frame_owner: w(32),
-            code_filename: w(34),
-            code_qualname: w(36),
-            code_linetable: w(37),
-            code_firstlineno: w(38),
-            code_argcount: w(39),
-            code_localsplusnames: w(40),
-            code_adaptive: w(42),
-            object_size: w(43),
-            object_type: w(44),
-            type_size: w(45),
-            type_name: w(46),
-            type_flags: w(48),
-            tuple_items: w(50),
-            tuple_size: w(51),
-            dict_keys: w(56),
-            dict_values: w(57),
-            long_tag: w(61),
-            long_digits: w(62),
-            bytes_size: w(64),
-            bytes_data: w(65),
-            unicode_size: w(66),
-            unicode_state: w(67),
-            unicode_length: w(68),
-            unicode_ascii_size: w(69),
+            runtime_interpreters_head: t.get("runtime_state", "interpreters_head"),
+            interp_next: t.get("interpreter_state", "next"),
+            interp_threads_head: t.get("interpreter_state", "threads_head"),
+            interp_imports_modules: t.get("interpreter_state", "imports_modules"),
+            interp_gil_runtime_state: t.get("interpreter_state", "gil_runtime_state"),
+            gil_enabled: t.get("interpreter_state", "gil_runtime_state_enabled"),
+            interp_gil_locked: t.get("interpreter_state", "gil_runtime_state_locked"),
+            interp_gil_holder: t.get("interpreter_state", "gil_runtime_state_holder"),
+            tstate_next: t.get("thread_state", "next"),
+            tstate_current_frame: t.get("thread_state", "current_frame"),
+            tstate_thread_id: t.get("thread_state", "thread_id"),
+            tstate_native_thread_id: t.get("thread_state", "native_thread_id"),
+            tstate_datastack_chunk: t.get("thread_state", "datastack_chunk"),
+            tstate_holds_gil: t.has("thread_state", "holds_gil").then(|| t.get("thread_state", "holds_gil")),
+            frame_previous: t.get("interpreter_frame", "previous"),
+            frame_executable: t.get("interpreter_frame", "executable"),
+            frame_instr_ptr: t.get("interpreter_frame", "instr_ptr"),
+            frame_localsplus: t.get("interpreter_frame", "localsplus"),
+            frame_owner: t.get("interpreter_frame", "owner"),
+            frame_size: t.get("interpreter_frame", "size"),
+            executable_is_stackref: minor >= 14,
+            frame_tlbc_index: t.get("interpreter_frame", "tlbc_index"),
+            code_tlbc: t.get("code_object", "co_tlbc"),
+            unicode_kind_shift: if ft && minor >= 14 { 8 } else { 2 },
+            heap_type_cached_keys: t.has("heap_type_object", "ht_cached_keys").then(|| t.get("heap_type_object", "ht_cached_keys")),
+            code_filename: t.get("code_object", "filename"),
+            code_qualname: t.get("code_object", "qualname"),
+            code_linetable: t.get("code_object", "linetable"),
+            code_firstlineno: t.get("code_object", "firstlineno"),
+            code_argcount: t.get("code_object", "argcount"),
+            code_localsplusnames: t.get("code_object", "localsplusnames"),
+            code_adaptive: t.get("code_object", "co_code_adaptive"),
+            object_size: t.get("pyobject", "size"),
+            object_type: t.get("pyobject", "ob_type"),
+            type_size: t.get("type_object", "size"),
+            type_name: t.get("type_object", "tp_name"),
+            type_flags: t.get("type_object", "tp_flags"),
+            tuple_items: t.get("tuple_object", "ob_item"),
+            tuple_size: t.get("tuple_object", "ob_size"),
+            dict_keys: t.get("dict_object", "ma_keys"),
+            dict_values: t.get("dict_object", "ma_values"),
+            long_tag: t.get("long_object", "lv_tag"),
+            long_digits: t.get("long_object", "ob_digit"),
+            bytes_size: t.get("bytes_object", "ob_size"),
+            bytes_data: t.get("bytes_object", "ob_sval"),
+            unicode_size: t.get("unicode_object", "size"),
+            unicode_state: t.get("unicode_object", "state"),
+            unicode_length: t.get("unicode_object", "length"),
+            unicode_ascii_size: ascii_size,
         };
         // Structure sizes (interpreter, thread state, frame, code) bound every offset into them.
-        let (interp_size, tstate_size, frame_size, code_size) = (w(5), w(18), w(27), w(33));
+        let size = |section: &str| t.get(section, "size");
         let within = |offs: &[u64], size: u64| size > 0 && size < (1 << 24) && offs.iter().all(|&x| x < size);
-        if !within(&[o.runtime_interpreters_head], w(2))
-            || !within(&[o.interp_next, o.interp_threads_head, o.interp_imports_modules, o.interp_gil_locked, o.interp_gil_holder], interp_size)
-            || !within(&[o.tstate_next, o.tstate_current_frame, o.tstate_thread_id, o.tstate_native_thread_id], tstate_size)
-            || !within(&[o.frame_previous, o.frame_executable, o.frame_instr_ptr, o.frame_owner], frame_size)
-            || !within(&[o.code_filename, o.code_qualname, o.code_linetable, o.code_firstlineno, o.code_adaptive], code_size)
+        let tstate_offs = [o.tstate_next, o.tstate_current_frame, o.tstate_thread_id, o.tstate_native_thread_id, o.tstate_datastack_chunk, o.tstate_holds_gil.unwrap_or(0)];
+        if !within(&[o.runtime_interpreters_head], size("runtime_state"))
+            || !within(&[o.interp_next, o.interp_threads_head, o.interp_imports_modules, o.interp_gil_locked, o.interp_gil_holder], size("interpreter_state"))
+            || !within(&tstate_offs, size("thread_state"))
+            || !within(&[o.frame_previous, o.frame_executable, o.frame_instr_ptr, o.frame_owner, o.frame_tlbc_index], o.frame_size)
+            || !within(&[o.code_filename, o.code_qualname, o.code_linetable, o.code_firstlineno, o.code_adaptive, o.code_tlbc], size("code_object"))
             || !within(&[o.object_type], o.object_size)
             || !within(&[o.type_name, o.type_flags], o.type_size)
+            || o.frame_localsplus > o.frame_size
         {
             return Err(LayoutError::Implausible(header, "an offset lies outside its structure"));
         }
@@ -248,6 +490,14 @@ impl DebugOffsets {
             frame_instr_ptr: 56,
             frame_localsplus: 72,
             frame_owner: 0,
+            frame_size: 0,
+            executable_is_stackref: false,
+            frame_tlbc_index: 0,
+            code_tlbc: 0,
+            tstate_datastack_chunk: 0,
+            tstate_holds_gil: None,
+            unicode_kind_shift: 2,
+            heap_type_cached_keys: None,
             code_filename: 112,
             code_qualname: 128,
             code_linetable: 136,
@@ -330,17 +580,22 @@ impl DebugOffsets {
 mod tests {
     use super::*;
 
-    fn table(version: u64, free_threaded: u64) -> Vec<u8> {
-        let mut b = COOKIE.to_vec();
-        let mut words = vec![0u64; 72];
+    /// A table of `layout` for `version` with every structure 4096 bytes large and `set`
+    /// fields given.
+    fn table(layout: Layout, version: u64, free_threaded: u64, set: &[(&str, &str, u64)]) -> Vec<u8> {
+        let mut words = vec![0u64; words_in(layout)];
+        let t = Table { bytes: &[], layout };
         words[0] = version;
         words[1] = free_threaded;
-        // Sizes large enough for the offsets below.
-        for size_idx in [2, 5, 18, 27, 33, 43, 45] {
-            words[size_idx] = 4096;
+        for (section, fields) in layout {
+            if fields.contains(&"size") && !section.is_empty() {
+                words[t.index(section, "size").unwrap()] = 4096;
+            }
         }
-        words[23] = 152; // thread_id
-        words[44] = 24; // ob_type (free-threaded)
+        for &(section, field, value) in set {
+            words[t.index(section, field).unwrap_or_else(|| panic!("{section}.{field}"))] = value;
+        }
+        let mut b = COOKIE.to_vec();
         for w in words {
             b.extend_from_slice(&w.to_ne_bytes());
         }
@@ -349,25 +604,58 @@ mod tests {
 
     #[test]
     fn reads_the_3_13_table() {
-        let o = DebugOffsets::parse(&table(0x030d05f0, 1)).unwrap().unwrap();
+        let t = table(TABLE_3_13, 0x030d05f0, 1, &[("thread_state", "thread_id", 152), ("pyobject", "ob_type", 24)]);
+        assert_eq!(t.len(), SIZE_3_13);
+        let o = DebugOffsets::parse(&t).unwrap().unwrap();
         assert_eq!(o.header.version(), "3.13.5t");
         assert!(o.header.free_threaded);
         assert_eq!((o.tstate_thread_id, o.object_type), (152, 24));
+        assert!(!o.executable_is_stackref && o.tstate_holds_gil.is_none());
+    }
+
+    /// The same fields at the slots 3.14 and 3.15 put them in: a field read from the 3.13 slot
+    /// would give another field's value.
+    #[test]
+    fn reads_the_3_14_and_3_15_tables_by_field() {
+        let set = [
+            ("thread_state", "thread_id", 152),
+            ("thread_state", "native_thread_id", 160),
+            ("interpreter_frame", "owner", 70),
+            ("interpreter_frame", "localsplus", 80),
+            ("code_object", "co_code_adaptive", 200),
+            ("unicode_object", "asciiobject_size", 40),
+        ];
+        let o14 = DebugOffsets::parse(&table(TABLE_3_14, 0x030e0af0, 0, &set)).unwrap().unwrap();
+        assert_eq!(o14.header.version(), "3.14.10");
+        assert_eq!((o14.tstate_thread_id, o14.tstate_native_thread_id, o14.frame_owner, o14.frame_localsplus, o14.code_adaptive), (152, 160, 70, 80, 200));
+        assert!(o14.executable_is_stackref);
+        assert_eq!((o14.unicode_compact_size, o14.unicode_kind_shift), (56, 2));
+        let mut set15 = set.to_vec();
+        set15.extend([("thread_state", "holds_gil", 190), ("unicode_object", "compactunicodeobject_size", 64), ("heap_type_object", "ht_cached_keys", 904)]);
+        let o15 = DebugOffsets::parse(&table(TABLE_3_15, 0x030f02f0, 0, &set15)).unwrap().unwrap();
+        assert_eq!((o15.tstate_thread_id, o15.frame_owner, o15.code_adaptive), (152, 70, 200));
+        assert_eq!((o15.tstate_holds_gil, o15.unicode_compact_size, o15.heap_type_cached_keys), (Some(190), 64, Some(904)));
+        // A free-threaded 3.14 keeps a string's `interned` in a whole byte.
+        let ft = DebugOffsets::parse(&table(TABLE_3_14, 0x030e0af0, 1, &set)).unwrap().unwrap();
+        assert_eq!(ft.unicode_kind_shift, 8);
     }
 
     #[test]
     fn older_pythons_have_no_cookie_and_newer_ones_are_named() {
         assert_eq!(DebugOffsets::parse(&[0u8; SIZE_3_13]), Ok(None));
-        match DebugOffsets::parse(&table(0x030e00f0, 1)) {
-            Err(LayoutError::UnknownVersion(h)) => assert_eq!(h.version(), "3.14.0t"),
+        match DebugOffsets::parse(&table(TABLE_3_15, 0x031000f0, 1, &[])) {
+            Err(LayoutError::UnknownVersion(h)) => assert_eq!(h.version(), "3.16.0t"),
             other => panic!("{other:?}"),
         }
     }
 
     #[test]
     fn garbage_after_the_cookie_is_refused() {
-        let mut t = table(0x030d05f0, 0);
-        t[8 + 23 * 8..8 + 24 * 8].copy_from_slice(&(1u64 << 40).to_ne_bytes());
-        assert!(matches!(DebugOffsets::parse(&t), Err(LayoutError::Implausible(..))));
+        for (layout, version) in [(TABLE_3_13, 0x030d05f0), (TABLE_3_14, 0x030e0af0), (TABLE_3_15, 0x030f02f0)] {
+            let t = table(layout, version, 0, &[("thread_state", "thread_id", 1 << 40)]);
+            assert!(matches!(DebugOffsets::parse(&t), Err(LayoutError::Implausible(..))), "{version:x}");
+            let short = table(layout, version, 0, &[]);
+            assert!(matches!(DebugOffsets::parse(&short[..short.len() - 8]), Err(LayoutError::Implausible(..))), "{version:x}");
+        }
     }
 }
