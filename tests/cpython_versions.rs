@@ -319,3 +319,67 @@ int main(void) { sleep(10); return 0; }
     assert!(began.elapsed() < std::time::Duration::from_secs(4), "refused at once, not after the start-up timeout");
     assert!(!dir.path().join("never.json").exists());
 }
+
+/// The sid chroot of tests/pythons.sh, when it is there.
+fn sid_root() -> Option<PathBuf> {
+    let root = std::env::var_os("THREADRADAR_SID").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/threadradar/sid"));
+    let ok = root.join("usr/bin/python3.14").exists();
+    if !ok {
+        assert!(std::env::var("THREADRADAR_REQUIRE_PYTHONS").is_err(), "the sid chroot is required here but {} has no python3.14 (run `bash tests/pythons.sh 3.14`)", root.display());
+        eprintln!("skipping: no sid chroot at {} (run `bash tests/pythons.sh 3.14`)", root.display());
+    }
+    ok.then_some(root)
+}
+
+/// A program in a chroot, as a container runs one: its paths (`/w…/app.py`) name files under its
+/// root. Launched, its functions map to their own lines and its file is fingerprinted (read
+/// through its root, not at the host's `/w…`, which does not exist); attached to, the run records
+/// its working directory as the program sees it, not the recorder's.
+#[test]
+fn a_chrooted_program_maps_to_its_lines_and_keeps_its_working_directory() {
+    let Some(root) = sid_root() else { return };
+    let _g = serial();
+    let name = format!("w-threadradar-{}", std::process::id());
+    let inside = root.join(&name);
+    std::fs::create_dir_all(&inside).unwrap();
+    struct Cleanup(PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _cleanup = Cleanup(inside.clone());
+    let app = "import threading, time\n\n\nclass Spinner(threading.Thread):\n    def run(self):\n        end = time.time() + float(__import__('sys').argv[1])\n        while time.time() < end:\n            sum(range(1000))\n\n\ndef main():\n    t = Spinner(name='spinner')\n    t.start()\n    t.join()\n\n\nmain()\n";
+    std::fs::write(inside.join("app.py"), app).unwrap();
+    assert!(!Path::new(&format!("/{name}/app.py")).exists(), "the program's path must not exist outside its root");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chroot.json");
+    let sh = format!("cd /{name} && exec python3.14 app.py 1.0");
+    let o = threadradar(dir.path(), &["record", "--no-progress", "-o", out.to_str().unwrap(), "--", "chroot", root.to_str().unwrap(), "/bin/sh", "-c", &sh]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    let path = format!("/{name}/app.py");
+    let file = run.files.iter().position(|f| run.str(f.path) == path).unwrap_or_else(|| panic!("no {path} in {:?}", run.files.iter().map(|f| run.str(f.path)).collect::<Vec<_>>()));
+    assert!(run.files[file].sha256.is_some(), "{path} is fingerprinted through the program's root");
+    let def_line = |q: &str| run.functions.iter().find(|f| f.file as usize == file && run.str(f.qualname) == q).map(|f| f.line);
+    assert_eq!(def_line("Spinner.run"), Some(5), "Spinner.run maps to its def line");
+    assert_eq!(def_line("main"), Some(11));
+    let p = &run.processes[0];
+    assert_eq!(p.root.as_deref(), Some(root.to_str().unwrap()), "the run says where the program's / was");
+    assert_eq!(p.reader.as_deref(), Some("threadradar: _Py_DebugOffsets"));
+    let info = threadradar(dir.path(), &["info", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("by threadradar: _Py_DebugOffsets") && text.contains(&format!("its / is {}", root.display())), "{text}");
+
+    // Attached: the working directory is the program's own, in its own view.
+    let mut child = Command::new("chroot").arg(&root).args(["/bin/sh", "-c", &format!("cd /{name} && exec python3.14 app.py 3.0")]).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let out2 = dir.path().join("attached.json");
+    let o = threadradar(dir.path(), &["record", "--no-progress", "--pid", &child.id().to_string(), "--duration", "0.5", "-o", out2.to_str().unwrap()]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out2);
+    assert_eq!(run.meta.cwd, format!("/{name}"), "the attached program's working directory, as it sees it");
+    assert!(run.functions.iter().any(|f| run.str(f.qualname) == "Spinner.run" && f.line == 5), "attached, its functions map to their lines too");
+}

@@ -337,7 +337,7 @@ impl Interpreter {
             let mut seen = 0;
             // The fields of a thread state, read in one system call.
             let frame_field = o.tstate_cframe.unwrap_or(o.tstate_current_frame);
-            let span = [o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, frame_field, o.tstate_datastack_chunk].into_iter().max().unwrap_or(0) as usize + 8;
+            let span = [o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, frame_field, o.tstate_datastack_chunk, o.tstate_base_frame].into_iter().max().unwrap_or(0) as usize + 8;
             while ts != 0 && seen < MAX_THREADS && visited.insert(ts) {
                 seen += 1;
                 reads += 1;
@@ -369,7 +369,8 @@ impl Interpreter {
                     },
                 };
                 let chunk = if o.tstate_datastack_chunk != 0 { field(o.tstate_datastack_chunk) as usize } else { 0 };
-                let (frames, n) = self.frames((ts, thread_id), chunk, frame, locals);
+                let base = if o.tstate_base_frame != 0 { field(o.tstate_base_frame) as usize } else { 0 };
+                let (frames, n) = self.frames((ts, thread_id), (chunk, base), frame, locals);
                 reads += n;
                 let thread_name = self.thread_name(interp, thread_id);
                 out.push(StackTrace { pid: self.pid as py_spy::Pid, thread_id, thread_name, os_thread_id: Some(native), active: true, owns_gil: ts == holder, frames, process_info: None });
@@ -393,9 +394,9 @@ impl Interpreter {
     /// The thread's frames, innermost first, and the system calls made. When the whole chain of
     /// frames is what it was at the previous tick, the previous stack is returned without
     /// decoding (not when `locals` are wanted: they change while the frames stay); see [`stack`].
-    fn frames(&mut self, thread: (usize, u64), chunk: usize, frame: usize, locals: bool) -> (Vec<Frame>, usize) {
+    fn frames(&mut self, thread: (usize, u64), (chunk, base): (usize, usize), frame: usize, locals: bool) -> (Vec<Frame>, usize) {
         let o = self.o().clone();
-        let (chain, mut reads) = stack::read_chain(&self.mem, &o, chunk, frame);
+        let (chain, mut reads) = stack::read_chain(&self.mem, &o, (chunk, base), frame);
         let stayed = match self.stacks.get(&thread) {
             Some((before, frames)) if !locals && *before == chain => return (frames.clone(), reads),
             Some((before, _)) => stack::unchanged_from_bottom(before, &chain),

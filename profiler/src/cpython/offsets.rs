@@ -318,6 +318,9 @@ pub struct DebugOffsets {
     pub tstate_datastack_chunk: u64,
     /// 3.15: `tstate->holds_gil`, the thread's own flag that it holds the GIL.
     pub tstate_holds_gil: Option<u64>,
+    /// 3.15: `tstate->base_frame`, the sentinel frame every chain of the thread ends in (it lives
+    /// in the thread state, not on the data stack; the walk stops there without reading it).
+    pub tstate_base_frame: u64,
     /// Which bit of a string's `state` the 3-bit `kind` starts at: 2 where `interned` is a
     /// 2-bit field, 8 on free-threaded 3.14+ builds where it is a whole byte (atomic access).
     pub unicode_kind_shift: u32,
@@ -404,6 +407,7 @@ impl DebugOffsets {
             tstate_native_thread_id: t.get("thread_state", "native_thread_id"),
             tstate_datastack_chunk: t.get("thread_state", "datastack_chunk"),
             tstate_holds_gil: t.has("thread_state", "holds_gil").then(|| t.get("thread_state", "holds_gil")),
+            tstate_base_frame: t.get("thread_state", "base_frame"),
             frame_previous: t.get("interpreter_frame", "previous"),
             frame_executable: t.get("interpreter_frame", "executable"),
             frame_instr_ptr: t.get("interpreter_frame", "instr_ptr"),
@@ -443,7 +447,7 @@ impl DebugOffsets {
         // Structure sizes (interpreter, thread state, frame, code) bound every offset into them.
         let size = |section: &str| t.get(section, "size");
         let within = |offs: &[u64], size: u64| size > 0 && size < (1 << 24) && offs.iter().all(|&x| x < size);
-        let tstate_offs = [o.tstate_next, o.tstate_current_frame, o.tstate_thread_id, o.tstate_native_thread_id, o.tstate_datastack_chunk, o.tstate_holds_gil.unwrap_or(0)];
+        let tstate_offs = [o.tstate_next, o.tstate_current_frame, o.tstate_thread_id, o.tstate_native_thread_id, o.tstate_datastack_chunk, o.tstate_holds_gil.unwrap_or(0), o.tstate_base_frame];
         if !within(&[o.runtime_interpreters_head], size("runtime_state"))
             || !within(&[o.interp_next, o.interp_threads_head, o.interp_imports_modules, o.interp_gil_locked, o.interp_gil_holder], size("interpreter_state"))
             || !within(&tstate_offs, size("thread_state"))
@@ -496,6 +500,7 @@ impl DebugOffsets {
             code_tlbc: 0,
             tstate_datastack_chunk: 0,
             tstate_holds_gil: None,
+            tstate_base_frame: 0,
             unicode_kind_shift: 2,
             heap_type_cached_keys: None,
             code_filename: 112,

@@ -119,9 +119,9 @@ impl ChunkCopy {
 }
 
 /// Reads the chain of frames from `frame` (the thread's current frame) outwards. `chunk` is the
-/// thread's newest data-stack chunk (0 when the layout does not say). Returns the frames and the
-/// number of system calls made.
-pub fn read_chain(mem: &Memory, o: &DebugOffsets, chunk: usize, mut frame: usize) -> (Vec<RawFrame>, usize) {
+/// thread's newest data-stack chunk, `base` its sentinel base frame (3.15), where the chain ends;
+/// 0 when the layout does not say. Returns the frames and the number of system calls made.
+pub fn read_chain(mem: &Memory, o: &DebugOffsets, (chunk, base): (usize, usize), mut frame: usize) -> (Vec<RawFrame>, usize) {
     // The fields read of each frame end before its locals; the owner byte is among them.
     let head_len = (o.frame_localsplus as usize).max(o.frame_owner as usize + 1);
     let mut pages = Pages::default();
@@ -129,7 +129,7 @@ pub fn read_chain(mem: &Memory, o: &DebugOffsets, chunk: usize, mut frame: usize
     let mut reads = 0;
     let mut chain = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    while frame != 0 && chain.len() < MAX_FRAMES && seen.insert(frame) {
+    while frame != 0 && frame != base && chain.len() < MAX_FRAMES && seen.insert(frame) {
         if copy.is_none() && chunk != 0 && frame > chunk && frame - chunk + head_len <= MAX_CHUNK_READ {
             // The first frame of the chain inside the newest chunk: everything below it in the
             // chunk (its callers that live on the data stack) comes with the same read.
