@@ -1194,7 +1194,7 @@ export type WaitsView = {
  */
 started_at: number | null, 
 /**
- * The achieved sampling period, seconds.
+ * The run's sampling period ([`crate::period`]), seconds.
  */
 period_s: number, evidence: EvidenceAvailable, threads: Array<WaitThread>, objects: Array<ObjectSummary>, intervals: Array<WaitInterval>, edges: Array<WakeEdge>, };
 
@@ -1619,7 +1619,7 @@ notes: Array<string>,
  */
 config_file: string | null, 
 /**
- * The run's mean time between two samples, in seconds: the resolution of every duration.
+ * The run's sampling period ([`crate::period`]), in seconds: the resolution of every duration.
  */
 interval_s: number, wait_source: WaitSource, 
 /**
@@ -1632,7 +1632,7 @@ how: string, sections: Array<SectionFigures>, };
  */
 export type SectionsView = { 
 /**
- * The run's mean time between two samples, in seconds: the resolution of every duration.
+ * The run's sampling period ([`crate::period`]), in seconds: the resolution of every duration.
  */
 interval_s: number, wait_source: WaitSource, 
 /**

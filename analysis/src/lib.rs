@@ -16,6 +16,7 @@
 //! - [`histogram`]: the `crt(a, th)` histogram of the detail view (paper Fig. 11).
 //! - [`panel`]: the overview/detail panels' JSON API, shared by `threadradar serve` and the
 //!   language server.
+//! - [`period`]: the sampling period, one definition for every view and export.
 //! - [`filter`]: which artifacts a view lists.
 //! - [`stability`]: adjusted Rand index between the clusterings of two runs.
 //! - [`timeline`]: per-thread icicles on one merged, log-scalable time axis, viewport layouts,
@@ -47,6 +48,7 @@ pub mod glyph;
 pub mod histogram;
 pub mod metrics;
 pub mod panel;
+pub mod period;
 pub mod sections;
 pub mod stability;
 pub mod svg;

@@ -883,7 +883,7 @@ pub struct FunctionTimes {
 /// [`FunctionTimes`] of the program's own functions of a run, by qualified name.
 pub fn function_times(run: &Run) -> HashMap<String, FunctionTimes> {
     let mut out: HashMap<String, FunctionTimes> = HashMap::new();
-    let period = if run.meta.interval_ms > 0.0 { (run.meta.interval_ms * 1e6) as u64 } else { 1_000_000 };
+    let period = crate::period::sampling_period_ns(run);
     let mut seen: Vec<u64> = vec![u64::MAX; run.functions.len()];
     // Per thread: the functions it was waiting in at its previous sample.
     let mut waiting_in: Vec<Vec<usize>> = vec![Vec::new(); run.threads.len()];
