@@ -24,6 +24,7 @@
 //! - [`sections`]: critical sections, every execution of each, its variability and outliers.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //! - [`waits`]: who waits for whom: wait intervals, wake edges with their evidence, objects.
+//! - [`waitcounts`]: the waits view's edges counted by evidence and its ends by source.
 //! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test, and
 //!   `mark_significance`, which tests a comparison's changes against two run sets (every client's).
 //! - [`tracediff`]: two runs as traces (TraceDiff): threads paired, timeline stretches matched.
@@ -57,6 +58,7 @@ pub mod timeline;
 pub mod runset;
 pub mod tracediff;
 pub mod view;
+pub mod waitcounts;
 pub mod waits;
 
 pub use analysis::{Analysis, Cluster, Options, TimeWindow, Window};

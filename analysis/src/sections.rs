@@ -94,6 +94,8 @@ pub struct SectionFigures {
     pub executions: Vec<Execution>,
     /// Indices into `executions` of the outliers.
     pub outliers: Vec<usize>,
+    /// The listed executions' durations on a log axis (the panel's histogram).
+    pub histogram: crate::histogram::LogHistogram,
     /// Executions seen in one sample only: shorter than about two intervals.
     pub short: ShortExecutions,
     /// Listed executions plus the short ones' lower bound.
@@ -544,6 +546,7 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
             waited_share: if inside.is_empty() { 0.0 } else { with_waiters as f64 / inside.len() as f64 },
             others_waited_s: waiting_samples[si] as f64 * interval_ns / 1e9,
             outlier_threshold_s: threshold,
+            histogram: crate::histogram::log_histogram(execs.iter().map(|e| e.duration_s)),
             executions: execs,
             outliers,
             short: sh,
