@@ -366,3 +366,110 @@ fn generated_typescript_and_docs_are_current() {
         assert_eq!(&doc[a..b], table, "docs/panels.md's method table is stale: UPDATE_EXPECT=1 cargo test --test protocol");
     }
 }
+
+/// The figures the clients used to compute are the server's, typed (issue 31): the trace
+/// compare's time-shift class of every match group (and every edge's is its groups'), the waits'
+/// edge counts per evidence (all and per object) and wait ends, and each section's histogram.
+#[test]
+fn clients_get_shift_classes_edge_counts_and_histograms_from_the_server() {
+    let ws = Workspace::new();
+    let mut c = lsp(&ws);
+    let t = c.call("threadRadar/traceCompare", json!({ "width_px": 300 }));
+    let same = t["same_shift_s"].as_f64().unwrap();
+    let groups = t["groups"].as_array().unwrap();
+    assert!(!groups.is_empty());
+    for g in groups {
+        let s = g["shift_s"].as_f64().unwrap();
+        let want = if s < -same { "earlier" } else if s > same { "later" } else { "same" };
+        assert_eq!(g["shift"], want, "{g}");
+        let resized = (g["a_duration_s"].as_f64().unwrap() - g["b_duration_s"].as_f64().unwrap()).abs() > same;
+        assert_eq!(g["resized"], resized, "{g}");
+    }
+    for e in t["edges"].as_array().unwrap() {
+        assert!(e["groups"].as_array().unwrap().iter().all(|i| groups[i.as_u64().unwrap() as usize]["shift"] == e["shift"]), "{e}");
+    }
+
+    let w = c.call("threadRadar/waits", json!({}));
+    let (view, counts) = (&w["view"], &w["counts"]);
+    let edges = view["edges"].as_array().unwrap();
+    let count = |object: Option<usize>| -> Value {
+        let mine: Vec<&Value> = edges.iter().filter(|e| object.is_none_or(|o| e["object_index"] == o)).collect();
+        let kernel = mine.iter().filter(|e| e["evidence"] == "kernel").count();
+        let mut by: Vec<Value> = Vec::new();
+        for rule in ["gil-holder", "same-object", "running-thread"] {
+            let n = mine.iter().filter(|e| e["evidence"] == rule).count();
+            if n > 0 {
+                by.push(json!({ "evidence": rule, "count": n }));
+            }
+        }
+        json!({ "all": mine.len(), "kernel": kernel, "inferred": mine.len() - kernel, "inferred_by": by })
+    };
+    assert!(!edges.is_empty());
+    assert_eq!(counts["edges"], count(None));
+    let objects = view["objects"].as_array().unwrap().len();
+    assert_eq!(counts["objects"], Value::Array((0..objects).map(|o| count(Some(o))).collect()));
+    let intervals = view["intervals"].as_array().unwrap();
+    assert_eq!(counts["ends"], 2 * intervals.len());
+    let kernel_ends: usize = intervals.iter().map(|i| (i["kernel_start"] == true) as usize + (i["kernel_end"] == true) as usize).sum();
+    assert_eq!(counts["kernel_ends"], kernel_ends);
+
+    let s = c.call("threadRadar/sections", json!({}));
+    let sections = s["sections"].as_array().unwrap();
+    assert!(sections.iter().any(|x| !x["executions"].as_array().unwrap().is_empty()));
+    for x in sections {
+        let listed: Vec<f64> = x["executions"].as_array().unwrap().iter().map(|e| e["duration_s"].as_f64().unwrap()).filter(|d| *d > 0.0).collect();
+        let h = &x["histogram"];
+        let bins = h["bins"].as_array().unwrap();
+        assert_eq!(h["count"], listed.len());
+        assert_eq!(bins.iter().map(|b| b["count"].as_u64().unwrap()).sum::<u64>(), listed.len() as u64, "{h}");
+        for d in listed {
+            assert!(d >= h["from_s"].as_f64().unwrap() * (1.0 - 1e-12) && d <= h["to_s"].as_f64().unwrap() * (1.0 + 1e-12), "{d} outside {h}");
+        }
+    }
+}
+
+/// A change of crt of exactly 0.0005 (1 of 1 000 samples → 3 of 2 000): within a twentieth of a
+/// percentage point, so the server's trend is `same`, where rounding Δ × 1000 (0.5 → 1) — what
+/// VS Code's Comparison view did — says `increase`. The answer is the fixture
+/// `compare-half-tenth-pp.json`, which the extension's unit tests render.
+#[test]
+fn a_change_of_a_twentieth_of_a_point_is_the_same_on_every_transport() {
+    use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
+    use threadradar_profiler::run::{FileKind, Meta, Sample, ThreadSample, ThreadState};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let runs = root.join(".threadradar/runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let write = |name: &str, ticks: u64, in_f: u64| {
+        let meta = Meta { interval_ms: 1.0, achieved_rate_hz: 1000.0, duration_s: ticks as f64 / 1000.0, command: vec!["python3".into(), "app.py".into()], cwd: "/p".into(), ..Meta::default() };
+        let mut b = RunBuilder::new(meta);
+        let file = b.file("/p/app.py", FileKind::User, None);
+        let main = b.function(file, &FunctionSpec { qualname: "main", line: 1, end_line: 9, ..Default::default() });
+        let f = b.function(file, &FunctionSpec { qualname: "f", line: 10, end_line: 19, ..Default::default() });
+        let th = b.thread(new_thread(1, 1, 1, "MainThread", "_MainThread"));
+        let (fm, ff) = (b.frame(main, 2), b.frame(f, 11));
+        let (only_main, with_f) = (b.stack(&[fm]), b.stack(&[fm, ff]));
+        for k in 0..ticks {
+            let stack = if k < in_f { with_f } else { only_main };
+            b.push_sample(Sample { t: k * 1_000_000, threads: vec![ThreadSample { thread: th, stack, state: ThreadState::Computing, ..Default::default() }] });
+        }
+        let mut run = b.finish();
+        run.meta.sample_count = ticks;
+        threadradar_profiler::runfile::write(&run, &runs.join(name)).unwrap();
+    };
+    write("20260101T000000Z-app.json", 1000, 1);
+    write("20260101T000001Z-app.json", 2000, 3);
+    let params = json!({ "base": "20260101T000000Z-app.json", "new": "20260101T000001Z-app.json" });
+    let s = serve(&runs);
+    let over_http = post(&s, "compare", &params).unwrap();
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({}));
+    let over_lsp = c.call("threadRadar/compare", params);
+    assert_eq!(over_http, over_lsp);
+    let f = over_lsp["artifacts"].as_array().unwrap().iter().find(|a| a["qualname"] == "f").unwrap_or_else(|| panic!("{over_lsp}"));
+    let delta = f["crt_delta"].as_f64().unwrap();
+    assert_eq!((delta * 1000.0).round(), 1.0, "Δ × 1000 rounds up: {delta}");
+    assert_eq!(f["trend"], "same", "{f}");
+    let text = serde_json::to_string_pretty(&over_lsp).unwrap().replace(root.to_str().unwrap(), "@ROOT@") + "\n";
+    expect_file!["fixtures/protocol/compare-half-tenth-pp.json"].assert_eq(&text);
+}

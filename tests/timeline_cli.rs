@@ -24,7 +24,7 @@ fn bars_match_the_phases_the_program_logged() {
         serde_json::from_str(String::from_utf8_lossy(&rec.stdout).lines().last().unwrap()).expect("the program's event log");
     let run = read(&run_path);
     let start_unix = run.meta.start_unix_ms as f64 / 1000.0;
-    let period = 1.0 / run.meta.achieved_rate_hz;
+    let period = threadradar_analysis::period::sampling_period_s(&run);
     let out = json(&threadradar(dir.path(), &["timeline", run_path.to_str().unwrap(), "--json", "--threads", "^(phaser|waiter)$"]));
     let threads = out["threads"].as_array().unwrap();
     assert_eq!(threads.len(), 2);

@@ -1165,7 +1165,11 @@ export type WaitsResult = { view: WaitsView,
  * With `width_px`: the edges bundled (and `view.edges` then lists them all still, for hover
  * and navigation of a single edge). `None` without `width_px`.
  */
-bundles: Array<EdgeBundle> | null, };
+bundles: Array<EdgeBundle> | null, 
+/**
+ * `view`'s edges counted by evidence (all, and per object) and its waits' ends by source.
+ */
+counts: WaitCounts, };
 
 /**
  * Edges that fall in one pixel column with the same waker, wakee, object and evidence.
@@ -1194,9 +1198,48 @@ export type WaitsView = {
  */
 started_at: number | null, 
 /**
- * The achieved sampling period, seconds.
+ * The run's sampling period ([`crate::period`]), seconds.
  */
 period_s: number, evidence: EvidenceAvailable, threads: Array<WaitThread>, objects: Array<ObjectSummary>, intervals: Array<WaitInterval>, edges: Array<WakeEdge>, };
+
+/**
+ * The counts of a [`WaitsView`].
+ */
+export type WaitCounts = { 
+/**
+ * Every edge the view lists.
+ */
+edges: EdgeCounts, 
+/**
+ * Per object, in the order of the view's `objects`.
+ */
+objects: Array<EdgeCounts>, 
+/**
+ * Starts and ends of the listed waits (two per wait), and those that are the kernel's.
+ */
+ends: number, kernel_ends: number, };
+
+/**
+ * Wake edges counted by their evidence.
+ */
+export type EdgeCounts = { all: number, 
+/**
+ * From the kernel's scheduler events: exact.
+ */
+kernel: number, 
+/**
+ * Inferred from samples (`all − kernel`).
+ */
+inferred: number, 
+/**
+ * The inferred ones by rule, in the order of [`Evidence`]; rules without an edge left out.
+ */
+inferred_by: Array<EvidenceCount>, };
+
+/**
+ * Edges of one kind of evidence.
+ */
+export type EvidenceCount = { evidence: Evidence, count: number, };
 
 /**
  * Which evidence the run holds, in words.
@@ -1455,7 +1498,7 @@ stack_s: number, };
 
 /**
  * When a matched stretch happens in B compared with A, within the runs' uncertainty
- * (`same_shift_s`).
+ * ([`TraceDiff::same_shift_s`]): the one classification every client shows.
  */
 export type Shift = "earlier" | "same" | "later";
 
@@ -1580,6 +1623,14 @@ a_duration_s: number, b_start_s: number, b_duration_s: number,
  */
 shift_s: number, 
 /**
+ * `shift_s` classified by [`TraceDiff::same_shift_s`].
+ */
+shift: Shift, 
+/**
+ * Its stack time changed by more than [`TraceDiff::same_shift_s`] (A's against B's).
+ */
+resized: boolean, 
+/**
  * Mean stack similarity of the matched segments, weighted by their time.
  */
 similarity: number, segments: number, 
@@ -1619,7 +1670,7 @@ notes: Array<string>,
  */
 config_file: string | null, 
 /**
- * The run's mean time between two samples, in seconds: the resolution of every duration.
+ * The run's sampling period ([`crate::period`]), in seconds: the resolution of every duration.
  */
 interval_s: number, wait_source: WaitSource, 
 /**
@@ -1632,7 +1683,7 @@ how: string, sections: Array<SectionFigures>, };
  */
 export type SectionsView = { 
 /**
- * The run's mean time between two samples, in seconds: the resolution of every duration.
+ * The run's sampling period ([`crate::period`]), in seconds: the resolution of every duration.
  */
 interval_s: number, wait_source: WaitSource, 
 /**
@@ -1661,6 +1712,10 @@ executions: Array<Execution>,
  * Indices into `executions` of the outliers.
  */
 outliers: Array<number>, 
+/**
+ * The listed executions' durations on a log axis (the panel's histogram).
+ */
+histogram: LogHistogram, 
 /**
  * Executions seen in one sample only: shorter than about two intervals.
  */
@@ -1699,6 +1754,30 @@ nested_in: Array<number>,
  * the source gives no name (created dynamically) is told apart; empty without such waits.
  */
 lock_objects: Array<LockObject>, };
+
+/**
+ * A distribution of durations on a log axis (bins of equal ratio), as the Sections panel draws
+ * it: the client draws the bins, it never computes them.
+ */
+export type LogHistogram = { 
+/**
+ * The axis' ends, seconds: the shortest and the longest duration, widened to at least a
+ * factor 10^0.2 apart.
+ */
+from_s: number, to_s: number, 
+/**
+ * Every bin in order, empty ones included.
+ */
+bins: Array<LogBin>, 
+/**
+ * The durations counted (the positive ones).
+ */
+count: number, };
+
+/**
+ * One bin of a [`LogHistogram`].
+ */
+export type LogBin = { from_s: number, to_s: number, count: number, };
 
 /**
  * One execution of a section by one thread.

@@ -387,25 +387,20 @@
       graph.replaceChildren(svg, key);
     }
 
-    // Histogram of the listed durations on a log x axis (bins of equal ratio).
+    // The server's histogram of the listed durations on a log x axis (bins of equal ratio).
     function renderHist(s) {
       const W = Math.max(300, Math.floor(hist.clientWidth || 700)), H = 140, L = 40, B = 24, T = 6, R = 8;
-      const d = s.executions.map((e) => e.duration_s).filter((x) => x > 0);
-      if (!d.length) { hist.replaceChildren(); return; }
-      let lo = Math.log10(Math.min(...d)), hi = Math.log10(Math.max(...d));
-      if (hi - lo < 0.2) { lo -= 0.1; hi += 0.1; }
-      const BINS = Math.min(30, Math.max(5, Math.ceil(Math.sqrt(d.length)) * 2));
-      const counts = new Array(BINS).fill(0);
-      for (const x of d) counts[Math.min(BINS - 1, Math.floor((Math.log10(x) - lo) / (hi - lo) * BINS))]++;
-      const cmax = Math.max(...counts);
+      const h = s.histogram;
+      if (!h.bins.length) { hist.replaceChildren(); return; }
+      const lo = Math.log10(h.from_s), hi = Math.log10(h.to_s);
+      const cmax = Math.max(...h.bins.map((b) => b.count));
       const svg = sv("svg", { width: W, height: H, class: "sx-hist-svg" });
-      const bw = (W - L - R) / BINS;
-      counts.forEach((c, k) => {
-        if (!c) return;
-        const h = (c / cmax) * (H - B - T);
-        const from = Math.pow(10, lo + (hi - lo) * k / BINS), to = Math.pow(10, lo + (hi - lo) * (k + 1) / BINS);
-        const r = sv("rect", { x: (L + k * bw).toFixed(1), y: (H - B - h).toFixed(1), width: Math.max(1, bw - 1).toFixed(1), height: h.toFixed(1), class: "sx-bar", "data-count": c });
-        r.append(sv("title", {}, c + " executions of " + fmtS(from) + " – " + fmtS(to)));
+      const bw = (W - L - R) / h.bins.length;
+      h.bins.forEach((b, k) => {
+        if (!b.count) return;
+        const y = (b.count / cmax) * (H - B - T);
+        const r = sv("rect", { x: (L + k * bw).toFixed(1), y: (H - B - y).toFixed(1), width: Math.max(1, bw - 1).toFixed(1), height: y.toFixed(1), class: "sx-bar", "data-count": b.count, "data-bin": k });
+        r.append(sv("title", {}, b.count + " executions of " + fmtS(b.from_s) + " – " + fmtS(b.to_s)));
         svg.append(r);
       });
       svg.append(sv("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "sx-axis" }));
@@ -421,7 +416,7 @@
         svg.append(sv("text", { x, y: H - 8, "text-anchor": "middle", class: "sx-tick" }, fmtS(Math.pow(10, p))));
       }
       svg.append(sv("text", { x: L - 4, y: T + 10, "text-anchor": "end", class: "sx-tick" }, String(cmax)));
-      hist.replaceChildren(el("div", { class: "sx-hist-title", text: "Distribution of durations (log scale; " + d.length + " listed executions)" }), svg);
+      hist.replaceChildren(el("div", { class: "sx-hist-title", text: "Distribution of durations (log scale; " + h.count + " listed executions)" }), svg);
     }
 
     load();

@@ -179,10 +179,10 @@
             const rect = svg("rect", {
               x: x(b.x0), y, width: Math.max(1, b.x1 - b.x0), height: LANE,
               class: "tc-bar " + (only ? "tc-only" : "tc-matched") + (only ? "" : lit && lit.has(b.group) ? " tc-lit" : lit ? " tc-dim" : ""),
-              fill: only ? "url(#tc-hatch)" : SHIFT[shiftOf(r, r.groups[b.group])].colour,
+              fill: only ? "url(#tc-hatch)" : SHIFT[r.groups[b.group].shift].colour,
               "data-side": side,
             });
-            if (!only) rect.setAttribute("data-group", b.group);
+            if (!only) { rect.setAttribute("data-group", b.group); rect.setAttribute("data-shift", r.groups[b.group].shift); }
             rect.addEventListener("mousemove", (ev) => showBarTip(ev, side, b));
             rect.addEventListener("mouseleave", hideTip);
             rect.addEventListener("click", () => goBar(side, b));
@@ -218,7 +218,6 @@
       set("colour-by", st.colourBy); set("selected", st.selected || ""); set("lit-groups", lit ? lit.size : 0);
     }
 
-    function shiftOf(r, g) { return g.shift_s < -r.same_shift_s ? "earlier" : g.shift_s > r.same_shift_s ? "later" : "same"; }
     function niceStep(raw) {
       const p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1e-6))));
       for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
@@ -269,7 +268,7 @@
       } else {
         const g = r.groups[b.group];
         tip.replaceChildren(
-          el("div", { class: "tc-tip-head", text: "matched: A " + fmtS(g.a_duration_s) + " ↔ B " + fmtS(g.b_duration_s) + ", shift " + signed(g.shift_s) + (b.count > 1 ? " (" + b.count + " groups in this pixel)" : "") }),
+          el("div", { class: "tc-tip-head", text: "matched: A " + fmtS(g.a_duration_s) + " ↔ B " + fmtS(g.b_duration_s) + ", shift " + signed(g.shift_s) + " (" + SHIFT[g.shift].text + ")" + (b.count > 1 ? " (" + b.count + " groups in this pixel)" : "") }),
           el("div", { class: "tc-stacks" },
             el("div", { class: "tc-stack", "data-side": "a" }, el("strong", { text: "A" }), ...frameRows(g.stack_a)),
             el("div", { class: "tc-stack", "data-side": "b" }, el("strong", { text: "B" }), ...frameRows(g.stack_b))));

@@ -119,16 +119,12 @@
     }
 
     function showEvidence() {
-      const v = st.result.view;
-      const counts = {};
-      for (const e of v.edges) counts[e.evidence] = (counts[e.evidence] || 0) + 1;
-      const kernel = counts.kernel || 0, inferred = v.edges.length - kernel;
-      const ends = v.intervals.length * 2, exact = v.intervals.reduce((n, w) => n + (w.kernel_start ? 1 : 0) + (w.kernel_end ? 1 : 0), 0);
+      const v = st.result.view, c = st.result.counts, edges = c.edges;
       const parts = [
         "Waits: sampled every " + fmtS(v.period_s) + " (a sampled start or end is known to within one period)" +
-          (exact ? "; " + exact + " of " + ends + " starts and ends are the kernel's (the context switch into the sleep, the wake-up out of it)." : "."),
-        "Edges: " + kernel + " kernel-exact, " + inferred + " inferred" +
-          (inferred ? " (" + Object.keys(counts).filter((k) => k !== "kernel").map((k) => counts[k] + " " + k).join(", ") + ")" : "") + ".",
+          (c.kernel_ends ? "; " + c.kernel_ends + " of " + c.ends + " starts and ends are the kernel's (the context switch into the sleep, the wake-up out of it)." : "."),
+        "Edges: " + edges.kernel + " kernel-exact, " + edges.inferred + " inferred" +
+          (edges.inferred ? " (" + edges.inferred_by.map((x) => x.count + " " + x.evidence).join(", ") + ")" : "") + ".",
         v.evidence.kernel ? "Scheduler wake-ups were recorded (record --sched) and used." : "No scheduler wake-ups in this run: every edge is inferred from samples.",
         v.evidence.targets ? "What each wait waited on was recorded." : "What each wait waited on was not recorded: objects are named by their wait site.",
       ];

@@ -88,9 +88,9 @@ impl Window {
 }
 
 /// The end of the run in seconds: its recorded duration, or the end of its last sample's
-/// interval when that is later.
+/// period when that is later.
 pub fn run_end_s(run: &Run) -> f64 {
-    let last = run.samples.last().map_or(0.0, |s| s.t as f64 / 1e9 + run.meta.interval_ms / 1e3);
+    let last = run.samples.last().map_or(0.0, |s| s.t as f64 / 1e9 + crate::period::sampling_period_s(run));
     run.meta.duration_s.max(last)
 }
 

@@ -118,3 +118,71 @@ pub fn svg(points: &[HistogramPoint], opts: &HistogramOptions) -> String {
     }
     s.finish()
 }
+
+/// A distribution of durations on a log axis (bins of equal ratio), as the Sections panel draws
+/// it: the client draws the bins, it never computes them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, ts_rs::TS)]
+pub struct LogHistogram {
+    /// The axis' ends, seconds: the shortest and the longest duration, widened to at least a
+    /// factor 10^0.2 apart.
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Every bin in order, empty ones included.
+    pub bins: Vec<LogBin>,
+    /// The durations counted (the positive ones).
+    pub count: u32,
+}
+
+/// One bin of a [`LogHistogram`].
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
+pub struct LogBin {
+    pub from_s: f64,
+    pub to_s: f64,
+    pub count: u32,
+}
+
+/// The log histogram of the positive `durations` (seconds): 2·⌈√n⌉ bins, between 5 and 30, each
+/// holding the durations from its lower end up to (not including) its upper one, the longest in
+/// the last. Empty (no bins) when no duration is positive.
+pub fn log_histogram(durations: impl IntoIterator<Item = f64>) -> LogHistogram {
+    let logs: Vec<f64> = durations.into_iter().filter(|d| *d > 0.0 && d.is_finite()).map(f64::log10).collect();
+    if logs.is_empty() {
+        return LogHistogram::default();
+    }
+    let (mut lo, mut hi) = logs.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+    if hi - lo < 0.2 {
+        lo -= 0.1;
+        hi += 0.1;
+    }
+    let n = (2 * (logs.len() as f64).sqrt().ceil() as usize).clamp(5, 30);
+    let mut counts = vec![0u32; n];
+    for x in &logs {
+        counts[(((x - lo) / (hi - lo) * n as f64).floor() as usize).min(n - 1)] += 1;
+    }
+    let edge = |k: usize| 10f64.powf(lo + (hi - lo) * k as f64 / n as f64);
+    let bins = counts.into_iter().enumerate().map(|(k, count)| LogBin { from_s: edge(k), to_s: edge(k + 1), count }).collect();
+    LogHistogram { from_s: edge(0), to_s: edge(n), bins, count: logs.len() as u32 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_histogram_counts_every_positive_duration_once() {
+        let h = log_histogram([0.001, 0.002, 0.01, 0.1, 0.1, 0.0, -1.0]);
+        assert_eq!((h.count, h.bins.len()), (5, 6));
+        assert_eq!(h.bins.iter().map(|b| b.count).sum::<u32>(), 5);
+        // log10: −3, −2.7 | | | −2 | | −1, −1 in sixths of [−3, −1]; the longest in the last bin.
+        assert_eq!(h.bins.iter().map(|b| b.count).collect::<Vec<_>>(), [2, 0, 0, 1, 0, 2]);
+        assert!((h.from_s - 0.001).abs() < 1e-12 && (h.to_s - 0.1).abs() < 1e-12);
+        assert!(h.bins.windows(2).all(|w| (w[0].to_s - w[1].from_s).abs() < 1e-15));
+    }
+
+    #[test]
+    fn equal_durations_are_widened_and_none_gives_no_bins() {
+        let h = log_histogram([0.01, 0.01]);
+        assert!((h.from_s - 10f64.powf(-2.1)).abs() < 1e-12 && h.bins.iter().map(|b| b.count).sum::<u32>() == 2);
+        assert!(log_histogram([0.0]).bins.is_empty());
+    }
+}

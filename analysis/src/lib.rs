@@ -16,6 +16,7 @@
 //! - [`histogram`]: the `crt(a, th)` histogram of the detail view (paper Fig. 11).
 //! - [`panel`]: the overview/detail panels' JSON API, shared by `threadradar serve` and the
 //!   language server.
+//! - [`period`]: the sampling period, one definition for every view and export.
 //! - [`filter`]: which artifacts a view lists.
 //! - [`stability`]: adjusted Rand index between the clusterings of two runs.
 //! - [`timeline`]: per-thread icicles on one merged, log-scalable time axis, viewport layouts,
@@ -23,6 +24,7 @@
 //! - [`sections`]: critical sections, every execution of each, its variability and outliers.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //! - [`waits`]: who waits for whom: wait intervals, wake edges with their evidence, objects.
+//! - [`waitcounts`]: the waits view's edges counted by evidence and its ends by source.
 //! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test, and
 //!   `mark_significance`, which tests a comparison's changes against two run sets (every client's).
 //! - [`tracediff`]: two runs as traces (TraceDiff): threads paired, timeline stretches matched.
@@ -47,6 +49,7 @@ pub mod glyph;
 pub mod histogram;
 pub mod metrics;
 pub mod panel;
+pub mod period;
 pub mod sections;
 pub mod stability;
 pub mod svg;
@@ -55,6 +58,7 @@ pub mod timeline;
 pub mod runset;
 pub mod tracediff;
 pub mod view;
+pub mod waitcounts;
 pub mod waits;
 
 pub use analysis::{Analysis, Cluster, Options, TimeWindow, Window};

@@ -84,7 +84,7 @@ pub enum TimeSource {
     /// computes in bursts shorter than the interval is mostly seen waiting, so filtering would
     /// lose most of its time.
     Kernel,
-    /// Counted samples × the achieved sampling period, when the run has no kernel accounting.
+    /// Counted samples × the sampling period ([`crate::period`]), when the run has no kernel accounting.
     Samples,
 }
 
@@ -185,7 +185,7 @@ impl Metrics {
         // would make seconds of different threads incomparable.
         let kernel = any_cpu
             && threads.iter().zip(&run.threads).all(|(m, t)| m.frq == 0 || (t.cpu_ns_first.is_some() && t.cpu_ns_last.is_some()));
-        let period_ns = sampling_period_ns(run);
+        let period_ns = crate::period::sampling_period_ns(run) as f64;
         if !kernel {
             for e in &mut entries {
                 e.ns = (e.count as f64 * period_ns).round() as u64;
@@ -330,7 +330,8 @@ impl Metrics {
         self.time_source
     }
 
-    /// The sampling period used for [`TimeSource::Samples`], in nanoseconds.
+    /// The run's sampling period ([`crate::period::sampling_period_ns`]), used for
+    /// [`TimeSource::Samples`], in nanoseconds.
     pub fn period_ns(&self) -> f64 {
         self.period_ns
     }
@@ -368,8 +369,6 @@ pub(crate) fn ratio(num: u64, den: u64) -> f64 {
     }
 }
 
-/// The achieved sampling period: the recorder may fall behind its requested interval, and samples
-/// × requested interval would then undercount.
 /// The index of the (thread, stack) pair's entry, added when it is new.
 fn entry_index(index: &mut FxMap<u64, u32>, entries: &mut Vec<Entry>, thread: ThreadId, stack: StackId) -> u32 {
     let key = (thread as u64) << 32 | stack as u64;
@@ -377,17 +376,6 @@ fn entry_index(index: &mut FxMap<u64, u32>, entries: &mut Vec<Entry>, thread: Th
         entries.push(Entry { thread, stack, count: 0, ns: 0, samples: 0 });
         (entries.len() - 1) as u32
     })
-}
-
-fn sampling_period_ns(run: &Run) -> f64 {
-    let m = &run.meta;
-    if m.achieved_rate_hz.is_finite() && m.achieved_rate_hz > 0.0 {
-        1e9 / m.achieved_rate_hz
-    } else if m.interval_ms.is_finite() && m.interval_ms > 0.0 {
-        m.interval_ms * 1e6
-    } else {
-        0.0
-    }
 }
 
 /// One thread's `frq(a, th)` and nanoseconds per artifact of one level, dense, with the list of

@@ -200,7 +200,7 @@ pub struct Significance {
 /// that a function seen in one sample of each base run and in none of the new ones is not an
 /// exact difference. Counts of threads and clusters carry no such noise (0).
 fn figure(statement: &str, artifact: &str, view: &ReportView, times: &HashMap<String, FunctionTimes>) -> Option<(f64, f64)> {
-    let period = view.run.interval_ms / 1000.0;
+    let period = view.run.period_s;
     // `k` periods of time: √max(k, 1) periods.
     let timed = |s: f64| (s, if period > 0.0 { (s / period).max(1.0).sqrt() * period } else { 0.0 });
     if artifact == "program" && statement.contains("finishes") {

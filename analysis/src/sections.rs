@@ -67,7 +67,7 @@ pub enum WaitSource {
 /// All sections of a run with their executions.
 #[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct SectionsView {
-    /// The run's mean time between two samples, in seconds: the resolution of every duration.
+    /// The run's sampling period ([`crate::period`]), in seconds: the resolution of every duration.
     pub interval_s: f64,
     pub wait_source: WaitSource,
     /// How the figures were obtained, as a sentence for the views.
@@ -94,6 +94,8 @@ pub struct SectionFigures {
     pub executions: Vec<Execution>,
     /// Indices into `executions` of the outliers.
     pub outliers: Vec<usize>,
+    /// The listed executions' durations on a log axis (the panel's histogram).
+    pub histogram: crate::histogram::LogHistogram,
     /// Executions seen in one sample only: shorter than about two intervals.
     pub short: ShortExecutions,
     /// Listed executions plus the short ones' lower bound.
@@ -287,7 +289,7 @@ fn track(stretches: &mut HashMap<usize, Pending>, h: &Hit, prev_t: Option<u64>, 
 
 /// Every execution of every section in `run`.
 pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> SectionsView {
-    let interval_ns = mean_interval_ns(run);
+    let interval_ns = crate::period::sampling_period_ns(run) as f64;
     let off_cpu = off_cpu_intervals(run);
     let wait_source = match (&run.meta.imported, &off_cpu) {
         (Some(_), _) => WaitSource::None,
@@ -544,6 +546,7 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
             waited_share: if inside.is_empty() { 0.0 } else { with_waiters as f64 / inside.len() as f64 },
             others_waited_s: waiting_samples[si] as f64 * interval_ns / 1e9,
             outlier_threshold_s: threshold,
+            histogram: crate::histogram::log_histogram(execs.iter().map(|e| e.duration_s)),
             executions: execs,
             outliers,
             short: sh,
@@ -568,7 +571,7 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
             WaitSource::None => "this run has no thread states (imported), so no waits or contention are known.",
         }
     );
-    SectionsView { interval_s: interval_ns / 1e9, wait_source, how, sections: out }
+    SectionsView { interval_s: crate::period::sampling_period_s(run), wait_source, how, sections: out }
 }
 
 /// Every thread's blocked off-CPU intervals `[out, in)`, in time order, from the kernel's
@@ -629,16 +632,6 @@ fn quantile(sorted: &[f64], p: f64) -> f64 {
     }
     let rank = (p * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
-/// The run's mean time between two ticks (the nominal interval when it has fewer than 2 samples).
-fn mean_interval_ns(run: &Run) -> f64 {
-    let nominal = run.meta.interval_ms * 1e6;
-    match (run.samples.first(), run.samples.last()) {
-        (Some(a), Some(b)) if run.samples.len() >= 2 && b.t > a.t => (b.t - a.t) as f64 / (run.samples.len() - 1) as f64,
-        _ if nominal > 0.0 => nominal,
-        _ => 1e6,
-    }
 }
 
 #[cfg(test)]

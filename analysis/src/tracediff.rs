@@ -110,6 +110,29 @@ pub struct ThreadPair {
     pub only_in_b: Vec<Stretch>,
 }
 
+/// When a matched stretch happens in B compared with A, within the runs' uncertainty
+/// ([`TraceDiff::same_shift_s`]): the one classification every client shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Shift {
+    Earlier,
+    Same,
+    Later,
+}
+
+impl Shift {
+    /// The class of a shift `shift_s` (B − A, seconds) when shifts within `same_s` are the same time.
+    pub fn of(shift_s: f64, same_s: f64) -> Shift {
+        if shift_s < -same_s {
+            Shift::Earlier
+        } else if shift_s > same_s {
+            Shift::Later
+        } else {
+            Shift::Same
+        }
+    }
+}
+
 /// Consecutive matched segments.
 #[derive(Clone, Debug, Serialize, ts_rs::TS)]
 pub struct MatchGroup {
@@ -123,6 +146,10 @@ pub struct MatchGroup {
     pub b_duration_s: f64,
     /// `b_start_s − a_start_s`: negative when the stretch happens earlier in B.
     pub shift_s: f64,
+    /// `shift_s` classified by [`TraceDiff::same_shift_s`].
+    pub shift: Shift,
+    /// Its stack time changed by more than [`TraceDiff::same_shift_s`] (A's against B's).
+    pub resized: bool,
     /// Mean stack similarity of the matched segments, weighted by their time.
     pub similarity: f64,
     pub segments: usize,
@@ -705,6 +732,7 @@ impl TraceDiff {
         let b = Side::new(run_b, index_b, &mut keys);
         let mut notes = Vec::new();
         let (pa, pb) = (index_a.period_ns as f64 / 1e6, index_b.period_ns as f64 / 1e6);
+        let same_shift_s = secs(2 * index_a.period_ns.max(index_b.period_ns));
         if (pa - pb).abs() > 0.1 * pa.max(pb) {
             notes.push(format!(
                 "the runs were sampled at different intervals ({pa:.2} ms and {pb:.2} ms): stretches are compared in seconds, and edges are uncertain by one interval of each run"
@@ -789,6 +817,8 @@ impl TraceDiff {
                     b_start_s: b0,
                     b_duration_s: secs(db),
                     shift_s: b0 - a0,
+                    shift: Shift::of(b0 - a0, same_shift_s),
+                    resized: (secs(da) - secs(db)).abs() > same_shift_s,
                     similarity: if da + db == 0 { 0.0 } else { ws / (da + db) as f64 },
                     segments: run.len(),
                     stack_a: a.stack(sa.class[long_a.1]),
@@ -822,7 +852,6 @@ impl TraceDiff {
         };
         let total = |s: &Side| (0..s.threads.len()).map(|t| s.stack_ns(t)).sum::<u64>();
         let (ta, tb) = (total(&a), total(&b));
-        let coarser = index_a.period_ns.max(index_b.period_ns);
         TraceDiff {
             tau: opts.tau,
             matched_share: if ta + tb == 0 { 0.0 } else { matched_ns / (ta + tb) as f64 },
@@ -832,7 +861,7 @@ impl TraceDiff {
             b_duration_s: index_b.duration_s(),
             a_period_ms: pa,
             b_period_ms: pb,
-            same_shift_s: secs(2 * coarser),
+            same_shift_s,
             unmatched_a: unmatched(&a, &used_a),
             unmatched_b: unmatched(&b, &used_b),
             pairs,
@@ -883,7 +912,7 @@ pub struct FunctionTimes {
 /// [`FunctionTimes`] of the program's own functions of a run, by qualified name.
 pub fn function_times(run: &Run) -> HashMap<String, FunctionTimes> {
     let mut out: HashMap<String, FunctionTimes> = HashMap::new();
-    let period = if run.meta.interval_ms > 0.0 { (run.meta.interval_ms * 1e6) as u64 } else { 1_000_000 };
+    let period = crate::period::sampling_period_ns(run);
     let mut seen: Vec<u64> = vec![u64::MAX; run.functions.len()];
     // Per thread: the functions it was waiting in at its previous sample.
     let mut waiting_in: Vec<Vec<usize>> = vec![Vec::new(); run.threads.len()];

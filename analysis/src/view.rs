@@ -57,8 +57,11 @@ pub struct RunSummary {
     pub python_version: Option<String>,
     pub start_unix_ms: u64,
     pub duration_s: f64,
+    /// The requested sampling interval, as recorded.
     pub interval_ms: f64,
     pub achieved_rate_hz: f64,
+    /// The sampling period every figure of the run uses ([`crate::period`]), seconds.
+    pub period_s: f64,
     pub sample_count: u64,
     /// All threads the run saw, included or not.
     pub thread_count: usize,
@@ -277,6 +280,7 @@ impl ReportView {
                 duration_s: meta.duration_s,
                 interval_ms: meta.interval_ms,
                 achieved_rate_hz: meta.achieved_rate_hz,
+                period_s: crate::period::sampling_period_s(run),
                 sample_count: run.samples.len() as u64,
                 thread_count: run.threads.len(),
                 level: opts.level,

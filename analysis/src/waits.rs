@@ -224,7 +224,7 @@ pub struct ObjectSummary {
 pub struct WaitsView {
     /// Unix seconds of the run's t = 0 (`None` in runs recorded before it was stored).
     pub started_at: Option<f64>,
-    /// The achieved sampling period, seconds.
+    /// The run's sampling period ([`crate::period`]), seconds.
     pub period_s: f64,
     pub evidence: EvidenceAvailable,
     pub threads: Vec<WaitThread>,
@@ -321,7 +321,7 @@ impl KernelWakeups {
 
 /// Computes the waits view. `run` must have passed [`Run::validate`].
 pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
-    let period_ns = period_ns(run);
+    let period_ns = crate::period::sampling_period_ns(run);
     let mut b = Builder { run, objects: Vec::new(), index: HashMap::new(), stdlib_cache: FastMap::default() };
     let n = run.threads.len();
 
@@ -599,7 +599,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
 
     let mut view = WaitsView {
         started_at: run.meta.started_at,
-        period_s: period_ns as f64 / 1e9,
+        period_s: crate::period::sampling_period_s(run),
         evidence: evidence_notes(run, kernel.is_some(), opts.no_kernel),
         threads: run
             .threads
@@ -1522,14 +1522,6 @@ fn location(run: &Run, f: FrameId) -> Location {
     let fr = &run.frames[f as usize];
     let func = &run.functions[fr.function as usize];
     Location { file: run.file_path(func.file).to_string(), line: fr.line, function: run.str(func.qualname).to_string() }
-}
-
-fn period_ns(run: &Run) -> u64 {
-    if run.meta.achieved_rate_hz > 0.0 {
-        (1e9 / run.meta.achieved_rate_hz) as u64
-    } else {
-        (run.meta.interval_ms.max(0.001) * 1e6) as u64
-    }
 }
 
 fn secs(ns: u64) -> f64 {

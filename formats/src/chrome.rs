@@ -283,7 +283,7 @@ fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportE
     let note = format!(
         "Exported by threadradar {}. Slices are inferred from samples taken every {} ms: a slice spans the samples that showed its frame; the outermost slice is the thread state (computing, waiting for the GIL, idle) observed at each sample. Async slices of category wait and the wakeup flows are the waits and wake-ups of `threadradar waits` (the evidence of each in its args: kernel is exact, the others inferred from samples); async slices of category section are the critical-section executions of `threadradar sections`.",
         env!("CARGO_PKG_VERSION"),
-        run.meta.interval_ms
+        crate::timeline::period_ms_label(run)
     );
     write!(w, "{{\"displayTimeUnit\":\"ms\",\"otherData\":")?;
     serde_json::to_writer(&mut w, &serde_json::json!({ "source": "threadradar", "note": note, "command": run.meta.command.join(" ") })).map_err(enc)?;

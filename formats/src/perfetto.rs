@@ -311,9 +311,9 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
 
 fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportError> {
     let note = format!(
-        "Exported by threadradar {}: slices are inferred from samples taken every {} ms (a slice spans the samples that showed its frame, its ends known to within one interval); the outermost slice is the thread state observed at each sample (computing, waiting for the GIL, idle). The child tracks hold the waits and wake-ups of `threadradar waits` (wake-ups with kernel evidence are exact, the others inferred from samples), the kernel's scheduler states (exact, when recorded with --sched) and the critical-section executions of `threadradar sections`",
+        "Exported by threadradar {}: slices are inferred from samples taken every {} ms (a slice spans the samples that showed its frame, its ends known to within one sampling period); the outermost slice is the thread state observed at each sample (computing, waiting for the GIL, idle). The child tracks hold the waits and wake-ups of `threadradar waits` (wake-ups with kernel evidence are exact, the others inferred from samples), the kernel's scheduler states (exact, when recorded with --sched) and the critical-section executions of `threadradar sections`",
         env!("CARGO_PKG_VERSION"),
-        run.meta.interval_ms
+        crate::timeline::period_ms_label(run)
     );
     // The sequence starts with cleared incremental state and the two categories.
     write_packet(

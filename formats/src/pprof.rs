@@ -253,10 +253,10 @@ pub fn build(run: &Run) -> Profile {
         }
     }
     let comment = vec![s.id(&format!(
-        "threadradar {}: {} sampled every {} ms; wall = samples x interval, cpu = kernel-accounted CPU time; labels thread_name, thread_type, state, cluster, tid",
+        "threadradar {}: {} sampled every {} ms; wall = the time from each tick to the next (one sampling period after the last), cpu = kernel-accounted CPU time; labels thread_name, thread_type, state, cluster, tid",
         env!("CARGO_PKG_VERSION"),
         run.meta.command.join(" "),
-        run.meta.interval_ms
+        crate::timeline::period_ms_label(run)
     ))];
     Profile {
         sample_type,

@@ -40,13 +40,15 @@ pub fn frames_outermost_first(run: &Run, stack: Option<StackId>) -> Vec<FrameId>
     out
 }
 
-/// The nominal sampling interval in nanoseconds (3 ms when the run does not say).
-pub fn interval_ns(run: &Run) -> u64 {
-    if run.meta.interval_ms > 0.0 {
-        (run.meta.interval_ms * 1e6).round() as u64
-    } else {
-        3_000_000
-    }
+/// The run's sampling period in nanoseconds: the one definition every view uses
+/// ([`threadradar_analysis::period`]), so an export states the same "± one period" as the views.
+pub use threadradar_analysis::period::sampling_period_ns as interval_ns;
+
+/// The sampling period in milliseconds as the exports' notes state it (to the microsecond).
+pub fn period_ms_label(run: &Run) -> String {
+    let ms = interval_ns(run) as f64 / 1e6;
+    let s = format!("{ms:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Sample indices in time order. The sampler writes ticks in order; a run from elsewhere (an
@@ -59,8 +61,8 @@ pub fn time_order(run: &Run) -> Vec<usize> {
     order
 }
 
-/// How long each sample (by index) stands for: until the next tick in time, or one interval for
-/// the last one (and never more than 10 intervals, so a sampler stall does not become a long
+/// How long each sample (by index) stands for: until the next tick in time, or one period for
+/// the last one (and never more than 10 periods, so a sampler stall does not become a long
 /// stretch of one stack).
 pub fn sample_durations_ns(run: &Run, order: &[usize]) -> Vec<u64> {
     let iv = interval_ns(run);
@@ -732,11 +734,12 @@ mod tests {
         use SchedState::*;
         assert_eq!(
             got,
-            [(10, 20, Running), (20, 30, Sleeping), (30, 35, Runnable), (35, 50, Running), (50, 60, Runnable), (60, 70, Running), (70, 80, Uninterruptible), (80, 100 + 1_000_000, Runnable)]
+            [(10, 20, Running), (20, 30, Sleeping), (30, 35, Runnable), (35, 50, Running), (50, 60, Runnable), (60, 70, Running), (70, 80, Uninterruptible), (80, 110, Runnable)]
         );
+        // The last state lasts to one sampling period (the ticks' distance, 10 ns) after the last sample.
         // `other` ran from 20 to 35, then was preempted; its state lasts to its last sample.
         let got: Vec<_> = spans[other as usize].iter().map(|s| (s.start_ns, s.end_ns, s.state)).collect();
-        assert_eq!(got, [(20, 35, Running), (35, 100 + 1_000_000, Runnable)]);
+        assert_eq!(got, [(20, 35, Running), (35, 110, Runnable)]);
         // Without recorded scheduler events there are none.
         run.sched = None;
         assert!(sched_spans(&run).iter().all(Vec::is_empty));

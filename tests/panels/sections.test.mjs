@@ -88,6 +88,9 @@ describe("the Sections tab (sections_truth.py, hostile names)", () => {
     // The histogram counts every listed execution with a duration.
     const binned = await page.$$eval("#sections .sx-hist rect.sx-bar", (rs) => rs.reduce((t, r) => t + Number(r.getAttribute("data-count")), 0));
     assert.equal(binned, s.executions.filter((e) => e.duration_s > 0).length);
+    // The bars are the server's bins (the page bins nothing): one per non-empty bin, in order.
+    const bars = await page.$$eval("#sections .sx-hist rect.sx-bar", (rs) => rs.map((r) => ({ bin: Number(r.getAttribute("data-bin")), count: Number(r.getAttribute("data-count")) })));
+    assert.deepEqual(bars, s.histogram.bins.map((b, k) => ({ bin: k, count: b.count })).filter((b) => b.count > 0));
   });
 
   test("the selected section says which lock, how it was found and the lock objects waited on, as the CLI does", async () => {

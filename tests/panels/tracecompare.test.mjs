@@ -104,6 +104,10 @@ describe("the Trace compare tab on Bug 1, buggy (A) and fixed (B)", () => {
     // Edge colours follow the shift classes of the legend.
     const shifts = await page.$$eval("#tracecompare path.tc-edge", (ps) => ps.map((p) => p.getAttribute("data-shift")));
     assert.deepEqual(shifts, answer.edges.map((e) => e.shift));
+    // A matched bar is coloured by its group's class as the server gave it (the page classifies nothing).
+    const barShifts = await page.$$eval("#tracecompare rect.tc-bar.tc-matched", (rs) => rs.map((r) => [Number(r.getAttribute("data-group")), r.getAttribute("data-shift")]));
+    assert.ok(barShifts.length > 0);
+    for (const [g, shift] of barShifts) assert.equal(shift, answer.groups[g].shift, "group " + g);
     const labels = await page.$$eval("#tracecompare .tc-name-a > span:first-child", (s) => s.map((x) => x.textContent));
     assert.deepEqual(labels, answer.lanes.map((l) => l.a.name));
     await page.screenshot({ path: path.join(out, "tracecompare-bug1.png"), fullPage: true });

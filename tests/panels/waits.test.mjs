@@ -84,6 +84,12 @@ describe("the Waits tab on handoffs.py", () => {
     const text = await page.$eval("#waits .tr-evidence", (e) => e.textContent);
     const kernel = answer.view.edges.filter((e) => e.evidence === "kernel").length;
     assert.ok(text.includes(kernel + " kernel-exact, " + (answer.view.edges.length - kernel) + " inferred"), text);
+    // The counts are the server's, by rule in its order: the page counts nothing.
+    const c = answer.counts.edges;
+    assert.deepEqual([c.all, c.kernel], [answer.view.edges.length, kernel]);
+    const rules = c.inferred ? " (" + c.inferred_by.map((x) => x.count + " " + x.evidence).join(", ") + ")" : "";
+    assert.ok(text.includes("Edges: " + c.kernel + " kernel-exact, " + c.inferred + " inferred" + rules + "."), text);
+    if (answer.counts.kernel_ends) assert.ok(text.includes(answer.counts.kernel_ends + " of " + answer.counts.ends + " starts and ends"), text);
     assert.ok(text.includes("sampled every"), text);
     for (const n of answer.view.evidence.notes) assert.ok(text.includes(n), `note missing: ${n}`);
     // As root the recorder takes the scheduler's events when the kernel lets it; either way the

@@ -244,7 +244,7 @@ pub struct TimelineIndex {
     /// `times[k]` = nanoseconds from the run's start of tick `k`; one extra entry closes the last
     /// tick's interval (the last tick + one sampling period).
     pub times: Vec<u64>,
-    /// The sampling period used for the last tick, ns.
+    /// The run's sampling period ([`crate::period`]), used for the last tick, ns.
     pub period_ns: u64,
     /// `[unfolded, standard-library folded]`.
     sets: Mutex<[Option<Lanes>; 2]>,
@@ -264,7 +264,7 @@ impl TimelineIndex {
         if run.samples.len() > MAX_TICKS {
             return Err(TimelineError::TooManyTicks(run.samples.len()));
         }
-        let period_ns = period_ns(run);
+        let period_ns = crate::period::sampling_period_ns(run);
         let mut times: Vec<u64> = run.samples.iter().map(|s| s.t).collect();
         times.push(times.last().map_or(0, |&t| t + period_ns));
         let lanes = Arc::new(with_lod(build_lanes(run, false), &times));
@@ -380,22 +380,6 @@ pub fn run_heap_bytes(run: &Run) -> usize {
         + run.functions.capacity() * size_of::<r::Function>()
         + run.strings.iter().map(|s| s.capacity() + size_of::<String>()).sum::<usize>()
         + run.threads.capacity() * size_of::<r::Thread>()
-}
-
-/// The achieved sampling period (as the metrics use it), else the requested one, else the mean
-/// tick distance, else 1 ms.
-fn period_ns(run: &Run) -> u64 {
-    let m = &run.meta;
-    let p = if m.achieved_rate_hz.is_finite() && m.achieved_rate_hz > 0.0 {
-        1e9 / m.achieved_rate_hz
-    } else if m.interval_ms.is_finite() && m.interval_ms > 0.0 {
-        m.interval_ms * 1e6
-    } else if run.samples.len() > 1 {
-        (run.samples.last().unwrap().t - run.samples[0].t) as f64 / (run.samples.len() - 1) as f64
-    } else {
-        1e6
-    };
-    (p.round() as u64).max(1)
 }
 
 /// One element of a sample's path (root first): the function that keys the bar, the frame shown.

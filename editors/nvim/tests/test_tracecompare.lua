@@ -47,10 +47,10 @@ H.run("tracecompare", function()
       },
     },
     groups = {
-      -- moved: listed
-      { pair = 0, a_start_s = 0, a_duration_s = 0.1, b_start_s = 0.3, b_duration_s = 0.1, shift_s = 0.3, stack_a = { f("run", "/p/a.py", 3) }, stack_b = { f("run", "/p/b.py", 3), f("lib", "/usr/lib/x.py", 1) }, functions = { "run" } },
+      -- moved (the server's class): listed
+      { pair = 0, a_start_s = 0, a_duration_s = 0.1, b_start_s = 0.3, b_duration_s = 0.1, shift_s = 0.3, shift = "later", resized = false, stack_a = { f("run", "/p/a.py", 3) }, stack_b = { f("run", "/p/b.py", 3), f("lib", "/usr/lib/x.py", 1) }, functions = { "run" } },
       -- the same time and length: not listed
-      { pair = 0, a_start_s = 0.2, a_duration_s = 0.1, b_start_s = 0.205, b_duration_s = 0.1, shift_s = 0.005, stack_a = {}, stack_b = {}, functions = {} },
+      { pair = 0, a_start_s = 0.2, a_duration_s = 0.1, b_start_s = 0.205, b_duration_s = 0.1, shift_s = 0.005, shift = "same", resized = false, stack_a = {}, stack_b = {}, functions = {} },
     },
   }
   local list, total = tc.stretches(fake, 0)
@@ -67,8 +67,8 @@ H.run("tracecompare", function()
   list, total = tc.stretches(fake, 0)
   H.eq({ #list, total, list[1].kind }, { 1, 3, "only_a" }, "the largest kept")
   tc.PER_PAIR = 8
-  H.eq(tc.shift_word(-0.5, 0.01), "0.500 s earlier", "earlier")
-  H.eq(tc.shift_word(0.004, 0.01), "same time", "within the same-time margin")
+  H.eq(tc.shift_word({ shift_s = -0.5, shift = "earlier" }), "0.500 s earlier", "earlier")
+  H.eq(tc.shift_word({ shift_s = 0.004, shift = "same" }), "same time", "the server's class")
 
   -- The real trace comparison.
   H.open_sample()
@@ -100,6 +100,37 @@ H.run("tracecompare", function()
     H.check(found, "worker-" .. w .. " paired with itself")
   end
   H.eq(#pairs_, #view.data.lanes, "one heading per thread pair of the server's answer")
+  -- The matched stretches listed are the server's: its groups whose class is not `same` or that it
+  -- says changed length, each with the server's class in words.
+  for k = 0, #view.data.lanes - 1 do
+    local list, total = tc.stretches(view.data, k)
+    local want = 0
+    for _, g in ipairs(view.data.groups) do
+      if g.pair == k then
+        H.check(g.shift == "earlier" or g.shift == "same" or g.shift == "later", "a class from the server: " .. tostring(g.shift))
+        H.check(type(g.resized) == "boolean", "resized from the server")
+        if g.shift ~= "same" or g.resized then
+          want = want + 1
+        end
+      end
+    end
+    local only = 0
+    for _, bars in ipairs({ view.data.lanes[k + 1].a_bars, view.data.lanes[k + 1].b_bars }) do
+      for _, b in ipairs(bars) do
+        if b.group == vim.NIL or b.group == nil then
+          only = only + 1
+        end
+      end
+    end
+    H.eq(total, want + only, "pair " .. k .. ": the server's moved or resized groups and the stretches only in one run")
+    for _, s in ipairs(list) do
+      if s.kind == "matched" then
+        local g = view.data.groups[s.group + 1]
+        local word = g.shift == "same" and "same time" or (g.shift == "earlier" and "earlier" or "later")
+        H.check(s.text:find(word, 1, true) ~= nil, "the server's class in words: " .. s.text)
+      end
+    end
+  end
   -- The buggy workers loop until the time limit: stretches only in A.
   local only_a = items_of(view, function(i)
     return i.kind == "only_a"

@@ -113,6 +113,19 @@ H.run("waits", function()
     end
   end
   H.check(all:find(("edges: %d kernel-exact, %d inferred"):format(kernel, #truth.edges - kernel), 1, true) ~= nil, "the edges by evidence")
+  -- The counts are the server's (`counts`), per rule in its order; the float counts nothing.
+  local counted = view.result.counts.edges
+  H.eq({ counted.all, counted.kernel }, { #truth.edges, kernel }, "the server counted the edges the CLI lists")
+  local rules = {}
+  for _, r in ipairs(counted.inferred_by) do
+    table.insert(rules, r.count .. " " .. r.evidence)
+  end
+  local line = ("edges: %d kernel-exact, %d inferred"):format(counted.kernel, counted.inferred) .. (counted.inferred > 0 and (" (" .. table.concat(rules, ", ") .. ")") or "")
+  H.check(vim.tbl_contains(lines, line), "the server's counts as they are: " .. line)
+  H.eq(waits.evidence(view.result, nil), counted, "the float's counts are the answer's")
+  for i = 1, #truth.objects do
+    H.eq(waits.evidence(view.result, i - 1), view.result.counts.objects[i], "object " .. i .. ": the server's counts")
+  end
   for _, n in ipairs(truth.evidence.notes) do
     H.check(all:find("note: " .. n, 1, true) ~= nil, "the note: " .. n)
   end

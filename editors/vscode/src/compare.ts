@@ -1,5 +1,5 @@
 // The Comparison view's items from `threadRadar/compare` (docs/compare.md): the header, one item
-// per artifact with its change of crt and threads, an icon by the sign of the change, a tooltip,
+// per artifact with its change of crt and threads, an icon by the server's trend, a tooltip,
 // and where a click goes. Pure: `tree.ts` turns these into tree items.
 //
 // Names and paths come from the profiled program, so they reach the Markdown tooltips escaped
@@ -150,12 +150,12 @@ function threadsText(a: CompareArtifact): string {
   return `${b} → ${n} ${b === 1 && n === 1 ? "thread" : "threads"}`;
 }
 
+/** The icon and colour of the server's `trend` (crt rose, fell or stayed the same). */
 function iconOf(a: CompareArtifact): { icon: CompareIcon; colour: CompareColour } {
-  const sign = Math.round(a.crt_delta * 1000);
-  const colour: CompareColour = sign > 0 ? "charts.red" : sign < 0 ? "charts.green" : undefined;
+  const colour: CompareColour = a.trend === "increase" ? "charts.red" : a.trend === "decrease" ? "charts.green" : undefined;
   if (a.status === "added") return { icon: "diff-added", colour };
   if (a.status === "removed") return { icon: "diff-removed", colour };
-  return { icon: sign > 0 ? "arrow-up" : sign < 0 ? "arrow-down" : "dash", colour };
+  return { icon: a.trend === "increase" ? "arrow-up" : a.trend === "decrease" ? "arrow-down" : "dash", colour };
 }
 
 function where(file: string | null, line: number | null): string {

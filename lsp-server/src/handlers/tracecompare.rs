@@ -54,15 +54,6 @@ pub fn trace_compare(host: &dyn Host, p: TraceCompareParams) -> Result<TraceComp
     }
     let axis_s = diff.a_duration_s.max(diff.b_duration_s).max(1e-9);
     let px = p.width_px as f64 / axis_s;
-    let shift = |s: f64| {
-        if s < -diff.same_shift_s {
-            Shift::Earlier
-        } else if s > diff.same_shift_s {
-            Shift::Later
-        } else {
-            Shift::Same
-        }
-    };
     let mut lanes = Vec::with_capacity(diff.pairs.len());
     let mut edges = Vec::new();
     let mut first = 0;
@@ -101,7 +92,7 @@ pub fn trace_compare(host: &dyn Host, p: TraceCompareParams) -> Result<TraceComp
         for g in groups {
             let x = &diff.groups[g];
             let (ax, bx) = ((x.a_start_s + x.a_duration_s / 2.0) * px, (x.b_start_s + x.b_duration_s / 2.0) * px);
-            bundles.entry((ax.floor() as i64, bx.floor() as i64, shift(x.shift_s))).or_default().push(g as u32);
+            bundles.entry((ax.floor() as i64, bx.floor() as i64, x.shift)).or_default().push(g as u32);
         }
         for ((_, _, sh), mut gs) in bundles {
             let of = |g: &u32| &diff.groups[*g as usize];

@@ -3,6 +3,7 @@
 use crate::host::Host;
 use crate::protocol::{EdgeBundle, ErrorCode, ProtocolError, WaitsParams, WaitsResult};
 use std::collections::BTreeMap;
+use threadradar_analysis::waitcounts;
 use threadradar_analysis::waits::{self, WaitsOptions};
 
 pub fn waits(host: &dyn Host, p: WaitsParams) -> Result<WaitsResult, ProtocolError> {
@@ -49,5 +50,6 @@ pub fn waits(host: &dyn Host, p: WaitsParams) -> Result<WaitsResult, ProtocolErr
             })
             .collect()
     });
-    Ok(WaitsResult { view, bundles })
+    let counts = waitcounts::count(&view);
+    Ok(WaitsResult { view, bundles, counts })
 }

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use threadradar_analysis::compare::Change;
+pub use threadradar_analysis::tracediff::Shift;
 use threadradar_analysis::tracediff::{MatchGroup, PairedBy, TraceThread};
 use ts_rs::TS;
 
@@ -45,16 +46,6 @@ pub struct TraceSide {
     pub period_ms: f64,
     /// Seconds of stack time sampled, all threads.
     pub stack_s: f64,
-}
-
-/// When a matched stretch happens in B compared with A, within the runs' uncertainty
-/// (`same_shift_s`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Shift {
-    Earlier,
-    Same,
-    Later,
 }
 
 /// One bar of a lane: a match group's stretch in this run, or a stretch only in this run;

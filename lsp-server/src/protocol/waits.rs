@@ -3,6 +3,7 @@
 //! width), the objects table and the evidence notes.
 
 use serde::{Deserialize, Serialize};
+use threadradar_analysis::waitcounts::WaitCounts;
 use threadradar_analysis::waits::{Evidence, WaitsView};
 use ts_rs::TS;
 
@@ -48,4 +49,6 @@ pub struct WaitsResult {
     /// With `width_px`: the edges bundled (and `view.edges` then lists them all still, for hover
     /// and navigation of a single edge). `None` without `width_px`.
     pub bundles: Option<Vec<EdgeBundle>>,
+    /// `view`'s edges counted by evidence (all, and per object) and its waits' ends by source.
+    pub counts: WaitCounts,
 }

@@ -45,35 +45,32 @@ function M.target(stack, own)
   return stack[#stack]
 end
 
---- "earlier" / "the same time" / "later" for a group's shift, by the server's `same_shift_s`.
-function M.shift_word(shift_s, same_s)
-  if shift_s < -same_s then
-    return ("%.3f s earlier"):format(-shift_s)
-  elseif shift_s > same_s then
-    return ("%.3f s later"):format(shift_s)
+--- A group's shift in words, by the server's class (`shift`: earlier, same or later).
+function M.shift_word(g)
+  if g.shift == "earlier" then
+    return ("%.3f s earlier"):format(-g.shift_s)
+  elseif g.shift == "later" then
+    return ("%.3f s later"):format(g.shift_s)
   end
   return "same time"
 end
 
 --- The differing stretches of lane `k` (0-based, as groups name their pair), largest first then
---- in time order: groups that moved (shift beyond `same_shift_s`) or whose length changed by more
---- than `same_shift_s`, and the bars only in A or only in B. Pure.
+--- in time order: groups the server says moved (`shift` not `same`) or changed length
+--- (`resized`), and the bars only in A or only in B. Pure.
 function M.stretches(result, k)
   local lane = result.lanes[k + 1]
-  local same = result.same_shift_s or 0
   local out = {}
   for i, g in ipairs(result.groups or {}) do
     if g.pair == k then
-      local moved = math.abs(g.shift_s) > same
-      local resized = math.abs(g.a_duration_s - g.b_duration_s) > same
-      if moved or resized then
+      if g.shift ~= "same" or g.resized then
         local f = M.target(#g.stack_b > 0 and g.stack_b or g.stack_a, g.functions)
         table.insert(out, {
           kind = "matched",
           group = i - 1,
           start = g.a_start_s,
           size = math.max(g.a_duration_s, g.b_duration_s),
-          text = ("A %s +%s → B %s +%s  %s"):format(secs(g.a_start_s), secs(g.a_duration_s), secs(g.b_start_s), secs(g.b_duration_s), M.shift_word(g.shift_s, same)),
+          text = ("A %s +%s → B %s +%s  %s"):format(secs(g.a_start_s), secs(g.a_duration_s), secs(g.b_start_s), secs(g.b_duration_s), M.shift_word(g)),
           frame = f,
         })
       end

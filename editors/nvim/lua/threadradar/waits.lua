@@ -5,8 +5,8 @@
 -- with their shares and how its edges were found (kernel / inferred, by which rule). `e` lists an
 -- object's wake edges under it (time, waker → wakee, evidence); <CR> jumps to where the object was
 -- waited on, or on an edge to the waker's line; `b` opens the Waits tab in the browser on the
--- object. The figures are the server's; the float only counts the listed edges per evidence, as
--- the panel does, and the wakers' shares of their edges, as `threadradar waits` prints them.
+-- object. The figures are the server's (the edges per evidence: its `counts`); the float only
+-- works out the wakers' shares of their edges, as `threadradar waits` prints them.
 local lsp = require("threadradar.lsp")
 local ui = require("threadradar.ui")
 local util = require("threadradar.util")
@@ -90,33 +90,23 @@ function M.wakers(o)
   return list, total
 end
 
---- The listed edges counted by evidence: { all, kernel, inferred, rules = {rule → n} } for the
---- object `index` (0-based), or for every object when nil.
-function M.evidence(view_, index)
-  local c = { all = 0, kernel = 0, inferred = 0, rules = {} }
-  for _, e in ipairs(view_.edges or {}) do
-    if index == nil or e.object_index == index then
-      c.all = c.all + 1
-      if e.evidence == "kernel" then
-        c.kernel = c.kernel + 1
-      else
-        c.inferred = c.inferred + 1
-        c.rules[e.evidence] = (c.rules[e.evidence] or 0) + 1
-      end
-    end
+--- The server's edge counts (`counts.edges`, or `counts.objects[index + 1]` for the object
+--- `index`, 0-based): { all, kernel, inferred, inferred_by = { {evidence, count}, … } }.
+function M.evidence(result, index)
+  local counts = result.counts or {}
+  local c
+  if index == nil then
+    c = counts.edges
+  else
+    c = (counts.objects or {})[index + 1]
   end
-  return c
+  return c or { all = 0, kernel = 0, inferred = 0, inferred_by = {} }
 end
 
 local function rules_text(c)
-  local names = {}
-  for rule in pairs(c.rules) do
-    table.insert(names, rule)
-  end
-  table.sort(names)
   local parts = {}
-  for _, r in ipairs(names) do
-    table.insert(parts, c.rules[r] .. " " .. M.clean(r))
+  for _, r in ipairs(c.inferred_by or {}) do
+    table.insert(parts, r.count .. " " .. M.clean(r.evidence))
   end
   return table.concat(parts, ", ")
 end
@@ -215,7 +205,7 @@ function M.build(result, state)
   end
   b:add(title, { kind = "header" })
   -- How it was obtained, as the panel says it.
-  local all = M.evidence(v, nil)
+  local all = M.evidence(result, nil)
   b:add({ { ("sampled every %s: a wait's start and end are known to within one period"):format(M.fmt_s(v.period_s)), "ThreadRadarText" } })
   local edges = ("edges: %d kernel-exact, %d inferred"):format(all.kernel, all.inferred)
   if all.inferred > 0 then
@@ -268,7 +258,7 @@ function M.build(result, state)
     b:add({ { row({ "object", "type", "waits", "total", "p95", "waiters", "futile", "evidence" }), "ThreadRadarSection" } }, { kind = "columns" })
     for i, o in ipairs(objects) do
       local index = i - 1
-      local c = M.evidence(v, index)
+      local c = M.evidence(result, index)
       local f = M.object_frame(v, index)
       local item = { kind = "object", object = index, label = o.object, file = f and f.file, line = f and f.line }
       local shown = expanded[index]

@@ -106,7 +106,7 @@ describe("comparison items", () => {
     expect(item("old_helper").description).toBe("removed");
   });
 
-  test("icons by the sign of Δcrt: red up for more of the runtime, green down for less", () => {
+  test("icons by the server's trend: red up for more of the runtime, green down for less", () => {
     expect(item("WorkerManager.__init__")).toMatchObject({ icon: "arrow-up", colour: "charts.red" });
     expect(item("Worker.run")).toMatchObject({ icon: "arrow-down", colour: "charts.green" });
     expect(item("main")).toMatchObject({ icon: "dash", colour: undefined });

@@ -32,6 +32,7 @@ const CONSUMERS: Record<string, string> = {
   "compare-class.json": "compareHeader, compareItems",
   "compare-sets-same-runs.json": "significanceText, changeText",
   "compare-sets.json": "significanceText, changeText",
+  "compare-half-tenth-pp.json": "compareItems (the icon by the server's trend)",
   "compare.json": "compareHeader, compareItems, changeText",
   "detail-init.json": "web (detail panel)",
   "detail-program.json": "web (detail panel)",
@@ -151,6 +152,15 @@ describe("compare → the comparison view", () => {
     const same = fixture("compare-sets-same-runs.json") as CompareResult;
     expect(same.changes.every((c) => c.significant !== true)).toBe(true);
     expect(same.changes.map(changeText).join("\n")).not.toContain("(significant");
+  });
+
+  test("the icon is the server's trend: a change of exactly 0.0005 is the same, though Δ × 1000 rounds to 1", () => {
+    const half = fixture("compare-half-tenth-pp.json") as CompareResult;
+    const f = half.artifacts.find((a) => a.qualname === "f");
+    if (f === undefined) throw new Error("compare-half-tenth-pp.json has no f");
+    expect(Math.round(f.crt_delta * 1000)).toBe(1);
+    expect(f.trend).toBe("same");
+    expect(compareItems(half).find((i) => i.qualname === "f")).toMatchObject({ icon: "dash", colour: undefined });
   });
 
   test("names from the program are escaped in the Markdown tooltip", () => {
