@@ -79,7 +79,7 @@ fn interpreters() -> Vec<Interp> {
                     None => format!("{path} does not run (install it with `bash tests/pythons.sh`)"),
                 };
                 assert!(!required, "CPython {label} is required here but {why}");
-                eprintln!("skipping CPython {label}: {why}");
+                skip("python", &format!("CPython {label}: {why}"));
             }
         }
     }
@@ -305,7 +305,7 @@ int main(void) { sleep(10); return 0; }
         Ok(s) if s.success() => {}
         other => {
             assert!(std::env::var("THREADRADAR_REQUIRE_PYTHONS").is_err(), "cc is required here: {other:?}");
-            eprintln!("skipping: no C compiler to build the stand-in interpreter ({other:?})");
+            skip("cc", &format!("no C compiler to build the stand-in interpreter ({other:?})"));
             return;
         }
     }
@@ -326,7 +326,7 @@ fn sid_root() -> Option<PathBuf> {
     let ok = root.join("usr/bin/python3.14").exists();
     if !ok {
         assert!(std::env::var("THREADRADAR_REQUIRE_PYTHONS").is_err(), "the sid chroot is required here but {} has no python3.14 (run `bash tests/pythons.sh 3.14`)", root.display());
-        eprintln!("skipping: no sid chroot at {} (run `bash tests/pythons.sh 3.14`)", root.display());
+        skip("python", &format!("no sid chroot at {} (run `bash tests/pythons.sh 3.14`)", root.display()));
     }
     ok.then_some(root)
 }

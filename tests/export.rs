@@ -1184,7 +1184,7 @@ fn waits_carry_the_object_waited_on() {
 fn perfetto_scheduler_tracks_follow_the_kernels_switches() {
     let (dir, path, run, _) = handoffs();
     if run.sched.is_none() || run.switches.is_empty() {
-        eprintln!("skipped: the recording has no scheduler events (record --sched needs perf_event_open on the sched tracepoints)");
+        skip("perf events", "the recording has no scheduler events (record --sched needs perf_event_open on the sched tracepoints)");
         return;
     }
     let pt = dir.path().join("sched.pftrace");

@@ -301,7 +301,7 @@ fn an_xdist_run_includes_the_workers_threads() {
     let _serial = common::serial();
     let has_xdist = std::process::Command::new(common::python()).args(["-c", "import xdist"]).status().is_ok_and(|s| s.success());
     if !has_xdist {
-        eprintln!("skipped: pytest-xdist is not installed (tests/run_all.sh installs it)");
+        common::skip("pytest-xdist", "pytest-xdist is not installed (tests/run_all.sh installs it)");
         return;
     }
     let (_dir, root) = project();
@@ -483,7 +483,7 @@ fn parametrized_and_async_tests_profile_again_testpaths_and_keep_runs() {
     // An async test (pytest-asyncio): it gets a lens, runs, and its threads are in the run.
     let has_asyncio = std::process::Command::new(common::python()).args(["-c", "import pytest_asyncio"]).status().is_ok_and(|s| s.success());
     if !has_asyncio {
-        eprintln!("async part skipped: pytest-asyncio is not installed (tests/run_all.sh installs it)");
+        common::skip("pytest-asyncio", "the async part: pytest-asyncio is not installed (tests/run_all.sh installs it)");
     } else {
         let atests = root.join("tests/check_async.py");
         let atext = std::fs::read_to_string(&atests).unwrap();

@@ -510,7 +510,7 @@ fn bad_targets_get_one_clear_sentence() {
 fn permission_denied_says_how_to_allow_attaching() {
     // Only meaningful as root: run threadradar as `nobody` against a root-owned Python process.
     if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: needs root and setpriv");
+        skip("root", "needs root and setpriv");
         return;
     }
     let mut target = Command::new(python()).arg(script("forever.py")).stdout(Stdio::null()).spawn().unwrap();

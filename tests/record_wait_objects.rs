@@ -184,7 +184,7 @@ fn row(kind: &str, object: &str, s: &Score) -> String {
 /// open the scheduler tracepoints here; `None`, saying why, where it may not.
 fn sched_test() -> Option<(std::sync::MutexGuard<'static, ()>, tempfile::TempDir)> {
     if let Some(why) = threadradar_profiler::sched::not_permitted() {
-        eprintln!("skipped: {why}");
+        skip("perf events", &why);
         return None;
     }
     Some((serial(), tempfile::tempdir().unwrap()))
@@ -386,21 +386,21 @@ fn a_recorder_that_may_not_record_kernel_events_says_so_in_one_line_and_records(
     let _g = serial();
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: dropping to another user needs root");
+        skip("root", "dropping to another user needs root");
         return;
     }
     let drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
     if !Command::new(drop[0]).arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success()) {
-        eprintln!("skipped: no setpriv (util-linux) to drop to another user");
+        skip("setpriv", "no setpriv (util-linux) to drop to another user");
         return;
     }
     let Some(py) = unprivileged_python(&drop) else {
-        eprintln!("skipped: no Python that user 65534 may run");
+        skip("python", "no Python that user 65534 may run");
         return;
     };
     let runs_as_nobody = Command::new(drop[0]).args(&drop[1..]).args([bin(), "--version"]).stdout(Stdio::null()).stderr(Stdio::null()).status();
     if !runs_as_nobody.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: user 65534 may not run {}", bin());
+        skip("permissions", &format!("user 65534 may not run {}", bin()));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -124,7 +124,7 @@ fn without_wait_reading_the_run_has_no_waits() {
 /// why, where it does not.
 fn sched_test() -> Option<(std::sync::MutexGuard<'static, ()>, tempfile::TempDir)> {
     if let Some(why) = threadradar_profiler::sched::not_permitted() {
-        eprintln!("skipped: {why}");
+        skip("perf events", &why);
         return None;
     }
     Some((serial(), tempfile::tempdir().unwrap()))

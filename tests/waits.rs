@@ -283,7 +283,7 @@ fn bug2_consumers_wake_consumers_only_in_the_buggy_version() {
 fn kernel_lock_handoff_edges_match_the_logged_handoffs() {
     let _g = serial();
     if let Some(why) = threadradar_profiler::sched::not_permitted() {
-        eprintln!("skipped: {why}");
+        skip("perf events", &why);
         return;
     }
     let dir = tempfile::tempdir().unwrap();
