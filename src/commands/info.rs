@@ -96,12 +96,15 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "python       {}", m.python_version.as_deref().unwrap_or("?"))?;
     let pids: Vec<String> = m.pids.iter().map(|p| p.to_string()).collect();
     writeln!(out, "processes    {} (pid {})", m.pids.len(), pids.join(", "))?;
+    // An imported file that does not record its interval: the run's is assumed.
+    let assumed = m.imported.as_ref().is_some_and(|i| i.unknown.iter().any(|k| k == "interval"));
     writeln!(
         out,
-        "samples      {} in {:.2} s at {:.1} ms: {:.0} Hz achieved ({:.1}% of target), {} missed, {} late, {} failed, {} thread reads skipped",
+        "samples      {} in {:.2} s at {:.1} ms{}: {:.0} Hz achieved ({:.1}% of target), {} missed, {} late, {} failed, {} thread reads skipped",
         m.sample_count,
         m.duration_s,
         m.interval_ms,
+        if assumed { " (assumed: the file does not record its interval; import it again with --interval-ms)" } else { "" },
         m.achieved_rate_hz,
         100.0 * m.achieved_rate_hz * m.interval_ms / 1000.0,
         m.missed_samples,
