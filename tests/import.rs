@@ -143,6 +143,10 @@ fn perf_script_of_python_312_keeps_python_frames() {
     let spin = run.functions.iter().find(|f| run.str(f.qualname) == "spin").expect("spin was sampled");
     assert_eq!(spin.line, 4, "found in the source by its qualified name");
     assert!(run.meta.imported.as_ref().unwrap().note.contains("line numbers"));
+    // perf's default output has no pids: the lowest tid stands in for the process, but no
+    // thread is made the main one for it (a main thread that never ran would not be sampled).
+    assert!(run.threads.iter().all(|t| !t.is_main), "{:?}", run.threads.iter().map(|t| (t.tid, &t.thread_type)).collect::<Vec<_>>());
+    assert!(run.meta.imported.as_ref().unwrap().unknown.iter().any(|k| k == "main_thread"));
 }
 
 #[test]

@@ -107,6 +107,11 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     for (comm, pid, tid, secs, frames) in raw {
         let stack = p.stack(frames.into_iter().rev())?; // perf lists the innermost frame first
         let thread = p.thread(pid.unwrap_or(leader), tid, Some(&comm))?;
+        if pid.is_none() {
+            // The lowest tid stands in for the process, but it is the main thread only if the
+            // main thread ran while perf sampled: which thread is the main one is not known.
+            p.threads[thread].main = Some(false);
+        }
         p.push_sample(RawSample { thread, t_ns: Some(ns(secs)), duration_ns: None, stack, count: 1, state: None, gil: false })?;
     }
     p.missing.push(("thread_names", "Python thread names (the OS thread name, comm, is shown)"));
