@@ -54,15 +54,8 @@ fn split_label(name: &str) -> Option<(String, String, u32)> {
     Some((n.to_string(), file.to_string(), line.parse().ok()?))
 }
 
-pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let root: Value = serde_json::from_slice(bytes).map_err(|e| {
-        let at = format!("line {} column {}", e.line(), e.column());
-        if e.is_eof() {
-            ImportError::Truncated { path: ctx.path.to_path_buf(), format: ctx.format, at }
-        } else {
-            err(ctx, at, e.to_string())
-        }
-    })?;
+/// The file as JSON, its `meta` and its `threads`; a raw (unprocessed) Gecko profile is refused.
+fn read_root<'a>(root: &'a Value, ctx: &Ctx) -> Result<(&'a Value, &'a [Value]), ImportError> {
     let meta = root.get("meta").filter(|m| m.is_object()).ok_or_else(|| err(ctx, "the top-level object", "it has no \"meta\" object"))?;
     let threads = root.get("threads").and_then(Value::as_array).ok_or_else(|| err(ctx, "the top-level object", "it has no \"threads\" array"))?;
     if meta.get("preprocessedProfileVersion").is_none() {
@@ -77,6 +70,37 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             },
         ));
     }
+    Ok((meta, threads))
+}
+
+/// ThreadRadar's categories, by index: the thread states they stand for (empty for other
+/// writers' categories).
+fn category_states(meta: &Value) -> Vec<Option<ThreadState>> {
+    let names: Vec<&str> = meta.get("categories").and_then(Value::as_array).map_or(Vec::new(), |c| c.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("")).collect());
+    if !(names.contains(&"GIL wait") && names.contains(&"Idle") && names.contains(&"Python")) {
+        return Vec::new();
+    }
+    names
+        .iter()
+        .map(|n| match *n {
+            "Python" => Some(ThreadState::Computing),
+            "GIL wait" => Some(ThreadState::Gil),
+            "Idle" => Some(ThreadState::Idle),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
+    let root: Value = serde_json::from_slice(bytes).map_err(|e| {
+        let at = format!("line {} column {}", e.line(), e.column());
+        if e.is_eof() {
+            ImportError::Truncated { path: ctx.path.to_path_buf(), format: ctx.format, at }
+        } else {
+            err(ctx, at, e.to_string())
+        }
+    })?;
+    let (meta, threads) = read_root(&root, ctx)?;
     let version = meta["preprocessedProfileVersion"].as_u64().unwrap_or(0);
     let from_cpython = meta.get("importedFrom").and_then(Value::as_str).is_some_and(|s| s.contains("Tachyon")) || meta.get("product").and_then(Value::as_str) == Some("Python");
     let mut p = Profile::new(ctx, if from_cpython { format!("CPython profiling.sampling gecko (processed profile v{version})") } else { format!("Firefox Profiler processed profile v{version}") });
@@ -92,21 +116,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         p.check_name(product)?;
         p.command = product.split(' ').map(str::to_string).collect();
     }
-    // ThreadRadar's categories, by index: the thread states they stand for.
-    let category_names: Vec<&str> = meta.get("categories").and_then(Value::as_array).map_or(Vec::new(), |c| c.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("")).collect());
-    let states: Vec<Option<ThreadState>> = if category_names.contains(&"GIL wait") && category_names.contains(&"Idle") && category_names.contains(&"Python") {
-        category_names
-            .iter()
-            .map(|n| match *n {
-                "Python" => Some(ThreadState::Computing),
-                "GIL wait" => Some(ThreadState::Gil),
-                "Idle" => Some(ThreadState::Idle),
-                _ => None,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let states = category_states(meta);
     let shared_strings = column(root.get("shared").unwrap_or(&Value::Null), "stringArray");
     // CPython writes its own pid (the sampler's) for every thread; the program's is its main
     // thread's tid (CPython flags the main thread; on Linux its tid is the process id).
