@@ -1,5 +1,6 @@
 //! `threadradar import`: fixtures produced here by the real tools (py-spy 0.4.3, austin 3.7.0,
-//! perf 6.1 on CPython 3.12 with `-X perf`; see tests/fixtures/formats/make_fixtures.sh) become
+//! perf 6.1 on CPython 3.12 with `-X perf`, CPython 3.15's `profiling.sampling`; see
+//! tests/fixtures/formats/make_fixtures.sh) become
 //! runs with the threads and per-thread sample counts the files hold (counted here from the
 //! files' own text, independently of the importer), mapped to the fixture program's source, and
 //! bad input gets one sentence.

@@ -8,10 +8,15 @@
 //! the way `record` does: through the profiler's `RunBuilder`, with every file mapped to its
 //! functions and classes by the profiler's `SourceIndex` (and its sha256 kept) when the source
 //! can be found here, and thread types derived from entry points. What a format does not know
-//! (thread states, names, times) is stated in the run's `meta.imported.note`, never made up:
-//! without states every sample counts as computing. States are read where a format has them:
-//! austin's idle flag (full mode, text and MOJO) and ThreadRadar's own Firefox export (its
-//! `Python` / `GIL wait` / `Idle` categories).
+//! (thread states, names, times, the interval, the main thread, the pid) is stated in the run's
+//! `meta.imported` (`note`, and `unknown` as keys), never made up: without states every sample
+//! counts as computing, and no thread is made the main one. States are read where a format has
+//! them: austin's idle flag (full mode, text and MOJO), ThreadRadar's own Firefox export (its
+//! `Python` / `GIL wait` / `Idle` categories) and CPython's gecko state markers.
+//!
+//! Everything a file makes grow goes through [`Profile`]'s methods, checked against [`Limits`]:
+//! whatever a file claims, an import stops with one sentence instead of allocating without bound
+//! (docs/reliability.md).
 
 mod austin;
 mod austin_mojo;
