@@ -30,7 +30,7 @@ use threadradar_profiler::synth::{synthetic_run, SynthSpec};
 
 /// Limits smaller than the defaults, so a case that claims the most still runs in milliseconds.
 fn limits() -> Limits {
-    Limits { samples: 200_000, depth: 2_000, threads: 2_000, frames: 50_000, stacks: 200_000, name_bytes: 4_096, span_ns: 3_600 * 1_000_000_000 }
+    Limits { samples: 200_000, depth: 2_000, threads: 2_000, frames: 50_000, stacks: 200_000, name_bytes: 4_096, span_ns: 3_600 * 1_000_000_000, json_bytes: 1 << 24, file_bytes: 1 << 24 }
 }
 
 fn fixture(name: &str) -> Vec<u8> {

@@ -104,3 +104,26 @@ fn many_samples_of_a_thread_at_one_time_are_kept_one_nanosecond_apart() {
     assert_eq!(run.samples.len(), n);
     assert_eq!(run.samples.last().unwrap().t, n as u64 - 1);
 }
+
+#[test]
+fn files_are_capped_by_size_json_more_tightly() {
+    // The JSON formats are parsed into memory whole, at many times their size.
+    let limits = Limits { json_bytes: 100, file_bytes: 1_000, ..Limits::default() };
+    let gecko = r#"{"meta":{"preprocessedProfileVersion":55,"interval":1},"threads":[{"name":"a","tid":7,"samples":{"stack":[0],"time":[0.0]},"stackTable":{"frame":[0],"prefix":[null]},"frameTable":{"func":[0]},"funcTable":{"name":[0]},"stringArray":["f"]}]}"#;
+    let opts = |format| ImportOptions { format, limits, ..Default::default() };
+    for format in [Some(ImportFormat::Gecko), None] {
+        let e = import_bytes(gecko.as_bytes(), Path::new("big.json"), &opts(format)).unwrap_err().to_string();
+        assert!(e.contains(&format!("it is {} bytes, above the limit of 100 bytes", gecko.len())) && e.contains("Firefox Profiler"), "{e}");
+    }
+    // The same size of folded stacks is within its limit; ten times that is not.
+    let folded = "main;work 1\n".repeat(gecko.len() / 12 + 1);
+    assert!(import_bytes(folded.as_bytes(), Path::new("f.folded"), &opts(None)).is_ok());
+    let e = import_bytes(folded.repeat(10).as_bytes(), Path::new("f.folded"), &opts(None)).unwrap_err().to_string();
+    assert!(e.contains("collapsed stacks file it is") && e.contains("limit of 1000 bytes"), "{e}");
+    // A file on disk is refused before it is read.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("big.json");
+    std::fs::write(&f, gecko.repeat(20)).unwrap();
+    let e = threadradar_formats::import::import_file(&f, &opts(None)).unwrap_err().to_string();
+    assert!(e.contains("bytes, above the limit of 1000 bytes"), "{e}");
+}

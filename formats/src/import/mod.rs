@@ -130,6 +130,11 @@ pub struct Limits {
     pub name_bytes: usize,
     /// Nanoseconds from the first sample to the last.
     pub span_ns: u64,
+    /// Bytes of a JSON file (speedscope, Firefox Profiler), which is parsed into memory whole at
+    /// up to about 20 times its size.
+    pub json_bytes: u64,
+    /// Bytes of any other file, which is read into memory once.
+    pub file_bytes: u64,
 }
 
 impl Default for Limits {
@@ -145,14 +150,33 @@ impl Default for Limits {
             name_bytes: 64 * 1024,
             // A year.
             span_ns: 365 * 24 * 3600 * 1_000_000_000,
+            // The sample limit's worth of samples in the JSON formats is a few hundred MB.
+            json_bytes: 1 << 30,
+            // perf script spends 1–2 kB of text per sample with its native frames.
+            file_bytes: 8 << 30,
         }
     }
 }
 
 /// Reads a file written by another profiler and makes a run of it.
 pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Run, ImportError> {
-    let bytes = std::fs::read(path).map_err(|e| ImportError::Io { path: path.to_path_buf(), source: e })?;
+    let io = |e| ImportError::Io { path: path.to_path_buf(), source: e };
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    check_size(size, path, opts.limits.file_bytes.max(opts.limits.json_bytes), None)?;
+    let bytes = std::fs::read(path).map_err(io)?;
     import_bytes(&bytes, path, opts)
+}
+
+/// A file within the size limit of its format (`None`: of any format).
+fn check_size(size: u64, path: &Path, limit: u64, format: Option<ImportFormat>) -> Result<(), ImportError> {
+    if size <= limit {
+        return Ok(());
+    }
+    let what = match format {
+        Some(f) => format!("as {} {} file it is {size} bytes", article(f.name()), f.name()),
+        None => format!("it is {size} bytes"),
+    };
+    Err(ImportError::TooLarge { path: path.to_path_buf(), what, limit: format!("{limit} bytes"), next: profile::SHORTER })
 }
 
 /// Like [`import_file`], from bytes; `path` names the file in messages and in the run.
@@ -170,6 +194,8 @@ pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<R
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ImportError::Empty { path: path.to_path_buf(), format: format.name() });
     }
+    let json = matches!(format, ImportFormat::Speedscope | ImportFormat::Gecko);
+    check_size(bytes.len() as u64, path, if json { opts.limits.json_bytes } else { opts.limits.file_bytes }, Some(format))?;
     let interval_ns = match opts.interval_ms {
         Some(ms) if ms.is_finite() && ms > 0.0 && ms <= MAX_INTERVAL_MS => Some(((ms * 1e6).round() as u64).max(1)),
         Some(ms) => return Err(ImportError::BadInterval { given: ms, max: MAX_INTERVAL_MS }),
