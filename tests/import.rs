@@ -1,5 +1,6 @@
 //! `threadradar import`: fixtures produced here by the real tools (py-spy 0.4.3, austin 3.7.0,
-//! perf 6.1 on CPython 3.12 with `-X perf`; see tests/fixtures/formats/make_fixtures.sh) become
+//! perf 6.1 on CPython 3.12 with `-X perf`, CPython 3.15's `profiling.sampling`; see
+//! tests/fixtures/formats/make_fixtures.sh) become
 //! runs with the threads and per-thread sample counts the files hold (counted here from the
 //! files' own text, independently of the importer), mapped to the fixture program's source, and
 //! bad input gets one sentence.
@@ -143,6 +144,10 @@ fn perf_script_of_python_312_keeps_python_frames() {
     let spin = run.functions.iter().find(|f| run.str(f.qualname) == "spin").expect("spin was sampled");
     assert_eq!(spin.line, 4, "found in the source by its qualified name");
     assert!(run.meta.imported.as_ref().unwrap().note.contains("line numbers"));
+    // perf's default output has no pids: the lowest tid stands in for the process, but no
+    // thread is made the main one for it (a main thread that never ran would not be sampled).
+    assert!(run.threads.iter().all(|t| !t.is_main), "{:?}", run.threads.iter().map(|t| (t.tid, &t.thread_type)).collect::<Vec<_>>());
+    assert!(run.meta.imported.as_ref().unwrap().unknown.iter().any(|k| k == "main_thread"));
 }
 
 #[test]
@@ -410,7 +415,7 @@ fn austin_mojo_is_read_as_austin_itself_reads_it() {
 #[test]
 fn austin_records_mojo_here_that_imports_as_austin_reads_it() {
     let Ok(bin) = std::env::var("THREADRADAR_AUSTIN_BIN") else {
-        eprintln!("skipped: THREADRADAR_AUSTIN_BIN is not set (tests/run_all.sh installs austin and sets it)");
+        skip("austin", "THREADRADAR_AUSTIN_BIN is not set (tests/run_all.sh installs austin and sets it)");
         return;
     };
     let bin = Path::new(&bin);
@@ -438,4 +443,218 @@ fn austin_records_mojo_here_that_imports_as_austin_reads_it() {
     let run = assert_mojo_reads_as_austin_reads_it(dir.path(), &mojo, &text);
     assert!(run.threads.len() >= 3, "the main thread, cruncher and napper: {:?}", run.threads.iter().map(|t| t.tid).collect::<Vec<_>>());
     assert!(run.functions.iter().any(|f| run.str(f.qualname) == "Cruncher.run"));
+}
+
+/// `threadradar ARGS` with its address space limited to 2 GiB, so that an import allocating
+/// without bound fails at once (an allocation failure aborts the process) instead of taking the
+/// machine's memory.
+fn threadradar_in_2gib(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2097152 && exec \"$0\" \"$@\"")
+        .arg(bin())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_count_that_claims_more_samples_than_an_import_holds_is_one_sentence() {
+    // One line of folded stacks claiming 10^11 samples: refused with the figure, the limit and
+    // what to do, before anything is allocated for it.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huge.folded");
+    std::fs::write(&file, "main;work 100000000000\n").unwrap();
+    let o = threadradar_in_2gib(dir.path(), &["import", file.to_str().unwrap(), "-o", "out.json"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+    assert!(e.contains("100000000000") && e.contains("limit") && e.contains("shorter"), "{e}");
+    assert!(!dir.path().join("out.json").exists());
+    // A count within the limit becomes that many samples.
+    std::fs::write(&file, "main;work 2000\n").unwrap();
+    let run = import(dir.path(), &file, &[]);
+    assert_eq!(run.samples.len(), 2000);
+}
+
+fn types_by_tid(run: &Run) -> HashMap<u32, String> {
+    run.threads.iter().map(|t| (t.tid, t.thread_type.clone())).collect()
+}
+
+#[test]
+fn cpython_collapsed_in_cpu_mode_invents_no_main_thread_and_takes_the_interval() {
+    // Recorded here by CPython 3.15's sampler (make_fixtures.sh): `--mode cpu -r 200` (5 ms), so
+    // the first line is a worker's (lines are sorted by count) and nothing says which thread is
+    // the main one, nor at what interval the counts were taken.
+    let dir = tempfile::tempdir().unwrap();
+    let file = fixture("cpython315-cpu.collapsed");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut want: HashMap<u32, u64> = HashMap::new();
+    for line in text.lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        let tid = stack.split(';').next().unwrap().strip_prefix("tid:").unwrap().parse().unwrap();
+        *want.entry(tid).or_insert(0) += n.parse::<u64>().unwrap();
+    }
+    let first_tid: u32 = text.lines().next().unwrap().split(';').next().unwrap()[4..].parse().unwrap();
+    let run = import(dir.path(), &file, &[]);
+    assert_eq!(counts_by_tid(&run), want);
+    assert!(run.threads.iter().all(|t| !t.is_main && t.thread_type != "_MainThread"), "no thread is made the main one: {:?}", types_by_tid(&run));
+    assert_eq!(types_by_tid(&run)[&first_tid], "Cruncher", "the first line's thread is a worker");
+    let imported = run.meta.imported.as_ref().unwrap();
+    for key in ["main_thread", "interval", "thread_states"] {
+        assert!(imported.unknown.iter().any(|k| k == key), "{key} unknown: {imported:?}");
+    }
+    assert!(imported.note.contains("main thread") && imported.note.contains("--interval-ms"), "{}", imported.note);
+    // `info` says the interval is assumed where it shows it.
+    let out = dir.path().join("cpython315-cpu.collapsed.run.json");
+    let o = threadradar(dir.path(), &["info", out.to_str().unwrap()]);
+    let info = String::from_utf8_lossy(&o.stdout);
+    let samples_line = info.lines().find(|l| l.starts_with("samples")).unwrap();
+    assert!(samples_line.contains("10.0 ms") && samples_line.contains("assumed"), "{info}");
+    // Given the interval, the run lasts as long as the longest thread's samples at it.
+    let run = import(dir.path(), &file, &["--interval-ms", "5"]);
+    assert_eq!(run.meta.interval_ms, 5.0);
+    let longest = *want.values().max().unwrap() as f64 * 0.005;
+    assert!((run.meta.duration_s - longest).abs() < 1e-9, "{} s, want {longest} s", run.meta.duration_s);
+    let imported = run.meta.imported.as_ref().unwrap();
+    assert!(!imported.unknown.iter().any(|k| k == "interval"), "{imported:?}");
+    let o = threadradar(dir.path(), &["info", out.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("assumed"), "{}", String::from_utf8_lossy(&o.stdout));
+    // A bad interval is one sentence.
+    let o = threadradar(dir.path(), &["import", file.to_str().unwrap(), "-o", "x.json", "--interval-ms", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--interval-ms"), "{}", stderr(&o));
+}
+
+/// Per tid, the number of samples in each state.
+fn states_by_tid(run: &Run) -> HashMap<u32, [u64; 3]> {
+    let mut m: HashMap<u32, [u64; 3]> = HashMap::new();
+    for s in &run.samples {
+        for t in &s.threads {
+            let i = match t.state {
+                ThreadState::Computing => 0,
+                ThreadState::Gil => 1,
+                ThreadState::Idle => 2,
+            };
+            m.entry(run.threads[t.thread as usize].tid).or_default()[i] += 1;
+        }
+    }
+    m
+}
+
+#[test]
+fn cpython_gecko_markers_give_thread_states_and_the_target_pid() {
+    // A CPython 3.15 gecko file as its collector writes it (Lib/profiling/sampling/
+    // gecko_collector.py): a state's interval marker runs from the sample where it began to the
+    // sample where the next began (the last ones end at the last sample), and `pid` is the
+    // sampler's own. Thread 4243 (the main thread, so the program's pid) has the GIL and the CPU
+    // at 0 and 1 ms, then waits for the GIL off the CPU at 2 and 3, is idle at 4 and waits again
+    // at 5 (the end). Thread 4250 computes throughout.
+    let dir = tempfile::tempdir().unwrap();
+    let gecko_thread = |tid: u32, main: bool, markers: &str, n: usize| {
+        let stacks = vec!["0"; n].join(",");
+        let times = (0..n).map(|i| format!("{i}.0")).collect::<Vec<_>>().join(",");
+        format!(
+            r#"{{"name":"Thread-{tid}","isMainThread":{main},"processStartupTime":0,"processShutdownTime":null,"registerTime":0,"unregisterTime":null,"pausedRanges":[],"pid":"4242","tid":{tid},"processType":"default","processName":"Python Process",
+            "samples":{{"stack":[{stacks}],"time":[{times}],"eventDelay":[],"weight":null,"weightType":"samples","length":{n}}},
+            "stackTable":{{"frame":[0],"category":[1],"subcategory":[0],"prefix":[null],"length":1}},
+            "frameTable":{{"address":[-1],"category":[1],"subcategory":[0],"func":[0],"innerWindowID":[null],"implementation":[null],"optimizations":[null],"line":[9],"column":[null],"inlineDepth":[0],"nativeSymbol":[null],"length":1}},
+            "funcTable":{{"name":[1],"isJS":[true],"relevantForJS":[true],"resource":[0],"fileName":[2],"lineNumber":[9],"columnNumber":[null],"length":1}},
+            "resourceTable":{{"lib":[null],"name":[2],"host":[null],"type":[1],"length":1}},
+            "nativeSymbols":{{"libIndex":[],"address":[],"name":[],"functionSize":[],"length":0}},
+            "markers":{markers}}}"#
+        )
+    };
+    // Marker names: 3 Has GIL, 4 No GIL, 5 On CPU, 6 Off CPU, 7 Waiting for GIL, 8 Python Code, 9 No Exception.
+    let m = |rows: &[(u32, f64, f64, &str)], tid: u32| {
+        let col = |f: &dyn Fn(&(u32, f64, f64, &str)) -> String| rows.iter().map(f).collect::<Vec<_>>().join(",");
+        format!(
+            r#"{{"data":[{}],"name":[{}],"startTime":[{}],"endTime":[{}],"phase":[{}],"category":[{}],"length":{}}}"#,
+            col(&|r| format!(r#"{{"type":"{}","duration":{},"tid":{tid}}}"#, r.3, r.2 - r.1)),
+            col(&|r| r.0.to_string()),
+            col(&|r| format!("{:?}", r.1)),
+            col(&|r| format!("{:?}", r.2)),
+            col(&|_| "1".into()),
+            col(&|r| if r.0 <= 4 || r.0 == 7 { "4".into() } else { "5".into() }),
+            rows.len()
+        )
+    };
+    let main_markers = m(
+        &[(3, 0.0, 2.0, "HasGIL"), (5, 0.0, 2.0, "OnCPU"), (8, 0.0, 2.0, "PythonCode"), (7, 2.0, 4.0, "WaitingforGIL"), (4, 2.0, 5.0, "NoGIL"), (6, 2.0, 5.0, "OffCPU"), (7, 5.0, 5.0, "WaitingforGIL"), (9, 0.0, 5.0, "NoException")],
+        4243,
+    );
+    let worker_markers = m(&[(3, 0.0, 5.0, "HasGIL"), (5, 0.0, 5.0, "OnCPU"), (8, 0.0, 5.0, "PythonCode")], 4250);
+    let file = format!(
+        r#"{{"meta":{{"interval":1.0,"startTime":98765.4,"categories":[{{"name":"Other","color":"grey","subcategories":["Other"]}},{{"name":"Python","color":"yellow","subcategories":["Other"]}},{{"name":"Native","color":"blue","subcategories":["Other"]}},{{"name":"GC","color":"orange","subcategories":["Other"]}},{{"name":"GIL","color":"green","subcategories":["Other"]}},{{"name":"CPU","color":"purple","subcategories":["Other"]}}],"version":32,"preprocessedProfileVersion":57,"product":"Python","symbolicated":true,"markerSchema":[],"importedFrom":"Tachyon Sampling Profiler"}},
+        "libs":[],"threads":[{},{}],"pages":[],
+        "shared":{{"stringArray":["(root)","spin","fixture_program.py","Has GIL","No GIL","On CPU","Off CPU","Waiting for GIL","Python Code","No Exception"],"sources":{{"length":0,"uuid":[],"filename":[]}}}}}}"#,
+        gecko_thread(4243, true, &main_markers, 6),
+        gecko_thread(4250, false, &worker_markers, 6)
+    );
+    let path = dir.path().join("states.gecko.json");
+    std::fs::write(&path, file).unwrap();
+    let run = import(dir.path(), &path, &[]);
+    let states: Vec<ThreadState> = run.samples.iter().flat_map(|s| s.threads.iter().filter(|t| run.threads[t.thread as usize].tid == 4243).map(|t| t.state)).collect();
+    use ThreadState::*;
+    assert_eq!(states, [Computing, Computing, Gil, Gil, Idle, Gil]);
+    assert_eq!(states_by_tid(&run)[&4250], [6, 0, 0]);
+    let gil: Vec<bool> = run.samples.iter().flat_map(|s| s.threads.iter().filter(|t| run.threads[t.thread as usize].tid == 4243).map(|t| t.gil)).collect();
+    assert_eq!(gil, [true, true, false, false, false, false], "the GIL holder as the markers say");
+    // The program's pid is its main thread's tid, not the sampler's pid in the file.
+    assert_eq!(run.meta.pids, [4243]);
+    assert!(run.threads.iter().all(|t| t.pid == 4243));
+    assert!(thread(&run, 4243).is_main && !thread(&run, 4250).is_main);
+    assert_eq!(thread(&run, 4243).thread_type, "_MainThread");
+    let note = &run.meta.imported.as_ref().unwrap().note;
+    assert!(!note.contains("every sample counts as computing"), "{note}");
+}
+
+#[test]
+fn cpython_gecko_recorded_here_gets_the_states_its_markers_give() {
+    // Recorded here by CPython 3.15's sampler (make_fixtures.sh; `--gecko -r 200`): per thread,
+    // the state of each sample is counted here from the markers by a direct scan (the interval
+    // marker of each kind that holds the sample's time), independently of the importer.
+    let dir = tempfile::tempdir().unwrap();
+    let file = fixture("cpython315.gecko.json");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let strings: Vec<&str> = v["shared"]["stringArray"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let end = v["threads"].as_array().unwrap().iter().flat_map(|t| t["samples"]["time"].as_array().unwrap()).map(|t| t.as_f64().unwrap()).fold(0.0, f64::max);
+    let mut want: HashMap<u32, [u64; 3]> = HashMap::new();
+    let mut main_tid = 0;
+    for t in v["threads"].as_array().unwrap() {
+        let tid = t["tid"].as_u64().unwrap() as u32;
+        if t["isMainThread"] == true {
+            main_tid = tid;
+        }
+        let mk = &t["markers"];
+        let marks: Vec<(&str, f64, f64)> = (0..mk["length"].as_u64().unwrap() as usize)
+            .map(|i| (strings[mk["name"][i].as_u64().unwrap() as usize], mk["startTime"][i].as_f64().unwrap(), mk["endTime"][i].as_f64().unwrap()))
+            .collect();
+        // A marker holds t from its start up to (not including) its end, where the next state
+        // begins; at the profile's end the open ones were closed, so they hold it too unless
+        // another of the same kind begins there.
+        let holds = |names: &[&str], name: &str, t: f64| {
+            marks.iter().any(|&(n, s, e)| n == name && s <= t && (t < e || (t == e && (s == e || (e == end && !marks.iter().any(|&(n2, s2, _)| names.contains(&n2) && n2 != n && s2 == e))))))
+        };
+        for time in t["samples"]["time"].as_array().unwrap() {
+            let time = time.as_f64().unwrap();
+            let gil = holds(&["Has GIL", "No GIL"], "Has GIL", time);
+            let cpu = holds(&["On CPU", "Off CPU"], "On CPU", time);
+            let waiting = holds(&["Waiting for GIL"], "Waiting for GIL", time) && !gil;
+            let i = if waiting { 1 } else if gil || cpu { 0 } else { 2 };
+            want.entry(tid).or_default()[i] += 1;
+        }
+    }
+    let run = import(dir.path(), &file, &[]);
+    assert_eq!(states_by_tid(&run), want);
+    // The program as it ran: the napper mostly idle, the two crunchers waiting for the GIL in turn.
+    let napper = run.threads.iter().find(|t| t.thread_type == "Napper").unwrap().tid;
+    assert!(want[&napper][2] * 10 > (want[&napper].iter().sum::<u64>()) * 8, "{:?}", want[&napper]);
+    for c in run.threads.iter().filter(|t| t.thread_type == "Cruncher") {
+        assert!(want[&c.tid][0] > 0 && want[&c.tid][1] > 0, "{:?}", want[&c.tid]);
+    }
+    assert_eq!(run.meta.pids, [main_tid], "the program's pid is its main thread's tid");
+    assert!(v["threads"][0]["pid"].as_str().unwrap().parse::<u32>().unwrap() != main_tid, "the file's pid is the sampler's");
+    assert_eq!(thread(&run, main_tid).thread_type, "_MainThread");
 }

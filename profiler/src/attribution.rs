@@ -7,7 +7,7 @@
 //! - [`derive_entry_point_types`]: a thread's type from its entry point, for threads whose
 //!   `threading.Thread` object was not read (docs/run-format.md).
 
-use crate::run::{Frame, Function, Run, TypeSource};
+use crate::run::{Frame, Function, Run, StackId, ThreadId, TypeSource};
 
 /// `(qualname, class, def line, end line, class line)` of the function a frame belongs to.
 pub type ResolvedFunction = (String, Option<String>, u32, u32, u32);
@@ -49,8 +49,10 @@ pub fn runtime_function(runtime_name: &str) -> ResolvedFunction {
 /// above `threading`'s bootstrap (`_bootstrap_inner`), or the outermost frame when there is none.
 /// `Thread.run` (threading.py) means a plain `Thread(target=…)`, a method `X.run` means type `X`,
 /// and a plain function (e.g. `_thread.start_new_thread(f)`) names the type. A thread whose
-/// outermost frame is a module (`<module>`, a main thread) has no entry point. Threads without
-/// one get `unknown` with [`TypeSource::Unknown`].
+/// outermost frame is a module (`<module>`, a main thread) has no entry point, nor has one that
+/// starts in `runpy` (`python -m`, and CPython's sampler running a script: `_run_module_as_main`
+/// then `_run_code` above the module). Threads without one get `unknown` with
+/// [`TypeSource::Unknown`].
 pub fn derive_entry_point_types(run: &mut Run, unknown: &str) {
     let mut pending: Vec<bool> = run.threads.iter().map(|t| t.thread_type.is_empty()).collect();
     let mut left = pending.iter().filter(|p| **p).count();
@@ -58,6 +60,7 @@ pub fn derive_entry_point_types(run: &mut Run, unknown: &str) {
         return;
     }
     let mut found: Vec<Option<String>> = vec![None; run.threads.len()];
+    let mut seen: std::collections::HashSet<(ThreadId, StackId)> = std::collections::HashSet::new();
     'outer: for s in &run.samples {
         for ts in &s.threads {
             let i = ts.thread as usize;
@@ -65,9 +68,19 @@ pub fn derive_entry_point_types(run: &mut Run, unknown: &str) {
                 continue;
             }
             let Some(stack) = ts.stack else { continue };
+            // A stack already looked at for this thread says nothing new (a thread without an
+            // entry point would otherwise cost its samples times its stack depth).
+            if !seen.insert((ts.thread, stack)) {
+                continue;
+            }
             let frames: Vec<&Frame> = run.stack_frames(stack).collect();
             // Outermost first.
             let outer: Vec<&Function> = frames.iter().rev().map(|f| &run.functions[f.function as usize]).collect();
+            let in_runpy = |f: &&Function| {
+                let file = run.file_path(f.file);
+                file == "<frozen runpy>" || file.ends_with("/runpy.py")
+            };
+            let outer: Vec<&Function> = outer.into_iter().skip_while(in_runpy).collect();
             let boot = outer.iter().position(|f| run.str(f.name) == "_bootstrap_inner");
             let entry = match boot {
                 Some(b) => outer.get(b + 1),

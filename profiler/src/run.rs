@@ -274,6 +274,11 @@ pub struct Imported {
     /// What the format does not record and how the run stands in for it, as a sentence
     /// (e.g. that no thread states are known, so every sample counts as computing).
     pub note: String,
+    /// What the format does not record, as keys (docs/formats.md lists them): `thread_states`,
+    /// `sample_times`, `interval` (then `interval_ms` is assumed), `main_thread`, `pid`,
+    /// `thread_names`, … Empty in runs imported before the keys were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
 }
 
 /// How the profiled program came to be sampled.

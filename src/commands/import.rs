@@ -27,6 +27,12 @@ pub struct ImportArgs {
     /// is looked up by its longest tail under these directories.
     #[arg(long, value_name = "DIR")]
     pub source_root: Vec<PathBuf>,
+
+    /// The sampling interval in milliseconds (e.g. 5 for `-r 200`), for a file that does not
+    /// record it: folded stacks (py-spy raw, CPython --collapsed) are counts, laid out one
+    /// interval apart. Takes precedence over an interval the file states.
+    #[arg(long, value_name = "MS")]
+    pub interval_ms: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -56,7 +62,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
     });
     let cwd = std::env::current_dir()?;
     let source_roots = if args.source_root.is_empty() { vec![cwd.clone()] } else { args.source_root };
-    let run = import_file(&args.file, &ImportOptions { format, source_roots })?;
+    let run = import_file(&args.file, &ImportOptions { format, source_roots, interval_ms: args.interval_ms, ..Default::default() })?;
     let output = match args.output {
         Some(o) => o,
         None => {

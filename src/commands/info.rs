@@ -97,23 +97,9 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     let pids: Vec<String> = m.pids.iter().map(|p| p.to_string()).collect();
     writeln!(out, "processes    {} (pid {})", m.pids.len(), pids.join(", "))?;
     // How each process was read, and where its files are when its `/` was not ours.
-    for p in run
-        .processes
-        .iter()
-        .filter(|p| p.reader.is_some() || p.root.is_some())
-    {
-        let root = p
-            .root
-            .as_deref()
-            .map(|r| format!("; its / is {r}"))
-            .unwrap_or_default();
-        writeln!(
-            out,
-            "read         pid {} by {}{}",
-            p.pid,
-            p.reader.as_deref().unwrap_or("an unnamed reader"),
-            root
-        )?;
+    for p in run.processes.iter().filter(|p| p.reader.is_some() || p.root.is_some()) {
+        let root = p.root.as_deref().map(|r| format!("; its / is {r}")).unwrap_or_default();
+        writeln!(out, "read         pid {} by {}{}", p.pid, p.reader.as_deref().unwrap_or("an unnamed reader"), root)?;
     }
     if m.imported.is_none() {
         let states = match &run.sched {
@@ -122,12 +108,15 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
         };
         writeln!(out, "states       {states}")?;
     }
+    // An imported file that does not record its interval: the run's is assumed.
+    let assumed = m.imported.as_ref().is_some_and(|i| i.unknown.iter().any(|k| k == "interval"));
     writeln!(
         out,
-        "samples      {} in {:.2} s at {:.1} ms: {:.0} Hz achieved ({:.1}% of target), {} missed, {} late, {} failed, {} thread reads skipped",
+        "samples      {} in {:.2} s at {:.1} ms{}: {:.0} Hz achieved ({:.1}% of target), {} missed, {} late, {} failed, {} thread reads skipped",
         m.sample_count,
         m.duration_s,
         m.interval_ms,
+        if assumed { " (assumed: the file does not record its interval; import it again with --interval-ms)" } else { "" },
         m.achieved_rate_hz,
         100.0 * m.achieved_rate_hz * m.interval_ms / 1000.0,
         m.missed_samples,

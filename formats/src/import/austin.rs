@@ -6,7 +6,7 @@
 //! follow one another in time; austin does not record thread names or absolute times.
 
 use super::collapsed::parse_frame;
-use super::{Ctx, ImportError, Profile, RawSample};
+use super::{quote, Ctx, ImportError, Profile, RawSample};
 use threadradar_profiler::run::ThreadState;
 
 pub fn is_sample_line(line: &str) -> bool {
@@ -17,7 +17,7 @@ pub fn is_sample_line(line: &str) -> bool {
 
 pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     let text = ctx.lines_text(bytes)?;
-    let mut p = Profile { format: "austin".into(), ..Profile::default() };
+    let mut p = Profile::new(ctx, "austin");
     let mut mode = String::from("wall");
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim_end();
@@ -27,8 +27,8 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         if let Some(meta) = line.strip_prefix('#') {
             if let Some((k, v)) = meta.split_once(':') {
                 match k.trim() {
-                    "austin" => p.format = format!("austin {}", v.trim()),
-                    "interval" => p.interval_ns = v.trim().parse::<u64>().ok().map(|us| us * 1000),
+                    "austin" => p.format = format!("austin {}", quote_free(v.trim())),
+                    "interval" => p.interval_ns = v.trim().parse::<u64>().ok().map(|us| us.saturating_mul(1000)),
                     "mode" => mode = v.trim().to_string(),
                     _ => {}
                 }
@@ -40,12 +40,12 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         let us: u64 = metrics
             .next()
             .and_then(|v| v.parse().ok())
-            .ok_or_else(|| ctx.parse_error(i + 1, format!("{value:?} is not a sample time in microseconds")))?;
+            .ok_or_else(|| ctx.parse_error(i + 1, format!("{} is not a sample time in microseconds", quote(value))))?;
         // Full mode (`austin -f`): `time,idle,memory`, the idle flag 1 when the thread was idle.
         let state = match (mode.as_str(), metrics.next()) {
             ("full", Some("1")) => Some(ThreadState::Idle),
             ("full", Some("0")) => Some(ThreadState::Computing),
-            ("full", Some(other)) => return Err(ctx.parse_error(i + 1, format!("{other:?} is not austin's idle flag (0 or 1)"))),
+            ("full", Some(other)) => return Err(ctx.parse_error(i + 1, format!("{} is not austin's idle flag (0 or 1)", quote(other)))),
             _ => None,
         };
         let mut parts = stack.split(';');
@@ -57,19 +57,32 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         let t = parts.next().and_then(|s| s.strip_prefix('T')).ok_or_else(|| ctx.parse_error(i + 1, "a sample line has no T<thread> after its pid"))?;
         let tid_text = t.rsplit(':').next().unwrap_or(t);
         let tid: u32 = match tid_text.strip_prefix("0x") {
-            Some(h) => u64::from_str_radix(h, 16).map(|v| v as u32).map_err(|_| ctx.parse_error(i + 1, format!("{t:?} is not a thread id")))?,
-            None => tid_text.parse().map_err(|_| ctx.parse_error(i + 1, format!("{t:?} is not a thread id")))?,
+            Some(h) => u64::from_str_radix(h, 16).map(|v| v as u32).map_err(|_| ctx.parse_error(i + 1, format!("{} is not a thread id", quote(t))))?,
+            None => tid_text.parse().map_err(|_| ctx.parse_error(i + 1, format!("{} is not a thread id", quote(t))))?,
         };
-        let thread = p.thread(pid, tid, None);
-        let stack = p.stack(parts.filter(|f| !f.is_empty()).map(|f| parse_frame(f).0));
-        p.samples.push(RawSample { thread, t_ns: None, duration_ns: Some(us * 1000), stack, count: 1, state });
+        let thread = p.thread(pid, tid, None)?;
+        let stack = p.stack(parts.filter(|f| !f.is_empty()).map(|f| parse_frame(f).0))?;
+        p.push_sample(RawSample { thread, t_ns: None, duration_ns: Some(us.saturating_mul(1000)), stack, count: 1, state, gil: false })?;
     }
-    p.missing.push("thread names");
-    p.missing.push("absolute sample times (each thread's samples follow one another, each as long as austin measured)");
-    match mode.as_str() {
-        "wall" => {}
-        "full" => p.missing.push("GIL waits (austin tells idle threads from running ones; running samples count as computing)"),
-        _ => p.missing.push("idle time (austin ran in CPU mode)"),
-    }
+    p.missing.extend(missing(&mode));
     Ok(p)
+}
+
+/// What austin (text and MOJO) does not record, in `mode`.
+pub(crate) fn missing(mode: &str) -> Vec<super::profile::Missing> {
+    let mut m = vec![
+        ("thread_names", "thread names"),
+        ("sample_times", "absolute sample times (each thread's samples follow one another, each as long as austin measured)"),
+    ];
+    match mode {
+        "wall" => {}
+        "full" => m.push(("gil_waits", "GIL waits (austin tells idle threads from running ones; running samples count as computing)")),
+        _ => m.push(("idle_time", "idle time (austin ran in CPU mode)")),
+    }
+    m
+}
+
+/// A metadata value kept in the run's format name: at most 40 characters.
+fn quote_free(v: &str) -> String {
+    v.chars().take(40).collect()
 }

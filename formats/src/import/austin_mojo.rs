@@ -21,7 +21,7 @@
 //! thread names, no absolute times, each sample as long as its time metric; in full mode a
 //! sample with an idle event is idle, one without computing (austin does not see the GIL).
 
-use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
+use super::{quote, Ctx, ImportError, Profile, RawFrame, RawSample};
 use std::collections::HashMap;
 use threadradar_profiler::run::ThreadState;
 
@@ -64,12 +64,21 @@ impl Reader<'_> {
             n |= ((b & 0x7f) as u64) << shift;
             shift += 7;
         }
-        Ok(if negative { -(n as i64) } else { n as i64 })
+        Ok(if negative { (n as i64).wrapping_neg() } else { n as i64 })
     }
 
-    fn string(&mut self) -> Result<String, ImportError> {
+    /// A NUL-terminated string, at most `max` bytes long.
+    fn string(&mut self, max: usize) -> Result<String, ImportError> {
         let rest = &self.bytes[self.at..];
         let end = rest.iter().position(|&b| b == 0).ok_or_else(|| self.truncated())?;
+        if end > max {
+            return Err(ImportError::TooLarge {
+                path: self.ctx.path.to_path_buf(),
+                what: format!("the string at byte {} is {end} bytes long", self.at),
+                limit: format!("{max} bytes"),
+                next: super::profile::NOT_A_PROFILE,
+            });
+        }
         self.at += end + 1;
         Ok(String::from_utf8_lossy(&rest[..end]).into_owned())
     }
@@ -103,32 +112,34 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     if !(1..=3).contains(&version) {
         return Err(r.error(3, format!("it is MOJO version {version}; this build reads versions 1 to 3 (austin 3.x): convert it with austin's `mojo2austin` and import the text")));
     }
-    let mut p = Profile { format: "austin (MOJO)".into(), ..Profile::default() };
+    let mut p = Profile::new(ctx, "austin (MOJO)");
+    let max = ctx.limits.name_bytes;
     let mut mode = String::from("wall");
     let mut strings: HashMap<(i64, i64), String> = HashMap::new();
     let mut frames: HashMap<(i64, i64), u32> = HashMap::new();
     let mut current: Option<Current> = None;
     // austin writes idle events in full mode (`austin -f`), where a sample without one is of a
     // running thread; in other modes there are none and the state is unknown.
-    let finish = |p: &mut Profile, c: Option<Current>, full: bool| {
+    let finish = |p: &mut Profile, c: Option<Current>, full: bool| -> Result<(), ImportError> {
         if let Some(c) = c {
             let state = match (c.idle, full) {
                 (true, _) => Some(ThreadState::Idle),
                 (false, true) => Some(ThreadState::Computing),
                 (false, false) => None,
             };
-            p.samples.push(RawSample { thread: c.thread, t_ns: None, duration_ns: c.time_us.map(|us| us * 1000), stack: c.stack, count: 1, state });
+            p.push_sample(RawSample { thread: c.thread, t_ns: None, duration_ns: c.time_us.map(|us| us.saturating_mul(1000)), stack: c.stack, count: 1, state, gil: false })?;
         }
+        Ok(())
     };
     while r.at < bytes.len() {
         let at = r.at;
         let event = r.byte()?;
         match event {
             1 => {
-                let (k, v) = (r.string()?, r.string()?);
+                let (k, v) = (r.string(max)?, r.string(max)?);
                 match k.as_str() {
-                    "austin" => p.format = format!("austin {v} (MOJO)"),
-                    "interval" => p.interval_ns = v.trim().parse::<u64>().ok().map(|us| us * 1000),
+                    "austin" => p.format = format!("austin {} (MOJO)", v.chars().take(40).collect::<String>()),
+                    "interval" => p.interval_ns = v.trim().parse::<u64>().ok().map(|us| us.saturating_mul(1000)),
                     "mode" => mode = v,
                     _ => {}
                 }
@@ -138,10 +149,10 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                 if version >= 3 {
                     r.int()?;
                 }
-                let tid_text = r.string()?;
-                let tid = u64::from_str_radix(tid_text.trim_start_matches("0x"), 16).map_err(|_| r.error(at, format!("{tid_text:?} is not a thread id")))?;
-                finish(&mut p, current.take(), mode == "full");
-                let thread = p.thread(pid as u32, tid as u32, None);
+                let tid_text = r.string(max)?;
+                let tid = u64::from_str_radix(tid_text.trim_start_matches("0x"), 16).map_err(|_| r.error(at, format!("{} is not a thread id", quote(&tid_text))))?;
+                finish(&mut p, current.take(), mode == "full")?;
+                let thread = p.thread(pid as u32, tid as u32, None)?;
                 current = Some(Current { pid, thread, stack: None, time_us: None, idle: false });
             }
             3 => {
@@ -161,7 +172,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                     strings.get(&(pid, key)).cloned().ok_or_else(|| r.error(at, format!("frame {key} names string {key} before it is defined")))
                 };
                 let frame = RawFrame { file: string(file)?, name: string(scope)?, line: line.max(0) as u32 };
-                let id = p.frame(frame);
+                let id = p.frame(frame)?;
                 frames.insert((pid, key), id);
             }
             5 => {
@@ -169,10 +180,10 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                 need_sample(&r, at, event, &current)?;
                 let c = current.as_mut().expect("checked");
                 let frame = *frames.get(&(c.pid, key)).ok_or_else(|| r.error(at, format!("frame {key} is used before it is defined")))?;
-                c.stack = Some(p.stack_node(c.stack, frame));
+                c.stack = Some(p.stack_node(c.stack, frame)?);
             }
             6 => {
-                r.string()?; // a kernel frame (austin -k): not a Python frame
+                r.string(max)?; // a kernel frame (austin -k): not a Python frame
             }
             4 | 7 => need_sample(&r, at, event, &current)?,
             8 => {
@@ -190,7 +201,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             }
             11 => {
                 let key = r.int()?;
-                let s = r.string()?;
+                let s = r.string(max)?;
                 let pid = current.as_ref().map_or(0, |c| c.pid);
                 strings.insert((pid, key), s);
             }
@@ -200,13 +211,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             other => return Err(r.error(at, format!("event {other} is not a MOJO {version} event"))),
         }
     }
-    finish(&mut p, current.take(), mode == "full");
-    p.missing.push("thread names");
-    p.missing.push("absolute sample times (each thread's samples follow one another, each as long as austin measured)");
-    match mode.as_str() {
-        "wall" => {}
-        "full" => p.missing.push("GIL waits (austin tells idle threads from running ones; running samples count as computing)"),
-        _ => p.missing.push("idle time (austin ran in CPU mode)"),
-    }
+    finish(&mut p, current.take(), mode == "full")?;
+    p.missing.extend(super::austin::missing(&mode));
     Ok(p)
 }

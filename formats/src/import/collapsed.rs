@@ -7,7 +7,7 @@
 //! - ThreadRadar's own export: root `name (tid)`;
 //! - anything else flamegraph.pl reads: frames are taken as function names.
 
-use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
+use super::{quote, Ctx, ImportError, Profile, RawFrame, RawSample};
 
 /// Whether a line looks like folded stacks: frames and a trailing count.
 pub fn is_line(line: &str) -> bool {
@@ -16,7 +16,7 @@ pub fn is_line(line: &str) -> bool {
 
 pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     let text = ctx.lines_text(bytes)?;
-    let mut p = Profile { format: "collapsed stacks".into(), ..Profile::default() };
+    let mut p = Profile::new(ctx, "collapsed stacks");
     let mut flavour: Option<&'static str> = None;
     let mut any_thread = false;
     for (i, raw) in text.lines().enumerate() {
@@ -27,7 +27,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         let Some((stack, count)) = line.rsplit_once(' ') else {
             return Err(ctx.parse_error(i + 1, "a line has no sample count at its end"));
         };
-        let count: u64 = count.parse().map_err(|_| ctx.parse_error(i + 1, format!("{count:?} is not a sample count")))?;
+        let count: u64 = count.parse().map_err(|_| ctx.parse_error(i + 1, format!("{} is not a sample count", quote(count))))?;
         let mut parts = stack.split(';').peekable();
         let mut pid = 0u32;
         if let Some(proc_pid) = parts.peek().and_then(|f| f.strip_prefix("process ")).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()) {
@@ -38,14 +38,14 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         if let Some(root) = parts.peek() {
             if let Some((tid, name, fl)) = thread_root(root) {
                 flavour.get_or_insert(fl);
-                thread = Some(p.thread(pid, tid, name.as_deref()));
+                thread = Some(p.thread(pid, tid, name.as_deref())?);
                 any_thread = true;
                 parts.next();
             }
         }
         let thread = match thread {
             Some(t) => t,
-            None => p.thread(pid, 0, Some("all threads")),
+            None => p.thread(pid, 0, Some("all threads"))?,
         };
         let mut stack = None;
         for f in parts {
@@ -53,20 +53,26 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             if let Some(fl) = fl {
                 flavour.get_or_insert(fl);
             }
-            let frame = p.frame(frame);
-            stack = Some(p.stack_node(stack, frame));
+            let frame = p.frame(frame)?;
+            stack = Some(p.stack_node(stack, frame)?);
         }
-        p.samples.push(RawSample { thread, t_ns: None, duration_ns: None, stack, count, state: None });
+        p.push_sample(RawSample { thread, t_ns: None, duration_ns: None, stack, count, state: None, gil: false })?;
     }
     p.format = match flavour {
         Some(f) => format!("{f} (collapsed stacks)"),
         None => "collapsed stacks".into(),
     };
-    p.missing.push("sample times (samples are laid out one interval apart per thread)");
+    p.missing.push(("sample_times", "sample times (samples are laid out one interval apart per thread)"));
     if !any_thread {
-        p.missing.push("threads (all samples are one thread, `all threads`)");
+        p.missing.push(("threads", "threads (all samples are one thread, `all threads`)"));
     } else if p.threads.iter().all(|t| t.name.is_none()) {
-        p.missing.push("thread names");
+        p.missing.push(("thread_names", "thread names"));
+    }
+    // `tid:N` is all CPython's collapsed output says of a thread: not its process, nor whether
+    // it is the main one (lines are sorted by count, so the first may be a worker's); py-spy's
+    // has the process only with --subprocesses.
+    if p.threads.iter().all(|t| t.pid == 0) {
+        p.missing.push(("pid", "the process id"));
     }
     Ok(p)
 }

@@ -12,9 +12,13 @@
 //! (`Python` computing, `GIL wait`, `Idle`, the category of a sample's innermost frame): they are
 //! read back when the profile's categories are those, so a round trip keeps the states; a sample
 //! without frames carries no category and counts as computing. Other writers' categories (e.g.
-//! CPython's `Python`, samply's `User`/`Kernel`) say nothing about the thread's state.
+//! CPython's `Python`, samply's `User`/`Kernel`) say nothing about the thread's state; CPython's
+//! state markers do (`Has GIL`, `On CPU`, `Waiting for GIL`…: `gecko_states.rs`). CPython
+//! writes its sampler's pid for every thread: the program's is the tid of the thread it flags
+//! `isMainThread`.
 
-use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
+use super::gecko_states::{ms_to_ns, StateMarkers};
+use super::{bounded, quote, Ctx, ImportError, Profile, RawFrame, RawSample};
 use serde_json::Value;
 use threadradar_profiler::run::ThreadState;
 
@@ -25,7 +29,7 @@ pub fn looks_like(head: &str) -> bool {
 }
 
 fn err(ctx: &Ctx, at: impl Into<String>, detail: impl Into<String>) -> ImportError {
-    ImportError::Parse { path: ctx.path.to_path_buf(), format: ctx.format, at: at.into(), detail: detail.into() }
+    ImportError::Parse { path: ctx.path.to_path_buf(), format: ctx.format, at: at.into(), detail: bounded(detail.into()) }
 }
 
 /// A column of a table: the array, or (as fxprof writes columns whose every value is the same)
@@ -50,15 +54,8 @@ fn split_label(name: &str) -> Option<(String, String, u32)> {
     Some((n.to_string(), file.to_string(), line.parse().ok()?))
 }
 
-pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let root: Value = serde_json::from_slice(bytes).map_err(|e| {
-        let at = format!("line {} column {}", e.line(), e.column());
-        if e.is_eof() {
-            ImportError::Truncated { path: ctx.path.to_path_buf(), format: ctx.format, at }
-        } else {
-            err(ctx, at, e.to_string())
-        }
-    })?;
+/// The file as JSON, its `meta` and its `threads`; a raw (unprocessed) Gecko profile is refused.
+fn read_root<'a>(root: &'a Value, ctx: &Ctx) -> Result<(&'a Value, &'a [Value]), ImportError> {
     let meta = root.get("meta").filter(|m| m.is_object()).ok_or_else(|| err(ctx, "the top-level object", "it has no \"meta\" object"))?;
     let threads = root.get("threads").and_then(Value::as_array).ok_or_else(|| err(ctx, "the top-level object", "it has no \"threads\" array"))?;
     if meta.get("preprocessedProfileVersion").is_none() {
@@ -73,12 +70,40 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             },
         ));
     }
+    Ok((meta, threads))
+}
+
+/// ThreadRadar's categories, by index: the thread states they stand for (empty for other
+/// writers' categories).
+fn category_states(meta: &Value) -> Vec<Option<ThreadState>> {
+    let names: Vec<&str> = meta.get("categories").and_then(Value::as_array).map_or(Vec::new(), |c| c.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("")).collect());
+    if !(names.contains(&"GIL wait") && names.contains(&"Idle") && names.contains(&"Python")) {
+        return Vec::new();
+    }
+    names
+        .iter()
+        .map(|n| match *n {
+            "Python" => Some(ThreadState::Computing),
+            "GIL wait" => Some(ThreadState::Gil),
+            "Idle" => Some(ThreadState::Idle),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
+    let root: Value = serde_json::from_slice(bytes).map_err(|e| {
+        let at = format!("line {} column {}", e.line(), e.column());
+        if e.is_eof() {
+            ImportError::Truncated { path: ctx.path.to_path_buf(), format: ctx.format, at }
+        } else {
+            err(ctx, at, e.to_string())
+        }
+    })?;
+    let (meta, threads) = read_root(&root, ctx)?;
     let version = meta["preprocessedProfileVersion"].as_u64().unwrap_or(0);
     let from_cpython = meta.get("importedFrom").and_then(Value::as_str).is_some_and(|s| s.contains("Tachyon")) || meta.get("product").and_then(Value::as_str) == Some("Python");
-    let mut p = Profile {
-        format: if from_cpython { format!("CPython profiling.sampling gecko (processed profile v{version})") } else { format!("Firefox Profiler processed profile v{version}") },
-        ..Profile::default()
-    };
+    let mut p = Profile::new(ctx, if from_cpython { format!("CPython profiling.sampling gecko (processed profile v{version})") } else { format!("Firefox Profiler processed profile v{version}") });
     if let Some(i) = meta.get("interval").and_then(Value::as_f64).filter(|i| *i > 0.0) {
         p.interval_ns = Some((i * 1e6).round() as u64);
     }
@@ -88,36 +113,36 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         p.start_unix_ms = Some(start_ms as u64);
     }
     if let Some(product) = meta.get("product").and_then(Value::as_str).filter(|s| !s.is_empty() && !from_cpython && *s != "ThreadRadar run") {
+        p.check_name(product)?;
         p.command = product.split(' ').map(str::to_string).collect();
     }
-    // ThreadRadar's categories, by index: the thread states they stand for.
-    let category_names: Vec<&str> = meta.get("categories").and_then(Value::as_array).map_or(Vec::new(), |c| c.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("")).collect());
-    let states: Vec<Option<ThreadState>> = if category_names.contains(&"GIL wait") && category_names.contains(&"Idle") && category_names.contains(&"Python") {
-        category_names
-            .iter()
-            .map(|n| match *n {
-                "Python" => Some(ThreadState::Computing),
-                "GIL wait" => Some(ThreadState::Gil),
-                "Idle" => Some(ThreadState::Idle),
-                _ => None,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let states = category_states(meta);
     let shared_strings = column(root.get("shared").unwrap_or(&Value::Null), "stringArray");
+    // CPython writes its own pid (the sampler's) for every thread; the program's is its main
+    // thread's tid (CPython flags the main thread; on Linux its tid is the process id).
+    let main_tid = threads.iter().find(|t| t.get("isMainThread").and_then(Value::as_bool) == Some(true)).and_then(|t| t.get("tid").and_then(id));
+    let cpython_pid = main_tid.unwrap_or(0) as u32;
+    // The profile's last sample time: CPython closes every open state marker there.
+    let profile_end = threads.iter().flat_map(|t| column(t.get("samples").unwrap_or(&Value::Null), "time")).filter_map(Value::as_f64).fold(0.0, f64::max);
+    let mut any_states = false;
     // Sample times are milliseconds from the profile's start; the earliest becomes 0 unless the
     // file's clock starts at the profile's (fxprof), so the threads keep their relative times.
     let mut any_sample = false;
     for (ti, th) in threads.iter().enumerate() {
         let name = th.get("name").and_then(Value::as_str).unwrap_or("");
-        let at = |what: String| format!("thread {ti} ({name:?}) {what}");
+        let quoted = quote(name);
+        let at = |what: String| format!("thread {ti} ({quoted}) {what}");
         let strings = th.get("stringArray").or_else(|| th.get("stringTable")).and_then(Value::as_array).map_or(shared_strings, Vec::as_slice);
         let string = |i: Option<usize>| i.and_then(|i| strings.get(i)).and_then(Value::as_str);
         let tid = th.get("tid").and_then(id).unwrap_or(ti as u64 + 1) as u32;
-        let pid = th.get("pid").and_then(id).unwrap_or(0) as u32;
+        let pid = if from_cpython { cpython_pid } else { th.get("pid").and_then(id).unwrap_or(0) as u32 };
         let thread_name = (!from_cpython && !name.is_empty()).then_some(name);
-        let thread = p.thread(pid, tid, thread_name);
+        let thread = p.thread(pid, tid, thread_name)?;
+        if let Some(main) = th.get("isMainThread").and_then(Value::as_bool) {
+            p.threads[thread].main = Some(main);
+        }
+        let markers = if states.is_empty() { StateMarkers::read(th, |i| strings.get(i).and_then(Value::as_str), ms_to_ns(profile_end)) } else { None };
+        any_states |= markers.is_some();
         let samples = th.get("samples").ok_or_else(|| err(ctx, at("".into()), "it has no \"samples\" table"))?;
         let (stacks, frames, funcs) = (&th["stackTable"], &th["frameTable"], &th["funcTable"]);
         let (stack_frame, stack_prefix, stack_category) = (column(stacks, "frame"), column(stacks, "prefix"), column(stacks, "category"));
@@ -149,7 +174,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                     None => RawFrame { file: String::new(), name: label.to_string(), line },
                 },
             };
-            let id = p.frame(r);
+            let id = p.frame(r)?;
             if f >= made.len() {
                 made.resize(f + 1, None);
             }
@@ -193,18 +218,28 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             }
             for &(st, f) in chain.iter().rev() {
                 let frame = frame_of(&mut p, f, si)?;
-                let id = p.stack_node(parent, frame);
+                let id = p.stack_node(parent, frame)?;
                 stack_ids[st] = Some(id);
                 parent = Some(id);
             }
             let count = if counts_samples { weights.get(si).and_then(Value::as_u64).filter(|&w| w > 0).unwrap_or(1) } else { 1 };
-            let state = index(Some(s)).and_then(state_of);
-            p.samples.push(RawSample { thread, t_ns: Some((t_ms.max(0.0) * 1e6).round() as u64), duration_ns: None, stack: parent, count, state });
+            let t_ns = ms_to_ns(t_ms);
+            let (state, gil) = match &markers {
+                Some(m) => m.at(t_ns).map_or((None, false), |(s, g)| (Some(s), g)),
+                None => (index(Some(s)).and_then(state_of), false),
+            };
+            p.push_sample(RawSample { thread, t_ns: Some(t_ns), duration_ns: None, stack: parent, count, state, gil })?;
             any_sample = true;
         }
     }
     if from_cpython {
-        p.missing.push("thread names (CPython's gecko output calls every thread Thread-<tid>)");
+        p.missing.push(("thread_names", "thread names (CPython's gecko output calls every thread Thread-<tid>)"));
+        if main_tid.is_none() {
+            p.missing.push(("pid", "the program's process id (CPython gives its sampler's, and no thread is flagged main)"));
+        }
+        if any_states {
+            p.missing.push(("io_waits", "blocking I/O apart from other waits (an off-CPU thread without the GIL counts as idle)"));
+        }
     }
     if !any_sample {
         p.samples.clear();

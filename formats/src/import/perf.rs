@@ -9,6 +9,7 @@
 //! functions are found in the source by qualified name. perf samples threads while they are on
 //! the CPU, so idle threads are missing, not idle.
 
+use super::profile::DEEP;
 use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
 
 /// `(comm, pid, tid, seconds)` of a sample header line.
@@ -56,7 +57,7 @@ type PerfSample = (String, Option<u32>, u32, f64, Vec<RawFrame>);
 
 pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     let text = ctx.lines_text(bytes)?;
-    let mut p = Profile { format: "perf script".into(), ..Profile::default() };
+    let mut p = Profile::new(ctx, "perf script");
     let mut raw: Vec<PerfSample> = Vec::new();
     let mut in_sample = false;
     // With call chains (`perf record -g`), perf script ends every sample with a blank line: a
@@ -83,7 +84,13 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         } else if in_sample {
             stack_lines += 1;
             if let Some(f) = python_frame(line) {
-                raw.last_mut().unwrap().4.push(f);
+                let frames = &mut raw.last_mut().expect("in a sample").4;
+                if frames.len() >= ctx.limits.depth {
+                    return Err(p.too_large(format!("the sample from line {header_line} is more than {} Python frames deep", ctx.limits.depth), format!("{} frames", ctx.limits.depth), DEEP));
+                }
+                p.check_name(&f.name)?;
+                p.check_name(&f.file)?;
+                frames.push(f);
             }
         } else {
             return Err(ctx.parse_error(i + 1, "a stack frame outside any sample"));
@@ -93,22 +100,28 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         return Err(ctx.truncated(format!("line {}, in the sample from line {header_line}, which has no blank line after its call chain", text.lines().count())));
     }
     let t0 = raw.iter().map(|r| r.3).fold(f64::INFINITY, f64::min);
+    let ns = |secs: f64| ((secs - t0) * 1e9).round().max(0.0) as u64;
     let known_pid = raw.iter().any(|r| r.1.is_some());
     let leader = raw.iter().map(|r| r.2).min().unwrap_or(0);
     let any_python = raw.iter().any(|r| !r.4.is_empty());
     for (comm, pid, tid, secs, frames) in raw {
-        let stack = p.stack(frames.into_iter().rev()); // perf lists the innermost frame first
-        let thread = p.thread(pid.unwrap_or(leader), tid, Some(&comm));
-        p.samples.push(RawSample { thread, t_ns: Some(((secs - t0) * 1e9).round() as u64), duration_ns: None, stack, count: 1, state: None });
+        let stack = p.stack(frames.into_iter().rev())?; // perf lists the innermost frame first
+        let thread = p.thread(pid.unwrap_or(leader), tid, Some(&comm))?;
+        if pid.is_none() {
+            // The lowest tid stands in for the process, but it is the main thread only if the
+            // main thread ran while perf sampled: which thread is the main one is not known.
+            p.threads[thread].main = Some(false);
+        }
+        p.push_sample(RawSample { thread, t_ns: Some(ns(secs)), duration_ns: None, stack, count: 1, state: None, gil: false })?;
     }
-    p.missing.push("Python thread names (the OS thread name, comm, is shown)");
-    p.missing.push("line numbers (functions are found by name)");
-    p.missing.push("threads while they were off the CPU (perf samples running threads)");
+    p.missing.push(("thread_names", "Python thread names (the OS thread name, comm, is shown)"));
+    p.missing.push(("lines", "line numbers (functions are found by name)"));
+    p.missing.push(("off_cpu", "threads while they were off the CPU (perf samples running threads)"));
     if !known_pid {
-        p.missing.push("process ids (the lowest thread id is taken as the process)");
+        p.missing.push(("pid", "process ids (the lowest thread id is taken as the process)"));
     }
     if !any_python {
-        p.missing.push("any Python frame (run Python 3.12+ with -X perf so perf can name them)");
+        p.missing.push(("python_frames", "any Python frame (run Python 3.12+ with -X perf so perf can name them)"));
     }
     Ok(p)
 }

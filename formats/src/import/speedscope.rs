@@ -3,7 +3,7 @@
 //! py-spy's `Thread <tid> "<name>"` and ThreadRadar's `<name> (<tid>)`; any other name is the
 //! thread's name. A sample's time is the profile's `startValue` plus the weights before it.
 
-use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
+use super::{bounded, quote, Ctx, ImportError, Profile, RawFrame, RawSample};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -48,7 +48,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         if e.is_eof() {
             ImportError::Truncated { path: ctx.path.to_path_buf(), format: ctx.format, at }
         } else {
-            ImportError::Parse { path: ctx.path.to_path_buf(), format: ctx.format, at, detail: e.to_string() }
+            ImportError::Parse { path: ctx.path.to_path_buf(), format: ctx.format, at, detail: bounded(e.to_string()) }
         }
     })?;
     if !file.schema.as_deref().unwrap_or("").contains("speedscope") {
@@ -60,8 +60,10 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         });
     }
     let exporter = file.exporter.clone().unwrap_or_default();
-    let mut p = Profile { format: if exporter.is_empty() { "speedscope".into() } else { format!("speedscope from {exporter}") }, ..Profile::default() };
+    let exporter: String = exporter.chars().take(40).collect();
+    let mut p = Profile::new(ctx, if exporter.is_empty() { "speedscope".into() } else { format!("speedscope from {exporter}") });
     if let Some(n) = file.name.filter(|n| !n.is_empty()) {
+        p.check_name(&n)?;
         p.command = n.split(' ').map(str::to_string).collect();
     }
     let mut any_time = false;
@@ -72,8 +74,8 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             return Err(ImportError::Parse {
                 path: ctx.path.to_path_buf(),
                 format: ctx.format,
-                at: format!("profile {pi} ({:?})", prof.name),
-                detail: format!("it is an {:?} profile; only sampled profiles (py-spy's, ThreadRadar's) can be imported", prof.kind),
+                at: format!("profile {pi} ({})", quote(&prof.name)),
+                detail: format!("it is an {} profile; only sampled profiles (py-spy's, ThreadRadar's) can be imported", quote(&prof.kind)),
             });
         }
         let scale = match prof.unit.as_str() {
@@ -85,7 +87,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         };
         any_time |= scale.is_some();
         let (tid, name) = thread_of(&prof.name, pi);
-        let thread = p.thread(0, tid, name.as_deref());
+        let thread = p.thread(0, tid, name.as_deref())?;
         let mut t = prof.start_value;
         for (si, s) in prof.samples.iter().enumerate() {
             let w = prof.weights.get(si).copied().unwrap_or(1.0);
@@ -100,29 +102,30 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                             at: format!("profile {pi} sample {si}"),
                             detail: format!("frame {f} does not exist (there are {})", file.shared.frames.len()),
                         })?;
-                        let id = p.frame(RawFrame { file: fr.file.clone().unwrap_or_default(), name: strip_location(&fr.name), line: fr.line.unwrap_or(0) });
+                        let id = p.frame(RawFrame { file: fr.file.clone().unwrap_or_default(), name: strip_location(&fr.name), line: fr.line.unwrap_or(0) })?;
                         frame_ids[f] = Some(id);
                         id
                     }
                 };
-                stack = Some(p.stack_node(stack, frame));
+                stack = Some(p.stack_node(stack, frame)?);
             }
             let (t_ns, d_ns) = match scale {
                 Some(k) => (Some((t * k).max(0.0) as u64), Some((w * k).max(0.0) as u64)),
                 None => (None, None),
             };
-            p.samples.push(RawSample { thread, t_ns, duration_ns: d_ns, stack, count: 1, state: None });
+            p.push_sample(RawSample { thread, t_ns, duration_ns: d_ns, stack, count: 1, state: None, gil: false })?;
             t += w;
         }
     }
     if !any_time {
-        p.missing.push("sample times (the profiles have no time unit)");
+        p.missing.push(("sample_times", "sample times (the profiles have no time unit)"));
     }
     if p.threads.iter().all(|t| t.name.is_none()) {
-        p.missing.push("thread names");
+        p.missing.push(("thread_names", "thread names"));
     }
+    p.missing.push(("pid", "the process id"));
     if exporter.starts_with("py-spy") {
-        p.missing.push("when each thread started (py-spy starts every thread at 0)");
+        p.missing.push(("thread_starts", "when each thread started (py-spy starts every thread at 0)"));
     }
     Ok(p)
 }
