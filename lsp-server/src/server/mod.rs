@@ -305,6 +305,18 @@ impl Backend {
         self.client.show_message(typ, msg.into()).await;
     }
 
+    /// Each workspace folder's `[tool.threadradar]` / `threadradar.toml`, read through the one
+    /// schema: a bad key or value is a warning with its file and line (until it is fixed, the
+    /// defaults apply; ▶ Profile and recording stop on it).
+    async fn check_configuration(&self) {
+        let folders = self.state().folders.clone();
+        for f in folders {
+            if let Err(e) = crate::project::ProjectConfig::load(&f) {
+                self.show(MessageType::WARNING, format!("ThreadRadar: {e} (until it is fixed, the defaults apply)")).await;
+            }
+        }
+    }
+
 
 
 
@@ -504,9 +516,10 @@ impl LanguageServer for Server {
                 }
             }
             // The project's `[tool.threadradar] states` is the default; the editor's settings
-            // override it (issue 19). A bad configuration file is reported when a test runs.
-            if let Some(c) = folders.first().and_then(|f| crate::project::ProjectConfig::load(f).ok()) {
-                if let Some(states) = c.states {
+            // override it (issue 19). A bad configuration file is shown as a warning once the
+            // client is initialized (`check_configuration`).
+            if let Some(Ok(c)) = folders.first().map(|f| crate::project::ProjectConfig::load(f)) {
+                if let Some(states) = crate::project::counted_states(&c) {
                     s.settings.states = states;
                 }
                 // And its include/exclude: which artifacts the overview lists by default.
@@ -528,6 +541,7 @@ impl LanguageServer for Server {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        self.0.check_configuration().await;
         self.0.watch_runs_dirs().await;
         self.0.ensure_started();
     }
