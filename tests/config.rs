@@ -80,3 +80,21 @@ fn the_language_server_warns_about_a_bad_configuration() {
     assert!(msg.contains("unknown key `intervall`") && msg.contains("line 4"), "{e}");
     c.shutdown();
 }
+
+#[test]
+fn a_quoted_record_command_is_one_program_with_its_arguments() {
+    // `python3 -c "import time; time.sleep(0.2)"` is three words, as a shell reads it.
+    let dir = project("[project]\nname = \"x\"\n");
+    let mut c = LspClient::spawn(common::bin(), dir.path());
+    c.initialize(dir.path(), json!({}));
+    let line = format!("{} -c \"import time; time.sleep(0.2)\"", common::python());
+    let r = c.execute("threadradar.record", json!({ "command": line, "cwd": dir.path() })).unwrap();
+    assert_eq!(r["command"], json!([common::python(), "-c", "import time; time.sleep(0.2)"]), "{r}");
+    let done = |n: &Value| n["method"] == "window/showMessage" && n["params"]["message"].as_str().is_some_and(|m| m.starts_with("ThreadRadar: recorded "));
+    assert!(c.notifications.iter().any(done) || c.wait_for(Duration::from_secs(30), done).is_some(), "the recording did not end well");
+    // An unbalanced quote is one sentence, and nothing is started.
+    let e = c.execute("threadradar.record", json!({ "command": "python3 -c \"import time", "cwd": dir.path() })).unwrap_err();
+    let msg = e["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("quote"), "{e}");
+    c.shutdown();
+}

@@ -30,7 +30,8 @@ pub struct RecordRequest {
 
 impl RecordRequest {
     /// Reads `{"command"?: [..] | "a b c", "cwd"?, "subprocesses"?, "duration"?}` (or just the
-    /// command as an array or string), with the defaults from the settings.
+    /// command as an array or string), with the defaults from the settings. A command line given
+    /// as one string is split by [`crate::cmdline::split`] (quotes as in a shell).
     pub fn parse(arg: &Value, default_command: &[String], default_subprocesses: bool, folders: &[PathBuf]) -> Result<RecordRequest, String> {
         Self::parse_with_repeat(arg, default_command, default_subprocesses, 1, folders)
     }
@@ -44,7 +45,7 @@ impl RecordRequest {
         };
         let command: Vec<String> = match obj.get("command") {
             None | Some(Value::Null) => default_command.to_vec(),
-            Some(Value::String(s)) => s.split_whitespace().map(String::from).collect(),
+            Some(Value::String(s)) => crate::cmdline::split(s)?,
             Some(Value::Array(a)) => {
                 let mut v = Vec::new();
                 for x in a {
