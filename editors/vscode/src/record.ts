@@ -27,17 +27,25 @@ export function splitCommandLine(text: string): SplitResult {
     const c = i < text.length ? text.charAt(i) : undefined;
     switch (state) {
       case "delimiter":
-        if (c === undefined) return { ok: true, args };
-        if (c === "'") state = "single";
-        else if (c === '"') state = "double";
-        else if (c === "\\") state = "backslash";
-        else if (blank(c)) state = "delimiter";
-        else if (c === "#") state = "comment";
+      case "unquoted": {
+        const inWord: boolean = state === "unquoted";
+        if (c === undefined) {
+          if (inWord) args.push(word);
+          return { ok: true, args };
+        }
+        if (c === "'" || c === '"') state = c === "'" ? "single" : "double";
+        else if (c === "\\") state = inWord ? "unquotedBackslash" : "backslash";
+        else if (blank(c)) {
+          if (inWord) args.push(word);
+          word = "";
+          state = "delimiter";
+        } else if (c === "#" && !inWord) state = "comment";
         else {
           word += c;
           state = "unquoted";
         }
         break;
+      }
       case "backslash":
       case "unquotedBackslash":
         if (c === undefined) {
@@ -49,20 +57,6 @@ export function splitCommandLine(text: string): SplitResult {
           word += c;
           state = "unquoted";
         }
-        break;
-      case "unquoted":
-        if (c === undefined) {
-          args.push(word);
-          return { ok: true, args };
-        }
-        if (c === "'") state = "single";
-        else if (c === '"') state = "double";
-        else if (c === "\\") state = "unquotedBackslash";
-        else if (blank(c)) {
-          args.push(word);
-          word = "";
-          state = "delimiter";
-        } else word += c;
         break;
       case "single":
         if (c === undefined) return { ok: false, error: "A single quote (') is not closed." };

@@ -231,18 +231,24 @@ function M.split_command(s)
   local i = 1
   while true do
     local c = i <= #s and s:sub(i, i) or nil
-    if state == "delimiter" then
+    if state == "delimiter" or state == "unquoted" then
+      local in_word = state == "unquoted"
       if c == nil then
+        if in_word then
+          table.insert(words, table.concat(word))
+        end
         return words
-      elseif c == "'" then
-        state = "single"
-      elseif c == '"' then
-        state = "double"
+      elseif c == "'" or c == '"' then
+        state = c == "'" and "single" or "double"
       elseif c == "\\" then
-        state = "backslash"
+        state = in_word and "unquoted_backslash" or "backslash"
       elseif blank(c) then
+        if in_word then
+          table.insert(words, table.concat(word))
+          word = {}
+        end
         state = "delimiter"
-      elseif c == "#" then
+      elseif c == "#" and not in_word then
         state = "comment"
       else
         table.insert(word, c)
@@ -258,23 +264,6 @@ function M.split_command(s)
       else
         table.insert(word, c)
         state = "unquoted"
-      end
-    elseif state == "unquoted" then
-      if c == nil then
-        table.insert(words, table.concat(word))
-        return words
-      elseif c == "'" then
-        state = "single"
-      elseif c == '"' then
-        state = "double"
-      elseif c == "\\" then
-        state = "unquoted_backslash"
-      elseif blank(c) then
-        table.insert(words, table.concat(word))
-        word = {}
-        state = "delimiter"
-      else
-        table.insert(word, c)
       end
     elseif state == "single" then
       if c == nil then
