@@ -2,7 +2,7 @@
 //! from real files: what it reads, both spellings of every key, and one sentence with the file and
 //! the line for each way a key or value can be wrong.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use threadradar_profiler::config::*;
 
 #[test]

@@ -19,8 +19,9 @@ pub struct SectionsArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// The `pyproject.toml` with `[tool.threadradar]` (default: the nearest one at or above the
-    /// run's working directory).
+    /// The configuration: a `pyproject.toml` (its `[tool.threadradar]`) or a `threadradar.toml`
+    /// (default: the project's, in the nearest directory at or above the run's working directory
+    /// that has either).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
