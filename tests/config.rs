@@ -74,6 +74,12 @@ fn the_language_server_warns_about_a_bad_configuration() {
     let w = warnings(&c);
     let m = w.iter().find(|m| m.contains("intervall")).unwrap();
     assert!(m.contains("pyproject.toml line 4"), "{m}");
+    // A saved configuration is read again: a new mistake is a new warning.
+    std::fs::write(dir.path().join("pyproject.toml"), "[tool.threadradar]\n\nkeep_runs = 0\n").unwrap();
+    c.notify("textDocument/didSave", json!({ "textDocument": { "uri": lsp_client::file_uri(&dir.path().join("pyproject.toml")) } }));
+    let again = |n: &Value| n["method"] == "window/showMessage" && n["params"]["message"].as_str().is_some_and(|m| m.contains("keep-runs in [tool.threadradar]") && m.contains("line 3"));
+    assert!(c.wait_for(Duration::from_secs(10), again).is_some(), "no warning after the save: {:?}", warnings(&c));
+    std::fs::write(dir.path().join("pyproject.toml"), BAD).unwrap();
     // Recording needs the project's interval: the command says why it cannot start.
     let e = c.execute("threadradar.record", json!({ "command": [common::python(), "-c", "pass"], "cwd": dir.path() })).unwrap_err();
     let msg = e["message"].as_str().unwrap_or_default();

@@ -306,8 +306,9 @@ impl Backend {
     }
 
     /// Each workspace folder's `[tool.threadradar]` / `threadradar.toml`, read through the one
-    /// schema: a bad key or value is a warning with its file and line (until it is fixed, the
-    /// defaults apply; ▶ Profile and recording stop on it).
+    /// schema (when the client is initialized and whenever one of those files is saved): a bad
+    /// key or value is a warning with its file and line (until it is fixed, the defaults apply;
+    /// ▶ Profile and recording stop on it).
     async fn check_configuration(&self) {
         let folders = self.state().folders.clone();
         for f in folders {
@@ -387,6 +388,8 @@ fn capabilities() -> ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
             open_close: Some(true),
             change: Some(TextDocumentSyncKind::INCREMENTAL),
+            // A saved pyproject.toml / threadradar.toml is read again (`did_save`).
+            save: Some(TextDocumentSyncSaveOptions::Supported(true)),
             ..Default::default()
         })),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
@@ -575,6 +578,14 @@ impl LanguageServer for Server {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         self.state().docs.remove(params.text_document.uri.as_str());
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        // An edited configuration is checked again, so a new mistake is said when it is made.
+        let saved = params.text_document.uri.to_file_path();
+        if saved.as_ref().and_then(|p| p.file_name()).is_some_and(|n| n == "pyproject.toml" || n == "threadradar.toml") {
+            self.0.check_configuration().await;
+        }
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
