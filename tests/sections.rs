@@ -242,7 +242,8 @@ for name in ("c1", "c2"):
     let bad = threadradar(dir.path(), &["sections", out.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));
     let err = stderr(&bad);
-    assert!(err.contains("synchronized must be a list") && err.lines().count() == 1, "{err}");
+    // The one schema's sentence: the file, the line, the key and what it takes.
+    assert!(err.contains("pyproject.toml line 2: `synchronized` must be a list of decorator names") && err.lines().count() == 1, "{err}");
     let missing = threadradar(dir.path(), &["sections", dir.path().join("nope.json").to_str().unwrap()]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(!stderr(&missing).contains("panicked"), "{}", stderr(&missing));

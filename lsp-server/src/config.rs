@@ -162,8 +162,8 @@ impl Settings {
                     }
                     _ => false,
                 },
-                "recordCommand" => match v.as_array().map(|a| a.iter().map(|x| x.as_str().map(String::from)).collect::<Option<Vec<_>>>()) {
-                    Some(Some(c)) if !c.is_empty() => {
+                "recordCommand" => match v.as_str().map(|line| crate::cmdline::split(line).ok()).unwrap_or_else(|| v.as_array().map(|a| a.iter().map(|x| x.as_str().map(String::from)).collect::<Option<Vec<_>>>()).flatten()) {
+                    Some(c) if !c.is_empty() => {
                         self.record_command = c;
                         true
                     }

@@ -25,6 +25,7 @@
 //! - [`config`]: what the user can set (`initializationOptions`, `didChangeConfiguration`).
 //!
 
+pub mod cmdline;
 pub mod config;
 pub mod figures;
 pub mod framing;

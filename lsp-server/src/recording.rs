@@ -30,7 +30,8 @@ pub struct RecordRequest {
 
 impl RecordRequest {
     /// Reads `{"command"?: [..] | "a b c", "cwd"?, "subprocesses"?, "duration"?}` (or just the
-    /// command as an array or string), with the defaults from the settings.
+    /// command as an array or string), with the defaults from the settings. A command line given
+    /// as one string is split by [`crate::cmdline::split`] (quotes as in a shell).
     pub fn parse(arg: &Value, default_command: &[String], default_subprocesses: bool, folders: &[PathBuf]) -> Result<RecordRequest, String> {
         Self::parse_with_repeat(arg, default_command, default_subprocesses, 1, folders)
     }
@@ -44,7 +45,7 @@ impl RecordRequest {
         };
         let command: Vec<String> = match obj.get("command") {
             None | Some(Value::Null) => default_command.to_vec(),
-            Some(Value::String(s)) => s.split_whitespace().map(String::from).collect(),
+            Some(Value::String(s)) => crate::cmdline::split(s)?,
             Some(Value::Array(a)) => {
                 let mut v = Vec::new();
                 for x in a {
@@ -103,9 +104,13 @@ impl RecordRequest {
     }
 
     /// Milliseconds between samples: the editor's `intervalMs`, else the enclosing folder's
-    /// `[tool.threadradar] interval-ms`; `None` leaves the recorder's default (3).
-    pub fn interval_ms_with(&self, folders: &[PathBuf], overrides: &Overrides) -> Option<f64> {
-        overrides.interval_ms.or_else(|| ProjectConfig::load(self.project(folders)).ok().and_then(|c| c.interval_ms))
+    /// `[tool.threadradar] interval-ms`; `None` leaves the recorder's default (3). A bad
+    /// configuration file is its sentence (the recording would not be what the project says).
+    pub fn interval_ms_with(&self, folders: &[PathBuf], overrides: &Overrides) -> Result<Option<f64>, String> {
+        match overrides.interval_ms {
+            Some(ms) => Ok(Some(ms)),
+            None => Ok(ProjectConfig::load(self.project(folders))?.interval_ms),
+        }
     }
 
     /// `threadradar record` arguments writing to `output`.
@@ -156,13 +161,14 @@ pub struct Started {
 /// Starts `recorder record … -- command` in the request's directory, with the editor's
 /// `runsDir` and `intervalMs` over the project's configuration.
 pub fn start(recorder: &Path, req: &RecordRequest, folders: &[PathBuf], overrides: &Overrides) -> Result<Started, String> {
+    let interval_ms = req.interval_ms_with(folders, overrides)?;
     let dir = req.runs_dir_with(folders, overrides);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let program = runfile::program_name(&req.command);
     let name = if req.repeat > 1 { format!("{program}.runset") } else { program };
     let output = runfile::new_run_path(&dir, &name, std::time::SystemTime::now());
     let mut child = tokio::process::Command::new(recorder)
-        .args(req.recorder_args_with(&output, req.interval_ms_with(folders, overrides)))
+        .args(req.recorder_args_with(&output, interval_ms))
         .current_dir(&req.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -268,15 +274,15 @@ mod tests {
         let none = Overrides::default();
         // Nothing configured: the default directory and interval.
         assert_eq!(r.runs_dir_with(&folders, &none), root.join(".threadradar/runs"));
-        assert_eq!(r.interval_ms_with(&folders, &none), None);
+        assert_eq!(r.interval_ms_with(&folders, &none), Ok(None));
         // The enclosing folder's configuration.
         std::fs::write(root.join("threadradar.toml"), "interval-ms = 2\nruns-dir = \"profiles\"\n").unwrap();
         assert_eq!(r.runs_dir_with(&folders, &none), root.join("profiles"));
-        assert_eq!(r.interval_ms_with(&folders, &none), Some(2.0));
+        assert_eq!(r.interval_ms_with(&folders, &none), Ok(Some(2.0)));
         // The editor's settings; a relative runsDir is relative to the workspace folder.
         let o = Overrides { interval_ms: Some(4.0), runs_dir: Some("mine".into()), ..Default::default() };
         assert_eq!(r.runs_dir_with(&folders, &o), root.join("mine"));
-        assert_eq!(r.interval_ms_with(&folders, &o), Some(4.0));
+        assert_eq!(r.interval_ms_with(&folders, &o), Ok(Some(4.0)));
         let out = root.join("mine/x.json");
         assert_eq!(r.recorder_args_with(&out, Some(4.0)), v(&["record", "--no-progress", "-o", out.to_str().unwrap(), "--interval-ms", "4", "--subprocesses", "--", "python3", "x.py"]));
     }

@@ -103,7 +103,10 @@ impl TestJob {
                 }
             }
         }
-        let runs_dir = editor_runs_dir.clone().unwrap_or_else(|| ProjectConfig::load(&folder).unwrap_or_default().runs_dir(&folder));
+        let runs_dir = match editor_runs_dir.clone() {
+            Some(d) => d,
+            None => ProjectConfig::load(&folder)?.runs_dir(&folder),
+        };
         std::fs::create_dir_all(&runs_dir).map_err(|e| format!("cannot create {}: {e}", runs_dir.display()))?;
         let output = threadradar_profiler::runfile::new_run_path(&runs_dir, if repeat > 1 { "pytest.runset" } else { "pytest" }, std::time::SystemTime::now());
         let rel = file.strip_prefix(&root).unwrap_or(file).display().to_string();

@@ -10,11 +10,15 @@
 //! - `sampler` (feature `sampler`): the sampling loop, processes, thread states.
 //! - `waits`, `sched` (feature `sampler`): what blocked threads wait on; the scheduler's switch
 //!   and wake-up events (`perf_event_open`).
+//! - `config` (feature `source`): the one schema of `[tool.threadradar]` / `threadradar.toml`,
+//!   read by every command and the language server.
 //! - [`sections`]: critical sections of Python source (discovery with feature `source`).
 //! - `source` (feature `source`, part of `sampler`): definitions and hashes of Python source files.
 
 pub mod attribution;
 pub mod builder;
+#[cfg(feature = "source")]
+pub mod config;
 pub mod run;
 pub mod runfile;
 pub mod runset;

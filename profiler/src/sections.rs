@@ -10,7 +10,7 @@
 //!   `write_lock`, `mutex`, `cond`, `cv`, `sem`, … — a parameter `lock` is the usual case);
 //! - the lines after `X.acquire()` up to the first later `X.release()` in the same function;
 //! - the body of a function decorated with one of the project's `synchronized` decorators;
-//! - lines listed in the project's configuration (`critical_sections`).
+//! - lines listed in the project's configuration (`critical-sections`).
 //!
 //! A section's `line` is where a thread waits to enter it (the `with`, the `acquire()`, the `def`),
 //! its body `body_start..=end_line` is where the thread holds the lock.
@@ -104,7 +104,7 @@ pub struct Section {
     pub kind: SectionKind,
 }
 
-/// The project's settings for sections, from `[tool.threadradar]` in `pyproject.toml`.
+/// The project's settings for sections, from its configuration (`crate::config`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SectionConfig {
     /// Decorators that make a function a critical section: `mymod.synchronized`. A decorator
@@ -115,12 +115,12 @@ pub struct SectionConfig {
     pub extra: Vec<ConfiguredSection>,
 }
 
-/// `{file = "app/cache.py", line = 40, end_line = 52, lock = "cache guard"}`: when `line` is a
-/// `with` or a `def`, the section is its body and `end_line` may be left out; otherwise the body
-/// is `line + 1 ..= end_line`.
+/// `{file = "app/cache.py", line = 40, end-line = 52, lock = "cache guard"}`: when `line` is a
+/// `with` or a `def`, the section is its body and `end-line` may be left out; otherwise the body
+/// is `line + 1 ..= end-line`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfiguredSection {
-    /// Absolute path (resolved against the project root when read).
+    /// Absolute path (resolved against the configuration file's directory when read).
     pub file: String,
     pub line: u32,
     pub end_line: Option<u32>,
@@ -142,7 +142,7 @@ pub fn lock_like_name(name: &str) -> bool {
 }
 
 #[cfg(feature = "source")]
-pub use discover_impl::{discover, discover_run, discover_with_waits, read_config, recorded_locks, SectionsFound};
+pub use discover_impl::{discover, discover_run, discover_with_waits, recorded_locks, SectionsFound};
 
 #[cfg(feature = "source")]
 mod discover_impl {
@@ -150,76 +150,31 @@ mod discover_impl {
     use std::collections::HashMap;
     use tree_sitter::Node;
 
-    /// Reads `[tool.threadradar]` of a `pyproject.toml` text: `synchronized = ["mymod.synchronized"]`
-    /// and `critical_sections = [{file, line, end_line?, lock?}]`. Relative files are taken from
-    /// `root`. A malformed file or key gives one sentence saying which and what to write instead.
-    pub fn read_config(text: &str, root: &std::path::Path) -> Result<SectionConfig, String> {
-        let doc: toml_edit::DocumentMut =
-            text.parse().map_err(|e: toml_edit::TomlError| format!("pyproject.toml is not valid TOML ({}); fix it or remove [tool.threadradar]", e.message()))?;
-        let mut config = SectionConfig::default();
-        let Some(tool) = doc.get("tool").and_then(|t| t.get("threadradar")) else { return Ok(config) };
-        if let Some(s) = tool.get("synchronized") {
-            let arr = s.as_array().ok_or("[tool.threadradar] synchronized must be a list of decorator names, e.g. [\"mymod.synchronized\"]")?;
-            for v in arr.iter() {
-                let name = v.as_str().ok_or("[tool.threadradar] synchronized must hold strings, e.g. [\"mymod.synchronized\"]")?;
-                config.synchronized.push(name.trim_start_matches('@').to_string());
-            }
-        }
-        if let Some(s) = tool.get("critical_sections") {
-            let bad = || "[tool.threadradar] critical_sections must be a list of tables like {file = \"app/x.py\", line = 12, end_line = 20}".to_string();
-            let tables: Vec<&dyn toml_edit::TableLike> = if let Some(a) = s.as_array() {
-                a.iter().map(|v| v.as_inline_table().map(|t| t as &dyn toml_edit::TableLike).ok_or_else(bad)).collect::<Result<_, _>>()?
-            } else if let Some(a) = s.as_array_of_tables() {
-                a.iter().map(|t| t as &dyn toml_edit::TableLike).collect()
-            } else {
-                return Err(bad());
-            };
-            for t in tables {
-                let file = t.get("file").and_then(|v| v.as_str()).ok_or_else(bad)?;
-                let line = t.get("line").and_then(|v| v.as_integer()).filter(|l| *l >= 1).ok_or_else(bad)? as u32;
-                let end_line = match t.get("end_line") {
-                    None => None,
-                    Some(v) => Some(v.as_integer().filter(|l| *l >= line as i64).ok_or_else(bad)? as u32),
-                };
-                let lock = t.get("lock").and_then(|v| v.as_str()).map(String::from);
-                let path = root.join(file);
-                config.extra.push(ConfiguredSection { file: path.display().to_string(), line, end_line, lock });
-            }
-        }
-        Ok(config)
-    }
-
     /// The sections of a run's own code, as its files are on disk now, with the project's
     /// configuration.
     #[derive(Clone, Debug, Default)]
     pub struct SectionsFound {
         pub sections: Vec<Section>,
-        /// The `pyproject.toml` read, if any.
+        /// The configuration file read (`pyproject.toml` or `threadradar.toml`), if any.
         pub config_file: Option<std::path::PathBuf>,
         /// Sentences about files whose sections could not be found (unreadable, changed since the
         /// recording: their lines would not match the samples).
         pub notes: Vec<String>,
     }
 
-    /// Discovers the sections of every user file of `run`. The configuration is the nearest
-    /// `pyproject.toml` at or above the run's working directory (or `config`, when given).
-    /// A malformed configuration is an error sentence; a file that cannot be used is a note.
+    /// Discovers the sections of every user file of `run`. The configuration is the project's at
+    /// or above the run's working directory ([`crate::config::ProjectConfig::find`]), or the file
+    /// `config` when given. A malformed configuration is an error sentence; a file that cannot be
+    /// used is a note.
     pub fn discover_run(run: &crate::run::Run, config: Option<&std::path::Path>) -> Result<SectionsFound, String> {
+        use crate::config::ProjectConfig;
         let mut found = SectionsFound::default();
-        let cwd = std::path::Path::new(&run.meta.cwd);
-        let file = match config {
-            Some(c) => Some(c.to_path_buf()),
-            None => cwd.ancestors().map(|d| d.join("pyproject.toml")).find(|p| p.is_file()),
+        let project = match config {
+            Some(c) => ProjectConfig::load_file(c)?,
+            None => ProjectConfig::find(std::path::Path::new(&run.meta.cwd))?,
         };
-        let config = match &file {
-            Some(f) => {
-                let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read {} ({e}); check the path", f.display()))?;
-                let root = f.parent().unwrap_or(cwd);
-                read_config(&text, root).map_err(|e| format!("{}: {e}", f.display()))?
-            }
-            None => SectionConfig::default(),
-        };
-        found.config_file = file;
+        found.config_file = project.file.clone();
+        let config = SectionConfig { synchronized: project.synchronized, extra: project.critical_sections };
         let locks = recorded_locks(run);
         for f in &run.files {
             if f.kind != crate::run::FileKind::User {
@@ -763,25 +718,5 @@ def dynamic(get):
         for no in ["block", "clock", "second", "items", "unlock", "f", "semantic"] {
             assert!(!lock_like_name(no), "{no}");
         }
-    }
-
-    #[test]
-    fn config_is_read_from_pyproject_and_bad_keys_say_what_to_write() {
-        let root = std::path::Path::new("/proj");
-        let c = read_config(
-            "[project]\nname='x'\n[tool.threadradar]\nsynchronized = [\"mymod.synchronized\"]\ncritical_sections = [{file = \"app/x.py\", line = 12, end_line = 20, lock = \"g\"}]\n",
-            root,
-        )
-        .unwrap();
-        assert_eq!(c.synchronized, ["mymod.synchronized"]);
-        assert_eq!(c.extra, [ConfiguredSection { file: "/proj/app/x.py".into(), line: 12, end_line: Some(20), lock: Some("g".into()) }]);
-        let c = read_config("[[tool.threadradar.critical_sections]]\nfile = \"/abs.py\"\nline = 3\n", root).unwrap();
-        assert_eq!(c.extra[0].file, "/abs.py");
-        assert_eq!(read_config("[tool.other]\n", root).unwrap(), SectionConfig::default());
-        let e = read_config("[tool.threadradar]\nsynchronized = \"x\"\n", root).unwrap_err();
-        assert!(e.contains("must be a list"), "{e}");
-        let e = read_config("[tool.threadradar]\ncritical_sections = [{file = \"x.py\"}]\n", root).unwrap_err();
-        assert!(e.contains("line = 12"), "{e}");
-        assert!(read_config("[tool.threadradar\n", root).unwrap_err().contains("not valid TOML"));
     }
 }

@@ -55,7 +55,7 @@ impl FormatArg {
 }
 
 pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
-    let path = super::info::resolve_run_path(args.run.as_deref())?;
+    let path = super::runpath::resolve_run_path(args.run.as_deref())?;
     let run = runfile::read(&path)?;
     let format = args.format.format();
     let output = args.output.unwrap_or_else(|| default_output(&path, format));

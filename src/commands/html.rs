@@ -22,7 +22,7 @@ pub struct HtmlArgs {
 }
 
 pub fn run(args: HtmlArgs) -> anyhow::Result<ExitCode> {
-    let path = super::info::resolve_run_path(Some(&args.run))?;
+    let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
     let panels = Panels::new(run);
     let overview = panels.overview(&OverviewRequest::default())?;
@@ -53,7 +53,7 @@ pub fn run(args: HtmlArgs) -> anyhow::Result<ExitCode> {
     let html = super::serve::page(&super::serve::nonce(), &data.to_string());
     std::fs::create_dir_all(&args.output).with_context(|| format!("cannot create {}", args.output.display()))?;
     let out = args.output.join("index.html");
-    super::radar::write_atomic(&out, html.as_bytes())?;
+    super::outfile::write_atomic(&out, html.as_bytes())?;
     println!("wrote {}", out.display());
     Ok(ExitCode::SUCCESS)
 }

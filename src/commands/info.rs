@@ -19,7 +19,7 @@ pub struct InfoArgs {
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
-    let path = resolve_run_path(args.run.as_deref())?;
+    let path = super::runpath::resolve_run_path(args.run.as_deref())?;
     let run = runfile::read(&path)?;
     if args.json {
         let mut out = std::io::stdout().lock();
@@ -29,24 +29,6 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
     }
     print_info(&run, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A run file given as a file, a directory of runs, or nothing (the project's runs directory).
-pub fn resolve_run_path(arg: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
-    let dir = match arg {
-        Some(p) if p.is_dir() => p.to_path_buf(),
-        Some(p) => return Ok(p.to_path_buf()),
-        None => runfile::runs_dir(&std::env::current_dir()?),
-    };
-    // The newest run, not a run set's manifest (`record --repeat` writes it last).
-    let runs = runfile::list_runs(&dir).map(|r| r.into_iter().filter(|p| !threadradar_profiler::runset::is_runset(p)).collect::<Vec<_>>());
-    match runs {
-        Ok(runs) if !runs.is_empty() => Ok(runs[0].clone()),
-        _ => anyhow::bail!(
-            "no run files in {}: record one with `threadradar record -- python3 your_program.py`",
-            dir.display()
-        ),
-    }
 }
 
 /// What `info --json` prints: the file's version, meta and processes, and each thread with its

@@ -1,8 +1,8 @@
 //! `threadradar radar RUN --artifact NAME -o FILE.svg|FILE.png`: one ThreadRadar as a file.
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use threadradar_analysis::glyph::Theme;
 use threadradar_analysis::panel::{self, GlyphRequest, Params};
@@ -42,27 +42,14 @@ pub fn run(args: RadarArgs) -> anyhow::Result<ExitCode> {
     if !(8..=4096).contains(&args.size) {
         bail!("--size {} is out of range: pass 8 to 4096 px", args.size);
     }
-    let path = super::info::resolve_run_path(Some(&args.run))?;
+    let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
     let analysis = Analysis::new(&run, &Options::default())?;
     let key = panel::find(&run, &analysis, &args.artifact)?;
     let theme = args.theme;
     let svg = panel::glyph(&run, &GlyphRequest { artifact: key, params: Params::default(), theme, size: Some(args.size), interactive: false })?;
     let bytes = if png { threadradar_lsp::raster::png(&svg, args.size)? } else { svg.into_bytes() };
-    write_atomic(&args.output, &bytes)?;
+    super::outfile::write_atomic(&args.output, &bytes)?;
     println!("wrote {}", args.output.display());
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it into place: a reader never
-/// sees half a file, and a failure leaves nothing behind.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("cannot write {}", path.display()))
 }

@@ -503,29 +503,41 @@ fn print_runset(r: &RunSetReport, listed: usize, out: &mut dyn Write) -> anyhow:
     Ok(())
 }
 
+/// The configuration of the directory the report is run in, read once. A bad file does not stop
+/// the report (it is read for defaults only) but is said once on stderr, with its file and line.
+fn project_config() -> Option<&'static threadradar_lsp::project::ProjectConfig> {
+    static CONFIG: std::sync::OnceLock<Option<threadradar_lsp::project::ProjectConfig>> = std::sync::OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let root = std::env::current_dir().ok()?;
+            match threadradar_lsp::project::ProjectConfig::load(&root) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    eprintln!("threadradar: {e} (this report uses the defaults until it is fixed)");
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
 /// `--include`/`--exclude`, else the project's `[tool.threadradar] include`/`exclude` (the
 /// directory the report is run in); `--no-stdlib`/`--no-third-party` as given.
 fn artifact_filter(args: &ReportArgs) -> FilterSpec {
     let mut spec = args.filter.clone();
     if spec.include.is_empty() && spec.exclude.is_empty() {
-        if let Some(c) = std::env::current_dir().ok().and_then(|root| threadradar_lsp::project::ProjectConfig::load(&root).ok()) {
-            spec.include = c.include;
-            spec.exclude = c.exclude;
+        if let Some(c) = project_config() {
+            spec.include = c.include.clone();
+            spec.exclude = c.exclude.clone();
         }
     }
     spec
 }
 
 /// `--states`, else the project's `[tool.threadradar] states` (the directory the report is run
-/// in), else auto. A bad configuration file is not this command's business: `threadradar
-/// test` reports it.
+/// in), else auto.
 fn counted_states(args: &ReportArgs) -> CountedStates {
-    args.states
-        .or_else(|| {
-            let root = std::env::current_dir().ok()?;
-            threadradar_lsp::project::ProjectConfig::load(&root).ok()?.states
-        })
-        .unwrap_or_default()
+    args.states.or_else(|| project_config().and_then(threadradar_lsp::project::counted_states)).unwrap_or_default()
 }
 
 /// How writing a report ended: a reader that went away (`threadradar report | head`) leaves

@@ -19,8 +19,9 @@ pub struct SectionsArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// The `pyproject.toml` with `[tool.threadradar]` (default: the nearest one at or above the
-    /// run's working directory).
+    /// The configuration: a `pyproject.toml` (its `[tool.threadradar]`) or a `threadradar.toml`
+    /// (default: the project's, in the nearest directory at or above the run's working directory
+    /// that has either).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -40,7 +41,7 @@ pub fn run(args: SectionsArgs) -> anyhow::Result<ExitCode> {
     if !(args.outlier_quantile > 0.0 && args.outlier_quantile <= 1.0) {
         bail!("--outlier-quantile must be in (0, 1] (got {}); the default is 0.99", args.outlier_quantile);
     }
-    let path = super::info::resolve_run_path(Some(&args.run))?;
+    let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
     run.validate().map_err(threadradar_analysis::AnalysisError::from)?;
     let found = discover_run(&run, args.config.as_deref()).map_err(anyhow::Error::msg)?;

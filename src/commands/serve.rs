@@ -235,7 +235,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let mut members = Vec::new();
         let mut set = list.len() > 1;
         for p in &list {
-            let p = super::info::resolve_run_path(Some(p))?;
+            let p = super::runpath::resolve_run_path(Some(p))?;
             set |= runset::is_runset(&p);
             members.extend(runset::members(&p)?);
         }
@@ -247,7 +247,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let (a_members, a_set) = match args.run.as_deref().filter(|p| !p.is_dir()) {
         Some(p) => side(p)?,
-        None => (vec![super::info::resolve_run_path(args.run.as_deref())?], false),
+        None => (vec![super::runpath::resolve_run_path(args.run.as_deref())?], false),
     };
     let dir = args.run.as_deref().filter(|p| p.is_dir()).map(Path::to_path_buf);
     let path = a_members[0].clone();

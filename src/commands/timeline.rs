@@ -64,7 +64,7 @@ pub fn run(args: TimelineArgs) -> anyhow::Result<ExitCode> {
         Some(Some(e)) if e == "png" => true,
         Some(_) => bail!("{} must end in .svg or .png", args.output.as_ref().unwrap().display()),
     };
-    let path = super::info::resolve_run_path(Some(&args.run))?;
+    let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
     run.validate().map_err(threadradar_analysis::AnalysisError::from)?;
     let index = TimelineIndex::new(&run)?;
@@ -111,7 +111,7 @@ pub fn run(args: TimelineArgs) -> anyhow::Result<ExitCode> {
     } else {
         chart.into_bytes()
     };
-    super::radar::write_atomic(output, &bytes)?;
+    super::outfile::write_atomic(output, &bytes)?;
     println!("wrote {} ({} threads, {:.3}–{:.3} s)", output.display(), lay.lanes.len(), lay.from_s, lay.to_s);
     Ok(ExitCode::SUCCESS)
 }

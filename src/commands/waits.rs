@@ -39,7 +39,7 @@ pub struct WaitsArgs {
 }
 
 pub fn run(args: WaitsArgs) -> anyhow::Result<ExitCode> {
-    let path = super::info::resolve_run_path(Some(&args.run))?;
+    let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
     run.validate().map_err(threadradar_analysis::AnalysisError::from)?;
     let opts = WaitsOptions { object: args.object.clone(), from_s: args.from, to_s: args.to, no_kernel: args.no_kernel };

@@ -42,6 +42,18 @@ H.run("record", function()
   H.eq(util.split_command("   "), {}, "nothing")
   local words, err = util.split_command("python3 'app.py")
   H.check(words == nil and err:find("unclosed", 1, true) ~= nil, "an unclosed quote is an error")
+  -- The same words as the language server for every shared case.
+  local cases_file = os.getenv("TR_TESTS") .. "/../../../lsp-server/src/cmdline_cases.json"
+  local cases = vim.fn.json_decode(table.concat(vim.fn.readfile(cases_file), "\n"))
+  H.check(#cases >= 10, "the shared cases are read")
+  for _, c in ipairs(cases) do
+    local got, e = util.split_command(c.line)
+    if c.words ~= nil then
+      H.eq(got, c.words, "shared case " .. vim.inspect(c.line))
+    else
+      H.check(got == nil and e ~= nil, "shared case " .. vim.inspect(c.line) .. " is an error")
+    end
+  end
 
   -- :ThreadRadarRecord's argument (pure): `%`, the default, errors.
   local record = require("threadradar.record")

@@ -8,69 +8,78 @@ import type { RecordParams } from "./protocol";
 export type SplitResult = { ok: true; args: string[] } | { ok: false; error: string };
 
 /**
- * Splits a command line into words as a POSIX shell does for simple quoting, without expanding
- * anything: blanks separate words; `'…'` is literal; in `"…"` a backslash escapes only `"`, `\`,
- * `$` and `` ` ``; outside quotes a backslash escapes the next character; quotes join with what
- * touches them (`a"b c"` is one word `ab c`; `""` is an empty word). No variables, globs,
- * redirections or pipes: the program is started directly, not by a shell.
+ * Splits a command line into words exactly as the language server does (the `shell-words` crate,
+ * `lsp-server/src/cmdline.rs`; both are checked against `lsp-server/src/cmdline_cases.json`): a
+ * POSIX shell's quoting without expansions. Space, tab and line feed separate words; `'…'` is
+ * literal; in `"…"` a backslash escapes `"`, `\`, `$`, `` ` `` and a line break (any other
+ * backslash stays); outside quotes a backslash escapes the next character (a line break is
+ * removed, a trailing backslash kept); quotes join with what touches them (`a"b c"` is `ab c`;
+ * `""` is an empty word); a `#` starting a word begins a comment to the end of the line. No
+ * variables, globs, redirections or pipes: the program is started directly, not by a shell.
  */
 export function splitCommandLine(text: string): SplitResult {
   const args: string[] = [];
   let word = "";
-  let inWord = false;
-  let i = 0;
-  const n = text.length;
-  while (i < n) {
-    const c = text.charAt(i);
-    if (c === " " || c === "\t" || c === "\n" || c === "\r") {
-      if (inWord) args.push(word);
-      word = "";
-      inWord = false;
-      i++;
-    } else if (c === "'") {
-      const end = text.indexOf("'", i + 1);
-      if (end < 0) return { ok: false, error: "A single quote (') is not closed." };
-      word += text.slice(i + 1, end);
-      inWord = true;
-      i = end + 1;
-    } else if (c === '"') {
-      i++;
-      let closed = false;
-      while (i < n) {
-        const d = text.charAt(i);
-        if (d === '"') {
-          closed = true;
-          i++;
-          break;
+  type State = "delimiter" | "backslash" | "unquoted" | "unquotedBackslash" | "single" | "double" | "doubleBackslash" | "comment";
+  let state: State = "delimiter";
+  const blank = (c: string): boolean => c === " " || c === "\t" || c === "\n";
+  for (let i = 0; ; i++) {
+    const c = i < text.length ? text.charAt(i) : undefined;
+    switch (state) {
+      case "delimiter":
+      case "unquoted": {
+        const inWord: boolean = state === "unquoted";
+        if (c === undefined) {
+          if (inWord) args.push(word);
+          return { ok: true, args };
         }
-        const next = text.charAt(i + 1);
-        if (d === "\\" && i + 1 < n && '"\\$`'.includes(next)) {
-          word += next;
-          i += 2;
-        } else {
-          word += d;
-          i++;
+        if (c === "'" || c === '"') state = c === "'" ? "single" : "double";
+        else if (c === "\\") state = inWord ? "unquotedBackslash" : "backslash";
+        else if (blank(c)) {
+          if (inWord) args.push(word);
+          word = "";
+          state = "delimiter";
+        } else if (c === "#" && !inWord) state = "comment";
+        else {
+          word += c;
+          state = "unquoted";
         }
+        break;
       }
-      if (!closed) return { ok: false, error: 'A double quote (") is not closed.' };
-      inWord = true;
-    } else if (c === "\\") {
-      if (i + 1 >= n) return { ok: false, error: "The command ends with a backslash." };
-      const next = text.charAt(i + 1);
-      // A backslash before a line break continues the line, as in a shell.
-      if (next !== "\n") {
-        word += next;
-        inWord = true;
-      }
-      i += 2;
-    } else {
-      word += c;
-      inWord = true;
-      i++;
+      case "backslash":
+      case "unquotedBackslash":
+        if (c === undefined) {
+          args.push(word + "\\");
+          return { ok: true, args };
+        }
+        if (c === "\n") state = state === "backslash" ? "delimiter" : "unquoted";
+        else {
+          word += c;
+          state = "unquoted";
+        }
+        break;
+      case "single":
+        if (c === undefined) return { ok: false, error: "A single quote (') is not closed." };
+        if (c === "'") state = "unquoted";
+        else word += c;
+        break;
+      case "double":
+        if (c === undefined) return { ok: false, error: 'A double quote (") is not closed.' };
+        if (c === '"') state = "unquoted";
+        else if (c === "\\") state = "doubleBackslash";
+        else word += c;
+        break;
+      case "doubleBackslash":
+        if (c === undefined) return { ok: false, error: 'A double quote (") is not closed.' };
+        if (c !== "\n") word += '"\\$`'.includes(c) ? c : "\\" + c;
+        state = "double";
+        break;
+      case "comment":
+        if (c === undefined) return { ok: true, args };
+        if (c === "\n") state = "delimiter";
+        break;
     }
   }
-  if (inWord) args.push(word);
-  return { ok: true, args };
 }
 
 /** One word as a shell would need it typed: bare when safe, else in single quotes. */

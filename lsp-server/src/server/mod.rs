@@ -305,6 +305,19 @@ impl Backend {
         self.client.show_message(typ, msg.into()).await;
     }
 
+    /// Each workspace folder's `[tool.threadradar]` / `threadradar.toml`, read through the one
+    /// schema (when the client is initialized and whenever one of those files is saved): a bad
+    /// key or value is a warning with its file and line (until it is fixed, the defaults apply;
+    /// ▶ Profile and recording stop on it).
+    async fn check_configuration(&self) {
+        let folders = self.state().folders.clone();
+        for f in folders {
+            if let Err(e) = crate::project::ProjectConfig::load(&f) {
+                self.show(MessageType::WARNING, format!("ThreadRadar: {e} (until it is fixed, the defaults apply)")).await;
+            }
+        }
+    }
+
 
 
 
@@ -375,6 +388,8 @@ fn capabilities() -> ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
             open_close: Some(true),
             change: Some(TextDocumentSyncKind::INCREMENTAL),
+            // A saved pyproject.toml / threadradar.toml is read again (`did_save`).
+            save: Some(TextDocumentSyncSaveOptions::Supported(true)),
             ..Default::default()
         })),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
@@ -504,9 +519,10 @@ impl LanguageServer for Server {
                 }
             }
             // The project's `[tool.threadradar] states` is the default; the editor's settings
-            // override it (issue 19). A bad configuration file is reported when a test runs.
-            if let Some(c) = folders.first().and_then(|f| crate::project::ProjectConfig::load(f).ok()) {
-                if let Some(states) = c.states {
+            // override it (issue 19). A bad configuration file is shown as a warning once the
+            // client is initialized (`check_configuration`).
+            if let Some(Ok(c)) = folders.first().map(|f| crate::project::ProjectConfig::load(f)) {
+                if let Some(states) = crate::project::counted_states(&c) {
                     s.settings.states = states;
                 }
                 // And its include/exclude: which artifacts the overview lists by default.
@@ -528,6 +544,7 @@ impl LanguageServer for Server {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        self.0.check_configuration().await;
         self.0.watch_runs_dirs().await;
         self.0.ensure_started();
     }
@@ -561,6 +578,14 @@ impl LanguageServer for Server {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         self.state().docs.remove(params.text_document.uri.as_str());
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        // An edited configuration is checked again, so a new mistake is said when it is made.
+        let saved = params.text_document.uri.to_file_path();
+        if saved.as_ref().and_then(|p| p.file_name()).is_some_and(|n| n == "pyproject.toml" || n == "threadradar.toml") {
+            self.0.check_configuration().await;
+        }
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

@@ -9,20 +9,25 @@ use super::*;
 use crate::text::{count, duration};
 use threadradar_analysis::sections::{analyse, SectionFigures, SectionOptions, SectionsView, WaitSource};
 
-/// The active run's sections view, computed once per loaded run.
-static CACHE: Mutex<Option<(u64, PathBuf, Arc<SectionsView>)>> = Mutex::new(None);
+/// The active run's sections view (or why its sections cannot be found: a bad configuration),
+/// computed once per loaded run.
+static CACHE: Mutex<Option<(u64, PathBuf, std::result::Result<Arc<SectionsView>, String>)>> = Mutex::new(None);
 
-fn view_of(loaded: &LoadedRun) -> Option<Arc<SectionsView>> {
+/// The last configuration error shown, so that it is said once, not on every lens request.
+static SHOWN: Mutex<Option<String>> = Mutex::new(None);
+
+fn view_of(loaded: &LoadedRun) -> std::result::Result<Arc<SectionsView>, String> {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((g, p, v)) = cache.as_ref() {
         if *g == loaded.generation && *p == loaded.path {
-            return Some(v.clone());
+            return v.clone();
         }
     }
-    let found = threadradar_profiler::sections::discover_run(loaded.run(), None).ok()?;
-    let v = Arc::new(analyse(loaded.run(), &found.sections, &SectionOptions::default()));
+    let v = threadradar_profiler::sections::discover_run(loaded.run(), None)
+        .map(|found| Arc::new(analyse(loaded.run(), &found.sections, &SectionOptions::default())))
+        .map_err(|e| format!("critical sections are not shown: {e}"));
     *cache = Some((loaded.generation, loaded.path.clone(), v.clone()));
-    Some(v)
+    v
 }
 
 impl Backend {
@@ -33,12 +38,32 @@ impl Backend {
 
     /// The sections of a document and how their waits to enter were obtained.
     async fn document_sections_and_source(&self, uri: &Uri) -> (WaitSource, Vec<SectionFigures>) {
-        self.for_recorded_document(uri, |loaded, key| {
-            let view = view_of(loaded)?;
-            Some((view.wait_source, view.sections.iter().filter(|s| s.file == key).cloned().collect::<Vec<_>>()))
-        })
-        .await
-        .unwrap_or((WaitSource::None, Vec::new()))
+        let found = self
+            .for_recorded_document(uri, |loaded, key| {
+                Some(view_of(loaded).map(|view| (view.wait_source, view.sections.iter().filter(|s| s.file == key).cloned().collect::<Vec<_>>())))
+            })
+            .await;
+        match found {
+            Some(Ok(found)) => found,
+            Some(Err(e)) => {
+                self.warn_once(e).await;
+                (WaitSource::None, Vec::new())
+            }
+            None => (WaitSource::None, Vec::new()),
+        }
+    }
+
+    /// A configuration error as a window/showMessage warning, once until another one comes.
+    async fn warn_once(&self, e: String) {
+        let new = {
+            let mut shown = SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+            let new = shown.as_deref() != Some(e.as_str());
+            *shown = Some(e.clone());
+            new
+        };
+        if new {
+            self.show(MessageType::WARNING, format!("ThreadRadar: {e}")).await;
+        }
     }
 
     pub(super) async fn section_lenses(&self, uri: &Uri) -> Vec<CodeLens> {
@@ -69,7 +94,11 @@ impl Backend {
             .and_then(|s| serde_json::from_value(s).ok())
             .ok_or_else(|| invalid("threadradar.openSections needs {\"section\": {\"file\", \"function\", \"lock\", \"line\"}}"))?;
         self.wait_scanned().await;
-        let view = self.blocking(|b| Host::active(b).ok().and_then(|l| view_of(&l))).await.flatten();
+        let view = match self.blocking(|b| Host::active(b).ok().map(|l| view_of(&l))).await.flatten() {
+            Some(Ok(v)) => Some(v),
+            Some(Err(e)) => return Err(invalid(e)),
+            None => None,
+        };
         let sections = view.as_ref().map_or(&[][..], |v| &v.sections[..]);
         let index = crate::views::find(sections, &section);
         if self.settings().panels {

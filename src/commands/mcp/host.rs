@@ -56,7 +56,7 @@ impl McpHost {
     /// Makes `run` (a run file, a directory of runs whose newest is meant, or `None`: the newest
     /// run of the working directory) the active run, reading it unless it is active and unchanged.
     pub fn activate(&self, run: Option<&str>) -> Result<Arc<LoadedRun>, ProtocolError> {
-        let path = super::super::info::resolve_run_path(run.map(Path::new)).map_err(|e| ProtocolError::new(ErrorCode::NoRun, format!("{e:#}")))?;
+        let path = super::super::runpath::resolve_run_path(run.map(Path::new)).map_err(|e| ProtocolError::new(ErrorCode::NoRun, format!("{e:#}")))?;
         // Absolute, so that the protocol finds it among the directory's runs (`compare`'s default).
         let path = if path.is_relative() { std::env::current_dir().map(|d| d.join(&path)).unwrap_or(path) } else { path };
         let modified = mtime(&path);

@@ -33,8 +33,8 @@ use threadradar_profiler::runfile;
 
 #[derive(Args, Debug)]
 pub struct McpArgs {
-    /// A command the `record` tool may run, as one string split at spaces (e.g. `python3 app.py
-    /// --workers 8`); repeat for more. Without one, agents cannot record.
+    /// A command the `record` tool may run, as one command line quoted as in a shell (e.g.
+    /// `python3 -c "import app; app.main()"`); repeat for more. Without one, agents cannot record.
     #[arg(long, value_name = "COMMAND")]
     pub record_command: Vec<String>,
 }
@@ -42,7 +42,8 @@ pub struct McpArgs {
 pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let cwd = std::env::current_dir()?;
-    let commands: Vec<Vec<String>> = args.record_command.iter().map(|c| c.split_whitespace().map(str::to_string).collect::<Vec<_>>()).filter(|c| !c.is_empty()).collect();
+    let commands = args.record_command.iter().map(|c| threadradar_lsp::cmdline::split(c)).collect::<Result<Vec<_>, _>>().map_err(|e| anyhow::anyhow!("--record-command: {e}"))?;
+    let commands: Vec<Vec<String>> = commands.into_iter().filter(|c| !c.is_empty()).collect();
     rt.block_on(async {
         let service = Radar::new(&cwd).with_record_commands(commands).serve(rmcp::transport::stdio()).await.map_err(|e| anyhow::anyhow!("cannot start the MCP session: {e}"))?;
         service.waiting().await.map_err(|e| anyhow::anyhow!("the MCP session failed: {e}"))?;
@@ -183,7 +184,7 @@ fn refusal(e: impl std::fmt::Display) -> CallToolResult {
 }
 
 fn load(run: Option<&str>) -> anyhow::Result<(PathBuf, Run)> {
-    let path = super::info::resolve_run_path(run.map(Path::new))?;
+    let path = super::runpath::resolve_run_path(run.map(Path::new))?;
     let r = runfile::read(&path)?;
     Ok((path, r))
 }
@@ -329,7 +330,7 @@ impl Radar {
     #[tool(description = "Compare two ThreadRadar runs (before and after a change) as the compare panel does — or two run sets (before_runs/after_runs: repeated runs of each version), where every change is marked significant or within the runs' own noise: what changed in words, program totals, then the functions whose crt changed most, with their thread counts, clusters and radars before and after.")]
     async fn compare_runs(&self, Parameters(p): Parameters<CompareParams>) -> Result<CallToolResult, McpError> {
         // The protocol compares the active run (`new`) with `base`, by default the run before it.
-        let resolve = |r: &str| super::info::resolve_run_path(Some(Path::new(r))).map(|p| p.display().to_string());
+        let resolve = |r: &str| super::runpath::resolve_run_path(Some(Path::new(r))).map(|p| p.display().to_string());
         let before = match p.before.as_deref().map(resolve).transpose() {
             Ok(b) => b,
             Err(e) => return Ok(refusal(format!("{e:#}"))),
@@ -393,7 +394,10 @@ impl Radar {
             (None, [only]) => only.clone(),
             (None, _) => return Ok(refusal(format!("name the command to record: one of {}", quoted(allowed)))),
             (Some(c), _) => {
-                let wanted: Vec<String> = c.split_whitespace().map(str::to_string).collect();
+                let wanted = match threadradar_lsp::cmdline::split(c) {
+                    Ok(w) => w,
+                    Err(e) => return Ok(refusal(e)),
+                };
                 match allowed.iter().find(|a| **a == wanted) {
                     Some(a) => a.clone(),
                     None => return Ok(refusal(format!("{c:?} is not a configured command: the user allows {}", quoted(allowed)))),

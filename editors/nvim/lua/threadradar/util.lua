@@ -213,66 +213,96 @@ function M.empty_object()
   return vim.empty_dict and vim.empty_dict() or {}
 end
 
---- Splits a command line into words, like a shell without its expansions: blanks separate
---- words; '…' is literal; "…" keeps blanks, with \" and \\ as escapes; outside quotes a
---- backslash escapes the next character; quoted and plain parts next to each other make one word
---- (a'b c' → "ab c"). Returns the list, or nil and an error for an unclosed quote.
+--- Splits a command line into words exactly as the language server does (the shell-words crate,
+--- lsp-server/src/cmdline.rs; both are checked against lsp-server/src/cmdline_cases.json): a
+--- shell's quoting without expansions. Space, tab and line feed separate words; '…' is literal;
+--- in "…" a backslash escapes " \ $ ` and a line break (any other backslash stays); outside quotes
+--- a backslash escapes the next character (a line break is removed, a trailing backslash kept);
+--- quoted and plain parts next to each other make one word (a'b c' → "ab c"); a # starting a word
+--- begins a comment to the end of the line. Returns the list, or nil and an error for an unclosed
+--- quote.
 function M.split_command(s)
-  local words = {}
-  local word, in_word = {}, false
-  local i, n = 1, #(s or "")
-  local function finish()
-    if in_word then
-      table.insert(words, table.concat(word))
-    end
-    word, in_word = {}, false
+  s = s or ""
+  local words, word = {}, {}
+  local state = "delimiter"
+  local function blank(c)
+    return c == " " or c == "\t" or c == "\n"
   end
-  while i <= n do
-    local c = s:sub(i, i)
-    if c:match("%s") then
-      finish()
-      i = i + 1
-    elseif c == "'" then
-      local close = s:find("'", i + 1, true)
-      if not close then
-        return nil, "unclosed ' quote"
+  local i = 1
+  while true do
+    local c = i <= #s and s:sub(i, i) or nil
+    if state == "delimiter" or state == "unquoted" then
+      local in_word = state == "unquoted"
+      if c == nil then
+        if in_word then
+          table.insert(words, table.concat(word))
+        end
+        return words
+      elseif c == "'" or c == '"' then
+        state = c == "'" and "single" or "double"
+      elseif c == "\\" then
+        state = in_word and "unquoted_backslash" or "backslash"
+      elseif blank(c) then
+        if in_word then
+          table.insert(words, table.concat(word))
+          word = {}
+        end
+        state = "delimiter"
+      elseif c == "#" and not in_word then
+        state = "comment"
+      else
+        table.insert(word, c)
+        state = "unquoted"
       end
-      table.insert(word, s:sub(i + 1, close - 1))
-      in_word = true
-      i = close + 1
-    elseif c == '"' then
-      in_word = true
-      i = i + 1
-      local closed = false
-      while i <= n do
-        local d = s:sub(i, i)
-        if d == "\\" and (s:sub(i + 1, i + 1) == '"' or s:sub(i + 1, i + 1) == "\\") then
-          table.insert(word, s:sub(i + 1, i + 1))
-          i = i + 2
-        elseif d == '"' then
-          closed = true
-          i = i + 1
-          break
+    elseif state == "backslash" or state == "unquoted_backslash" then
+      if c == nil then
+        table.insert(word, "\\")
+        table.insert(words, table.concat(word))
+        return words
+      elseif c == "\n" then
+        state = state == "backslash" and "delimiter" or "unquoted"
+      else
+        table.insert(word, c)
+        state = "unquoted"
+      end
+    elseif state == "single" then
+      if c == nil then
+        return nil, "unclosed ' quote"
+      elseif c == "'" then
+        state = "unquoted"
+      else
+        table.insert(word, c)
+      end
+    elseif state == "double" then
+      if c == nil then
+        return nil, 'unclosed " quote'
+      elseif c == '"' then
+        state = "unquoted"
+      elseif c == "\\" then
+        state = "double_backslash"
+      else
+        table.insert(word, c)
+      end
+    elseif state == "double_backslash" then
+      if c == nil then
+        return nil, 'unclosed " quote'
+      elseif c ~= "\n" then
+        if c == '"' or c == "\\" or c == "$" or c == "`" then
+          table.insert(word, c)
         else
-          table.insert(word, d)
-          i = i + 1
+          table.insert(word, "\\" .. c)
         end
       end
-      if not closed then
-        return nil, 'unclosed " quote'
+      state = "double"
+    else -- comment
+      if c == nil then
+        return words
+      elseif c == "\n" then
+        state = "delimiter"
       end
-    elseif c == "\\" and i < n then
-      table.insert(word, s:sub(i + 1, i + 1))
-      in_word = true
-      i = i + 2
-    else
-      table.insert(word, c)
-      in_word = true
-      i = i + 1
     end
+    i = i + 1
   end
-  finish()
-  return words
 end
 
 --- A command's argument line of at most two run names or paths (quotes keep blanks): the words,

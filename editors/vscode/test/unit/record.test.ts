@@ -1,4 +1,6 @@
 import { expect } from "expect";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, test } from "node:test";
 import { durationWords, folderOf, formatCommand, outcomeWords, programLabel, pythonFor, quoteArg, recordChoices, recordCwd, RUNS_WORKSPACE_CODE, runNodeView, selectedInterpreter, shortCommand, splitCommandLine, testSettings } from "../../src/record";
 
@@ -41,11 +43,23 @@ describe("the custom command line", () => {
     expect(words("python3 $APP *.py | tee > out ~")).toEqual(["python3", "$APP", "*.py", "|", "tee", ">", "out", "~"]);
   });
 
-  test("unclosed quotes and a trailing backslash are errors, as sentences", () => {
+  test("unclosed quotes are errors, as sentences", () => {
     expect(failure("python3 'app.py")).toBe("A single quote (') is not closed.");
     expect(failure('python3 "app.py')).toBe('A double quote (") is not closed.');
     expect(failure('python3 "a\\"')).toBe('A double quote (") is not closed.');
-    expect(failure("python3 app.py \\")).toBe("The command ends with a backslash.");
+    // As shell-words (the server): a trailing backslash outside quotes is kept as a character.
+    expect(words("python3 app.py \\")).toEqual(["python3", "app.py", "\\"]);
+  });
+
+  test("the same words as the language server for every shared case (lsp-server/src/cmdline_cases.json)", () => {
+    const file = path.join(__dirname, "..", "..", "..", "..", "lsp-server", "src", "cmdline_cases.json");
+    const cases = JSON.parse(fs.readFileSync(file, "utf8")) as { line: string; words?: string[]; error?: boolean }[];
+    expect(cases.length).toBeGreaterThanOrEqual(10);
+    for (const c of cases) {
+      const r = splitCommandLine(c.line);
+      if (c.words !== undefined) expect({ line: c.line, r }).toEqual({ line: c.line, r: { ok: true, args: c.words } });
+      else expect({ line: c.line, ok: r.ok }).toEqual({ line: c.line, ok: false });
+    }
   });
 
   test("formatCommand quotes what needs it, and splitCommandLine reads it back", () => {
