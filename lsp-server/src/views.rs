@@ -157,6 +157,7 @@ mod tests {
             executions: vec![],
             outliers: vec![],
             short: Default::default(),
+            histogram: Default::default(),
             execution_count: 0,
             total_hold_s: 0.0,
             median_s: 0.0,

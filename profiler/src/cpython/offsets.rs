@@ -20,7 +20,7 @@ pub const COOKIE: &[u8; 8] = b"xdebugpy";
 pub const SIZE_3_13: usize = 8 + 72 * 8;
 
 /// Bytes read from the start of `_PyRuntime` to find the table: enough for every version known
-/// here (3.15's is 8 + 117 words), with room for a later micro version's additions at the end.
+/// here (3.15's is 8 + 111 words), with room for a later micro version's additions at the end.
 pub const READ_SIZE: usize = 2048;
 
 /// The fields of `struct _Py_DebugOffsets` in the order each minor version declares them
@@ -28,39 +28,47 @@ pub const READ_SIZE: usize = 2048;
 /// `free_threaded` come first in every version. Offsets are looked up by name, so a field that
 /// moves between versions is still read from its own slot, and a version that lacks one says so.
 type Layout = &'static [(&'static str, &'static [&'static str])];
+type Section = (&'static str, &'static [&'static str]);
+
+// Sections that several versions share, word for word.
+const HEADER: Section = ("", &["version", "free_threaded"]);
+const RUNTIME: Section = ("runtime_state", &["size", "finalizing", "interpreters_head"]);
+const INTERPRETER_3_14: Section = (
+    "interpreter_state",
+    &["size", "id", "next", "threads_head", "threads_main", "gc", "imports_modules", "sysdict", "builtins", "ceval_gil", "gil_runtime_state", "gil_runtime_state_enabled", "gil_runtime_state_locked", "gil_runtime_state_holder", "code_object_generation", "tlbc_generation"],
+);
+const FRAME_3_14: Section = ("interpreter_frame", &["size", "previous", "executable", "instr_ptr", "localsplus", "owner", "stackpointer", "tlbc_index"]);
+const CODE_3_14: Section = ("code_object", &["size", "filename", "name", "qualname", "linetable", "firstlineno", "argcount", "localsplusnames", "localspluskinds", "co_code_adaptive", "co_tlbc"]);
+const PYOBJECT: Section = ("pyobject", &["size", "ob_type"]);
+const TUPLE: Section = ("tuple_object", &["size", "ob_item", "ob_size"]);
+const LIST: Section = ("list_object", &["size", "ob_item", "ob_size"]);
+const SET: Section = ("set_object", &["size", "used", "table", "mask"]);
+const DICT: Section = ("dict_object", &["size", "ma_keys", "ma_values"]);
+const FLOAT: Section = ("float_object", &["size", "ob_fval"]);
+const LONG: Section = ("long_object", &["size", "lv_tag", "ob_digit"]);
+const BYTES: Section = ("bytes_object", &["size", "ob_size", "ob_sval"]);
+const GEN: Section = ("gen_object", &["size", "gi_name", "gi_iframe", "gi_frame_state"]);
+const LLIST: Section = ("llist_node", &["next", "prev"]);
+const DEBUGGER: Section = ("debugger_support", &["eval_breaker", "remote_debugger_support", "remote_debugging_enabled", "debugger_pending_call", "debugger_script_path", "debugger_script_path_size"]);
 
 const TABLE_3_13: Layout = &[
-    ("", &["version", "free_threaded"]),
-    ("runtime_state", &["size", "finalizing", "interpreters_head"]),
+    HEADER,
+    RUNTIME,
     (
         "interpreter_state",
-        &[
-            "size",
-            "id",
-            "next",
-            "threads_head",
-            "threads_main",
-            "imports_modules",
-            "sysdict",
-            "builtins",
-            "ceval_gil",
-            "gil_runtime_state",
-            "gil_runtime_state_enabled",
-            "gil_runtime_state_locked",
-            "gil_runtime_state_holder",
-        ],
+        &["size", "id", "next", "threads_head", "threads_main", "imports_modules", "sysdict", "builtins", "ceval_gil", "gil_runtime_state", "gil_runtime_state_enabled", "gil_runtime_state_locked", "gil_runtime_state_holder"],
     ),
     ("thread_state", &["size", "prev", "next", "interp", "current_frame", "thread_id", "native_thread_id", "datastack_chunk", "status"]),
     ("interpreter_frame", &["size", "previous", "executable", "instr_ptr", "localsplus", "owner"]),
     ("code_object", &["size", "filename", "name", "qualname", "linetable", "firstlineno", "argcount", "localsplusnames", "localspluskinds", "co_code_adaptive"]),
-    ("pyobject", &["size", "ob_type"]),
+    PYOBJECT,
     ("type_object", &["size", "tp_name", "tp_repr", "tp_flags"]),
-    ("tuple_object", &["size", "ob_item", "ob_size"]),
-    ("list_object", &["size", "ob_item", "ob_size"]),
-    ("dict_object", &["size", "ma_keys", "ma_values"]),
-    ("float_object", &["size", "ob_fval"]),
-    ("long_object", &["size", "lv_tag", "ob_digit"]),
-    ("bytes_object", &["size", "ob_size", "ob_sval"]),
+    TUPLE,
+    LIST,
+    DICT,
+    FLOAT,
+    LONG,
+    BYTES,
     ("unicode_object", &["size", "state", "length", "asciiobject_size"]),
     ("gc", &["size", "collecting"]),
 ];
@@ -69,46 +77,26 @@ const TABLE_3_13: Layout = &[
 /// `stackpointer` and `tlbc_index`, code objects `co_tlbc` (free-threaded builds' per-thread
 /// bytecode), and sets, generators, list nodes and the remote debugger's fields are added.
 const TABLE_3_14: Layout = &[
-    ("", &["version", "free_threaded"]),
-    ("runtime_state", &["size", "finalizing", "interpreters_head"]),
-    (
-        "interpreter_state",
-        &[
-            "size",
-            "id",
-            "next",
-            "threads_head",
-            "threads_main",
-            "gc",
-            "imports_modules",
-            "sysdict",
-            "builtins",
-            "ceval_gil",
-            "gil_runtime_state",
-            "gil_runtime_state_enabled",
-            "gil_runtime_state_locked",
-            "gil_runtime_state_holder",
-            "code_object_generation",
-            "tlbc_generation",
-        ],
-    ),
+    HEADER,
+    RUNTIME,
+    INTERPRETER_3_14,
     ("thread_state", &["size", "prev", "next", "interp", "current_frame", "thread_id", "native_thread_id", "datastack_chunk", "status"]),
-    ("interpreter_frame", &["size", "previous", "executable", "instr_ptr", "localsplus", "owner", "stackpointer", "tlbc_index"]),
-    ("code_object", &["size", "filename", "name", "qualname", "linetable", "firstlineno", "argcount", "localsplusnames", "localspluskinds", "co_code_adaptive", "co_tlbc"]),
-    ("pyobject", &["size", "ob_type"]),
+    FRAME_3_14,
+    CODE_3_14,
+    PYOBJECT,
     ("type_object", &["size", "tp_name", "tp_repr", "tp_flags"]),
-    ("tuple_object", &["size", "ob_item", "ob_size"]),
-    ("list_object", &["size", "ob_item", "ob_size"]),
-    ("set_object", &["size", "used", "table", "mask"]),
-    ("dict_object", &["size", "ma_keys", "ma_values"]),
-    ("float_object", &["size", "ob_fval"]),
-    ("long_object", &["size", "lv_tag", "ob_digit"]),
-    ("bytes_object", &["size", "ob_size", "ob_sval"]),
+    TUPLE,
+    LIST,
+    SET,
+    DICT,
+    FLOAT,
+    LONG,
+    BYTES,
     ("unicode_object", &["size", "state", "length", "asciiobject_size"]),
     ("gc", &["size", "collecting"]),
-    ("gen_object", &["size", "gi_name", "gi_iframe", "gi_frame_state"]),
-    ("llist_node", &["next", "prev"]),
-    ("debugger_support", &["eval_breaker", "remote_debugger_support", "remote_debugging_enabled", "debugger_pending_call", "debugger_script_path", "debugger_script_path_size"]),
+    GEN,
+    LLIST,
+    DEBUGGER,
 ];
 
 /// 3.15: thread states gain `base_frame`, the remote profilers' frame cache
@@ -116,68 +104,31 @@ const TABLE_3_14: Layout = &[
 /// `tp_basicsize` and `tp_dictoffset`; heap types publish `ht_cached_keys`; strings the size of
 /// `PyCompactUnicodeObject`; the GC its frame and generation statistics.
 const TABLE_3_15: Layout = &[
-    ("", &["version", "free_threaded"]),
-    ("runtime_state", &["size", "finalizing", "interpreters_head"]),
-    (
-        "interpreter_state",
-        &[
-            "size",
-            "id",
-            "next",
-            "threads_head",
-            "threads_main",
-            "gc",
-            "imports_modules",
-            "sysdict",
-            "builtins",
-            "ceval_gil",
-            "gil_runtime_state",
-            "gil_runtime_state_enabled",
-            "gil_runtime_state_locked",
-            "gil_runtime_state_holder",
-            "code_object_generation",
-            "tlbc_generation",
-        ],
-    ),
+    HEADER,
+    RUNTIME,
+    INTERPRETER_3_14,
     (
         "thread_state",
-        &[
-            "size",
-            "prev",
-            "next",
-            "interp",
-            "current_frame",
-            "base_frame",
-            "last_profiled_frame",
-            "last_profiled_frame_seq",
-            "thread_id",
-            "native_thread_id",
-            "datastack_chunk",
-            "status",
-            "holds_gil",
-            "gil_requested",
-            "current_exception",
-            "exc_state",
-        ],
+        &["size", "prev", "next", "interp", "current_frame", "base_frame", "last_profiled_frame", "last_profiled_frame_seq", "thread_id", "native_thread_id", "datastack_chunk", "status", "holds_gil", "gil_requested", "current_exception", "exc_state"],
     ),
     ("err_stackitem", &["exc_value"]),
-    ("interpreter_frame", &["size", "previous", "executable", "instr_ptr", "localsplus", "owner", "stackpointer", "tlbc_index"]),
-    ("code_object", &["size", "filename", "name", "qualname", "linetable", "firstlineno", "argcount", "localsplusnames", "localspluskinds", "co_code_adaptive", "co_tlbc"]),
-    ("pyobject", &["size", "ob_type"]),
+    FRAME_3_14,
+    CODE_3_14,
+    PYOBJECT,
     ("type_object", &["size", "tp_name", "tp_repr", "tp_flags", "tp_basicsize", "tp_dictoffset"]),
     ("heap_type_object", &["size", "ht_cached_keys"]),
-    ("tuple_object", &["size", "ob_item", "ob_size"]),
-    ("list_object", &["size", "ob_item", "ob_size"]),
-    ("set_object", &["size", "used", "table", "mask"]),
-    ("dict_object", &["size", "ma_keys", "ma_values"]),
-    ("float_object", &["size", "ob_fval"]),
-    ("long_object", &["size", "lv_tag", "ob_digit"]),
-    ("bytes_object", &["size", "ob_size", "ob_sval"]),
+    TUPLE,
+    LIST,
+    SET,
+    DICT,
+    FLOAT,
+    LONG,
+    BYTES,
     ("unicode_object", &["size", "state", "length", "asciiobject_size", "compactunicodeobject_size"]),
     ("gc", &["size", "collecting", "frame", "generation_stats_size", "generation_stats"]),
-    ("gen_object", &["size", "gi_name", "gi_iframe", "gi_frame_state"]),
-    ("llist_node", &["next", "prev"]),
-    ("debugger_support", &["eval_breaker", "remote_debugger_support", "remote_debugging_enabled", "debugger_pending_call", "debugger_script_path", "debugger_script_path_size"]),
+    GEN,
+    LLIST,
+    DEBUGGER,
 ];
 
 /// The table layout of a minor version, `None` for one this build does not know.
