@@ -29,7 +29,7 @@ start() {
 # perf stat of a command: "cpu_ms vm_readv".
 measure() {
   perf stat -x, -e task-clock,syscalls:sys_enter_process_vm_readv -o "$WORK/perf.txt" -- "$@" >"$WORK/out.txt" 2>&1 || true
-  awk -F, '/task-clock/{cpu=$1} /process_vm_readv/{r=$1} END{printf "%.0f %d", cpu, r}' "$WORK/perf.txt"
+  awk -F, '/task-clock/{cpu=$1} /process_vm_readv/{r=$1} END{printf "%.0f %d\n", cpu, r}' "$WORK/perf.txt"
 }
 
 echo "| CPython | profiler | CPU ms (per s sampled) | samples | process_vm_readv per sample |"
