@@ -811,7 +811,7 @@ fn a_frame_reused_at_the_same_address_is_read_at_its_own_line() {
     };
     let within =
         |(a, b): (f64, f64), t: f64| t > a - started_at + period && t < b - started_at - period;
-    let mut lines_in = |k: &str| -> std::collections::BTreeMap<u32, usize> {
+    let lines_in = |k: &str| -> std::collections::BTreeMap<u32, usize> {
         let mut m = std::collections::BTreeMap::new();
         for s in run
             .samples
