@@ -521,6 +521,25 @@ fn editor_clients_get_document_artifacts_changes_hottest_and_run_deletion() {
     assert!(c.shutdown().success());
 }
 
+#[test]
+fn a_panicking_handler_answers_with_the_panics_message_and_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let mut c = LspClient::spawn_with_env(common::bin(), &root, &[("THREADRADAR_TEST_PANIC", "1")]);
+    c.initialize(&root, json!({}));
+    let err = c.request("threadRadar/testPanic", json!({})).unwrap_err();
+    let msg = err["message"].as_str().unwrap();
+    assert!(msg.contains("the test panic THREADRADAR_TEST_PANIC asked for"), "{err}");
+    assert!(msg.contains("threadRadar/testPanic failed inside the server"), "{err}");
+    assert_eq!(err["code"], json!(-32603), "{err}");
+    let shown = |n: &Value| n["method"] == "window/showMessage" && n["params"]["message"].as_str().unwrap_or("").contains("THREADRADAR_TEST_PANIC asked for");
+    let m = c.notifications.iter().find(|n| shown(n)).cloned().or_else(|| c.wait_for(SHORT, shown));
+    assert_eq!(m.expect("the panic shown to the user")["params"]["type"], json!(1));
+    // The server keeps answering.
+    assert!(c.alive());
+    assert!(c.shutdown().success());
+}
+
 fn messages_of(c: &LspClient, method: &str) -> Vec<String> {
     c.notifications.iter().filter(|n| n["method"] == method).map(|n| n["params"]["message"].as_str().unwrap_or("").to_string()).collect()
 }

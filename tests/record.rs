@@ -191,11 +191,20 @@ impl OnPty {
         assert_eq!(r, 0, "openpty");
         let mut cmd = Command::new(bin());
         cmd.args(args).current_dir(cwd);
-        // SAFETY: the slave fd is valid; each Stdio takes its own duplicate.
+        // A new descriptor for each Stdio, which owns (and closes) it: dup's -1 would be no
+        // descriptor at all, so it is checked before from_raw_fd.
+        let dup = |fd: i32| {
+            // SAFETY: dup takes a descriptor by value; `slave` is open until closed below.
+            let d = unsafe { libc::dup(fd) };
+            assert!(d >= 0, "dup: {}", std::io::Error::last_os_error());
+            // SAFETY: `d` is a new, open descriptor nothing else owns.
+            unsafe { Stdio::from_raw_fd(d) }
+        };
+        cmd.stdin(dup(slave)).stdout(dup(slave)).stderr(dup(slave));
+        // SAFETY: the closure runs in the child between fork and exec, where only
+        // async-signal-safe calls are allowed: setsid and ioctl are, and it allocates nothing
+        // (last_os_error only reads errno).
         unsafe {
-            cmd.stdin(Stdio::from_raw_fd(libc::dup(slave)))
-                .stdout(Stdio::from_raw_fd(libc::dup(slave)))
-                .stderr(Stdio::from_raw_fd(libc::dup(slave)));
             // A new session whose controlling terminal is the pty: the terminal's Ctrl-C goes to
             // the foreground process group, threadradar's.
             cmd.pre_exec(|| {
@@ -307,6 +316,7 @@ fn messages_say_what_happened() {
     assert_eq!(e.matches("No such file or directory").count(), 1, "{e}");
 
     // As root, advice about ptrace_scope does not apply.
+    // SAFETY: geteuid takes nothing and cannot fail.
     if unsafe { libc::geteuid() } == 0 {
         let o = threadradar(dir.path(), &["record", "--pid", "1", "-o", "x.json"]);
         let e = stderr(&o);
@@ -366,6 +376,7 @@ fn sigint_stops_recording_and_keeps_a_complete_run() {
     let out = dir.path().join("run.json");
     let child = record_forever_in_background(&out);
     std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill takes no pointers; `child` is ours and not yet waited for.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }
@@ -428,6 +439,7 @@ fn target_killed_mid_run_keeps_what_was_recorded() {
     // Kill the Python program (the child of threadradar) with SIGKILL.
     let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id())).unwrap();
     let py: i32 = kids.split_whitespace().next().expect("a child process").parse().unwrap();
+    // SAFETY: kill takes no pointers; `py` is the recorder's child, alive until this signal.
     unsafe {
         libc::kill(py, libc::SIGKILL);
     }
@@ -509,6 +521,7 @@ fn bad_targets_get_one_clear_sentence() {
 #[test]
 fn permission_denied_says_how_to_allow_attaching() {
     // Only meaningful as root: run threadradar as `nobody` against a root-owned Python process.
+    // SAFETY: geteuid takes nothing and cannot fail.
     if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
         skip("root", "needs root and setpriv");
         return;
@@ -708,11 +721,13 @@ fn a_recorder_killed_with_sigkill_leaves_a_readable_run() {
     let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", rec.id())).unwrap();
     let py: i32 = kids.split_whitespace().next().expect("a child process").parse().unwrap();
     let killed_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    // SAFETY: kill takes no pointers; `rec` is ours and not yet waited for.
     unsafe {
         libc::kill(rec.id() as i32, libc::SIGKILL);
     }
     // The program runs in its own process group and outlives the recorder: end it (before
     // waiting, as it holds the recorder's stderr open).
+    // SAFETY: kill takes no pointers; `py` (> 0, parsed from /proc) leads its own group.
     unsafe {
         libc::kill(-py, libc::SIGKILL);
     }
@@ -796,7 +811,7 @@ fn a_frame_reused_at_the_same_address_is_read_at_its_own_line() {
     };
     let within =
         |(a, b): (f64, f64), t: f64| t > a - started_at + period && t < b - started_at - period;
-    let mut lines_in = |k: &str| -> std::collections::BTreeMap<u32, usize> {
+    let lines_in = |k: &str| -> std::collections::BTreeMap<u32, usize> {
         let mut m = std::collections::BTreeMap::new();
         for s in run
             .samples

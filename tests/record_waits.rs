@@ -200,6 +200,7 @@ fn a_recorder_killed_with_sigkill_keeps_the_scheduler_events_it_flushed() {
     let run = read(&live);
     // The program (its own process group) lives on: end it.
     for &pid in &run.meta.pids {
+        // SAFETY: kill takes no pointers; the pids are the test program's, which still runs.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     }
     assert!(run.meta.partial);

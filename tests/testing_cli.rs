@@ -215,6 +215,7 @@ fn an_interrupted_test_run_has_no_outcome() {
         }
     }
     std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill takes no pointers; `child` is ours and not yet waited for.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }

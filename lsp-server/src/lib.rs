@@ -58,7 +58,7 @@ where
 {
     let (reader, writer) = tokio::io::duplex(1 << 16);
     tokio::spawn(framing::sanitise(input, writer));
-    let (service, socket) = LspService::build(|client| server::Server(Arc::new_cyclic(|me| server::Backend::new(client, me.clone()))))
+    let builder = LspService::build(|client| server::Server(Arc::new_cyclic(|me| server::Backend::new(client, me.clone()))))
         .custom_method("threadRadar/overview", server::Server::overview)
         .custom_method("threadRadar/detail", server::Server::detail)
         .custom_method("threadRadar/glyph", server::Server::glyph)
@@ -76,8 +76,14 @@ where
         .custom_method("threadRadar/runSet", server::Server::run_set)
         .custom_method("threadRadar/navigate", server::Server::navigate)
         .custom_method("window/workDoneProgress/cancel", server::Server::cancel_progress)
-        .custom_method(framing::INVALID_MESSAGE, server::Server::invalid_message)
-        .finish();
+        .custom_method(framing::INVALID_MESSAGE, server::Server::invalid_message);
+    // A handler that panics on purpose, for the test that its message reaches the client.
+    let builder = if std::env::var_os("THREADRADAR_TEST_PANIC").is_some_and(|v| v == "1") {
+        builder.custom_method(server::TEST_PANIC_METHOD, server::Server::test_panic)
+    } else {
+        builder
+    };
+    let (service, socket) = builder.finish();
     Server::new(reader, output, socket).serve(service).await;
 }
 

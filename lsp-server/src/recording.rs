@@ -201,7 +201,8 @@ pub fn interrupt(pid: u32) -> bool {
     if pid == 0 {
         return false;
     }
-    // SAFETY: kill(2) with a pid we started and a valid signal number.
+    // SAFETY: kill(2) takes no pointers; `pid` is not 0 (checked above: 0 would signal the
+    // server's own group) and is the recorder this server started, and SIGINT is a valid signal.
     let sent = unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) == 0 };
     if sent {
         // The recorder passes one Ctrl-C to the program and waits for it; a program that does
@@ -210,7 +211,8 @@ pub fn interrupt(pid: u32) -> bool {
         // program's process group; the run written at the first is kept either way.
         std::thread::spawn(move || {
             std::thread::sleep(STOP_GRACE);
-            // SAFETY: as above; signal 0 only checks that the recorder is still there.
+            // SAFETY: as above; signal 0 sends nothing, it only checks that the recorder is still
+            // there. kill(2) cannot touch memory, so the worst a reused pid could get is a SIGINT.
             unsafe {
                 if libc::kill(pid as libc::pid_t, 0) == 0 {
                     libc::kill(pid as libc::pid_t, libc::SIGINT);

@@ -44,7 +44,7 @@ pub fn classify_attach_error(pid: u32, err: &anyhow::Error) -> RecordError {
     }) || text.contains("Operation not permitted")
         || text.contains("Permission denied");
     if denied {
-        // SAFETY: geteuid cannot fail.
+        // SAFETY: geteuid takes nothing, touches no memory and cannot fail.
         if unsafe { libc::geteuid() } == 0 {
             return RecordError::PermissionDeniedAsRoot { pid };
         }

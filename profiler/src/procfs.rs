@@ -286,9 +286,11 @@ pub struct Liveness {
 impl Liveness {
     pub fn new(pid: u32) -> Liveness {
         use std::os::fd::FromRawFd;
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        // SAFETY: pidfd_open takes a pid and flags by value (no pointers) and returns a new
+        // descriptor or -1; a bad pid is an error, not UB.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-        // SAFETY: a non-negative return is a descriptor this process now owns.
+        // SAFETY: a non-negative return is a new descriptor, open and owned by nobody else, so
+        // the OwnedFd may be its only owner and close it on drop.
         let fd = (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) });
         Liveness { pid, fd }
     }
@@ -297,7 +299,8 @@ impl Liveness {
         use std::os::fd::AsRawFd;
         let Some(fd) = &self.fd else { return is_alive(self.pid) };
         let mut p = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd, no wait.
+        // SAFETY: `p` is one initialised pollfd on the stack, writable for the call (nfds 1), and
+        // its fd is `self.fd`'s, open while `self` is borrowed; timeout 0, no wait.
         match unsafe { libc::poll(&mut p, 1, 0) } {
             0 => true,
             n if n > 0 => false,
@@ -349,7 +352,7 @@ pub fn exec_pending(pid: u32) -> bool {
 /// Whether the process started less than two seconds ago.
 fn young(pid: u32) -> bool {
     let Some(start) = std::fs::read(format!("/proc/{pid}/stat")).ok().and_then(|b| parse_stat(&b)).map(|s| s.start_time) else { return false };
-    // SAFETY: sysconf has no preconditions.
+    // SAFETY: sysconf takes a constant and touches no memory of ours.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let uptime: Option<f64> = std::fs::read_to_string("/proc/uptime").ok().and_then(|u| u.split_whitespace().next()?.parse().ok());
     uptime.is_some_and(|up| up - start as f64 / hz < 2.0)
@@ -453,6 +456,7 @@ mod tests {
     #[test]
     fn reads_own_thread() {
         let pid = std::process::id();
+        // SAFETY: gettid takes nothing and cannot fail.
         let tid = unsafe { libc::gettid() } as u32;
         let mut p = ThreadProc::open(pid, tid).unwrap();
         let s = p.stat().unwrap();
@@ -481,6 +485,7 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let s2 = stop.clone();
         let spinner = std::thread::spawn(move || {
+            // SAFETY: gettid takes nothing and cannot fail.
             tx.send(unsafe { libc::gettid() } as u32).unwrap();
             while !s2.load(std::sync::atomic::Ordering::Relaxed) {
                 std::hint::spin_loop();
@@ -489,6 +494,7 @@ mod tests {
         let (tx2, rx2) = std::sync::mpsc::channel::<()>();
         let (tid_tx, tid_rx) = std::sync::mpsc::channel();
         let sleeper = std::thread::spawn(move || {
+            // SAFETY: gettid takes nothing and cannot fail.
             tid_tx.send(unsafe { libc::gettid() } as u32).unwrap();
             let _ = rx2.recv();
         });
@@ -528,7 +534,8 @@ mod tests {
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         let live = Liveness::new(child.id());
         assert!(live.alive() && is_alive(child.id()));
-        // SAFETY: signalling our own child.
+        // SAFETY: kill takes no pointers; the pid is our child, not yet waited for, so it cannot
+        // have been reused by another process.
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
         let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while live.alive() && std::time::Instant::now() < until {

@@ -233,6 +233,10 @@ pub struct Meta {
     /// in runs of `record`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<TestRun>,
+    /// What went wrong while recording without stopping it, one sentence each with a next step
+    /// (e.g. the source reader failed, so some files have no hash). Absent when nothing did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Which interpreter ran a test, and the rule that chose it.

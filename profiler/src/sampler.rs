@@ -156,7 +156,7 @@ pub struct Sampler {
     raw_frame_list: Vec<RawFrame>,
     raw_stacks: HashMap<(Option<u32>, u32), u32>,
     raw_stack_list: Vec<(Option<u32>, u32)>,
-    resolver: Option<(mpsc::Sender<(u32, String)>, std::thread::JoinHandle<Vec<(u32, FileInfo)>>)>,
+    resolver: Option<Resolver>,
     start: Instant,
     last_scan: Instant,
     stats: Stats,
@@ -286,12 +286,8 @@ impl Sampler {
             subprocesses: opts.subprocesses,
             ..Meta::default()
         };
-        let (tx, rx) = mpsc::channel::<(u32, String)>();
         // Files are read, hashed and parsed off the sampling thread, once each, when first seen.
-        let handle = std::thread::Builder::new()
-            .name("threadradar-source".into())
-            .spawn(move || rx.into_iter().map(|(id, path)| (id, FileInfo::load(&path))).collect())
-            .expect("spawning a thread");
+        let resolver = Resolver::start(|path| FileInfo::load(path));
         let now = Instant::now();
         let mut s = Sampler {
             opts,
@@ -307,7 +303,7 @@ impl Sampler {
             raw_frame_list: Vec::new(),
             raw_stacks: HashMap::new(),
             raw_stack_list: Vec::new(),
-            resolver: Some((tx, handle)),
+            resolver: Some(resolver),
             start: now,
             last_scan: now,
             stats: Stats::default(),
@@ -991,12 +987,12 @@ impl Sampler {
         let id = self.file_names.len() as u32;
         self.file_names.push(path.to_string());
         self.files.insert(path.to_string(), id);
-        if let Some((tx, _)) = &self.resolver {
+        if let Some(resolver) = &mut self.resolver {
             let at = match self.roots.get(&pid) {
                 Some(root) => root.host_path(path).display().to_string(),
                 None => path.to_string(),
             };
-            let _ = tx.send((id, at));
+            resolver.send(id, at);
         }
         id
     }
@@ -1028,14 +1024,12 @@ impl Sampler {
     pub fn finish(mut self, end_reason: EndReason, exit_status: Option<ExitStatus>) -> Run {
         let elapsed = self.start.elapsed();
         self.take_sched(true);
-        let infos: HashMap<u32, FileInfo> = match self.resolver.take() {
-            Some((tx, handle)) => {
-                drop(tx);
-                handle.join().unwrap_or_default().into_iter().collect()
-            }
-            None => HashMap::new(),
+        let (infos, warning) = match self.resolver.take() {
+            Some(resolver) => resolver.finish(),
+            None => (HashMap::new(), None),
         };
         let b = &mut self.builder;
+        b.run_mut().meta.warnings.extend(warning);
         // Files and functions.
         let mut file_map = Vec::with_capacity(self.file_names.len());
         for (i, path) in self.file_names.iter().enumerate() {
@@ -1088,6 +1082,58 @@ impl Sampler {
         m.skipped_threads = self.stats.skipped_threads;
 
         self.builder.finish()
+    }
+}
+
+/// The `threadradar-source` thread: reads, hashes and parses each file off the sampling thread and
+/// sends each result back as soon as it is made, so a panic on one file loses only the files not
+/// read yet, and says so in the run.
+struct Resolver {
+    paths: mpsc::Sender<(u32, String)>,
+    results: mpsc::Receiver<(u32, FileInfo)>,
+    handle: std::thread::JoinHandle<()>,
+    /// How many files were asked for.
+    asked: usize,
+}
+
+impl Resolver {
+    fn start(load: impl Fn(&str) -> FileInfo + Send + 'static) -> Resolver {
+        let (paths, rx) = mpsc::channel::<(u32, String)>();
+        let (tx, results) = mpsc::channel();
+        let handle = std::thread::Builder::new()
+            .name("threadradar-source".into())
+            .spawn(move || {
+                for (id, path) in rx {
+                    if tx.send((id, load(&path))).is_err() {
+                        return;
+                    }
+                }
+            })
+            .expect("spawning a thread");
+        Resolver { paths, results, handle, asked: 0 }
+    }
+
+    /// Asks for file `id` at `path` (ignored once the thread has stopped).
+    fn send(&mut self, id: u32, path: String) {
+        self.asked += 1;
+        let _ = self.paths.send((id, path));
+    }
+
+    /// Waits for the files asked for and returns what was learnt of each; when the thread
+    /// panicked, also a warning that says which files have no hash or definitions.
+    fn finish(self) -> (HashMap<u32, FileInfo>, Option<String>) {
+        drop(self.paths);
+        let joined = self.handle.join();
+        let infos: HashMap<u32, FileInfo> = self.results.try_iter().collect();
+        let warning = joined.err().map(|payload| {
+            let text = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_else(|| "no message".into());
+            format!(
+                "the source reader stopped with a panic ({text}) after reading {} of {} files, so the others have no sha256 and no function or class names; record again, and report this as a bug if it repeats",
+                infos.len(),
+                self.asked
+            )
+        });
+        (infos, warning)
     }
 }
 
@@ -1168,6 +1214,8 @@ fn process_name(pid: u32) -> String {
 
 /// Asks the kernel for precise sleeps (1 µs timer slack instead of 50 µs), so the rate holds.
 fn set_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes its value by value and the unused arguments are zero; it
+    // reads and writes no memory of ours and only affects this thread's timers.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64);
     }
@@ -1176,6 +1224,32 @@ fn set_timer_slack() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A panic while reading one file keeps the files read before it and says so in one warning.
+    #[test]
+    fn a_panicking_source_reader_keeps_what_it_read_and_warns() {
+        let mut r = Resolver::start(|path| {
+            if path == "bad.py" {
+                panic!("cannot parse bad.py");
+            }
+            FileInfo { sha256: Some(format!("hash of {path}")), ..FileInfo::default() }
+        });
+        r.send(0, "a.py".into());
+        r.send(1, "b.py".into());
+        r.send(2, "bad.py".into());
+        r.send(3, "c.py".into());
+        let (infos, warning) = r.finish();
+        assert_eq!(infos.len(), 2, "{infos:?}");
+        assert_eq!(infos[&0].sha256.as_deref(), Some("hash of a.py"));
+        assert_eq!(infos[&1].sha256.as_deref(), Some("hash of b.py"));
+        let w = warning.expect("a warning");
+        assert!(w.contains("cannot parse bad.py") && w.contains("after reading 2 of 4 files"), "{w}");
+        // Without a panic: everything, no warning.
+        let mut r = Resolver::start(|_| FileInfo::default());
+        r.send(0, "a.py".into());
+        let (infos, warning) = r.finish();
+        assert_eq!((infos.len(), warning), (1, None));
+    }
 
     #[test]
     fn type_names_from_reprs() {

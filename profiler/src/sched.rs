@@ -105,7 +105,9 @@ fn tracefs() -> Result<PathBuf, String> {
     if dir.is_dir() {
         let c = |s: &str| std::ffi::CString::new(s).unwrap();
         let (src, target, fstype) = (c("nodev"), c("/sys/kernel/tracing"), c("tracefs"));
-        // SAFETY: plain mount(2) with valid C strings and no data.
+        // SAFETY: mount(2) only reads its arguments: `src`, `target` and `fstype` are
+        // NUL-terminated CStrings that live until the call returns, and tracefs takes no data,
+        // so a null `data` is allowed. Nothing in this process points into the mount point.
         let r = unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null()) };
         if r == 0 && dir.join("events/sched").is_dir() {
             return Ok(dir.to_path_buf());
@@ -145,12 +147,17 @@ struct Ring {
     len: usize,
 }
 
-// SAFETY: the mapping is only touched by the drain thread that owns the rings.
+// SAFETY: a `Ring` is the sole owner of its mapping and descriptors (it is not `Clone`, and
+// `base` is never handed out), and the mapping is process-wide memory, not tied to the thread that
+// made it; moving the `Ring` moves the only access to it. It is not `Sync`: only the thread that
+// owns it (the drain thread) reads the buffer and writes `data_tail`.
 unsafe impl Send for Ring {}
 
 impl Drop for Ring {
     fn drop(&mut self) {
-        // SAFETY: `base`/`len` are the mapping made in `open_ring`; the fds are ours.
+        // SAFETY: `base`/`len` are exactly the mapping `open_ring` made, unmapped once, here, and
+        // no pointer into it outlives the `Ring` (`drain_ring` keeps none across calls). The fds
+        // were opened by `open_event` for this ring alone and are closed only here.
         unsafe {
             libc::munmap(self.base as *mut libc::c_void, self.len);
             for &fd in &self.fds {
@@ -161,7 +168,7 @@ impl Drop for Ring {
 }
 
 fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
+    // SAFETY: sysconf takes a constant and touches no memory of ours.
     unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
 }
 
@@ -177,7 +184,9 @@ fn open_event(id: u16, cpu: i32) -> Result<i32, std::io::Error> {
     attr.clockid = libc::CLOCK_MONOTONIC;
     attr.set_watermark(1);
     attr.wakeup_watermark = (RING_PAGES * page_size() / 4) as u32;
-    // SAFETY: a valid attr; pid -1 + cpu = every task on that CPU.
+    // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` is its own size, borrowed
+    // mutably for the call only (the kernel may write back its expected size); pid -1 + cpu =
+    // every task on that CPU, group -1 = no group. The returned fd is owned by the caller.
     let fd = unsafe { sys::perf_event_open(&mut attr, -1, cpu, -1, sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong) };
     if fd < 0 {
         Err(std::io::Error::last_os_error())
@@ -188,6 +197,8 @@ fn open_event(id: u16, cpu: i32) -> Result<i32, std::io::Error> {
 
 fn open_ring(cpu: i32, ids: &[u16]) -> Result<Ring, std::io::Error> {
     let mut fds = Vec::new();
+    // SAFETY: each fd was just opened by `open_event` here and is closed once, on the failure path,
+    // before the `Ring` that would own it exists.
     let close_all = |fds: &[i32]| fds.iter().for_each(|&fd| unsafe {
         libc::close(fd);
     });
@@ -201,7 +212,9 @@ fn open_ring(cpu: i32, ids: &[u16]) -> Result<Ring, std::io::Error> {
         }
     }
     let len = (RING_PAGES + 1) * page_size();
-    // SAFETY: mapping the first event's buffer, as perf_event_open(2) describes.
+    // SAFETY: a new shared mapping at an address the kernel chooses (null hint), so no existing
+    // memory is replaced; `fds[0]` is the perf fd just opened (`ids` is never empty), and `len` is
+    // one metadata page plus a power of two (RING_PAGES) data pages, as perf_event_open(2) requires.
     let base = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fds[0], 0) };
     if base == libc::MAP_FAILED {
         let e = std::io::Error::last_os_error();
@@ -209,9 +222,12 @@ fn open_ring(cpu: i32, ids: &[u16]) -> Result<Ring, std::io::Error> {
         return Err(e);
     }
     for &fd in &fds[1..] {
-        // SAFETY: both fds are perf events of the same CPU.
+        // SAFETY: an ioctl on our own perf fd whose argument is another fd (by value, no
+        // pointer); both are events of the same CPU, as PERF_EVENT_IOC_SET_OUTPUT requires.
         if unsafe { sys::ioctls::SET_OUTPUT(fd, fds[0]) } < 0 {
             let e = std::io::Error::last_os_error();
+            // SAFETY: `base`/`len` are the mapping made above, not yet owned by a `Ring`, and
+            // nothing points into it.
             unsafe { libc::munmap(base, len) };
             close_all(&fds);
             return Err(e);
@@ -374,7 +390,8 @@ impl SchedRecorder {
         }
         for r in &rings {
             for &fd in &r.fds {
-                // SAFETY: an event fd we opened.
+                // SAFETY: an ioctl with no pointer argument on an event fd the ring owns and keeps
+                // open while it lives.
                 unsafe { sys::ioctls::ENABLE(fd, 0) };
             }
         }
@@ -467,7 +484,9 @@ impl Drain {
             if stopping {
                 return;
             }
-            // SAFETY: valid pollfd array; wakes early when a buffer passes its watermark.
+            // SAFETY: `pfds` is a live Vec of `pfds.len()` initialised pollfds, borrowed mutably
+            // for the call (the kernel writes `revents`); their fds belong to `self.rings`, open
+            // while `self` lives. Wakes early when a buffer passes its watermark.
             unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, DRAIN_EVERY.as_millis() as i32) };
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -502,17 +521,31 @@ impl Drain {
         let page = page_size();
         let ring = &self.rings[i];
         let meta = ring.base as *mut sys::bindings::perf_event_mmap_page;
+        // SAFETY: the mapping is `(RING_PAGES + 1) * page` bytes from `base`, so `base + page` is
+        // in it: the first byte of the data area, which is `RING_PAGES * page` bytes long.
         let data = unsafe { ring.base.add(page) };
         let size = (RING_PAGES * page) as u64;
-        // SAFETY: the header page is mapped; data_head is read before the data (acquire).
-        let head = unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*meta).data_head)) };
-        std::sync::atomic::fence(Ordering::Acquire);
-        let mut tail = unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*meta).data_tail)) };
+        // SAFETY: `data_head` and `data_tail` are naturally aligned u64s in the metadata page
+        // (mapped, page-aligned, alive while `ring` is). The kernel writes `data_head` with a
+        // release store after the records and reads `data_tail` concurrently, so they are
+        // accessed only as atomics: an acquire load of the head orders the record reads after it
+        // (the smp_rmb perf_event_open(2) asks for), a release store of the tail orders them before
+        // the kernel may reuse the space (its smp_mb). This thread is the only user-space writer.
+        let (head_at, tail_at) = unsafe {
+            (&*(std::ptr::addr_of!((*meta).data_head) as *const AtomicU64), &*(std::ptr::addr_of!((*meta).data_tail) as *const AtomicU64))
+        };
+        let head = head_at.load(Ordering::Acquire);
+        let mut tail = tail_at.load(Ordering::Relaxed);
         let mut rec = Vec::with_capacity(256);
+        // Every byte read below is at `at(off) < size` in the data area, and at an offset in
+        // `tail..head`: published by the kernel (acquire above) and not rewritten by it until the
+        // tail moves past it (release below).
+        let at = |off: u64| (off % size) as usize;
         while tail < head {
-            let at = |off: u64| (off % size) as usize;
             let mut hdr = [0u8; 8];
             for (k, b) in hdr.iter_mut().enumerate() {
+                // SAFETY: in bounds and published, as said above (`tail + 8 <= head` is not known
+                // yet, but the kernel writes whole records, so a header at `tail < head` is whole).
                 *b = unsafe { *data.add(at(tail + k as u64)) };
             }
             let typ = u32::from_ne_bytes(hdr[0..4].try_into().unwrap());
@@ -522,14 +555,14 @@ impl Drain {
             }
             rec.clear();
             for k in 0..len {
+                // SAFETY: in bounds and published: `tail + k < tail + len <= head`.
                 rec.push(unsafe { *data.add(at(tail + k)) });
             }
             self.record(typ, &rec, batch);
             tail += len;
         }
-        std::sync::atomic::fence(Ordering::Release);
-        // SAFETY: hands the space back to the kernel.
-        unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*meta).data_tail), tail) };
+        // Hands the space back to the kernel once every record in it has been copied out.
+        tail_at.store(tail, Ordering::Release);
     }
 
     fn record(&mut self, typ: u32, rec: &[u8], batch: &mut Vec<Event>) {
@@ -582,7 +615,7 @@ fn state_letter(state: u64) -> u8 {
 /// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of [`std::time::Instant`] and of the events.
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: a valid timespec.
+    // SAFETY: `ts` is a valid, writable timespec for the call; CLOCK_MONOTONIC always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

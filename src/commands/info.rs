@@ -122,6 +122,9 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     if m.partial {
         writeln!(out, "partial      the recorder stopped before finishing the file (killed?): this is the run up to its last write, with the interpreter's function names")?;
     }
+    for w in &m.warnings {
+        writeln!(out, "warning      {w}")?;
+    }
     let mut types: Vec<&str> = run.threads.iter().map(|t| t.thread_type.as_str()).collect();
     types.sort();
     types.dedup();

@@ -326,7 +326,9 @@ fn behind_reason(p: &threadradar_profiler::sampler::Progress) -> String {
 
 /// Sends `signal` to the launched program's process group (the program and what it started).
 fn kill_group(pgid: u32, signal: i32) {
-    // SAFETY: kill(2) on the process group of a child we started in its own group.
+    // SAFETY: kill(2) takes no pointers. `pgid` is the pid of a child we started with
+    // `process_group(0)` (so a group id, never 0: `-0` would signal our own group), and the child
+    // is not reaped before this, so the group id cannot have been reused.
     unsafe {
         libc::kill(-(pgid as i32), signal);
     }
@@ -334,7 +336,8 @@ fn kill_group(pgid: u32, signal: i32) {
 
 /// Whether any process of the group is still alive (zombies not yet reaped count).
 fn group_alive(pgid: u32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
+    // SAFETY: kill(2) takes no pointers, and signal 0 sends nothing: it only checks that a
+    // process of the group exists. `pgid` is as in `kill_group`.
     unsafe { libc::kill(-(pgid as i32), 0) == 0 }
 }
 

@@ -32,8 +32,14 @@ pub struct LspClient {
 impl LspClient {
     /// Starts `bin lsp` in `cwd`.
     pub fn spawn(bin: &str, cwd: &Path) -> LspClient {
+        LspClient::spawn_with_env(bin, cwd, &[])
+    }
+
+    /// Starts `bin lsp` in `cwd` with these environment variables added.
+    pub fn spawn_with_env(bin: &str, cwd: &Path, env: &[(&str, &str)]) -> LspClient {
         let mut child = Command::new(bin)
             .arg("lsp")
+            .envs(env.iter().copied())
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

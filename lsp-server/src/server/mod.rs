@@ -43,6 +43,20 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::lsp_types::*;
 use tower_lsp_server::{Client, LanguageServer, UriExt};
 
+/// The hidden method that panics on purpose (only with `THREADRADAR_TEST_PANIC=1`), and what it says.
+pub const TEST_PANIC_METHOD: &str = "threadRadar/testPanic";
+pub const TEST_PANIC_MESSAGE: &str = "the test panic THREADRADAR_TEST_PANIC asked for";
+
+/// The text of a panic's payload: what `panic!` was given (a `&str` or a `String`), else a
+/// placeholder.
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(s), _) => s.to_string(),
+        (_, Some(s)) => s.clone(),
+        _ => "a panic without a message".to_string(),
+    }
+}
+
 /// The commands of `workspace/executeCommand`.
 pub const COMMANDS: &[&str] = &[
     "threadradar.openOverview",
@@ -218,20 +232,47 @@ impl Backend {
     }
 
     /// Runs `f` on the blocking pool: reading, hashing, parsing and analysing never hold up
-    /// the protocol thread.
+    /// the protocol thread. `None` when `f` panicked (logged and shown, see [`Self::run_blocking`]).
     async fn blocking<T: Send + 'static>(&self, f: impl FnOnce(&Backend) -> T + Send + 'static) -> Option<T> {
+        self.run_blocking("a request", f).await.ok()
+    }
+
+    /// Runs `f` on the blocking pool for `what` (a method's name); when it panics, the panic's
+    /// message becomes one sentence that is logged, shown to the user and returned.
+    async fn run_blocking<T: Send + 'static>(&self, what: &str, f: impl FnOnce(&Backend) -> T + Send + 'static) -> std::result::Result<T, String> {
         let me = self.arc();
-        tokio::task::spawn_blocking(move || f(&me)).await.ok()
+        match tokio::task::spawn_blocking(move || f(&me)).await {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let why = if e.is_panic() { format!("it panicked: {}", panic_text(e.into_panic().as_ref())) } else { "it was cancelled".to_string() };
+                let msg = format!("ThreadRadar: {what} failed inside the server ({why}); this is a bug, please report it with this message and the server's log.");
+                tracing::error!("{msg}");
+                self.show(MessageType::ERROR, msg.clone()).await;
+                Err(msg)
+            }
+        }
     }
 
     /// A protocol request (`threadRadar/<method>`): the one dispatcher, off the protocol thread.
     pub async fn request(&self, method: &'static str, params: Value) -> Result<Value> {
         self.wait_scanned().await;
-        match self.blocking(move |b| handlers::dispatch(b, method, params)).await {
-            Some(Ok(v)) => Ok(v),
-            Some(Err(e)) => Err(e.to_jsonrpc()),
-            None => Err(Error::internal_error()),
+        self.answer(method, move |b| handlers::dispatch(b, method, params)).await
+    }
+
+    /// The answer of a request whose work is `f`, run off the protocol thread: a panic in it is an
+    /// internal error that carries the panic's message.
+    async fn answer(&self, method: &'static str, f: impl FnOnce(&Backend) -> std::result::Result<Value, ProtocolError> + Send + 'static) -> Result<Value> {
+        match self.run_blocking(method, f).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(e.to_jsonrpc()),
+            Err(msg) => Err(Error { code: tower_lsp_server::jsonrpc::ErrorCode::InternalError, message: msg.into(), data: None }),
         }
+    }
+
+    /// `threadRadar/testPanic`, registered only when `THREADRADAR_TEST_PANIC=1` (set by the
+    /// tests): a handler that panics, to check that its message reaches the client.
+    pub async fn test_panic(&self) -> Result<Value> {
+        self.answer(TEST_PANIC_METHOD, |_| panic!("{TEST_PANIC_MESSAGE}")).await
     }
 
     /// The active run and its figures under the current filter and states.
@@ -425,6 +466,9 @@ impl std::ops::Deref for Server {
 }
 
 impl Server {
+    pub async fn test_panic(&self, _: Value) -> Result<Value> {
+        self.0.test_panic().await
+    }
     pub async fn overview(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Overview::NAME, p).await
     }
