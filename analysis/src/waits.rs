@@ -1551,7 +1551,7 @@ mod tests {
     fn a_wait_first_seen_without_the_programs_code_takes_its_site_from_a_later_sample() {
         let mut b = RunBuilder::new(Meta { interval_ms: 2.0, cwd: "/p".into(), ..Meta::default() });
         let (prog, lib) = (b.file("/p/prog.py", FileKind::User, None), b.file("/usr/lib/python3.11/threading.py", FileKind::Stdlib, None));
-        let mut func = |b: &mut RunBuilder, file, qualname: &str, class: Option<&str>, line: u32| {
+        let func = |b: &mut RunBuilder, file, qualname: &str, class: Option<&str>, line: u32| {
             let f = b.function(file, &FunctionSpec { qualname, class, line, end_line: line + 5, class_line: 0 });
             b.frame(f, line + 1)
         };
