@@ -612,7 +612,8 @@ use threadradar_analysis::waits::thread_of_tid;
 /// --sched`): running from a switch onto a CPU, then the state the kernel gave when it left
 /// (`R` preempted → runnable, `S` sleeping, `D` uninterruptible), runnable from a wake-up until
 /// it runs. Before a thread's first event its state is unknown (no span); its last state lasts
-/// until its last sample (or its last event). A thread that exited (`X`, `Z`) has no state after.
+/// until its last sample (or its last event; to the run's end when it began after the last
+/// sample). A thread that exited (`X`, `Z`) has no state after.
 pub fn sched_spans(run: &Run) -> Vec<Vec<SchedSpan>> {
     let mut out = vec![Vec::new(); run.threads.len()];
     if run.sched.is_none() || run.switches.is_empty() {
@@ -672,7 +673,12 @@ pub fn sched_spans(run: &Run) -> Vec<Vec<SchedSpan>> {
         if let Some((s, from)) = cur {
             let t = &run.threads[th];
             let last_seen = run.samples.get(t.last_sample as usize).map_or(0, |s| s.t + iv);
-            let end = last_seen.max(ev.last().map_or(0, |e| e.0));
+            let mut end = last_seen.max(ev.last().map_or(0, |e| e.0));
+            if from >= last_seen {
+                // Its last state began after its last sample (a switch onto a CPU as the recording
+                // ended): the kernel's events were recorded to the run's end and none changed it.
+                end = end.max((threadradar_analysis::analysis::run_end_s(run) * 1e9) as u64);
+            }
             if end > from {
                 spans.push(SchedSpan { start_ns: from, end_ns: end, state: s });
             }
