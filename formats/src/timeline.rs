@@ -608,6 +608,10 @@ pub fn with_overlay<T>(run: &Run, of: fn(&Run) -> Overlay, f: impl FnOnce() -> T
 // The thread a kernel tid names at a time: `threadradar waits`' own rule.
 use threadradar_analysis::waits::thread_of_tid;
 
+/// How far apart two CPUs' stamps of one thread's switch off one and onto the other may be
+/// taken to be out of order (the kernel's per-CPU clocks agree to within microseconds).
+const CLOCK_SKEW_NS: u64 = 100_000;
+
 /// Each thread's scheduler states from the run's context switches and wake-ups (`record
 /// --sched`): running from a switch onto a CPU, then the state the kernel gave when it left
 /// (`R` preempted → runnable, `S` sleeping, `D` uninterruptible), runnable from a wake-up until
@@ -655,20 +659,38 @@ pub fn sched_spans(run: &Run) -> Vec<Vec<SchedSpan>> {
         ev.sort_by_key(|&(t, o, _, wake)| (t, !wake, o));
         let spans = &mut out[th];
         let mut cur: Option<(SchedState, u64)> = None;
-        for &(t, _, st, wake) in ev.iter() {
-            // A wake-up of a thread that is running or already runnable changes nothing.
-            if wake && matches!(cur, Some((SchedState::Running | SchedState::Runnable, _))) {
-                continue;
-            }
+        let mut step = |cur: &mut Option<(SchedState, u64)>, t: u64, st: Option<SchedState>| {
             if cur.map(|c| c.0) == st {
-                continue;
+                return;
             }
             if let Some((s, from)) = cur.take() {
                 if t > from {
                     spans.push(SchedSpan { start_ns: from, end_ns: t, state: s });
                 }
             }
-            cur = st.map(|s| (s, t));
+            *cur = st.map(|s| (s, t));
+        };
+        let mut consumed = vec![false; ev.len()];
+        for i in 0..ev.len() {
+            let (t, _, st, wake) = ev[i];
+            if consumed[i] {
+                continue;
+            }
+            // A wake-up of a thread that is running or already runnable changes nothing.
+            if wake && matches!(cur, Some((SchedState::Running | SchedState::Runnable, _))) {
+                continue;
+            }
+            // Switched onto a CPU while it runs: its switch off the other CPU carries a slightly
+            // later time (each CPU stamps its own events; a thread that migrates at once is
+            // stamped out of order by a few microseconds). It left that CPU first.
+            if !wake && st == Some(SchedState::Running) && matches!(cur, Some((SchedState::Running, _))) {
+                let out_of_order = (i + 1..ev.len()).take_while(|&j| ev[j].0 <= t + CLOCK_SKEW_NS).find(|&j| !ev[j].3 && !consumed[j] && ev[j].2 != Some(SchedState::Running));
+                if let Some(j) = out_of_order {
+                    consumed[j] = true;
+                    step(&mut cur, t, ev[j].2);
+                }
+            }
+            step(&mut cur, t, st);
         }
         if let Some((s, from)) = cur {
             let t = &run.threads[th];
@@ -716,6 +738,27 @@ mod tests {
         assert_eq!(got, [(ThreadState::Idle, 1, 3, 2), (ThreadState::Gil, 3, 4, 1), (ThreadState::Idle, 5, 6, 1)]);
         assert_eq!(iv[0].blocked.as_deref(), Some("futex"));
         assert_eq!(frame_label(&run, fr), "main (a.py:2)");
+    }
+
+    /// A thread preempted on one CPU and switched in on another at once: the second CPU's stamp
+    /// of the switch-in is a few microseconds earlier than the first's of the switch-out. It still
+    /// runs twice (one Running span per switch onto a CPU), with no runnable gap.
+    #[test]
+    fn a_switch_in_stamped_before_the_switch_out_on_another_cpu_runs_again() {
+        let mut b = RunBuilder::new(Meta { interval_ms: 1.0, ..Meta::default() });
+        let t = b.thread(new_thread(1, 11, 1, "worker", "Thread"));
+        for i in 0..=10u64 {
+            b.push_sample(Sample { t: i * 10_000, threads: vec![ThreadSample { thread: t, ..Default::default() }] });
+        }
+        let mut run = b.finish();
+        run.sched = Some(SchedInfo { source: "test".into(), ..Default::default() });
+        let sw = |t, prev_tid, prev_state: u8, next_tid| SchedSwitch { t, prev_tid, prev_state, next_tid };
+        // In at 10 µs on CPU 0; in at 40 µs on CPU 1, stamped 2 µs before CPU 0's switch-out at 42 µs; out at 70 µs.
+        run.switches = vec![sw(10_000, 0, b'R', 11), sw(40_000, 0, b'R', 11), sw(42_000, 11, b'R', 0), sw(70_000, 11, b'S', 0)];
+        let spans = sched_spans(&run);
+        use SchedState::*;
+        let got: Vec<_> = spans[t as usize].iter().map(|s| (s.start_ns, s.end_ns, s.state)).collect();
+        assert_eq!(got, [(10_000, 40_000, Running), (40_000, 70_000, Running), (70_000, 110_000, Sleeping)]);
     }
 
     #[test]
