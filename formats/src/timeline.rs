@@ -659,8 +659,9 @@ pub fn sched_spans(run: &Run) -> Vec<Vec<SchedSpan>> {
         ev.sort_by_key(|&(t, o, _, wake)| (t, !wake, o));
         let spans = &mut out[th];
         let mut cur: Option<(SchedState, u64)> = None;
-        let mut step = |cur: &mut Option<(SchedState, u64)>, t: u64, st: Option<SchedState>| {
-            if cur.map(|c| c.0) == st {
+        // `again`: a new stretch of the same state begins (the kernel says so).
+        let mut step = |cur: &mut Option<(SchedState, u64)>, t: u64, st: Option<SchedState>, again: bool| {
+            if !again && cur.map(|c| c.0) == st {
                 return;
             }
             if let Some((s, from)) = cur.take() {
@@ -685,12 +686,21 @@ pub fn sched_spans(run: &Run) -> Vec<Vec<SchedSpan>> {
             // stamped out of order by a few microseconds). It left that CPU first.
             if !wake && st == Some(SchedState::Running) && matches!(cur, Some((SchedState::Running, _))) {
                 let out_of_order = (i + 1..ev.len()).take_while(|&j| ev[j].0 <= t + CLOCK_SKEW_NS).find(|&j| !ev[j].3 && !consumed[j] && ev[j].2 != Some(SchedState::Running));
-                if let Some(j) = out_of_order {
-                    consumed[j] = true;
-                    step(&mut cur, t, ev[j].2);
+                match out_of_order {
+                    Some(j) => {
+                        consumed[j] = true;
+                        step(&mut cur, t, ev[j].2, false);
+                    }
+                    // No switch off a CPU near it: the kernel dropped that event (a ring that
+                    // overflowed, counted in `sched.lost_events`). The switch onto a CPU is still
+                    // the kernel's: the running stretch before it ends here, a new one begins.
+                    None => {
+                        step(&mut cur, t, st, true);
+                        continue;
+                    }
                 }
             }
-            step(&mut cur, t, st);
+            step(&mut cur, t, st, false);
         }
         if let Some((s, from)) = cur {
             let t = &run.threads[th];
@@ -758,6 +768,10 @@ mod tests {
         let spans = sched_spans(&run);
         use SchedState::*;
         let got: Vec<_> = spans[t as usize].iter().map(|s| (s.start_ns, s.end_ns, s.state)).collect();
+        assert_eq!(got, [(10_000, 40_000, Running), (40_000, 70_000, Running), (70_000, 110_000, Sleeping)]);
+        // The switch-out was lost (the kernel's ring overflowed): still one Running per switch-in.
+        run.switches = vec![sw(10_000, 0, b'R', 11), sw(40_000, 0, b'R', 11), sw(70_000, 11, b'S', 0)];
+        let got: Vec<_> = sched_spans(&run)[t as usize].iter().map(|s| (s.start_ns, s.end_ns, s.state)).collect();
         assert_eq!(got, [(10_000, 40_000, Running), (40_000, 70_000, Running), (70_000, 110_000, Sleeping)]);
     }
 
