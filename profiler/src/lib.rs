@@ -19,6 +19,7 @@ pub mod attribution;
 pub mod builder;
 #[cfg(feature = "source")]
 pub mod config;
+pub mod lockevents;
 pub mod run;
 pub mod runfile;
 pub mod runset;
@@ -39,7 +40,11 @@ pub mod procfs;
 pub mod sampler;
 #[cfg(feature = "sampler")]
 pub mod sched;
+#[cfg(feature = "sampler")]
+pub mod uprobes;
 pub mod schedpack;
+#[cfg(feature = "sampler")]
+pub mod perfring;
 #[cfg(feature = "source")]
 pub mod source;
 #[cfg(feature = "sampler")]

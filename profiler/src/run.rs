@@ -14,6 +14,8 @@ use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+pub use crate::lockevents::{LockEvent, LockInfo};
+
 /// The value of the `format` field of every run file.
 pub const FORMAT: &str = "threadradar-run";
 /// The run-file version this build writes and the newest it reads. Version 2 is a stream of
@@ -66,6 +68,13 @@ pub struct Run {
     /// Wake-ups of a thread of the sampled processes, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wakeups: Vec<SchedWakeup>,
+    /// How the lock uprobes were recorded (`record --exact-locks`); `None` when they were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locks: Option<LockInfo>,
+    /// Calls and returns of the interpreter's lock functions by the sampled processes' threads,
+    /// in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lock_events: Vec<LockEvent>,
 }
 
 /// What a thread was waiting on at a sample: the system call, its futex address or file
@@ -627,6 +636,8 @@ impl Run {
             sched: None,
             switches: Vec::new(),
             wakeups: Vec::new(),
+            locks: None,
+            lock_events: Vec::new(),
         }
     }
 

@@ -5,7 +5,7 @@
 //! and turns each way a file can be bad into one sentence that says what to do.
 
 use crate::run::{
-    Frame, Function, Meta, Process, Run, Sample, SchedInfo, SchedSwitch, SchedWakeup, SourceFile, StackNode, Thread, ThreadId, WaitTarget, FORMAT,
+    Frame, Function, LockEvent, LockInfo, Meta, Process, Run, Sample, SchedInfo, SchedSwitch, SchedWakeup, SourceFile, StackNode, Thread, ThreadId, WaitTarget, FORMAT,
     VERSION,
 };
 use crate::schedpack::{PackedSched, Packer, Unpacker};
@@ -99,6 +99,8 @@ struct Chunk {
     /// The scheduler events in their packed form ([`crate::schedpack`]), appended after
     /// `switches`/`wakeups`.
     sched_packed: Option<PackedSched>,
+    locks: Option<LockInfo>,
+    lock_events: Vec<LockEvent>,
     end: bool,
 }
 
@@ -133,6 +135,10 @@ pub struct ChunkRef<'a> {
     pub switches: &'a [SchedSwitch],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub wakeups: &'a [SchedWakeup],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locks: Option<&'a LockInfo>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub lock_events: &'a [LockEvent],
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub end: bool,
 }
@@ -194,6 +200,10 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
         if c.sched.is_some() {
             run.sched = c.sched;
         }
+        if c.locks.is_some() {
+            run.locks = c.locks;
+        }
+        run.lock_events.extend(c.lock_events);
         run.switches.extend(c.switches);
         run.wakeups.extend(c.wakeups);
         if let Some(packed) = c.sched_packed {
@@ -338,6 +348,8 @@ pub fn write(run: &Run, path: &Path) -> Result<(), RunFileError> {
             sched: run.sched.as_ref(),
             switches: &run.switches,
             wakeups: &run.wakeups,
+            locks: run.locks.as_ref(),
+            lock_events: &run.lock_events,
             end: true,
         };
         serde_json::to_writer(&mut w, &PackedChunk::new(&all, &mut Packer::default())).map_err(std::io::Error::other)?;

@@ -33,6 +33,9 @@ pub struct SamplerOptions {
     pub waits: bool,
     /// Record the scheduler's switches and wake-ups (`Run::switches`, `Run::wakeups`).
     pub sched: bool,
+    /// Record every call and return of the interpreter's lock functions through kernel uprobes
+    /// (`Run::lock_events`), stopping above this many events per second; `None`: off.
+    pub exact_locks: Option<u64>,
 }
 
 impl Default for SamplerOptions {
@@ -44,6 +47,7 @@ impl Default for SamplerOptions {
             startup_timeout: Duration::from_secs(5),
             waits: true,
             sched: false,
+            exact_locks: None,
         }
     }
 }
@@ -179,6 +183,8 @@ pub struct Sampler {
     /// New threads' tids, for the scheduler's drain (which empties it).
     sched_tids: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
     sched_start: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The lock uprobes being recorded (`--exact-locks`); they share the pids and t = 0 above.
+    locks: Option<crate::uprobes::LockRecorder>,
 }
 
 /// How much of the run has been appended to the run file so far.
@@ -195,6 +201,7 @@ struct Stream {
     waits: usize,
     switches: usize,
     wakeups: usize,
+    lock_events: usize,
     /// The threads as last written, to write only the ones that changed.
     threads: Vec<Thread>,
 }
@@ -317,6 +324,7 @@ impl Sampler {
             sched_pids: Default::default(),
             sched_tids: Default::default(),
             sched_start: Default::default(),
+            locks: None,
         };
         match first {
             Some(spy) => s.add_spy(root, spy),
@@ -403,6 +411,39 @@ impl Sampler {
         Ok(())
     }
 
+    /// Starts recording the lock functions' calls and returns (when `SamplerOptions::exact_locks`
+    /// is set). The error is one sentence saying why it cannot be done here; sampling goes on
+    /// without them.
+    pub fn start_locks(&mut self) -> Result<(), String> {
+        let Some(cap) = self.opts.exact_locks else { return Ok(()) };
+        if self.locks.is_some() {
+            return Ok(());
+        }
+        self.sched_start.store(crate::sched::monotonic_ns(), Ordering::Relaxed);
+        // The first Python process sampled (the root may be a wrapper that started it).
+        let pid = self.sched_pids.lock().unwrap().first().copied().unwrap_or(self.root);
+        self.locks = Some(crate::uprobes::LockRecorder::start(pid, self.sched_pids.clone(), self.sched_start.clone(), cap)?);
+        Ok(())
+    }
+
+    /// Moves the lock events paired so far into the run (all of them when `last`); a stop at the
+    /// event-rate cap becomes a warning of the run.
+    fn take_locks(&mut self, last: bool) {
+        let got = match (last, &self.locks) {
+            (true, Some(_)) => self.locks.take().map(|r| r.stop()),
+            (false, Some(r)) => Some(r.take()),
+            _ => None,
+        };
+        if let Some((events, info)) = got {
+            let run = self.builder.run_mut();
+            run.lock_events.extend(events);
+            if last {
+                run.meta.warnings.extend(info.stopped.clone());
+            }
+            run.locks = Some(info);
+        }
+    }
+
     /// Moves the scheduler events drained so far into the run (all of them when `last`).
     fn take_sched(&mut self, last: bool) {
         let now_ns = self.start.elapsed().as_nanos() as u64;
@@ -436,6 +477,7 @@ impl Sampler {
             waits: 0,
             switches: 0,
             wakeups: 0,
+            lock_events: 0,
             threads: Vec::new(),
         });
     }
@@ -443,6 +485,7 @@ impl Sampler {
     /// Appends what is new since the last append to the run file.
     fn flush_stream(&mut self) {
         self.take_sched(false);
+        self.take_locks(false);
         let Some(mut st) = self.stream.take() else { return };
         st.last = Instant::now();
         if self.builder.run().samples.is_empty() {
@@ -504,6 +547,8 @@ impl Sampler {
             sched: run.sched.as_ref(),
             switches: &run.switches[st.switches..],
             wakeups: &run.wakeups[st.wakeups..],
+            locks: run.locks.as_ref(),
+            lock_events: &run.lock_events[st.lock_events..],
             end: false,
         };
         if let Err(e) = st.writer.as_mut().unwrap().append(&chunk) {
@@ -519,6 +564,7 @@ impl Sampler {
         st.waits = run.waits.len();
         st.switches = run.switches.len();
         st.wakeups = run.wakeups.len();
+        st.lock_events = run.lock_events.len();
         st.threads = run.threads.clone();
         self.stream = Some(st);
     }
@@ -1024,6 +1070,7 @@ impl Sampler {
     pub fn finish(mut self, end_reason: EndReason, exit_status: Option<ExitStatus>) -> Run {
         let elapsed = self.start.elapsed();
         self.take_sched(true);
+        self.take_locks(true);
         let (infos, warning) = match self.resolver.take() {
             Some(resolver) => resolver.finish(),
             None => (HashMap::new(), None),

@@ -19,6 +19,7 @@
 //! i.e. root) or `kernel.perf_event_paranoid` ≤ -1; tracefs must be readable to learn the event
 //! ids (it is mounted at `/sys/kernel/tracing` when it is not).
 
+use crate::perfring::{self, online_cpus, page_size, Ring, RING_PAGES};
 use crate::run::{SchedInfo, SchedSwitch, SchedWakeup};
 use perf_event_open_sys as sys;
 use std::collections::HashMap;
@@ -28,8 +29,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Pages of ring buffer per CPU (a power of two), plus the header page.
-const RING_PAGES: usize = 128;
 /// How often the drain thread empties the buffers when they do not fill up first.
 const DRAIN_EVERY: Duration = Duration::from_millis(10);
 /// Events newer than this are held back by [`SchedRecorder::take`]: a CPU's buffer may still
@@ -140,41 +139,8 @@ pub fn not_permitted() -> Option<String> {
     }
 }
 
-/// One CPU's ring buffer.
-struct Ring {
-    fds: Vec<i32>,
-    base: *mut u8,
-    len: usize,
-}
-
-// SAFETY: a `Ring` is the sole owner of its mapping and descriptors (it is not `Clone`, and
-// `base` is never handed out), and the mapping is process-wide memory, not tied to the thread that
-// made it; moving the `Ring` moves the only access to it. It is not `Sync`: only the thread that
-// owns it (the drain thread) reads the buffer and writes `data_tail`.
-unsafe impl Send for Ring {}
-
-impl Drop for Ring {
-    fn drop(&mut self) {
-        // SAFETY: `base`/`len` are exactly the mapping `open_ring` made, unmapped once, here, and
-        // no pointer into it outlives the `Ring` (`drain_ring` keeps none across calls). The fds
-        // were opened by `open_event` for this ring alone and are closed only here.
-        unsafe {
-            libc::munmap(self.base as *mut libc::c_void, self.len);
-            for &fd in &self.fds {
-                libc::close(fd);
-            }
-        }
-    }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf takes a constant and touches no memory of ours.
-    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
-}
-
 fn open_event(id: u16, cpu: i32) -> Result<i32, std::io::Error> {
     let mut attr = sys::bindings::perf_event_attr::default();
-    attr.size = std::mem::size_of::<sys::bindings::perf_event_attr>() as u32;
     attr.type_ = sys::bindings::PERF_TYPE_TRACEPOINT;
     attr.config = id as u64;
     attr.sample_period = 1;
@@ -184,72 +150,22 @@ fn open_event(id: u16, cpu: i32) -> Result<i32, std::io::Error> {
     attr.clockid = libc::CLOCK_MONOTONIC;
     attr.set_watermark(1);
     attr.wakeup_watermark = (RING_PAGES * page_size() / 4) as u32;
-    // SAFETY: `attr` is a fully initialised perf_event_attr whose `size` is its own size, borrowed
-    // mutably for the call only (the kernel may write back its expected size); pid -1 + cpu =
-    // every task on that CPU, group -1 = no group. The returned fd is owned by the caller.
-    let fd = unsafe { sys::perf_event_open(&mut attr, -1, cpu, -1, sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong) };
-    if fd < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(fd)
-    }
+    // pid -1 + cpu = every task on that CPU.
+    perfring::open(&mut attr, -1, cpu)
 }
 
 fn open_ring(cpu: i32, ids: &[u16]) -> Result<Ring, std::io::Error> {
     let mut fds = Vec::new();
-    // SAFETY: each fd was just opened by `open_event` here and is closed once, on the failure path,
-    // before the `Ring` that would own it exists.
-    let close_all = |fds: &[i32]| fds.iter().for_each(|&fd| unsafe {
-        libc::close(fd);
-    });
     for &id in ids {
         match open_event(id, cpu) {
             Ok(fd) => fds.push(fd),
             Err(e) => {
-                close_all(&fds);
+                perfring::close_all(&fds);
                 return Err(e);
             }
         }
     }
-    let len = (RING_PAGES + 1) * page_size();
-    // SAFETY: a new shared mapping at an address the kernel chooses (null hint), so no existing
-    // memory is replaced; `fds[0]` is the perf fd just opened (`ids` is never empty), and `len` is
-    // one metadata page plus a power of two (RING_PAGES) data pages, as perf_event_open(2) requires.
-    let base = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fds[0], 0) };
-    if base == libc::MAP_FAILED {
-        let e = std::io::Error::last_os_error();
-        close_all(&fds);
-        return Err(e);
-    }
-    for &fd in &fds[1..] {
-        // SAFETY: an ioctl on our own perf fd whose argument is another fd (by value, no
-        // pointer); both are events of the same CPU, as PERF_EVENT_IOC_SET_OUTPUT requires.
-        if unsafe { sys::ioctls::SET_OUTPUT(fd, fds[0]) } < 0 {
-            let e = std::io::Error::last_os_error();
-            // SAFETY: `base`/`len` are the mapping made above, not yet owned by a `Ring`, and
-            // nothing points into it.
-            unsafe { libc::munmap(base, len) };
-            close_all(&fds);
-            return Err(e);
-        }
-    }
-    Ok(Ring { fds, base: base as *mut u8, len })
-}
-
-fn online_cpus() -> Vec<i32> {
-    let text = fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_else(|_| "0".into());
-    let mut out = Vec::new();
-    for part in text.trim().split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
-                    out.extend(a..=b);
-                }
-            }
-            None => out.extend(part.parse::<i32>().ok()),
-        }
-    }
-    out
+    Ring::new(fds)
 }
 
 /// The events of the target threads, collected by the drain thread.
@@ -389,11 +305,7 @@ impl SchedRecorder {
             }
         }
         for r in &rings {
-            for &fd in &r.fds {
-                // SAFETY: an ioctl with no pointer argument on an event fd the ring owns and keeps
-                // open while it lives.
-                unsafe { sys::ioctls::ENABLE(fd, 0) };
-            }
+            r.enable(true);
         }
         let stop = Arc::new(AtomicBool::new(false));
         let lost = Arc::new(AtomicU64::new(0));
@@ -518,51 +430,9 @@ impl Drain {
     }
 
     fn drain_ring(&mut self, i: usize, batch: &mut Vec<Event>) {
-        let page = page_size();
-        let ring = &self.rings[i];
-        let meta = ring.base as *mut sys::bindings::perf_event_mmap_page;
-        // SAFETY: the mapping is `(RING_PAGES + 1) * page` bytes from `base`, so `base + page` is
-        // in it: the first byte of the data area, which is `RING_PAGES * page` bytes long.
-        let data = unsafe { ring.base.add(page) };
-        let size = (RING_PAGES * page) as u64;
-        // SAFETY: `data_head` and `data_tail` are naturally aligned u64s in the metadata page
-        // (mapped, page-aligned, alive while `ring` is). The kernel writes `data_head` with a
-        // release store after the records and reads `data_tail` concurrently, so they are
-        // accessed only as atomics: an acquire load of the head orders the record reads after it
-        // (the smp_rmb perf_event_open(2) asks for), a release store of the tail orders them before
-        // the kernel may reuse the space (its smp_mb). This thread is the only user-space writer.
-        let (head_at, tail_at) = unsafe {
-            (&*(std::ptr::addr_of!((*meta).data_head) as *const AtomicU64), &*(std::ptr::addr_of!((*meta).data_tail) as *const AtomicU64))
-        };
-        let head = head_at.load(Ordering::Acquire);
-        let mut tail = tail_at.load(Ordering::Relaxed);
-        let mut rec = Vec::with_capacity(256);
-        // Every byte read below is at `at(off) < size` in the data area, and at an offset in
-        // `tail..head`: published by the kernel (acquire above) and not rewritten by it until the
-        // tail moves past it (release below).
-        let at = |off: u64| (off % size) as usize;
-        while tail < head {
-            let mut hdr = [0u8; 8];
-            for (k, b) in hdr.iter_mut().enumerate() {
-                // SAFETY: in bounds and published, as said above (`tail + 8 <= head` is not known
-                // yet, but the kernel writes whole records, so a header at `tail < head` is whole).
-                *b = unsafe { *data.add(at(tail + k as u64)) };
-            }
-            let typ = u32::from_ne_bytes(hdr[0..4].try_into().unwrap());
-            let len = u16::from_ne_bytes(hdr[6..8].try_into().unwrap()) as u64;
-            if len < 8 || tail + len > head {
-                break;
-            }
-            rec.clear();
-            for k in 0..len {
-                // SAFETY: in bounds and published: `tail + k < tail + len <= head`.
-                rec.push(unsafe { *data.add(at(tail + k)) });
-            }
-            self.record(typ, &rec, batch);
-            tail += len;
-        }
-        // Hands the space back to the kernel once every record in it has been copied out.
-        tail_at.store(tail, Ordering::Release);
+        let rings = std::mem::take(&mut self.rings);
+        rings[i].for_each(|typ, rec| self.record(typ, rec, batch));
+        self.rings = rings;
     }
 
     fn record(&mut self, typ: u32, rec: &[u8], batch: &mut Vec<Event>) {

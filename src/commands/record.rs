@@ -52,6 +52,17 @@ pub struct RecordArgs {
     /// Do not read what blocked threads wait on (system call targets, lock/queue objects).
     #[arg(long)]
     pub no_waits: bool,
+
+    /// Record every acquire and release of the interpreter's locks exactly, through kernel
+    /// uprobes on its lock functions (root only; see docs/sections.md). Off by default: each
+    /// probe hit costs the program a few microseconds (docs/benchmarks.md).
+    #[arg(long)]
+    pub exact_locks: bool,
+
+    /// With --exact-locks: stop the probes (and go on sampling) when more than this many lock
+    /// events arrive in one second; the run's warnings say when.
+    #[arg(long, value_name = "EVENTS", default_value_t = threadradar_profiler::uprobes::DEFAULT_CAP_PER_S, requires = "exact_locks")]
+    pub exact_locks_cap: u64,
     /// Record the program N times, one after the other, as one run set: the runs go to RUN-1.json …
     /// RUN-N.json and RUN is the set's manifest (see docs/run-format.md, "Run sets").
     #[arg(long, value_name = "N", conflicts_with = "pid")]
@@ -79,6 +90,8 @@ impl RecordArgs {
             sched: false,
             no_sched: false,
             no_waits: false,
+            exact_locks: false,
+            exact_locks_cap: threadradar_profiler::uprobes::DEFAULT_CAP_PER_S,
             repeat: None,
             progress_lines: false,
             command,
@@ -162,6 +175,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         subprocesses: args.subprocesses,
         waits: !args.no_waits,
         sched: !args.no_sched,
+        exact_locks: args.exact_locks.then_some(args.exact_locks_cap),
         ..SamplerOptions::default()
     };
 
@@ -207,6 +221,9 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
     sampler.stream_to(&live);
     if let Err(why) = sampler.start_sched() {
         // Asked for explicitly: say so; by default only when it could matter (one line).
+        say!("threadradar: {why}");
+    }
+    if let Err(why) = sampler.start_locks() {
         say!("threadradar: {why}");
     }
     let pb = progress_bar(args.no_progress);
@@ -259,6 +276,15 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         }
         let _ = stopped;
         return Err(RecordError::NoSamples.into());
+    }
+    if let Some(l) = &run.locks {
+        // What the probes cost and what they missed, said once.
+        say!(
+            "threadradar: exact locks: {} lock events recorded, {} lost{}",
+            l.events,
+            l.lost_events,
+            l.stopped.as_ref().map(|w| format!("; {w}")).unwrap_or_default()
+        );
     }
     // Write before dealing with the program, so nothing recorded is lost whatever it does next.
     runfile::write(&run, &path).with_context(|| format!("the run as recorded so far is in {}", live.display()))?;

@@ -1,0 +1,447 @@
+//! Every lock acquisition, exact (`record --exact-locks`): kernel uprobes on the interpreter's
+//! lock functions, read through `perf_event_open` like the scheduler's events (`sched.rs`).
+//!
+//! The functions (docs/sections.md, "Exact lock events", says per version why they catch
+//! `threading.Lock`, `RLock`, `Condition`, `Semaphore`, `Event` and `queue.Queue`):
+//! acquires `PyThread_acquire_lock_timed`, `PyThread_acquire_lock_timed_with_retries` and
+//! `_PyMutex_LockTimed` get a uprobe (the call, with the lock's address in the first argument
+//! register) and a uretprobe (the return, whose value says whether the lock was taken); releases
+//! `PyThread_release_lock` and `_PyMutex_TryUnlock` get a uprobe. Each is looked up by name in
+//! the symbol tables (`.symtab`, else `.dynsym`) of the file that defines it — libpython when the
+//! interpreter is built shared, else the executable — read through `/proc/<pid>/root`; the probe
+//! goes at its file offset (`vaddr − segment vaddr + segment file offset`).
+//!
+//! Opened per CPU for every task (pid −1), not per target thread: a uprobe is a breakpoint in the
+//! file's pages, so a CPU-wide event fires for whichever process runs that code, and the events of
+//! the target's processes are kept by their process id (`PERF_SAMPLE_TID`). A per-task event
+//! (pid = the target) would watch one thread only, and `inherit` reaches only threads created
+//! after it was opened (and forbids the shared ring buffer), so the threads already running would
+//! need an event each, found by polling `/proc`. Other processes running the same interpreter
+//! binary pay the probes' cost while recording (their events are dropped).
+//!
+//! Each record carries `PERF_SAMPLE_IDENTIFIER | TID | TIME | REGS_USER` (rax, rdi) on
+//! `CLOCK_MONOTONIC`. A return carries no argument, so it is paired with its thread's call of the
+//! same function (the events are sorted by time first: a thread that moved to another CPU may have
+//! its call and return in different buffers). x86_64 only (the argument and return registers).
+//!
+//! Permission: the kernel's uprobe PMU needs `CAP_PERFMON` or `CAP_SYS_ADMIN` (root);
+//! `perf_event_paranoid` does not open it to others.
+
+use crate::perfring::{self, online_cpus, page_size, Ring, RING_PAGES};
+use crate::run::{LockEvent, LockInfo};
+use crate::lockevents::kind;
+use perf_event_open_sys as sys;
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The lock functions probed, by name, and whether each acquires (call + return) or releases.
+pub const FUNCTIONS: &[(&str, Role)] = &[
+    ("PyThread_acquire_lock_timed", Role::Acquire),
+    ("PyThread_acquire_lock_timed_with_retries", Role::Acquire),
+    ("_PyMutex_LockTimed", Role::Acquire),
+    ("PyThread_release_lock", Role::Release),
+    ("_PyMutex_TryUnlock", Role::Release),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Acquire,
+    Release,
+}
+
+/// How often the drain thread empties the buffers when they do not fill up first.
+const DRAIN_EVERY: Duration = Duration::from_millis(10);
+/// Events newer than this wait before they are paired and handed over: another CPU's buffer may
+/// still hold older events of the same thread.
+const HOLD_BACK_NS: u64 = 30_000_000;
+/// The default cap on kept events per second (over one-second windows) before the probes are
+/// stopped: docs/benchmarks.md measures what each event costs the program.
+pub const DEFAULT_CAP_PER_S: u64 = 200_000;
+
+/// x86_64 `perf_regs` indexes of the registers read: rax (return value) and rdi (first argument).
+const REG_AX: u64 = 0;
+const REG_DI: u64 = 5;
+
+/// One function to probe: where it is and what it does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    pub name: &'static str,
+    pub role: Role,
+    /// The file as the kernel can open it (through `/proc/<pid>/root`).
+    pub path: String,
+    /// The path as the program names it.
+    pub shown: String,
+    pub offset: u64,
+}
+
+/// Why exact lock events cannot be recorded by this user, as one sentence, or `None`.
+pub fn not_permitted() -> Option<String> {
+    const CAP_SYS_ADMIN: u64 = 1 << 21;
+    const CAP_PERFMON: u64 = 1 << 38;
+    let caps = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("CapEff:").map(|v| u64::from_str_radix(v.trim(), 16).unwrap_or(0))))
+        .unwrap_or(0);
+    if caps & (CAP_SYS_ADMIN | CAP_PERFMON) != 0 {
+        return None;
+    }
+    Some("exact lock events are not recorded: the kernel lets only root (CAP_PERFMON or CAP_SYS_ADMIN) put uprobes on the interpreter's lock functions; run as root, or record without --exact-locks (sections then come from samples)".into())
+}
+
+/// The file offset of virtual address `vaddr` in an ELF file: in the `PT_LOAD` segment that
+/// holds it, `vaddr − p_vaddr + p_offset`.
+pub fn file_offset(elf: &goblin::elf::Elf, vaddr: u64) -> Option<u64> {
+    elf.program_headers
+        .iter()
+        .filter(|ph| ph.p_type == goblin::elf::program_header::PT_LOAD)
+        .find(|ph| vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
+        .map(|ph| vaddr - ph.p_vaddr + ph.p_offset)
+}
+
+/// The lock functions an ELF file defines, with their file offsets.
+pub fn probes_in(bytes: &[u8]) -> Result<Vec<(&'static str, Role, u64)>, String> {
+    let elf = goblin::elf::Elf::parse(bytes).map_err(|e| format!("not an ELF file the recorder can read ({e})"))?;
+    let mut found: HashMap<&str, u64> = HashMap::new();
+    let tables = [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)];
+    for (syms, strs) in tables {
+        for sym in syms.iter() {
+            if sym.st_value == 0 || sym.st_shndx == 0 || !sym.is_function() {
+                continue;
+            }
+            let Some(name) = strs.get_at(sym.st_name) else { continue };
+            if let Some(&(n, _)) = FUNCTIONS.iter().find(|(n, _)| *n == name) {
+                found.entry(n).or_insert(sym.st_value);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for &(name, role) in FUNCTIONS {
+        if let Some(&vaddr) = found.get(name) {
+            let off = file_offset(&elf, vaddr).ok_or_else(|| format!("{name} at {vaddr:#x} lies in no loaded segment"))?;
+            out.push((name, role, off));
+        }
+    }
+    Ok(out)
+}
+
+/// The lock functions of process `pid`'s interpreter: from its libpython when one is mapped and
+/// defines them, else from its executable. One sentence when there are none.
+pub fn probes_for(pid: u32) -> Result<Vec<Probe>, String> {
+    let maps = proc_maps::get_process_maps(pid as proc_maps::Pid).map_err(|e| format!("cannot read /proc/{pid}/maps ({e})"))?;
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).map_err(|e| format!("cannot read /proc/{pid}/exe ({e})"))?;
+    let mut files: Vec<String> = maps
+        .iter()
+        .filter_map(|m| m.filename().and_then(|f| f.to_str()).map(str::to_string))
+        .filter(|f| Path::new(f).file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libpython")))
+        .collect();
+    files.dedup();
+    files.extend(exe.to_str().map(str::to_string));
+    for shown in files {
+        let path = format!("/proc/{pid}/root{shown}");
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        let found = probes_in(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+        if found.iter().any(|p| p.1 == Role::Acquire) {
+            return Ok(found.into_iter().map(|(name, role, offset)| Probe { name, role, path: path.clone(), shown: shown.clone(), offset }).collect());
+        }
+    }
+    Err(format!("process {pid}'s interpreter defines none of the lock functions ({}) in its symbol tables", FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")))
+}
+
+/// Opens a uprobe (or uretprobe) at `path` + `offset` on `cpu`, for every task.
+fn open_probe(uprobe_type: u32, path: &CString, offset: u64, ret: bool, cpu: i32) -> Result<i32, std::io::Error> {
+    let mut attr = sys::bindings::perf_event_attr::default();
+    attr.type_ = uprobe_type;
+    // `config` bit 0 is `retprobe` (/sys/bus/event_source/devices/uprobe/format/retprobe).
+    attr.config = ret as u64;
+    attr.uprobe_path = path.as_ptr() as u64;
+    attr.probe_offset = offset;
+    attr.sample_period = 1;
+    attr.sample_type = (sys::bindings::PERF_SAMPLE_IDENTIFIER | sys::bindings::PERF_SAMPLE_TID | sys::bindings::PERF_SAMPLE_TIME | sys::bindings::PERF_SAMPLE_REGS_USER) as u64;
+    attr.sample_regs_user = 1 << REG_AX | 1 << REG_DI;
+    attr.set_disabled(1);
+    attr.set_use_clockid(1);
+    attr.clockid = libc::CLOCK_MONOTONIC;
+    attr.set_watermark(1);
+    attr.wakeup_watermark = (RING_PAGES * page_size() / 4) as u32;
+    perfring::open(&mut attr, -1, cpu)
+}
+
+fn event_id(fd: i32) -> Option<u64> {
+    let mut id = 0u64;
+    // SAFETY: PERF_EVENT_IOC_ID writes one u64 through the pointer, which points at `id`, alive
+    // and writable for the call; `fd` is an open perf event of ours.
+    (unsafe { sys::ioctls::ID(fd, &mut id) } >= 0).then_some(id)
+}
+
+/// What a probe's event is: which function, and a call or a return.
+#[derive(Clone, Copy, Debug)]
+struct Meaning {
+    func: u16,
+    role: Role,
+    ret: bool,
+}
+
+/// A decoded record of a target thread, before pairing.
+#[derive(Clone, Copy, Debug)]
+struct Raw {
+    t: u64,
+    tid: u32,
+    m: Meaning,
+    ax: u64,
+    di: u64,
+}
+
+#[derive(Default)]
+struct Shared {
+    events: Vec<LockEvent>,
+    stopped: Option<(String, u64)>,
+    kept: u64,
+}
+
+/// Records the lock functions' calls and returns in a thread of its own until [`LockRecorder::stop`].
+pub struct LockRecorder {
+    stop: Arc<AtomicBool>,
+    lost: Arc<AtomicU64>,
+    shared: Arc<Mutex<Shared>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    probes: Vec<String>,
+    start_mono_ns: Arc<AtomicU64>,
+}
+
+impl LockRecorder {
+    /// Puts the probes of `pid`'s interpreter on every online CPU and starts draining them.
+    /// `pids` are the processes whose events count (the sampler adds to it); `start_mono_ns` is
+    /// `CLOCK_MONOTONIC` at the run's t = 0; `cap_per_s` the events per second beyond which the
+    /// probes are stopped. Fails with one sentence when the kernel does not let us.
+    pub fn start(pid: u32, pids: Arc<Mutex<Vec<u32>>>, start_mono_ns: Arc<AtomicU64>, cap_per_s: u64) -> Result<LockRecorder, String> {
+        if let Some(why) = not_permitted() {
+            return Err(why);
+        }
+        let off = |why: &str| format!("exact lock events are not recorded: {why}; sections come from samples");
+        let ty: u32 = std::fs::read_to_string("/sys/bus/event_source/devices/uprobe/type")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(|| off("the kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe/type; CONFIG_UPROBE_EVENTS)"))?;
+        let probes = probes_for(pid).map_err(|e| off(&e))?;
+        let mut meaning: HashMap<u64, Meaning> = HashMap::new();
+        let mut rings = Vec::new();
+        for cpu in online_cpus() {
+            let mut fds = Vec::new();
+            for (i, p) in probes.iter().enumerate() {
+                let path = CString::new(p.path.clone()).map_err(|_| off("a path with a NUL byte"))?;
+                for ret in [false, true] {
+                    if ret && p.role == Role::Release {
+                        continue;
+                    }
+                    let fd = match open_probe(ty, &path, p.offset, ret, cpu) {
+                        Ok(fd) => fd,
+                        Err(e) => {
+                            perfring::close_all(&fds);
+                            return Err(off(&format!("perf_event_open of a {} on {}+{:#x} (CPU {cpu}) failed ({e})", if ret { "uretprobe" } else { "uprobe" }, p.name, p.offset)));
+                        }
+                    };
+                    fds.push(fd);
+                    let id = event_id(fd).ok_or_else(|| off("PERF_EVENT_IOC_ID failed"))?;
+                    meaning.insert(id, Meaning { func: i as u16, role: p.role, ret });
+                }
+            }
+            rings.push(Ring::new(fds).map_err(|e| off(&format!("cannot map the ring buffer of CPU {cpu} ({e})")))?);
+        }
+        for r in &rings {
+            r.enable(true);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let lost = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let (s, l, sh, st) = (stop.clone(), lost.clone(), shared.clone(), start_mono_ns.clone());
+        let thread = std::thread::Builder::new()
+            .name("threadradar-locks".into())
+            .spawn(move || {
+                let mut d = Drain { rings, meaning, pids, start_mono_ns: st, lost: l, out: sh, pending: Vec::new(), pairs: Pairs::default(), cap_per_s, window: (0, 0) };
+                d.run(&s)
+            })
+            .map_err(|e| off(&format!("cannot start the drain thread ({e})")))?;
+        let probes = probes.iter().map(|p| format!("{}@{}+{:#x}", p.name, p.shown, p.offset)).collect();
+        Ok(LockRecorder { stop, lost, shared, thread: Some(thread), probes, start_mono_ns })
+    }
+
+    fn info(&self, sh: &Shared) -> LockInfo {
+        LockInfo {
+            source: "uprobes".into(),
+            probes: self.probes.clone(),
+            monotonic_at_start_ns: self.start_mono_ns.load(Ordering::Relaxed),
+            events: sh.kept,
+            lost_events: self.lost.load(Ordering::Relaxed),
+            stopped: sh.stopped.as_ref().map(|s| s.0.clone()),
+            stopped_at_ns: sh.stopped.as_ref().map(|s| s.1),
+        }
+    }
+
+    /// The events paired so far, in time order, and how they were recorded.
+    pub fn take(&self) -> (Vec<LockEvent>, LockInfo) {
+        let mut sh = self.shared.lock().unwrap();
+        let events = std::mem::take(&mut sh.events);
+        (events, self.info(&sh))
+    }
+
+    /// Stops recording, drains and pairs what is left and returns it.
+    pub fn stop(mut self) -> (Vec<LockEvent>, LockInfo) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.take()
+    }
+}
+
+impl Drop for LockRecorder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Pairs returns with calls: per thread and function, the lock addresses of the calls not
+/// returned from yet.
+#[derive(Default)]
+struct Pairs {
+    open: HashMap<(u32, u16), Vec<u64>>,
+}
+
+impl Pairs {
+    /// The lock event a record means, once its call is known.
+    fn event(&mut self, r: &Raw) -> Option<LockEvent> {
+        let (t, tid) = (r.t, r.tid);
+        match (r.m.role, r.m.ret) {
+            (Role::Release, _) => Some(LockEvent { t, tid, kind: kind::RELEASED, lock: r.di }),
+            (Role::Acquire, false) => {
+                self.open.entry((tid, r.m.func)).or_default().push(r.di);
+                Some(LockEvent { t, tid, kind: kind::CALL, lock: r.di })
+            }
+            (Role::Acquire, true) => {
+                // A return without its call (the call came before the recording) is dropped.
+                let lock = self.open.get_mut(&(tid, r.m.func))?.pop()?;
+                // PyLockStatus: PY_LOCK_ACQUIRED = 1 (FAILURE 0, INTR 2).
+                let k = if r.ax as u32 == 1 { kind::ACQUIRED } else { kind::FAILED };
+                Some(LockEvent { t, tid, kind: k, lock })
+            }
+        }
+    }
+}
+
+struct Drain {
+    rings: Vec<Ring>,
+    meaning: HashMap<u64, Meaning>,
+    pids: Arc<Mutex<Vec<u32>>>,
+    start_mono_ns: Arc<AtomicU64>,
+    lost: Arc<AtomicU64>,
+    out: Arc<Mutex<Shared>>,
+    /// Records read but not paired yet (held back until older than [`HOLD_BACK_NS`]).
+    pending: Vec<Raw>,
+    pairs: Pairs,
+    cap_per_s: u64,
+    /// The current one-second window of the cap: its start (ns) and the events kept in it.
+    window: (u64, u64),
+}
+
+impl Drain {
+    fn run(&mut self, stop: &AtomicBool) {
+        let mut pfds: Vec<libc::pollfd> = self.rings.iter().map(|r| libc::pollfd { fd: r.fds[0], events: libc::POLLIN, revents: 0 }).collect();
+        loop {
+            let stopping = stop.load(Ordering::Relaxed);
+            let pids = self.pids.lock().unwrap().clone();
+            let rings = std::mem::take(&mut self.rings);
+            for ring in &rings {
+                ring.for_each(|typ, rec| self.record(typ, rec, &pids));
+            }
+            self.rings = rings;
+            let now = crate::sched::monotonic_ns().saturating_sub(self.start_mono_ns.load(Ordering::Relaxed));
+            self.pair(if stopping { None } else { Some(now.saturating_sub(HOLD_BACK_NS)) });
+            if stopping {
+                return;
+            }
+            // SAFETY: `pfds` is a live Vec of `pfds.len()` initialised pollfds, borrowed mutably
+            // for the call (the kernel writes `revents`); their fds belong to `self.rings`, open
+            // while `self` lives. Wakes early when a buffer passes its watermark.
+            unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, DRAIN_EVERY.as_millis() as i32) };
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Pairs the held-back records up to `cut` (all without one) in time order and hands the
+    /// events over; stops the probes when the events of the last second pass the cap.
+    fn pair(&mut self, cut: Option<u64>) {
+        self.pending.sort_by_key(|r| r.t);
+        let n = cut.map_or(self.pending.len(), |cut| self.pending.partition_point(|r| r.t <= cut));
+        let mut events = Vec::with_capacity(n);
+        for r in self.pending.drain(..n) {
+            events.extend(self.pairs.event(&r));
+        }
+        let Some(last) = events.last().map(|e| e.t) else { return };
+        if last.saturating_sub(self.window.0) >= 1_000_000_000 {
+            self.window = (last, 0);
+        }
+        self.window.1 += events.len() as u64;
+        let mut out = self.out.lock().unwrap();
+        out.kept += events.len() as u64;
+        out.events.append(&mut events);
+        if self.window.1 > self.cap_per_s && out.stopped.is_none() {
+            for r in &self.rings {
+                r.enable(false);
+            }
+            let why = format!(
+                "exact lock events stopped at {:.1} s: more than {} events in one second (the cap, --exact-locks-cap) would slow the program down too much; sections after that come from samples",
+                last as f64 / 1e9,
+                self.cap_per_s
+            );
+            out.stopped = Some((why, last));
+        }
+    }
+
+    fn record(&mut self, typ: u32, rec: &[u8], pids: &[u32]) {
+        let u32_at = |o: usize| rec.get(o..o + 4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()));
+        let u64_at = |o: usize| rec.get(o..o + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()));
+        if typ == sys::bindings::PERF_RECORD_LOST {
+            if let Some(n) = u64_at(16) {
+                self.lost.fetch_add(n, Ordering::Relaxed);
+            }
+            return;
+        }
+        if typ != sys::bindings::PERF_RECORD_SAMPLE {
+            return;
+        }
+        // header(8) | id u64 | pid u32, tid u32 | time u64 | abi u64 | rax u64 | rdi u64
+        let (Some(id), Some(pid), Some(tid), Some(time), Some(abi)) = (u64_at(8), u32_at(16), u32_at(20), u64_at(24), u64_at(32)) else { return };
+        if !pids.contains(&pid) || abi == 0 {
+            return;
+        }
+        let (Some(&m), Some(ax), Some(di)) = (self.meaning.get(&id), u64_at(40), u64_at(48)) else { return };
+        let Some(t) = time.checked_sub(self.start_mono_ns.load(Ordering::Relaxed)) else { return };
+        self.pending.push(Raw { t, tid, m, ax, di });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn returns_pair_with_their_own_threads_calls() {
+        let mut p = Pairs::default();
+        let call = Meaning { func: 0, role: Role::Acquire, ret: false };
+        let ret = Meaning { ret: true, ..call };
+        let rel = Meaning { func: 3, role: Role::Release, ret: false };
+        let ev = |p: &mut Pairs, t, tid, m, ax, di| p.event(&Raw { t, tid, m, ax, di });
+        assert_eq!(ev(&mut p, 1, 7, ret, 1, 0), None, "a return whose call came before the recording");
+        assert_eq!(ev(&mut p, 2, 7, call, 0, 0xa0).unwrap().kind, kind::CALL);
+        assert_eq!(ev(&mut p, 3, 8, call, 0, 0xa0).unwrap().kind, kind::CALL);
+        let a = ev(&mut p, 4, 7, ret, 1, 0xdead).unwrap();
+        assert_eq!((a.kind, a.lock), (kind::ACQUIRED, 0xa0), "the lock of the call, not rdi at the return");
+        assert_eq!(ev(&mut p, 5, 8, ret, 0, 0).unwrap().kind, kind::FAILED);
+        let r = ev(&mut p, 6, 7, rel, 0, 0xa0).unwrap();
+        assert_eq!((r.kind, r.lock), (kind::RELEASED, 0xa0));
+    }
+}

@@ -1,0 +1,69 @@
+"""Ground truth for exact lock events: 600 executions of one `with guard:` section, taken in turn
+by a few threads; most hold the lock about 2 ms, every 50th about 40 ms. Each execution is logged
+from inside the section on the clock the kernel's events use (time.monotonic_ns = CLOCK_MONOTONIC).
+
+usage: guarded600.py LOG [KIND] [THREADS] [EXECUTIONS]
+
+KIND: lock (threading.Lock, the default), rlock (threading.RLock, entered twice per execution:
+only the outer acquire takes the lock), condition (threading.Condition: a consumer waits on it,
+a producer notifies).
+LOG gets one JSON object per line and execution:
+{"tid": native thread id, "start_ns": monotonic ns on entering, "duration_ns": ns held (up to just
+before leaving), "called_ns": monotonic ns just before `with`, "slow": bool}
+"""
+import json
+import sys
+import threading
+import time
+
+LOG = sys.argv[1]
+KIND = sys.argv[2] if len(sys.argv) > 2 else "lock"
+THREADS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+EXECUTIONS = int(sys.argv[4]) if len(sys.argv) > 4 else 600
+FAST_S, SLOW_S, EVERY = 0.002, 0.040, 50
+
+guard = {"lock": threading.Lock, "rlock": threading.RLock, "condition": threading.Condition}[KIND]()
+count = 0
+log = []
+
+
+def section():
+    """One execution: the thread sleeps inside (the GIL is free, so the held time stays true)."""
+    global count
+    called = time.monotonic_ns()
+    with guard:
+        if KIND == "rlock":
+            guard.acquire()  # re-entered: no second lock-taking
+        start = time.monotonic_ns()
+        count += 1
+        slow = count % EVERY == 0
+        time.sleep(SLOW_S if slow else FAST_S)
+        end = time.monotonic_ns()
+        log.append({"tid": threading.get_native_id(), "start_ns": start, "duration_ns": end - start, "called_ns": called, "slow": slow})
+        if KIND == "rlock":
+            guard.release()
+        if KIND == "condition":
+            guard.notify_all()
+        return count
+
+
+def worker():
+    while True:
+        time.sleep(0.0005)  # apart: a thread that just left lets another in
+        if section() >= EXECUTIONS:
+            return
+
+
+def main():
+    time.sleep(1.0)  # the recorder puts its probes in place before the first execution
+    threads = [threading.Thread(target=worker, name=f"worker-{i}") for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with open(LOG, "w") as f:
+        for e in log[:EXECUTIONS]:
+            f.write(json.dumps(e) + "\n")
+
+
+main()
