@@ -23,6 +23,7 @@ pub mod radar;
 pub mod record;
 pub mod report;
 pub mod sections;
+pub mod sections_exact;
 pub mod runs;
 pub mod runpath;
 pub mod serve;

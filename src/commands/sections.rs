@@ -32,6 +32,11 @@ pub struct SectionsArgs {
     /// An execution longer than this quantile of its section is an outlier.
     #[arg(long, default_value_t = 0.99, value_name = "Q")]
     pub outlier_quantile: f64,
+
+    /// The exact sections of a run recorded with `record --exact-locks`: every execution of every
+    /// lock, from the interpreter's acquire and release calls (with --json: as JSON).
+    #[arg(long)]
+    pub exact: bool,
 }
 
 pub fn run(args: SectionsArgs) -> anyhow::Result<ExitCode> {
@@ -44,6 +49,19 @@ pub fn run(args: SectionsArgs) -> anyhow::Result<ExitCode> {
     let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
     run.validate().map_err(threadradar_analysis::AnalysisError::from)?;
+    if args.exact {
+        let Some(view) = threadradar_analysis::locksections::analyse(&run) else {
+            bail!("{} was recorded without lock events; record it again with `threadradar record --exact-locks` (root) to list exact sections", path.display());
+        };
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            serde_json::to_writer(&mut out, &view)?;
+            writeln!(out)?;
+        } else {
+            super::sections_exact::print(&view, &run.meta.cwd, &mut out)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let found = discover_run(&run, args.config.as_deref()).map_err(anyhow::Error::msg)?;
     for note in &found.notes {
         eprintln!("threadradar: {note}");
@@ -56,6 +74,9 @@ pub fn run(args: SectionsArgs) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
     } else {
         print_table(&view, &run.meta.cwd, &mut out)?;
+        if run.locks.is_some() {
+            writeln!(out, "\nThis run has exact lock events: `threadradar sections --exact {}` lists every execution.", path.display())?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
