@@ -170,3 +170,26 @@ fn without_root_it_says_why_and_records_without() {
     let run = read(&out);
     assert!(run.locks.is_none() && run.lock_events.is_empty() && !run.samples.is_empty());
 }
+
+/// Above the cap the probes stop, the run says when in its warnings, and sampling goes on.
+#[test]
+fn above_the_cap_the_probes_stop_and_the_run_says_so() {
+    if !root_or_skip() {
+        return;
+    }
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    // 100 000 turns ≈ 300 000 events, far above 2 000 a second.
+    let o = record(&out, &["--no-sched", "--exact-locks", "--exact-locks-cap", "2000"], &[&script("lock_churn.py"), "100000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read(&out);
+    let info = run.locks.as_ref().unwrap();
+    let why = info.stopped.as_deref().expect("the probes were stopped");
+    assert!(why.contains("2000 events in one second"), "{why}");
+    assert!(run.meta.warnings.iter().any(|w| w == why), "the warning is in the run: {:?}", run.meta.warnings);
+    let at = info.stopped_at_ns.unwrap();
+    assert!(run.lock_events.iter().all(|e| e.t <= at + 100_000_000), "no events long after the stop");
+    assert!(run.lock_events.len() < 100_000, "stopped early: {} events", run.lock_events.len());
+    assert!(run.samples.last().unwrap().t > at, "sampling went on after the stop");
+}

@@ -285,6 +285,9 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
             l.lost_events,
             l.stopped.as_ref().map(|w| format!("; {w}")).unwrap_or_default()
         );
+        if l.events == 0 {
+            say!("threadradar: no thread of the program called the probed lock functions; an interpreter stripped of its symbol table and built with link-time optimisation (Debian's 3.14 and 3.15) calls private copies of them that cannot be found by name: see docs/sections.md, \"Exact lock events\"");
+        }
     }
     // Write before dealing with the program, so nothing recorded is lost whatever it does next.
     runfile::write(&run, &path).with_context(|| format!("the run as recorded so far is in {}", live.display()))?;

@@ -5,8 +5,8 @@ from inside the section on the clock the kernel's events use (time.monotonic_ns 
 usage: guarded600.py LOG [KIND] [THREADS] [EXECUTIONS]
 
 KIND: lock (threading.Lock, the default), rlock (threading.RLock, entered twice per execution:
-only the outer acquire takes the lock), condition (threading.Condition: a consumer waits on it,
-a producer notifies).
+only the outer acquire takes the lock), condition (threading.Condition entered with `with`, its
+RLock taking the lock; notify_all inside, with nobody waiting).
 LOG gets one JSON object per line and execution:
 {"tid": native thread id, "start_ns": monotonic ns on entering, "duration_ns": ns held (up to just
 before leaving), "called_ns": monotonic ns just before `with`, "slow": bool}
