@@ -262,7 +262,7 @@ impl LockRecorder {
         let thread = std::thread::Builder::new()
             .name("threadradar-locks".into())
             .spawn(move || {
-                let mut d = Drain { rings, meaning, pids, start_mono_ns: st, lost: l, out: sh, pending: Vec::new(), pairs: Pairs::default(), cap_per_s, window: (0, 0) };
+                let mut d = Drain { rings, meaning, pids, start_mono_ns: st, lost: l, out: sh, pending: Vec::new(), pairs: Pairs::default(), cap_per_s, window: (0, 0), capped: false };
                 d.run(&s)
             })
             .map_err(|e| off(&format!("cannot start the drain thread ({e})")))?;
@@ -346,6 +346,8 @@ struct Drain {
     cap_per_s: u64,
     /// The current one-second window of the cap: its start (ns) and the events kept in it.
     window: (u64, u64),
+    /// The cap was passed: the events are disabled and are closed by the next round.
+    capped: bool,
 }
 
 impl Drain {
@@ -353,6 +355,17 @@ impl Drain {
         let mut pfds: Vec<libc::pollfd> = self.rings.iter().map(|r| libc::pollfd { fd: r.fds[0], events: libc::POLLIN, revents: 0 }).collect();
         loop {
             let stopping = stop.load(Ordering::Relaxed);
+            if self.capped && !self.rings.is_empty() {
+                // A disabled uprobe still traps (its breakpoint stays in the program until the
+                // event is closed): read what is left, then close the events.
+                let pids = self.pids.lock().unwrap().clone();
+                let rings = std::mem::take(&mut self.rings);
+                for ring in &rings {
+                    ring.for_each(|typ, rec| self.record(typ, rec, &pids));
+                }
+                drop(rings);
+                pfds.clear();
+            }
             let pids = self.pids.lock().unwrap().clone();
             let rings = std::mem::take(&mut self.rings);
             for ring in &rings {
@@ -364,9 +377,14 @@ impl Drain {
             if stopping {
                 return;
             }
+            if pfds.is_empty() {
+                std::thread::sleep(DRAIN_EVERY);
+                continue;
+            }
             // SAFETY: `pfds` is a live Vec of `pfds.len()` initialised pollfds, borrowed mutably
             // for the call (the kernel writes `revents`); their fds belong to `self.rings`, open
-            // while `self` lives. Wakes early when a buffer passes its watermark.
+            // while `self` lives (cleared before the rings are closed). Wakes early when a buffer
+            // passes its watermark.
             unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, DRAIN_EVERY.as_millis() as i32) };
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -393,6 +411,7 @@ impl Drain {
             for r in &self.rings {
                 r.enable(false);
             }
+            self.capped = true;
             let why = format!(
                 "exact lock events stopped at {:.1} s: more than {} events in one second (the cap, --exact-locks-cap) would slow the program down too much; sections after that come from samples",
                 last as f64 / 1e9,
