@@ -101,6 +101,13 @@ fn check(python: &str, kind: &str) {
     // Three threads take turns: most entries wait for another thread's release.
     let handoffs = found.iter().filter(|e| e.3.is_some()).count();
     assert!(handoffs * 2 >= found.len(), "hand-offs named for {handoffs} of {} executions", found.len());
+    // `waits` lists the same hand-offs as exact edges.
+    let o = threadradar(dir.path(), &["waits", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text.lines().find(|l| l.contains("exact lock hand-offs")).unwrap_or_else(|| panic!("waits lists the exact hand-offs: {text}"));
+    let total: usize = line.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(total >= handoffs, "waits counts {total} hand-offs, sections --exact {handoffs} on the guard alone");
+    assert!(text.contains("-> worker-"), "{text}");
     let slow = truth.iter().filter(|t| t.duration_ns > 30_000_000).count();
     let slow_found = found.iter().filter(|e| e.2 > 30_000_000).count();
     assert!(slow_found >= slow, "every 40 ms execution is there: {slow_found} of {slow}");

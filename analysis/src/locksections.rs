@@ -248,6 +248,43 @@ pub fn analyse(run: &Run) -> Option<ExactSectionsView> {
     })
 }
 
+/// Lock hand-offs between two threads (evidence `lock-event`): the releasing thread, the waiter
+/// it let in, on which lock, how often and how long the waiter had waited in all.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Handoff {
+    pub lock: String,
+    pub place: Option<String>,
+    pub from: String,
+    pub to: String,
+    pub count: usize,
+    pub waited_s: f64,
+}
+
+/// Every (lock, releaser, waiter) of the exact executions, most frequent first.
+pub fn handoffs(view: &ExactSectionsView) -> Vec<Handoff> {
+    let mut out: Vec<Handoff> = Vec::new();
+    for l in &view.locks {
+        let mut pairs: HashMap<(&str, &str), (usize, f64)> = HashMap::new();
+        for e in &l.executions {
+            if let Some(from) = &e.waited_for {
+                let p = pairs.entry((from.as_str(), e.thread.as_str())).or_default();
+                p.0 += 1;
+                p.1 += e.wait_s;
+            }
+        }
+        out.extend(pairs.into_iter().map(|((from, to), (count, waited_s))| Handoff {
+            lock: l.lock.clone(),
+            place: l.place.clone(),
+            from: from.to_string(),
+            to: to.to_string(),
+            count,
+            waited_s,
+        }));
+    }
+    out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| (&a.lock, &a.from, &a.to).cmp(&(&b.lock, &b.from, &b.to))));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,5 +329,7 @@ mod tests {
         let view = analyse(&run).unwrap();
         assert_eq!(view.locks[0].handoffs, 1);
         assert_eq!(view.locks[0].executions[1].waited_for.as_deref(), Some("1"));
+        let h = handoffs(&view);
+        assert_eq!((h.len(), h[0].from.as_str(), h[0].to.as_str(), h[0].count), (1, "1", "2", 1));
     }
 }

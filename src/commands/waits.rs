@@ -51,7 +51,23 @@ pub fn run(args: WaitsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     print_table(&mut out, &view, &args)?;
+    if let Some(exact) = threadradar_analysis::locksections::analyse(&run) {
+        print_handoffs(&mut out, &exact, &run.meta.cwd, args.top)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The exact lock hand-offs of a run recorded with `--exact-locks` (evidence `lock-event`).
+fn print_handoffs(out: &mut impl Write, exact: &threadradar_analysis::locksections::ExactSectionsView, cwd: &str, top: usize) -> std::io::Result<()> {
+    let h = threadradar_analysis::locksections::handoffs(exact);
+    writeln!(out)?;
+    writeln!(out, "{} exact lock hand-offs (evidence lock-event: a release, then the waiter's acquire returned); the top {}:", h.iter().map(|x| x.count).sum::<usize>(), top.min(h.len()))?;
+    writeln!(out, "{:>6}  {:<20}    {:<20} {:<16} {:>9}  place", "count", "releaser", "waiter", "lock", "waited")?;
+    for x in h.iter().take(top) {
+        let place = x.place.as_deref().map(|p| p.strip_prefix(cwd).map(|f| f.trim_start_matches('/')).unwrap_or(p)).unwrap_or("");
+        writeln!(out, "{:>6}  {:<20} -> {:<20} {:<16} {:>7.1} ms  {place}", x.count, clip(&x.from, 20), clip(&x.to, 20), x.lock, x.waited_s * 1e3)?;
+    }
+    Ok(())
 }
 
 fn print_table(out: &mut impl Write, view: &WaitsView, args: &WaitsArgs) -> std::io::Result<()> {
