@@ -2,7 +2,8 @@
 //! `py-spy` and `remoteprocess`) and stores what it saw as a run file.
 //!
 //! - [`run`]: the data model of a run, shared with `analysis` and the language server.
-//! - [`runfile`]: reading (with clear errors) and atomic writing of run files.
+//! - [`runfile`]: reading (with clear errors) and atomic writing of run files; [`repair`]: what a
+//!   read run claims beyond its ids (time order, interval, bounds), restored with a note.
 //! - [`runset`]: run sets (`record --repeat N`, or a list of runs): one reader for every client.
 //! - [`builder`]: interning tables while a run is built.
 //! - [`attribution`]: a frame's function and a thread's type from its entry point, for recorded
@@ -19,6 +20,7 @@ pub mod attribution;
 pub mod builder;
 #[cfg(feature = "source")]
 pub mod config;
+pub mod repair;
 pub mod run;
 pub mod runfile;
 pub mod runset;

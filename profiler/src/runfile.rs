@@ -57,9 +57,10 @@ pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Run, RunFileError> {
         return from_stream(&bytes[first_line.len()..], path);
     }
     match serde_json::from_slice::<Run>(bytes) {
-        Ok(run) => {
+        Ok(mut run) => {
             check_header(run.format.as_str(), Some(run.version), path)?;
             run.validate().map_err(|e| RunFileError::Corrupt { path: p(), detail: e.to_string() })?;
+            crate::repair::repair(&mut run);
             Ok(run)
         }
         Err(e) => Err(diagnose(bytes, e, path)),
@@ -209,6 +210,8 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
     if chunks == 0 {
         return Err(RunFileError::Truncated { path: p(), detail: "after its header".into() });
     }
+    run.validate().map_err(|e| RunFileError::Corrupt { path: p(), detail: e.to_string() })?;
+    crate::repair::repair(&mut run);
     if !ended {
         run.meta.partial = true;
         run.meta.sample_count = run.samples.len() as u64;
@@ -219,7 +222,6 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
             run.meta.achieved_rate_hz = run.samples.len() as f64 / run.meta.duration_s;
         }
     }
-    run.validate().map_err(|e| RunFileError::Corrupt { path: p(), detail: e.to_string() })?;
     Ok(run)
 }
 
