@@ -25,6 +25,8 @@ pub fn repair(run: &mut Run) -> Vec<String> {
         run.samples.retain(|s| s.t <= MAX_T_NS);
         notes.push(format!("{late} sample(s) are stamped more than a year after the run's start; they were dropped"));
     }
+    // One entry per thread in a sample: the views walk a thread's samples as a sequence (the
+    // timeline took a thread seen twice at one tick for a gap of 2^32 ticks).
     let mut doubled = 0usize;
     for s in &mut run.samples {
         let mut seen: HashSet<ThreadId> = HashSet::with_capacity(s.threads.len());
@@ -33,7 +35,7 @@ pub fn repair(run: &mut Run) -> Vec<String> {
         doubled += before - s.threads.len();
     }
     if doubled > 0 {
-        notes.push(format!("{doubled} thread entr(ies) appeared twice in one sample; the later ones were dropped"));
+        notes.push(format!("{doubled} thread entr(ies) appeared a second time in one sample; the first of each was kept"));
     }
     if !(run.meta.interval_ms.is_finite() && run.meta.interval_ms > 0.0 && run.meta.interval_ms <= MAX_INTERVAL_MS) {
         let gaps: Vec<u64> = run.samples.windows(2).map(|w| w[1].t - w[0].t).filter(|&g| g > 0).collect();
@@ -106,10 +108,12 @@ const MAX_INTERVAL_MS: f64 = 3_600_000.0;
 const MAX_T_NS: u64 = 366 * 24 * 3600 * 1_000_000_000;
 
 /// A thread's CPU and run-queue time since its previous sample cannot exceed the wall time since
-/// then (one thread runs on one CPU at a time); the kernel's counters are read up to a few
-/// milliseconds after the tick, so one sampling interval (at least 10 ms) of slack is allowed.
+/// then (one thread runs on one CPU at a time). The kernel's counters are read after the tick, by
+/// up to tens of milliseconds under load (and runs before `read_us` was kept do not say when), so
+/// a second, or ten intervals when longer, of slack is allowed: this bounds damage, it does not
+/// second-guess a recording.
 fn cpu_within_wall_time(run: &mut Run) -> Option<String> {
-    let slack = ((run.meta.interval_ms * 1e6) as u64).max(10_000_000);
+    let slack = ((run.meta.interval_ms * 1e7) as u64).max(1_000_000_000);
     let mut last_t: Vec<u64> = vec![0; run.threads.len()];
     let mut clamped = 0usize;
     for s in &mut run.samples {

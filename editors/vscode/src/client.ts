@@ -115,6 +115,15 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
   readonly onOpenPanel = this.openPanelEmitter.event;
   /** Fires each time a server has started and initialized. */
   readonly onReady = this.readyEmitter.event;
+  /**
+   * A saved `pyproject.toml` or `threadradar.toml`: the server hears of saves only of the
+   * documents it is given (Python files), so it is told of this one and checks the configuration
+   * again (a new mistake is said when it is made).
+   */
+  private readonly configSaves = vscode.workspace.onDidSaveTextDocument((doc) => {
+    if (this.client === undefined || doc.uri.scheme !== "file" || !/(^|[\\/])(pyproject|threadradar)\.toml$/.test(doc.uri.fsPath)) return;
+    void this.client.sendNotification("textDocument/didSave", { textDocument: { uri: doc.uri.toString() } });
+  });
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -334,6 +343,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
   }
 
   dispose(): void {
+    this.configSaves.dispose();
     void this.stop();
     this.stateEmitter.dispose();
     this.changedEmitter.dispose();

@@ -56,7 +56,8 @@ impl Backend {
             let s = self.state();
             (s.folders.clone(), s.settings.overrides())
         };
-        let list = tokio::task::spawn_blocking(move || runs::list_with(&folders, &overrides)).await.unwrap_or_default();
+        // A panic while listing is logged and shown (`run_blocking`); the list is then empty.
+        let list = self.run_blocking("listing the runs", move |_| runs::list_with(&folders, &overrides)).await.unwrap_or_default();
         let (changed, pinned, active_path, folders, overrides) = {
             let mut s = self.state();
             let changed = s.runs != list;
