@@ -123,7 +123,7 @@ describe("activation", () => {
       try {
         await until("the run in the status bar", () => (fake.status[0]?.text ?? "").includes("samples"), 20_000);
         expect(fake.messages.filter((m) => m.text.includes("bogus-key"))).toEqual([]);
-        fs.writeFileSync(pyproject, '[tool.threadradar]\nstates = ["computing"]\nbogus-key = 3\n');
+        fs.writeFileSync(pyproject, '[tool.threadradar]\nstates = "computing"\nbogus-key = 3\n');
         fake.save(pyproject);
         await until("the mistake said after the save", () => fake.messages.some((m) => m.text.includes("bogus-key")), 10_000);
         const said = fake.messages.find((m) => m.text.includes("bogus-key"));
