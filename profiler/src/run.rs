@@ -104,6 +104,10 @@ pub struct WaitObject {
     /// The caller frame whose source line gave the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<FrameId>,
+    /// The Python thread id (`Thread::python_id`) that owned the lock when the object was read:
+    /// a C `_thread.RLock` keeps its owner; a plain `Lock` (and every other type) records none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<u64>,
 }
 
 /// How the scheduler's events were recorded.
@@ -805,7 +809,7 @@ mod tests {
         run.frames.push(Frame { function: 9, line: 1 });
         assert!(run.validate().is_err());
         run.frames.pop();
-        run.waits.push(WaitTarget { syscall: 0, object: Some(WaitObject { addr: 1, type_name: 0, name: None, frame: Some(0) }), ..Default::default() });
+        run.waits.push(WaitTarget { syscall: 0, object: Some(WaitObject { addr: 1, type_name: 0, name: None, frame: Some(0), owner: None }), ..Default::default() });
         assert!(run.validate().is_ok());
         run.waits[0].object.as_mut().unwrap().frame = Some(1);
         assert_eq!(run.validate().unwrap_err().what, "wait");
