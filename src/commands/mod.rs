@@ -27,6 +27,7 @@ pub mod sections;
 pub mod runs;
 pub mod runpath;
 pub mod serve;
+pub mod sourceroot;
 pub mod test;
 pub mod timeline;
 pub mod waits;
