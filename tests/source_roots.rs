@@ -147,3 +147,46 @@ fn the_language_server_maps_the_recorded_paths_with_the_project_s_source_roots()
     assert!(hints[0].1.contains('%'), "a hint with the figures: {hints:?}");
     assert!(hints.iter().all(|(l, _)| [line_of("def spin"), line_of("def main")].contains(l)), "hints only at the definitions: {hints:?}");
 }
+
+/// `threadradar serve RUN --port 0 EXTRA…`, its address, and the server (killed when dropped),
+/// with its output kept open (it prints more lines).
+struct Served(std::process::Child, String, #[allow(dead_code)] std::io::BufReader<std::process::ChildStdout>);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(ws: &Moved, extra: &[&str]) -> Served {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(bin())
+        .args(["serve", ws.run.to_str().unwrap(), "--port", "0"])
+        .args(extra)
+        .current_dir(&ws.root)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut line).unwrap();
+    let url = line.split_whitespace().find(|w| w.starts_with("http://127.0.0.1:")).unwrap_or_else(|| panic!("no address in {line:?}")).to_string();
+    Served(child, url, out)
+}
+
+/// The panels' `documentArtifacts` of the moved file: (qualname, 1-based line) of each.
+fn document_artifacts(s: &Served, file: &Path) -> Vec<(String, u64)> {
+    let r: Value = ureq::post(&format!("{}api/documentArtifacts", s.1)).set("Content-Type", "application/json").send_string(&json!({ "file": file }).to_string()).unwrap().into_json().unwrap();
+    r["artifacts"].as_array().unwrap().iter().map(|a| (a["qualname"].as_str().unwrap().to_string(), a["line"].as_u64().unwrap() + 1)).collect()
+}
+
+#[test]
+fn serve_maps_the_recorded_paths_with_a_source_root() {
+    let ws = moved_workspace();
+    assert_eq!(document_artifacts(&serve(&ws, &[]), &ws.moved), vec![], "the run knows no file at the new place");
+    let spec = format!("{}={}", ws.orig.parent().unwrap().display(), ws.moved.parent().unwrap().display());
+    let s = serve(&ws, &["--source-root", &spec]);
+    let placed = document_artifacts(&s, &ws.moved);
+    assert!(placed.contains(&("spin".to_string(), line_of("def spin"))), "{placed:?}");
+}
