@@ -104,8 +104,9 @@ pub struct WaitObject {
     /// The caller frame whose source line gave the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<FrameId>,
-    /// The Python thread id (`Thread::python_id`) that owned the lock when the object was read:
-    /// a C `_thread.RLock` keeps its owner; a plain `Lock` (and every other type) records none.
+    /// The Python thread id (`Thread::python_id`) that held the object when it was read: a C
+    /// `_thread.RLock`'s owner; for a `Thread.join`, the joined thread (its `_ident`: it holds
+    /// the lock a join waits on until it ends). A plain `Lock` (and every other type) records none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<u64>,
 }

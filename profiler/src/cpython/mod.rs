@@ -253,6 +253,16 @@ impl Interpreter {
         self.mem.u64(at).ok().filter(|&id| id != 0)
     }
 
+    /// A `threading.Thread`'s `_ident` (`None` until it started: the attribute is then `None`,
+    /// not an int).
+    pub fn thread_ident(&self, obj: usize) -> Option<u64> {
+        let value = self.mem.attribute(obj, "_ident").ok()??;
+        if self.mem.type_name(value).ok()? != "int" {
+            return None;
+        }
+        self.mem.long(value).ok().filter(|&id| id != 0)
+    }
+
     fn interpreters(&self) -> Result<Vec<usize>> {
         let mut out = Vec::new();
         let mut interp = self.mem.ptr(self.runtime + self.o().runtime_interpreters_head as usize)?;
