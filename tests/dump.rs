@@ -99,6 +99,8 @@ fn check_text(py: &str, kind: &str, p: &Deadlocked, out: &str) {
         assert!(lines[h + 1].starts_with("    take (") && lines[h + 1].ends_with(&format!("deadlock.py:{take})")), "{py} {kind}: {}", lines[h + 1]);
     }
     let main = lines.iter().position(|l| l.starts_with(&format!("Thread {} \"MainThread\"", p.pid))).unwrap_or_else(|| panic!("{py}: no main thread in:\n{out}"));
+    // A join waits for the joined thread, which holds it until it ends.
+    assert!(lines[main].ends_with(&format!(", waiting for a (threading.Thread at {}) held by \"a\" ({})", lines[main].split(" at ").nth(1).unwrap_or("").split(')').next().unwrap_or(""), p.tids["a"])), "{py}: {}", lines[main]);
     assert!(lines[main + 1..].iter().take_while(|l| l.starts_with("    ")).any(|l| l.starts_with("    main (") && l.ends_with(&format!("deadlock.py:{join})"))), "{py}: main not at line {join}:\n{out}");
     let deadlock: Vec<&&str> = lines.iter().filter(|l| l.starts_with("Deadlock:")).collect();
     if kind == "rlock" {
@@ -140,6 +142,7 @@ fn check_json(py: &str, kind: &str, p: &Deadlocked, out: &str) {
             assert!(w["holder_unknown"].is_string());
         }
     }
+    assert_eq!(threads[0]["wait"]["holder"].as_u64(), Some(a as u64), "{py}: the main thread joins a");
     // Each waits for the lock the other took first: two different locks.
     assert_ne!(threads[a]["wait"]["addr"], threads[b]["wait"]["addr"]);
     let deadlocks = v["deadlocks"].as_array().unwrap();

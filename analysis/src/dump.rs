@@ -3,8 +3,9 @@
 //! where the run knows it, which thread holds that; then the cycles those "waits for a lock held
 //! by" relations form — deadlocks. Pure: a run goes in, a [`Dump`] comes out.
 //!
-//! Who holds what is only what the run recorded, never guessed: the owner of a C `RLock`
-//! ([`WaitObject::owner`], read from the lock's memory) and the GIL's holder at the same tick. A
+//! Who holds what is only what the run recorded, never guessed: the owner of a C `RLock` and the
+//! thread a join waits for ([`WaitObject::owner`], read from the program's memory), and the
+//! GIL's holder at the same tick. A
 //! plain `Lock` keeps no owner, so a thread waiting on one has no holder and takes part in no
 //! cycle.
 //!
@@ -154,18 +155,17 @@ fn wait(run: &Run, sample: &[&ThreadSample], ts: &ThreadSample) -> Option<DumpWa
     w.kind = run.str(obj.type_name).to_string();
     w.name = obj.name.map(|n| run.str(n).to_string());
     w.addr = (obj.addr != 0).then_some(obj.addr);
-    match w.kind.as_str() {
-        "GIL" => w.holder = index_of(&|o| o.gil),
-        "_thread.RLock" => match obj.owner {
-            Some(owner) => {
-                w.holder = index_of(&|o| run.threads[o.thread as usize].python_id == owner);
-                if w.holder.is_none() {
-                    w.holder_unknown = Some(format!("held by thread ident {owner}, which this snapshot did not see"));
-                }
+    match (obj.owner, w.kind.as_str()) {
+        // An RLock's owner, or the thread a join waits for.
+        (Some(owner), _) => {
+            w.holder = index_of(&|o| run.threads[o.thread as usize].python_id == owner);
+            if w.holder.is_none() {
+                w.holder_unknown = Some(format!("held by thread ident {owner}, which this snapshot did not see"));
             }
-            None => w.holder_unknown = Some("holder unknown: the lock was free when read".into()),
-        },
-        "_thread.lock" | "lock" => w.holder_unknown = Some("holder unknown: a plain Lock does not record its owner".into()),
+        }
+        (None, "GIL") => w.holder = index_of(&|o| o.gil),
+        (None, "_thread.RLock") => w.holder_unknown = Some("holder unknown: the lock was free when read".into()),
+        (None, "_thread.lock" | "lock") => w.holder_unknown = Some("holder unknown: a plain Lock does not record its owner".into()),
         _ => {}
     }
     Some(w)
