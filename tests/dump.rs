@@ -1,7 +1,8 @@
 //! `threadradar dump --pid N` on a real deadlock (tests/scripts/deadlock.py): two threads each
 //! hold one lock and wait for the other's. With RLocks (which keep their owner) the dump names
 //! each holder and the cycle; with plain Locks (which do not) it says the holder is unknown and
-//! claims no deadlock. On every interpreter the other tests use that runs here.
+//! claims no deadlock. On every interpreter the other tests use that runs here (3.11, 3.13,
+//! 3.13t, 3.14, 3.15).
 
 mod common;
 
@@ -61,17 +62,18 @@ fn version(path: &str) -> Option<String> {
 }
 
 /// The default python3, and the interpreters of tests/cpython_versions.rs that run here
-/// (3.13 must; 3.14 and 3.15 run in a chroot through wrappers made by tests/pythons.sh).
+/// (3.13 must; 3.13t is free-threaded, with a larger object head before an RLock's owner; 3.14
+/// and 3.15 run in a chroot through wrappers made by tests/pythons.sh).
 fn interpreters() -> Vec<String> {
     let dir = match std::env::var_os("THREADRADAR_PYTHONS") {
         Some(d) => PathBuf::from(d),
         None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/threadradar/pythons"),
     };
     let mut out = vec![python()];
-    for minor in ["3.13", "3.14", "3.15"] {
+    for minor in ["3.13", "3.13t", "3.14", "3.15"] {
         let path = dir.join(format!("{minor}/bin/python{minor}")).display().to_string();
         match version(&path) {
-            Some(v) if v == minor => out.push(path),
+            Some(v) if v == minor.trim_end_matches('t') => out.push(path),
             found => skip("python", &format!("CPython {minor}: {path} {}", found.map_or("does not run (install it with `bash tests/pythons.sh`)".into(), |v| format!("is {v}")))),
         }
     }
