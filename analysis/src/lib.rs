@@ -24,6 +24,7 @@
 //! - [`sections`]: critical sections, every execution of each, its variability and outliers.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //! - [`waits`]: who waits for whom: wait intervals, wake edges with their evidence, objects.
+//! - [`dump`]: one snapshot of every thread (`threadradar dump`): stacks, waits, holders, deadlocks.
 //! - [`waitcounts`]: the waits view's edges counted by evidence and its ends by source.
 //! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test, and
 //!   `mark_significance`, which tests a comparison's changes against two run sets (every client's).
@@ -43,6 +44,7 @@ pub mod analysis;
 pub mod artifact;
 pub mod cluster;
 pub mod compare;
+pub mod dump;
 pub mod error;
 pub mod filter;
 pub mod glyph;

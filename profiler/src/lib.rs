@@ -25,6 +25,7 @@ pub mod run;
 pub mod runfile;
 pub mod runset;
 pub mod sections;
+pub mod sourceroots;
 pub mod synth;
 
 pub use run::Run;

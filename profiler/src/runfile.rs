@@ -574,7 +574,7 @@ mod tests {
         let t = b.thread(new_thread(1, 1, 7, "MainThread", "_MainThread"));
         let futex = b.string("futex");
         let cond = b.string("threading.Condition");
-        let w0 = b.wait(WaitTarget { syscall: futex, futex: Some(0x7f00_1000), object: Some(WaitObject { addr: 0x7f00_2000, type_name: cond, name: None, frame: None }), ..Default::default() });
+        let w0 = b.wait(WaitTarget { syscall: futex, futex: Some(0x7f00_1000), object: Some(WaitObject { addr: 0x7f00_2000, type_name: cond, name: None, frame: None, owner: None }), ..Default::default() });
         assert_eq!(b.wait(b.run().waits[0].clone()), w0, "one entry per distinct target");
         b.push_sample(Sample { t: 0, threads: vec![ThreadSample { thread: t, state: ThreadState::Idle, blocked: Some(futex), wait: Some(w0), ..Default::default() }] });
         let run = b.run_mut();

@@ -12,6 +12,7 @@ macro_rules! say {
 pub mod compare;
 pub mod completions;
 pub mod demo;
+pub mod dump;
 pub mod export;
 pub mod html;
 pub mod import;
@@ -26,6 +27,7 @@ pub mod sections;
 pub mod runs;
 pub mod runpath;
 pub mod serve;
+pub mod sourceroot;
 pub mod test;
 pub mod timeline;
 pub mod waits;
