@@ -12,6 +12,7 @@ macro_rules! say {
 pub mod compare;
 pub mod completions;
 pub mod demo;
+pub mod doctor;
 pub mod export;
 pub mod html;
 pub mod import;
