@@ -63,6 +63,8 @@ enum Command {
     Test(commands::test::TestArgs),
     /// The run history: list, label, delete, pin and prune runs.
     Runs(commands::runs::RunsArgs),
+    /// Why a recording would fail here: ptrace, perf events, a process's interpreter, config.
+    Doctor(commands::doctor::DoctorArgs),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Command::Mcp(a) => commands::mcp::run(a),
         Command::Test(a) => commands::test::run(a),
         Command::Runs(a) => commands::runs::run(a),
+        Command::Doctor(a) => commands::doctor::run(a),
     };
     match result {
         Ok(code) => code,

@@ -11,6 +11,8 @@
 //! - `sampler` (feature `sampler`): the sampling loop, processes, thread states.
 //! - `waits`, `sched` (feature `sampler`): what blocked threads wait on; the scheduler's switch
 //!   and wake-up events (`perf_event_open`).
+//! - `doctor` (feature `sampler`): what this machine allows (ptrace, perf events, the target's
+//!   interpreter and root), probed the way `record` will; `threadradar doctor` prints it.
 //! - `config` (feature `source`): the one schema of `[tool.threadradar]` / `threadradar.toml`,
 //!   read by every command and the language server.
 //! - [`sections`]: critical sections of Python source (discovery with feature `source`).
@@ -32,6 +34,8 @@ pub use run::Run;
 
 #[cfg(feature = "sampler")]
 pub mod cpython;
+#[cfg(feature = "sampler")]
+pub mod doctor;
 #[cfg(feature = "sampler")]
 pub mod error;
 #[cfg(feature = "sampler")]

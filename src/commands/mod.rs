@@ -13,6 +13,7 @@ pub mod compare;
 pub mod completions;
 pub mod demo;
 pub mod dump;
+pub mod doctor;
 pub mod export;
 pub mod html;
 pub mod import;

@@ -390,7 +390,7 @@ function M.server_available()
   end
   util.notify_once(
     "missing-server",
-    ("the language server `%s` was not found: install it with `cargo install --path .` in the ThreadRadar repository, or set server_path in require(\"threadradar\").setup{}."):format(bin),
+    ("the language server `%s` was not found: %s."):format(bin, require("threadradar.locate").INSTALL),
     vim.log.levels.ERROR
   )
   return false

@@ -29,7 +29,7 @@ describe("activation", () => {
     expect(fake.treeViews).toEqual((manifest.contributes.views.threadradar ?? []).map((v) => v.id));
     expect(fake.messages).toHaveLength(1);
     expect(fake.messages[0]?.level).toBe("error");
-    expect(fake.messages[0]?.text).toMatch(/^The ThreadRadar language server was not found at \/nonexistent\/threadradar: build and install it with `cargo install --path \.`/);
+    expect(fake.messages[0]?.text).toMatch(/^The ThreadRadar language server was not found at \/nonexistent\/threadradar: install it into the project.s Python environment with `pip install threadradar`.*`cargo install --path \.`/);
     expect(fake.messages[0]?.items).toEqual(["Open Settings"]);
     await until("the status bar", () => fake.status[0]?.text === "$(pulse) ThreadRadar: no server");
     expect(fake.status[0]?.shown).toBe(true);
