@@ -47,6 +47,8 @@ enum Command {
     Timeline(commands::timeline::TimelineArgs),
     /// Who waited for whom: waited-on objects, their waiters and wakers, futile wake-ups, edges.
     Waits(commands::waits::WaitsArgs),
+    /// One snapshot of every thread of a running Python program: stacks, waits, lock holders, deadlocks.
+    Dump(commands::dump::DumpArgs),
     /// Export the panels of a run as a static HTML page for sharing.
     Html(commands::html::HtmlArgs),
     /// The language server (LSP over stdio): radars as inlay hints, code lenses and hovers.
@@ -61,6 +63,8 @@ enum Command {
     Test(commands::test::TestArgs),
     /// The run history: list, label, delete, pin and prune runs.
     Runs(commands::runs::RunsArgs),
+    /// Why a recording would fail here: ptrace, perf events, a process's interpreter, config.
+    Doctor(commands::doctor::DoctorArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Sections(a) => commands::sections::run(a),
         Command::Timeline(a) => commands::timeline::run(a),
         Command::Waits(a) => commands::waits::run(a),
+        Command::Dump(a) => commands::dump::run(a),
         Command::Html(a) => commands::html::run(a),
         Command::Lsp(a) => commands::lsp::run(a),
         Command::Export(a) => commands::export::run(a),
@@ -85,6 +90,7 @@ fn main() -> ExitCode {
         Command::Mcp(a) => commands::mcp::run(a),
         Command::Test(a) => commands::test::run(a),
         Command::Runs(a) => commands::runs::run(a),
+        Command::Doctor(a) => commands::doctor::run(a),
     };
     match result {
         Ok(code) => code,

@@ -658,3 +658,42 @@ fn cpython_gecko_recorded_here_gets_the_states_its_markers_give() {
     assert!(v["threads"][0]["pid"].as_str().unwrap().parse::<u32>().unwrap() != main_tid, "the file's pid is the sampler's");
     assert_eq!(thread(&run, main_tid).thread_type, "_MainThread");
 }
+
+/// The line-oriented formats are read line by line: a 300 MB folded-stacks file (a thousand
+/// samples among 300 000 comment lines of a kilobyte) imports with a peak resident memory far below
+/// its size (the kernel's own count, `wait4`'s `ru_maxrss`), where reading it whole took more than
+/// the file.
+#[test]
+fn a_large_line_oriented_file_is_read_line_by_line() {
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.collapsed");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
+    let comment = format!("# {}\n", "x".repeat(1021));
+    for i in 0..300_000 {
+        w.write_all(comment.as_bytes()).unwrap();
+        if i % 300 == 0 {
+            writeln!(w, "main (app.py:1);work (app.py:{}) 1", 2 + i % 7).unwrap();
+        }
+    }
+    drop(w);
+    let size = std::fs::metadata(&file).unwrap().len();
+    let out = dir.path().join("run.json");
+    let child = std::process::Command::new(bin())
+        .args(["import", file.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut status, mut usage) = (0i32, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: wait4 on our own child's pid, with pointers to live locals.
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(r, child.id() as i32);
+    assert!(std::process::ExitStatus::from_raw(status).success(), "import failed");
+    let run = threadradar_profiler::runfile::read(&out).unwrap();
+    assert_eq!(run.samples.iter().map(|s| s.threads.len()).sum::<usize>(), 1000);
+    let peak = usage.ru_maxrss as u64 * 1024;
+    eprintln!("imported {size} bytes with a peak resident memory of {} MB", peak >> 20);
+    assert!(peak < size / 4, "the import's peak resident memory was {} MB for a {} MB file", peak >> 20, size >> 20);
+}

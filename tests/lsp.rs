@@ -758,3 +758,30 @@ proptest! {
         prop_assert!(c.shutdown().success());
     }
 }
+
+/// A frame that claims more than a message may have is answered at once and its body skipped as
+/// it arrives: the server's peak memory stays far below the 300 MiB it was sent, and the next
+/// message is answered as usual.
+#[test]
+fn an_over_large_frame_is_refused_at_once_without_holding_its_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({}));
+    let claimed: usize = 300 << 20;
+    c.send_raw(format!("Content-Length: {claimed}\r\n\r\n").as_bytes()).unwrap();
+    let refused = c.wait_for(Duration::from_secs(10), |m| m["error"]["code"] == -32700 && m["error"]["message"].as_str().is_some_and(|s| s.contains("MiB")));
+    assert!(refused.is_some(), "no error for the over-large frame before its body was sent");
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..claimed >> 20 {
+        c.send_raw(&chunk).unwrap();
+    }
+    let file = root.join("a.py");
+    c.open(&file, "def f():\n    pass\n");
+    let r = c.request("textDocument/hover", json!({ "textDocument": { "uri": file_uri(&file) }, "position": { "line": 0, "character": 1 } }));
+    assert!(r.is_ok(), "the message after the skipped body: {r:?}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", c.pid())).unwrap();
+    let peak_kb: u64 = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok()).unwrap();
+    assert!(peak_kb < 120 << 10, "the server's peak resident memory was {peak_kb} kB after a {claimed}-byte frame");
+    assert!(c.shutdown().success());
+}

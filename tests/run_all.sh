@@ -85,6 +85,38 @@ log "sample programs' own tests (pytest)"
 python3 -m pytest -q samples/python
 
 # ---------------------------------------------------------------------------------------------
+# The wheel (issue 33): `pip wheel .` builds the binary with maturin (pip's isolated build fetches
+# maturin; CARGO_TARGET_DIR passes through, so cargo reuses the release build above) into a
+# manylinux wheel; a fresh venv installs it from that directory alone, and the installed binary
+# runs the demo, a recording and `doctor` away from the checkout.
+# ---------------------------------------------------------------------------------------------
+log "the wheel: pip wheel ., installed into a fresh venv, demo, record, report, doctor"
+wheel_tmp="$(mktemp -d)"
+python3 -m pip wheel -q --no-deps . -w "$wheel_tmp/dist"
+wheel="$(ls "$wheel_tmp"/dist/threadradar-*.whl)"
+case "$(basename "$wheel")" in
+  *-manylinux_*_x86_64.whl | *-manylinux_*_aarch64.whl) echo "   $(basename "$wheel")" ;;
+  *) echo "the wheel is not tagged manylinux: $wheel" >&2; exit 1 ;;
+esac
+python3 -m venv "$wheel_tmp/venv"
+"$wheel_tmp/venv/bin/pip" install -q --no-index --find-links "$wheel_tmp/dist" threadradar
+(
+  cd "$wheel_tmp"
+  tr="$wheel_tmp/venv/bin/threadradar"
+  "$tr" demo >demo.txt
+  grep -q "Run file:" demo.txt
+  "$tr" record --no-progress -o x.json -- python3 -c 'import threading, time
+def spin(n):
+    end = time.time() + n
+    while time.time() < end: sum(range(1000))
+ts = [threading.Thread(target=spin, args=(0.5,)) for _ in range(2)]
+[t.start() for t in ts]; [t.join() for t in ts]'
+  "$tr" report --json x.json >/dev/null
+  "$tr" doctor >/dev/null
+)
+rm -rf "$wheel_tmp"
+
+# ---------------------------------------------------------------------------------------------
 # Panels (issue 4): the web panels in headless Chromium against a real `threadradar serve`.
 # ---------------------------------------------------------------------------------------------
 log "panels in headless Chromium (tests/panels)"

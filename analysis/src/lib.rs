@@ -25,6 +25,7 @@
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
 //! - [`waits`]: who waits for whom: wait intervals, wake edges with their evidence, objects.
 //! - [`locksections`]: exact critical sections from `record --exact-locks` lock events.
+//! - [`dump`]: one snapshot of every thread (`threadradar dump`): stacks, waits, holders, deadlocks.
 //! - [`waitcounts`]: the waits view's edges counted by evidence and its ends by source.
 //! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test, and
 //!   `mark_significance`, which tests a comparison's changes against two run sets (every client's).
@@ -44,6 +45,7 @@ pub mod analysis;
 pub mod artifact;
 pub mod cluster;
 pub mod compare;
+pub mod dump;
 pub mod error;
 pub mod filter;
 pub mod glyph;

@@ -11,27 +11,27 @@
 //! one bad message.
 
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
 /// The internal method a bad message is turned into; its params are `{code, message}`.
 pub const INVALID_MESSAGE: &str = "threadradar/invalidMessage";
 
-/// Larger bodies are treated as garbage: nothing legitimate is this big.
-const MAX_BODY: usize = 512 << 20;
+/// The largest body forwarded: the biggest legitimate message is a `didOpen` of a large source
+/// file. A larger frame is answered with an error and its body skipped as it arrives, never held.
+pub const MAX_BODY: usize = 64 << 20;
+
+/// The longest header line kept: a longer one is read through and counts as a bad header.
+const MAX_HEADER_LINE: usize = 8 << 10;
 
 /// Copies frames from `input` to `output`, replacing bad ones. Returns when `input` ends or
 /// `output` is closed.
 pub async fn sanitise<I: AsyncRead + Unpin, O: AsyncWrite + Unpin>(input: I, mut output: O) {
     let mut r = BufReader::new(input);
     loop {
-        let mut length: Option<usize> = None;
+        let mut length: Option<u64> = None;
         let mut saw_header = false;
         loop {
-            let mut line = Vec::new();
-            match r.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
+            let Some(line) = read_line(&mut r).await else { return };
             let text = String::from_utf8_lossy(&line);
             let text = text.trim_end_matches(['\r', '\n']);
             if text.is_empty() {
@@ -47,20 +47,60 @@ pub async fn sanitise<I: AsyncRead + Unpin, O: AsyncWrite + Unpin>(input: I, mut
                 }
             }
         }
-        let forward = match length.filter(|&l| l <= MAX_BODY) {
+        let msg = match length {
             None => invalid(Value::Null, -32700, "the message has no usable Content-Length header"),
-            Some(len) => {
-                let mut body = vec![0; len];
-                if r.read_exact(&mut body).await.is_err() {
+            Some(len) if len > MAX_BODY as u64 => {
+                // Answered at once, then the body is read through in pieces as it arrives.
+                let m = format!("the message is {len} bytes, over the {} MiB a message may have", MAX_BODY >> 20);
+                if !forward(&mut output, &invalid(Value::Null, -32700, &m)).await {
                     return;
                 }
-                check(&body)
+                match tokio::io::copy(&mut (&mut r).take(len), &mut tokio::io::sink()).await {
+                    Ok(n) if n == len => continue,
+                    _ => return,
+                }
+            }
+            Some(len) => {
+                // Grown as the bytes arrive: a client that claims more than it sends holds no
+                // more memory than it sent.
+                let mut body = Vec::new();
+                match (&mut r).take(len).read_to_end(&mut body).await {
+                    Ok(n) if n as u64 == len => check(&body),
+                    _ => return,
+                }
             }
         };
-        let bytes = forward.to_string();
-        let frame = format!("Content-Length: {}\r\n\r\n{bytes}", bytes.len());
-        if output.write_all(frame.as_bytes()).await.is_err() || output.flush().await.is_err() {
+        if !forward(&mut output, &msg).await {
             return;
+        }
+    }
+}
+
+/// Writes one frame; false when the output is closed.
+async fn forward<O: AsyncWrite + Unpin>(output: &mut O, msg: &Value) -> bool {
+    let bytes = msg.to_string();
+    let frame = format!("Content-Length: {}\r\n\r\n{bytes}", bytes.len());
+    output.write_all(frame.as_bytes()).await.is_ok() && output.flush().await.is_ok()
+}
+
+/// One header line, at most [`MAX_HEADER_LINE`] bytes of it kept (the rest is read through);
+/// `None` at the end of the input.
+async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R) -> Option<Vec<u8>> {
+    let mut line = Vec::new();
+    loop {
+        let buf = r.fill_buf().await.ok()?;
+        if buf.is_empty() {
+            return if line.is_empty() { None } else { Some(line) };
+        }
+        let (used, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = MAX_HEADER_LINE.saturating_sub(line.len());
+        line.extend_from_slice(&buf[..used.min(room)]);
+        r.consume(used);
+        if done {
+            return Some(line);
         }
     }
 }
@@ -126,6 +166,22 @@ mod tests {
         assert!(bodies[0].contains(INVALID_MESSAGE) && bodies[0].contains("-32700"));
         assert_eq!(serde_json::from_str::<Value>(bodies[1]).unwrap(), json!({"jsonrpc":"2.0","id":1,"method":"x"}));
         assert!(bodies[2].contains("no usable Content-Length"));
+    }
+
+    #[tokio::test]
+    async fn an_over_large_frame_is_answered_then_skipped_and_long_header_lines_are_cut() {
+        let good = r#"{"jsonrpc":"2.0","id":2,"method":"y"}"#;
+        let big = MAX_BODY + 3;
+        let mut input = format!("Content-Length: {big}\r\n\r\n").into_bytes();
+        input.extend(std::iter::repeat_n(b'{', big));
+        input.extend(format!("X-Long: {}\r\nContent-Length: {}\r\n\r\n{good}", "y".repeat(1 << 20), good.len()).bytes());
+        let mut out = Vec::new();
+        sanitise(&input[..], &mut out).await;
+        let out = String::from_utf8(out).unwrap();
+        let bodies: Vec<&str> = out.split("Content-Length: ").skip(1).map(|f| f.split_once("\r\n\r\n").unwrap().1).collect();
+        assert_eq!(bodies.len(), 2, "{out:.300}");
+        assert!(bodies[0].contains("over the 64 MiB"), "{}", bodies[0]);
+        assert_eq!(serde_json::from_str::<Value>(bodies[1]).unwrap()["id"], 2);
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub use crate::sections::ConfiguredSection;
 pub const STATES: [&str; 7] = ["auto", "computing", "computing-cpu", "computing+gil", "all", "waiting", "cpu"];
 
 /// The keys of `[tool.threadradar]`, for the message about an unknown one.
-pub const KEYS: &str = "python, test-command, interval-ms, states, include, exclude, runs-dir, keep-runs, synchronized, critical-sections";
+pub const KEYS: &str = "python, test-command, interval-ms, states, include, exclude, runs-dir, keep-runs, synchronized, critical-sections, source-roots";
 
 /// The keys of one `critical-sections` entry.
 pub const SECTION_KEYS: &str = "file, line, end-line, lock";
@@ -45,6 +45,8 @@ pub struct ProjectConfig {
     pub synchronized: Vec<String>,
     /// Extra critical sections.
     pub critical_sections: Vec<ConfiguredSection>,
+    /// Where the program's paths are here (`source-roots`), host paths absolute.
+    pub source_roots: crate::sourceroots::SourceRoots,
 }
 
 /// The keys, as a user writes them (kebab-case, snake_case as an alias).
@@ -67,6 +69,16 @@ struct Raw {
     synchronized: Option<Vec<toml::Spanned<String>>>,
     #[serde(alias = "critical_sections")]
     critical_sections: Option<Vec<toml::Spanned<RawSection>>>,
+    #[serde(alias = "source_roots")]
+    source_roots: Option<toml::Spanned<RawRoots>>,
+}
+
+/// `source-roots`: a table `{"/w" = "/home/me/proj"}` or a list `["/w=/home/me/proj"]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawRoots {
+    Table(std::collections::BTreeMap<String, String>),
+    List(Vec<String>),
 }
 
 #[derive(Deserialize)]
@@ -216,7 +228,19 @@ impl ProjectConfig {
             let end_line = end_line.flatten();
             critical_sections.push(ConfiguredSection { file: abs(s.file).display().to_string(), line, end_line, lock: s.lock });
         }
+        let source_roots = match raw.source_roots {
+            None => Default::default(),
+            Some(r) => {
+                let span = r.span();
+                let specs = match r.into_inner() {
+                    RawRoots::Table(t) => t.into_iter().map(|(k, v)| format!("{k}={v}")).collect(),
+                    RawRoots::List(l) => l,
+                };
+                crate::sourceroots::SourceRoots::parse(&specs, root).map_err(|e| format!("source-roots in {}: {e}", at(span)))?
+            }
+        };
         Ok(ProjectConfig {
+            source_roots,
             file: Some(file.to_path_buf()),
             python: python.map(|p| if p.contains('/') { abs(p) } else { PathBuf::from(p) }),
             test_command,
@@ -436,10 +460,35 @@ fn explain(file: &Path, text: &str, e: &toml::de::Error, section: &str) -> Strin
     if msg.contains("untagged enum CommandSpec") {
         return format!("test-command in {section}{at} must be \"pytest\", \"unittest\" or a list of words like [\"{{python}}\", \"-m\", \"pytest\", \"{{tests}}\"]");
     }
+    if msg.contains("untagged enum RawRoots") {
+        return format!("source-roots in {section}{at} must be a table like {{\"/app\" = \"/home/me/project\"}} or a list like [\"/app=/home/me/project\"] (where the program saw its files = where they are here)");
+    }
     let first = msg.lines().next().unwrap_or(msg).trim_end_matches('.');
     let wrong_value = ["invalid type", "invalid value", "unknown variant", "expected"].iter().any(|w| first.contains(w));
     match e.span().filter(|_| wrong_value).and_then(|s| key_at(text, s.start)) {
         Some(key) => format!("{section}{at}: `{key}` must be {} ({first})", expected(&key)),
         None => format!("{at}: {first}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ProjectConfig, String> {
+        ProjectConfig::parse(text, Path::new("/p/pyproject.toml"), Path::new("/p")).map(Option::unwrap)
+    }
+
+    #[test]
+    fn source_roots_are_a_table_or_a_list_of_specs() {
+        let t = parse("[tool.threadradar]\nsource-roots = { \"/w\" = \"src\", \"/w/lib\" = \"/opt/lib\" }\n").unwrap();
+        assert_eq!(t.source_roots.map("/w/app.py").as_deref(), Some("/p/src/app.py"), "a relative host path is the project's");
+        assert_eq!(t.source_roots.map("/w/lib/x.py").as_deref(), Some("/opt/lib/x.py"));
+        let l = parse("[tool.threadradar]\nsource_roots = [\"/w=/h\"]\n").unwrap();
+        assert_eq!(l.source_roots.map("/w/a.py").as_deref(), Some("/h/a.py"));
+        let e = parse("[tool.threadradar]\n\nsource-roots = [\"w=/h\"]\n").unwrap_err();
+        assert!(e.starts_with("source-roots in [tool.threadradar] /p/pyproject.toml line 3: source root \"w=/h\""), "{e}");
+        let e = parse("[tool.threadradar]\nsource-roots = 3\n").unwrap_err();
+        assert!(e.starts_with("source-roots in [tool.threadradar] /p/pyproject.toml line 2 must be a table"), "{e}");
     }
 }

@@ -2,7 +2,8 @@
 //! `py-spy` and `remoteprocess`) and stores what it saw as a run file.
 //!
 //! - [`run`]: the data model of a run, shared with `analysis` and the language server.
-//! - [`runfile`]: reading (with clear errors) and atomic writing of run files.
+//! - [`runfile`]: reading (with clear errors) and atomic writing of run files; [`repair`]: what a
+//!   read run claims beyond its ids (time order, interval, bounds), restored with a note.
 //! - [`runset`]: run sets (`record --repeat N`, or a list of runs): one reader for every client.
 //! - [`builder`]: interning tables while a run is built.
 //! - [`attribution`]: a frame's function and a thread's type from its entry point, for recorded
@@ -10,6 +11,8 @@
 //! - `sampler` (feature `sampler`): the sampling loop, processes, thread states.
 //! - `waits`, `sched` (feature `sampler`): what blocked threads wait on; the scheduler's switch
 //!   and wake-up events (`perf_event_open`).
+//! - `doctor` (feature `sampler`): what this machine allows (ptrace, perf events, the target's
+//!   interpreter and root), probed the way `record` will; `threadradar doctor` prints it.
 //! - `config` (feature `source`): the one schema of `[tool.threadradar]` / `threadradar.toml`,
 //!   read by every command and the language server.
 //! - [`sections`]: critical sections of Python source (discovery with feature `source`).
@@ -20,16 +23,20 @@ pub mod builder;
 #[cfg(feature = "source")]
 pub mod config;
 pub mod lockevents;
+pub mod repair;
 pub mod run;
 pub mod runfile;
 pub mod runset;
 pub mod sections;
+pub mod sourceroots;
 pub mod synth;
 
 pub use run::Run;
 
 #[cfg(feature = "sampler")]
 pub mod cpython;
+#[cfg(feature = "sampler")]
+pub mod doctor;
 #[cfg(feature = "sampler")]
 pub mod error;
 #[cfg(feature = "sampler")]

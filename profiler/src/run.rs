@@ -113,6 +113,11 @@ pub struct WaitObject {
     /// The caller frame whose source line gave the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<FrameId>,
+    /// The Python thread id (`Thread::python_id`) that held the object when it was read: a C
+    /// `_thread.RLock`'s owner; for a `Thread.join`, the joined thread (its `_ident`: it holds
+    /// the lock a join waits on until it ends). A plain `Lock` (and every other type) records none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<u64>,
 }
 
 /// How the scheduler's events were recorded.
@@ -816,7 +821,7 @@ mod tests {
         run.frames.push(Frame { function: 9, line: 1 });
         assert!(run.validate().is_err());
         run.frames.pop();
-        run.waits.push(WaitTarget { syscall: 0, object: Some(WaitObject { addr: 1, type_name: 0, name: None, frame: Some(0) }), ..Default::default() });
+        run.waits.push(WaitTarget { syscall: 0, object: Some(WaitObject { addr: 1, type_name: 0, name: None, frame: Some(0), owner: None }), ..Default::default() });
         assert!(run.validate().is_ok());
         run.waits[0].object.as_mut().unwrap().frame = Some(1);
         assert_eq!(run.validate().unwrap_err().what, "wait");

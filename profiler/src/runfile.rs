@@ -57,9 +57,10 @@ pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Run, RunFileError> {
         return from_stream(&bytes[first_line.len()..], path);
     }
     match serde_json::from_slice::<Run>(bytes) {
-        Ok(run) => {
+        Ok(mut run) => {
             check_header(run.format.as_str(), Some(run.version), path)?;
             run.validate().map_err(|e| RunFileError::Corrupt { path: p(), detail: e.to_string() })?;
+            crate::repair::repair(&mut run);
             Ok(run)
         }
         Err(e) => Err(diagnose(bytes, e, path)),
@@ -219,6 +220,8 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
     if chunks == 0 {
         return Err(RunFileError::Truncated { path: p(), detail: "after its header".into() });
     }
+    run.validate().map_err(|e| RunFileError::Corrupt { path: p(), detail: e.to_string() })?;
+    crate::repair::repair(&mut run);
     if !ended {
         run.meta.partial = true;
         run.meta.sample_count = run.samples.len() as u64;
@@ -229,7 +232,6 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
             run.meta.achieved_rate_hz = run.samples.len() as f64 / run.meta.duration_s;
         }
     }
-    run.validate().map_err(|e| RunFileError::Corrupt { path: p(), detail: e.to_string() })?;
     Ok(run)
 }
 
@@ -584,7 +586,7 @@ mod tests {
         let t = b.thread(new_thread(1, 1, 7, "MainThread", "_MainThread"));
         let futex = b.string("futex");
         let cond = b.string("threading.Condition");
-        let w0 = b.wait(WaitTarget { syscall: futex, futex: Some(0x7f00_1000), object: Some(WaitObject { addr: 0x7f00_2000, type_name: cond, name: None, frame: None }), ..Default::default() });
+        let w0 = b.wait(WaitTarget { syscall: futex, futex: Some(0x7f00_1000), object: Some(WaitObject { addr: 0x7f00_2000, type_name: cond, name: None, frame: None, owner: None }), ..Default::default() });
         assert_eq!(b.wait(b.run().waits[0].clone()), w0, "one entry per distinct target");
         b.push_sample(Sample { t: 0, threads: vec![ThreadSample { thread: t, state: ThreadState::Idle, blocked: Some(futex), wait: Some(w0), ..Default::default() }] });
         let run = b.run_mut();

@@ -759,7 +759,11 @@ impl Sampler {
                     Ok(with_args) => {
                         let spy = &self.spies[si].spy;
                         let mut attribute = |obj: usize, name: &str| spy.attribute(obj, name);
-                        for (thread, wait) in self.waits.resolve(&with_args, &mut self.builder, t, &mut attribute) {
+                        let mut owner = |obj: usize, of: crate::waits::Owner| match of {
+                            crate::waits::Owner::RLock => spy.rlock_owner(obj),
+                            crate::waits::Owner::Thread => spy.thread_ident(obj),
+                        };
+                        for (thread, wait) in self.waits.resolve(&with_args, &mut self.builder, t, &mut attribute, &mut owner) {
                             threads[first..].iter_mut().filter(|t| t.thread == thread).for_each(|t| t.wait = Some(wait));
                         }
                     }

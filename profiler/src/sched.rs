@@ -139,6 +139,23 @@ pub fn not_permitted() -> Option<String> {
     }
 }
 
+/// Whether `record` would record scheduler events here, found the way it would: the permission
+/// check, tracefs, the `sched_switch` tracepoint, and opening it on the first online CPU (closed
+/// at once). `Err` is the sentence `record` would print (`threadradar doctor` shows it).
+pub fn probe() -> Result<(), String> {
+    if let Some(why) = not_permitted() {
+        return Err(why);
+    }
+    let off = |why: &str| format!("scheduler events are not recorded: {why}; pass --no-sched to silence this");
+    let root = tracefs().map_err(|why| off(&why))?;
+    let (id, _) = read_event(&root, "sched_switch").ok_or_else(|| off("the kernel has no sched:sched_switch tracepoint"))?;
+    let cpu = online_cpus().first().copied().unwrap_or(0);
+    let fd = open_event(id, cpu).map_err(|e| off(&format!("perf_event_open on CPU {cpu} failed ({e})")))?;
+    // SAFETY: `fd` was opened just above, is owned here alone and closed once.
+    unsafe { libc::close(fd) };
+    Ok(())
+}
+
 fn open_event(id: u16, cpu: i32) -> Result<i32, std::io::Error> {
     let mut attr = sys::bindings::perf_event_attr::default();
     attr.type_ = sys::bindings::PERF_TYPE_TRACEPOINT;

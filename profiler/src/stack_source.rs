@@ -126,6 +126,24 @@ impl StackSource {
         }
     }
 
+    /// The owner (a Python thread id) of the C `_thread.RLock` at `obj`, `None` when it has none
+    /// or cannot be read (always with py-spy's bindings).
+    pub fn rlock_owner(&self, obj: usize) -> Option<u64> {
+        match self {
+            StackSource::DebugOffsets(i) => i.rlock_owner(obj),
+            StackSource::PySpy { .. } => None,
+        }
+    }
+
+    /// The `_ident` of the `threading.Thread` at `obj` (its Python thread id), `None` before it
+    /// started or when it cannot be read (always with py-spy's bindings).
+    pub fn thread_ident(&self, obj: usize) -> Option<u64> {
+        match self {
+            StackSource::DebugOffsets(i) => i.thread_ident(obj),
+            StackSource::PySpy { .. } => None,
+        }
+    }
+
     /// The GIL holder's Python thread id read right now (`Some(None)`: nobody), or `None` when it
     /// cannot be told. `known` are the process's Python thread ids.
     pub fn gil_holder(&mut self, known: &[u64]) -> Option<Option<u64>> {

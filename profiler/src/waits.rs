@@ -234,6 +234,20 @@ pub struct Pending {
 /// and type name (`(self, "rlock")` → the lock, `_thread.RLock`), `None` when it cannot.
 pub type AttributeReader<'a> = dyn FnMut(usize, &str) -> Option<(usize, String)> + 'a;
 
+/// Which thread holds an object in the target, as a Python thread id: `(address, Owner)`;
+/// `None` when nobody or unreadable.
+pub type OwnerReader<'a> = dyn FnMut(usize, Owner) -> Option<u64> + 'a;
+
+/// The objects whose holder can be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// A C `_thread.RLock`: its owner.
+    RLock,
+    /// A `threading.Thread` being joined: the thread itself (its `_ident`), which holds the
+    /// lock a join waits on until it ends.
+    Thread,
+}
+
 /// Reads and caches wait targets for the sampler.
 #[derive(Default)]
 pub struct WaitReader {
@@ -305,7 +319,7 @@ impl WaitReader {
         if o.state == ThreadState::Gil {
             t.syscall = b.string("GIL");
             t.futex = (call == "futex").then_some(arg0);
-            t.object = Some(WaitObject { addr: 0, type_name: b.string("GIL"), name: None, frame: None });
+            t.object = Some(WaitObject { addr: 0, type_name: b.string("GIL"), name: None, frame: None, owner: None });
             let id = b.wait(t);
             self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None, since });
             return Some(id);
@@ -341,7 +355,7 @@ impl WaitReader {
             // it (`self`, then its attribute `lock`, in the target's memory) its type is
             // `unknown` and its address 0; a subscript (`locks[k]`) is not followed.
             let name_id = b.string(name);
-            t.object = Some(WaitObject { addr: 0, type_name: b.string("unknown"), name: Some(name_id), frame: frame_ids.first().copied() });
+            t.object = Some(WaitObject { addr: 0, type_name: b.string("unknown"), name: Some(name_id), frame: frame_ids.first().copied(), owner: None });
             let id = b.wait(t.clone());
             if !is_dotted(name) {
                 self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: 0, object: None, since });
@@ -409,6 +423,7 @@ impl WaitReader {
         b: &mut RunBuilder,
         now_ns: u64,
         attribute: &mut AttributeReader,
+        owner_of: &mut OwnerReader,
     ) -> Vec<(ThreadId, WaitId)> {
         self.locals_reads += 1;
         let mut out = Vec::new();
@@ -469,7 +484,17 @@ impl WaitReader {
                 Site::CLevel { name, .. } => (Some(name.clone()), p.frame_ids.first().copied()),
             };
             let mut t = p.base;
-            let obj = WaitObject { addr: addr as u64, type_name: b.string(&type_name), name: name.map(|n| b.string(&n)), frame };
+            // Who holds it, where the object says: a C `RLock` keeps its owner's thread id, a
+            // joined thread is its own holder (a plain `Lock` has no owner to read).
+            let joined = matches!(&p.site, Site::Api { module, class, .. } if module == "threading" && class == "Thread");
+            let owner = if type_name == "_thread.RLock" {
+                owner_of(addr, Owner::RLock)
+            } else if joined {
+                owner_of(addr, Owner::Thread)
+            } else {
+                None
+            };
+            let obj = WaitObject { addr: addr as u64, type_name: b.string(&type_name), name: name.map(|n| b.string(&n)), frame, owner };
             t.object = Some(obj.clone());
             let id = b.wait(t);
             let mut patch = None;
@@ -631,7 +656,7 @@ mod tests {
         assert!(r.has_pending());
         let trace = python7_trace(vec![trace_frame("H.wait", file, 3, vec![("self", 0x1000, "H")])]);
         let mut attribute = |obj: usize, name: &str| (obj == 0x1000 && name == "rlock").then(|| (0x2000, "_thread.RLock".to_string()));
-        let got = r.resolve(&[trace], &mut b, 3, &mut attribute);
+        let got = r.resolve(&[trace], &mut b, 3, &mut attribute, &mut |_, _| None);
         let [(t, w)] = got[..] else { panic!("{got:?}") };
         assert_eq!(t, th);
         let o = b.run().waits[w as usize].object.clone().unwrap();
@@ -643,7 +668,7 @@ mod tests {
         let w2 = blocked_sample(&mut r, &mut b, th2, &frames, 0xf08, 4);
         let trace = python7_trace(vec![trace_frame("H.wait", file, 3, vec![("self", 0x1000, "H")])]);
         let mut none = |_: usize, _: &str| None;
-        assert!(r.resolve(&[trace], &mut b, 5, &mut none).is_empty());
+        assert!(r.resolve(&[trace], &mut b, 5, &mut none, &mut |_, _| None).is_empty());
         assert_eq!(b.run().samples.last().unwrap().threads[0].wait, w2);
         std::fs::remove_dir_all(&dir).ok();
     }
@@ -673,7 +698,7 @@ mod tests {
             let frames = [FrameRef { name, file: module_file, line: 95 }, FrameRef { name: "f", file, line }];
             blocked_sample(&mut r, &mut b, th, &frames, 0x10 + i as u64, 1);
             let trace = python7_trace(vec![trace_frame(name, module_file, 95, vec![("self", 0x1000, ty)]), trace_frame("f", file, line, vec![])]);
-            let got = r.resolve(&[trace], &mut b, 2, &mut |_, _| None);
+            let got = r.resolve(&[trace], &mut b, 2, &mut |_, _| None, &mut |_, _| None);
             let o = b.run().waits[got[0].1 as usize].object.clone().unwrap();
             let expect_name = if line == 2 { "lock" } else { "sem" };
             assert_eq!((b.run().str(o.type_name), o.name.map(|n| b.run().str(n))), (want, Some(expect_name)), "{name} on a {ty}");

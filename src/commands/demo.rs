@@ -45,15 +45,34 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `samples/python` of this checkout: beside the current directory, else where it was built.
+/// The paper's samples, inside the binary: a `pip install`ed `threadradar` has no checkout.
+const BUNDLED: [(&str, &str); 7] = [
+    ("common.py", include_str!("../../samples/python/common.py")),
+    ("bug1_worker_manager/buggy.py", include_str!("../../samples/python/bug1_worker_manager/buggy.py")),
+    ("bug1_worker_manager/fixed.py", include_str!("../../samples/python/bug1_worker_manager/fixed.py")),
+    ("bug2_producer_consumer/buggy.py", include_str!("../../samples/python/bug2_producer_consumer/buggy.py")),
+    ("bug2_producer_consumer/fixed.py", include_str!("../../samples/python/bug2_producer_consumer/fixed.py")),
+    ("bug3_readers_writers/buggy.py", include_str!("../../samples/python/bug3_readers_writers/buggy.py")),
+    ("bug3_readers_writers/fixed.py", include_str!("../../samples/python/bug3_readers_writers/fixed.py")),
+];
+
+/// `samples/python` of this checkout (beside the current directory, else where it was built),
+/// else the bundled copy written to `threadradar-demo/` in the current directory, so that the
+/// run's source files are there for an editor opened on this folder.
 fn samples_dir() -> anyhow::Result<PathBuf> {
-    let candidates = [
-        std::env::current_dir()?.join("samples/python"),
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples/python"),
-    ];
-    candidates
-        .iter()
-        .find(|p| p.join("bug1_worker_manager").is_dir())
-        .cloned()
-        .ok_or_else(|| anyhow::anyhow!("cannot find the bundled samples (samples/python): run `threadradar demo` from the threadradar checkout"))
+    let cwd = std::env::current_dir()?;
+    let candidates = [cwd.join("samples/python"), PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples/python")];
+    if let Some(found) = candidates.iter().find(|p| p.join("bug1_worker_manager").is_dir()) {
+        return Ok(found.clone());
+    }
+    let dir = cwd.join("threadradar-demo");
+    for (rel, text) in BUNDLED {
+        let path = dir.join(rel);
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(path.parent().unwrap_or(&dir))?;
+            std::fs::write(&path, text)
+        };
+        write().map_err(|e| anyhow::anyhow!("cannot write the bundled sample {}: {e}; run `threadradar demo` from a directory you can write to", path.display()))?;
+    }
+    Ok(dir)
 }

@@ -12,6 +12,8 @@ macro_rules! say {
 pub mod compare;
 pub mod completions;
 pub mod demo;
+pub mod dump;
+pub mod doctor;
 pub mod export;
 pub mod html;
 pub mod import;
@@ -27,6 +29,7 @@ pub mod sections_exact;
 pub mod runs;
 pub mod runpath;
 pub mod serve;
+pub mod sourceroot;
 pub mod test;
 pub mod timeline;
 pub mod waits;

@@ -62,6 +62,9 @@ pub struct ReportArgs {
     /// Colour the radar cells.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+
+    #[arg(long, value_name = "CONTAINER_PATH=HOST_PATH", help = super::sourceroot::HELP)]
+    pub source_root: Vec<String>,
 }
 
 
@@ -87,7 +90,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(set) = runset::read(&path)? {
         return report_runset(&args, &path, set);
     }
-    let run = runfile::read(&path)?;
+    let mut run = runfile::read(&path)?;
+    let roots = super::sourceroot::roots(&args.source_root, project_config())?;
+    roots.apply(&mut run);
+    let sources = super::sourceroot::check(&run);
     let options = Options {
         states: counted_states(&args),
         threads: ThreadFilter::by_names(&run, &args.exclude_thread, &args.exclude_type)?,
@@ -109,11 +115,19 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let printed = (|| -> anyhow::Result<()> {
         if args.json {
-            serde_json::to_writer(&mut out, &view).map_err(std::io::Error::from)?;
+            // The view, and which of the program's files are here as recorded.
+            let mut v = serde_json::to_value(&view)?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("sources".into(), serde_json::to_value(&sources)?);
+            }
+            serde_json::to_writer(&mut out, &v).map_err(std::io::Error::from)?;
             writeln!(out)?;
         } else {
             let style = Style::new(args.color);
             print_header(&view, &style, &mut out)?;
+            if let Some(line) = super::sourceroot::sentence(&sources, &roots) {
+                writeln!(out, "{line}")?;
+            }
             match view_options.level {
                 Level::Program => print_threads(&view, &style, &mut out)?,
                 level => print_artifacts(&view, level, &run, &style, &mut out)?,
@@ -410,7 +424,11 @@ struct RunSetSummary {
 /// `report RUNSET`: the mean and spread of each figure over the runs, and the stability of the
 /// clusterings (COP-KMeans and plain k-means).
 fn report_runset(args: &ReportArgs, path: &Path, set: RunSet) -> anyhow::Result<ExitCode> {
-    let runs: Vec<Run> = set.runs.iter().map(|p| runfile::read(p)).collect::<Result<_, _>>()?;
+    let mut runs: Vec<Run> = set.runs.iter().map(|p| runfile::read(p)).collect::<Result<_, _>>()?;
+    let roots = super::sourceroot::roots(&args.source_root, project_config())?;
+    runs.iter_mut().for_each(|r| {
+        roots.apply(r);
+    });
     let level = args.level;
     let options = |run: &Run, method| -> anyhow::Result<Options> {
         Ok(Options { states: counted_states(args), threads: ThreadFilter::by_names(run, &args.exclude_thread, &args.exclude_type)?, method })

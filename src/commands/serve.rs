@@ -25,6 +25,7 @@ use threadradar_lsp::mapping::Mapping;
 use threadradar_lsp::protocol::{ErrorCode, NavigateResult, ProtocolError};
 use threadradar_lsp::runs::{self, LoadedRun, RunEntry};
 use threadradar_lsp::text::Document;
+use threadradar_profiler::sourceroots::SourceRoots;
 use threadradar_profiler::run::ThreadId;
 use threadradar_profiler::{runfile, runset};
 use tiny_http::{Header, Method, Response, Server};
@@ -46,6 +47,9 @@ pub struct ServeArgs {
     /// Port on 127.0.0.1; 0 picks a free one.
     #[arg(long, default_value_t = 7878)]
     pub port: u16,
+
+    #[arg(long, value_name = "CONTAINER_PATH=HOST_PATH", help = super::sourceroot::HELP)]
+    pub source_root: Vec<String>,
 }
 
 const INDEX: &str = include_str!("../../web/index.html");
@@ -118,6 +122,8 @@ struct State {
     figures: FiguresCache,
     disk: DiskDocuments,
     port: u16,
+    /// Applied to every run this server loads.
+    roots: SourceRoots,
 }
 
 struct Current {
@@ -136,7 +142,8 @@ impl State {
     }
 
     fn load(&self, path: &Path) -> Result<Arc<LoadedRun>, ProtocolError> {
-        let run = runfile::read(path).map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e.to_string()))?;
+        let mut run = runfile::read(path).map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e.to_string()))?;
+        self.roots.apply(&mut run);
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         Ok(Arc::new(LoadedRun::new(generation, path.to_path_buf(), run)))
     }
@@ -251,7 +258,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let dir = args.run.as_deref().filter(|p| p.is_dir()).map(Path::to_path_buf);
     let path = a_members[0].clone();
-    let run = runfile::read(&path)?;
+    let mut run = runfile::read(&path)?;
+    // The project's `source-roots` (a bad configuration is said once, and not used).
+    let config = std::env::current_dir().ok().and_then(|d| {
+        threadradar_profiler::config::ProjectConfig::load(&d).map_err(|e| eprintln!("threadradar: {e} (serving without its source-roots until it is fixed)")).ok()
+    });
+    let roots = super::sourceroot::roots(&args.source_root, config.as_ref())?;
+    roots.apply(&mut run);
     // The second run (or set) is read once here, so that a wrong path is said before serving.
     let (compare, b_members, b_set) = match args.compare.as_deref() {
         Some(b) => {
@@ -286,6 +299,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         figures: FiguresCache::default(),
         disk: DiskDocuments::default(),
         port,
+        roots,
     });
     let mut out = std::io::stdout().lock();
     writeln!(out, "ThreadRadar panels for {}: http://127.0.0.1:{port}/", path.display())?;

@@ -589,7 +589,9 @@ fn build_lanes_of(run: &Run, fold_stdlib: bool, mine: impl Fn(ThreadId) -> bool)
             b.lane.computing += (ts.state == ThreadState::Computing) as u32;
             // A gap longer than the tolerance ends everything at the tick after the last sample.
             if let Some(last) = b.last_tick {
-                if k - last - 1 > TOLERATED_MISSED_TICKS {
+                // (`saturating`: a thread entered twice at one tick is no gap; the run reader
+                // keeps one entry, a run built otherwise may not.)
+                if k.saturating_sub(last).saturating_sub(1) > TOLERATED_MISSED_TICKS {
                     b.close_from(0, last + 1);
                     if let Some(r) = b.state.take() {
                         b.lane.states.push(StateRun { end: last + 1, ..r });

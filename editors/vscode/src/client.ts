@@ -17,7 +17,8 @@ import type { LanguageClientOptions, ServerOptions, WorkDoneProgressBegin, WorkD
 import { Notifications, errorSentence, parseChanged, parseOpenPanel } from "./protocol";
 import type { ChangedParams, OpenPanelParams } from "./protocol";
 import type { ServerPort } from "./router";
-import { bundledServerPath, resolveServer } from "./serverPath";
+import { bundledServerPath, projectInterpreters, resolveServer } from "./serverPath";
+import type { ServerLookup } from "./serverPath";
 import { extensionSettings, serverSettings } from "./settings";
 import { RUNS_WORKSPACE_CODE, selectedInterpreter, testSettings } from "./record";
 import type { PythonExtensionApi } from "./record";
@@ -34,6 +35,26 @@ export type ServerState = "starting" | "running" | "stopped" | "missing";
  * the run.
  */
 const RECORD_PROGRESS = ["threadradar/record/", "threadradar/test/"];
+
+function readText(p: string): string | undefined {
+  try {
+    return fs.readFileSync(p, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The server binary, found as `resolveServer` says: the setting, the bundled binary, the project's
+ * Python environments (a `pip install threadradar`), PATH. Also for `threadradar doctor`.
+ */
+export async function locateServer(extensionPath: string | undefined): Promise<ServerLookup> {
+  if (selectedPython === undefined) await refreshSelectedPython();
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const interpreters = projectInterpreters(folder, selectedPython, process.env, readText);
+  const setting = extensionSettings(config()).serverPath;
+  return resolveServer(setting, extensionPath === undefined ? undefined : bundledServerPath(extensionPath), process.env, isExecutable, process.platform, interpreters);
+}
 
 function isExecutable(p: string): boolean {
   try {
@@ -115,6 +136,15 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
   readonly onOpenPanel = this.openPanelEmitter.event;
   /** Fires each time a server has started and initialized. */
   readonly onReady = this.readyEmitter.event;
+  /**
+   * A saved `pyproject.toml` or `threadradar.toml`: the server hears of saves only of the
+   * documents it is given (Python files), so it is told of this one and checks the configuration
+   * again (a new mistake is said when it is made).
+   */
+  private readonly configSaves = vscode.workspace.onDidSaveTextDocument((doc) => {
+    if (this.client === undefined || doc.uri.scheme !== "file" || !/(^|[\\/])(pyproject|threadradar)\.toml$/.test(doc.uri.fsPath)) return;
+    void this.client.sendNotification("textDocument/didSave", { textDocument: { uri: doc.uri.toString() } });
+  });
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -151,8 +181,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
 
   private async doStart(): Promise<void> {
     if (this.client !== undefined) return;
-    const setting = extensionSettings(config()).serverPath;
-    const lookup = resolveServer(setting, this.extensionPath === undefined ? undefined : bundledServerPath(this.extensionPath), process.env, isExecutable);
+    const lookup = await locateServer(this.extensionPath);
     if (!lookup.found) {
       this.setState("missing");
       this.output.error(lookup.message);
@@ -162,6 +191,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
       return;
     }
     this.setState("starting");
+    this.output.info(`Using ${lookup.path} (${lookup.source})`);
     this.output.info(`Starting ${lookup.path} lsp`);
     const serverOptions: ServerOptions = { command: lookup.path, args: ["lsp"] };
     const clientOptions: LanguageClientOptions = {
@@ -334,6 +364,7 @@ export class ServerConnection implements ServerPort, vscode.Disposable {
   }
 
   dispose(): void {
+    this.configSaves.dispose();
     void this.stop();
     this.stateEmitter.dispose();
     this.changedEmitter.dispose();

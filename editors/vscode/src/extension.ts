@@ -4,7 +4,9 @@
 // the server (`threadradar.record`).
 
 import * as vscode from "vscode";
-import { ServerConnection, config, currentServerSettings, followSelectedPython, refreshSelectedPython } from "./client";
+import * as childProcess from "node:child_process";
+import { ServerConnection, config, currentServerSettings, followSelectedPython, locateServer, refreshSelectedPython } from "./client";
+import { doctorMarkdown, parseDoctor } from "./doctor";
 import { GlyphDecorations } from "./decorations";
 import { Panels, openLocation } from "./panels";
 import { compareParams, runPicks, type CompareRuns } from "./compare";
@@ -33,6 +35,32 @@ function isPythonEditor(e: vscode.TextEditor | undefined): e is vscode.TextEdito
 }
 
 let running: ServerConnection | undefined;
+
+/**
+ * "ThreadRadar: Doctor": `threadradar doctor --json` in the workspace folder, shown as Markdown and
+ * logged to the output channel. Its exit code is 1 when a check failed: the report is still read.
+ */
+async function runDoctor(extensionPath: string, output: vscode.LogOutputChannel): Promise<void> {
+  const lookup = await locateServer(extensionPath);
+  if (!lookup.found) throw new Error(lookup.message);
+  const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const stdout = await new Promise<string>((resolve, reject) => {
+    childProcess.execFile(lookup.path, ["doctor", "--json"], { cwd, timeout: 30_000 }, (err, out, errText) => {
+      if (out.trim() !== "") resolve(out);
+      else reject(new Error(`\`${lookup.path} doctor --json\` failed: ${(errText || (err?.message ?? "no output")).trim()}`));
+    });
+  });
+  const report = parseDoctor(stdout);
+  if (typeof report === "string") throw new Error(report);
+  for (const c of report.checks) {
+    const line = `doctor ${c.id}: ${c.summary}${c.next !== undefined ? ` Next: ${c.next}` : ""}`;
+    if (c.status === "error") output.error(line);
+    else if (c.status === "warn") output.warn(line);
+    else output.info(line);
+  }
+  const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: doctorMarkdown(report, lookup.path, lookup.source) });
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
 
 /** Sets a context key for `when` clauses (menus, the command palette). */
 function setContext(key: string, value: unknown): void {
@@ -367,6 +395,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand(Commands.goToHottest, guarded(() => goToHottest("function"))),
     vscode.commands.registerCommand(Commands.goToHottestClass, guarded(() => goToHottest("class"))),
     vscode.commands.registerCommand(Commands.restartServer, guarded(() => server.restart())),
+    vscode.commands.registerCommand(Commands.doctor, guarded(() => runDoctor(context.extensionPath, output))),
     vscode.commands.registerCommand(Commands.refreshViews, guarded(() => refreshNow())),
     vscode.commands.registerCommand(
       Commands.selectRunItem,

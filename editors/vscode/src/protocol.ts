@@ -58,6 +58,7 @@ export const Commands = {
   goToHottest: "threadradar.goToHottestFunction",
   goToHottestClass: "threadradar.goToHottestClass",
   restartServer: "threadradar.restartServer",
+  doctor: "threadradar.doctor",
   refreshViews: "threadradar.refreshViews",
   selectRunItem: "threadradar.runs.select",
   deleteRunItem: "threadradar.runs.delete",

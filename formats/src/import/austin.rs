@@ -6,6 +6,7 @@
 //! follow one another in time; austin does not record thread names or absolute times.
 
 use super::collapsed::parse_frame;
+use super::lines::LineSource;
 use super::{quote, Ctx, ImportError, Profile, RawSample};
 use threadradar_profiler::run::ThreadState;
 
@@ -15,11 +16,10 @@ pub fn is_sample_line(line: &str) -> bool {
     p.len() > 1 && p.starts_with('P') && p[1..].bytes().all(|b| b.is_ascii_digit()) && t.starts_with('T')
 }
 
-pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let text = ctx.lines_text(bytes)?;
+pub fn parse<R: std::io::BufRead>(src: &mut LineSource<'_, R>, ctx: &Ctx) -> Result<Profile, ImportError> {
     let mut p = Profile::new(ctx, "austin");
     let mut mode = String::from("wall");
-    for (i, raw) in text.lines().enumerate() {
+    while let Some((i, raw)) = src.next_line()? {
         let line = raw.trim_end();
         if line.is_empty() {
             continue;

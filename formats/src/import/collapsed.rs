@@ -7,6 +7,7 @@
 //! - ThreadRadar's own export: root `name (tid)`;
 //! - anything else flamegraph.pl reads: frames are taken as function names.
 
+use super::lines::LineSource;
 use super::{quote, Ctx, ImportError, Profile, RawFrame, RawSample};
 
 /// Whether a line looks like folded stacks: frames and a trailing count.
@@ -14,12 +15,11 @@ pub fn is_line(line: &str) -> bool {
     line.trim_end().rsplit_once(' ').is_some_and(|(stack, n)| !stack.is_empty() && n.parse::<u64>().is_ok())
 }
 
-pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let text = ctx.lines_text(bytes)?;
+pub fn parse<R: std::io::BufRead>(src: &mut LineSource<'_, R>, ctx: &Ctx) -> Result<Profile, ImportError> {
     let mut p = Profile::new(ctx, "collapsed stacks");
     let mut flavour: Option<&'static str> = None;
     let mut any_thread = false;
-    for (i, raw) in text.lines().enumerate() {
+    while let Some((i, raw)) = src.next_line()? {
         let line = raw.trim_end();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -119,8 +119,4 @@ pub(crate) fn parse_frame(f: &str) -> (RawFrame, Option<&'static str>) {
         }
     }
     (RawFrame { file: String::new(), name: f.to_string(), line: 0 }, None)
-}
-
-pub(crate) fn line_of(bytes: &[u8], offset: usize) -> usize {
-    bytes[..offset.min(bytes.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }

@@ -24,6 +24,7 @@ mod build;
 mod collapsed;
 mod gecko;
 mod gecko_states;
+mod lines;
 mod perf;
 mod profile;
 mod speedscope;
@@ -56,6 +57,11 @@ pub enum ImportFormat {
 }
 
 impl ImportFormat {
+    /// Whether files of this format are read line by line (never held whole).
+    pub fn line_oriented(self) -> bool {
+        matches!(self, ImportFormat::Collapsed | ImportFormat::Austin | ImportFormat::Perf)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ImportFormat::Collapsed => "collapsed stacks",
@@ -158,13 +164,45 @@ impl Default for Limits {
     }
 }
 
-/// Reads a file written by another profiler and makes a run of it.
+/// Reads a file written by another profiler and makes a run of it. The line-oriented formats
+/// (folded stacks, austin's text, perf script) are read line by line, never held whole; MOJO and
+/// the JSON formats are read into memory, within their size limits.
 pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Run, ImportError> {
+    use std::io::{BufRead, Read};
     let io = |e| ImportError::Io { path: path.to_path_buf(), source: e };
     let size = std::fs::metadata(path).map_err(io)?.len();
     check_size(size, path, opts.limits.file_bytes.max(opts.limits.json_bytes), None)?;
-    let bytes = std::fs::read(path).map_err(io)?;
-    import_bytes(&bytes, path, opts)
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path).map_err(io)?);
+    // The format from the file's start (what `detect` looks at), without consuming it.
+    let format = match opts.format {
+        Some(f) => f,
+        None => {
+            let head = reader.fill_buf().map_err(io)?;
+            match detect(head) {
+                Some(f) => f,
+                None => return import_bytes(head, path, opts), // the sentence for an unknown or empty file
+            }
+        }
+    };
+    if !format.line_oriented() {
+        let mut bytes = Vec::with_capacity(size.min(opts.limits.json_bytes.max(opts.limits.file_bytes)) as usize);
+        reader.read_to_end(&mut bytes).map_err(io)?;
+        return import_bytes(&bytes, path, &ImportOptions { format: Some(format), ..opts.clone() });
+    }
+    check_size(size, path, opts.limits.file_bytes, Some(format))?;
+    let interval_ns = interval_ns(opts)?;
+    let head = reader.fill_buf().map_err(io)?;
+    if (head.len() as u64) >= size && head.iter().all(u8::is_ascii_whitespace) {
+        return Err(ImportError::Empty { path: path.to_path_buf(), format: format.name() });
+    }
+    let ctx = Ctx { path, format: format.name(), limits: opts.limits };
+    let mut src = lines::LineSource::new(reader, &ctx);
+    let profile = match format {
+        ImportFormat::Collapsed => collapsed::parse(&mut src, &ctx)?,
+        ImportFormat::Austin => austin::parse(&mut src, &ctx)?,
+        _ => perf::parse(&mut src, &ctx)?,
+    };
+    finish(profile, path, format, opts, interval_ns)
 }
 
 /// A file within the size limit of its format (`None`: of any format).
@@ -196,20 +234,29 @@ pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<R
     }
     let json = matches!(format, ImportFormat::Speedscope | ImportFormat::Gecko);
     check_size(bytes.len() as u64, path, if json { opts.limits.json_bytes } else { opts.limits.file_bytes }, Some(format))?;
-    let interval_ns = match opts.interval_ms {
-        Some(ms) if ms.is_finite() && ms > 0.0 && ms <= MAX_INTERVAL_MS => Some(((ms * 1e6).round() as u64).max(1)),
-        Some(ms) => return Err(ImportError::BadInterval { given: ms, max: MAX_INTERVAL_MS }),
-        None => None,
-    };
+    let interval_ns = interval_ns(opts)?;
     let ctx = Ctx { path, format: format.name(), limits: opts.limits };
     let profile = match format {
-        ImportFormat::Collapsed => collapsed::parse(bytes, &ctx)?,
-        ImportFormat::Austin => austin::parse(bytes, &ctx)?,
+        ImportFormat::Collapsed => collapsed::parse(&mut lines::LineSource::new(bytes, &ctx), &ctx)?,
+        ImportFormat::Austin => austin::parse(&mut lines::LineSource::new(bytes, &ctx), &ctx)?,
         ImportFormat::AustinMojo => austin_mojo::parse(bytes, &ctx)?,
         ImportFormat::Speedscope => speedscope::parse(bytes, &ctx)?,
-        ImportFormat::Perf => perf::parse(bytes, &ctx)?,
+        ImportFormat::Perf => perf::parse(&mut lines::LineSource::new(bytes, &ctx), &ctx)?,
         ImportFormat::Gecko => gecko::parse(bytes, &ctx)?,
     };
+    finish(profile, path, format, opts, interval_ns)
+}
+
+/// `--interval-ms` in nanoseconds, checked before anything is read.
+fn interval_ns(opts: &ImportOptions) -> Result<Option<u64>, ImportError> {
+    match opts.interval_ms {
+        Some(ms) if ms.is_finite() && ms > 0.0 && ms <= MAX_INTERVAL_MS => Ok(Some(((ms * 1e6).round() as u64).max(1))),
+        Some(ms) => Err(ImportError::BadInterval { given: ms, max: MAX_INTERVAL_MS }),
+        None => Ok(None),
+    }
+}
+
+fn finish(profile: Profile, path: &Path, format: ImportFormat, opts: &ImportOptions, interval_ns: Option<u64>) -> Result<Run, ImportError> {
     if profile.samples.is_empty() {
         return Err(ImportError::NoSamples { path: path.to_path_buf(), format: format.name() });
     }
@@ -259,29 +306,6 @@ impl Ctx<'_> {
     /// The file ends in the middle of what starts at `at` (`line 12`).
     pub fn truncated(&self, at: impl Into<String>) -> ImportError {
         ImportError::Truncated { path: self.path.to_path_buf(), format: self.format, at: at.into() }
-    }
-
-    /// A line-oriented file as text, checked by [`Ctx::check_last_line`]; a file that ends in
-    /// the middle of a UTF-8 character is truncated too.
-    pub fn lines_text<'b>(&self, bytes: &'b [u8]) -> Result<&'b str, ImportError> {
-        let text = match std::str::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(e) if e.error_len().is_none() => {
-                return Err(self.truncated(format!("line {}, which ends in the middle of a character", collapsed::line_of(bytes, e.valid_up_to()))))
-            }
-            Err(e) => return Err(self.parse_error(collapsed::line_of(bytes, e.valid_up_to()), "it is not UTF-8 text")),
-        };
-        self.check_last_line(text)?;
-        Ok(text)
-    }
-
-    /// A line-oriented file whose last line has no line break was cut while it was written or
-    /// copied: every profiler here ends each line it writes with one. The error names that line.
-    pub fn check_last_line(&self, text: &str) -> Result<(), ImportError> {
-        if text.is_empty() || text.ends_with('\n') || text.rsplit('\n').next().is_some_and(|l| l.trim().is_empty()) {
-            return Ok(());
-        }
-        Err(self.truncated(format!("line {}, which has no line break", text.lines().count())))
     }
 }
 

@@ -10,6 +10,7 @@
 //! the CPU, so idle threads are missing, not idle.
 
 use super::profile::DEEP;
+use super::lines::LineSource;
 use super::{Ctx, ImportError, Profile, RawFrame, RawSample};
 
 /// `(comm, pid, tid, seconds)` of a sample header line.
@@ -55,8 +56,7 @@ fn python_frame(line: &str) -> Option<RawFrame> {
 /// `(comm, pid, tid, seconds, Python frames innermost first)`.
 type PerfSample = (String, Option<u32>, u32, f64, Vec<RawFrame>);
 
-pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let text = ctx.lines_text(bytes)?;
+pub fn parse<R: std::io::BufRead>(src: &mut LineSource<'_, R>, ctx: &Ctx) -> Result<Profile, ImportError> {
     let mut p = Profile::new(ctx, "perf script");
     let mut raw: Vec<PerfSample> = Vec::new();
     let mut in_sample = false;
@@ -66,7 +66,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
     let mut ended_samples = false;
     let mut header_line = 0;
     let mut stack_lines = 0;
-    for (i, line) in text.lines().enumerate() {
+    while let Some((i, line)) = src.next_line()? {
         if line.trim().is_empty() {
             ended_samples |= in_sample;
             in_sample = false;
@@ -97,7 +97,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         }
     }
     if in_sample && (stack_lines > 0 || ended_samples) {
-        return Err(ctx.truncated(format!("line {}, in the sample from line {header_line}, which has no blank line after its call chain", text.lines().count())));
+        return Err(ctx.truncated(format!("line {}, in the sample from line {header_line}, which has no blank line after its call chain", src.count())));
     }
     let t0 = raw.iter().map(|r| r.3).fold(f64::INFINITY, f64::min);
     let ns = |secs: f64| ((secs - t0) * 1e9).round().max(0.0) as u64;

@@ -56,7 +56,8 @@ impl Backend {
             let s = self.state();
             (s.folders.clone(), s.settings.overrides())
         };
-        let list = tokio::task::spawn_blocking(move || runs::list_with(&folders, &overrides)).await.unwrap_or_default();
+        // A panic while listing is logged and shown (`run_blocking`); the list is then empty.
+        let list = self.run_blocking("listing the runs", move |_| runs::list_with(&folders, &overrides)).await.unwrap_or_default();
         let (changed, pinned, active_path, folders, overrides) = {
             let mut s = self.state();
             let changed = s.runs != list;
@@ -138,11 +139,12 @@ impl Backend {
             s.generation
         };
         let path = entry.path.clone();
+        let folder = entry.folder.clone();
         let cancel = cancelled.clone();
         // Exclusions are thread ids of the old run: a new run starts unfiltered.
         let params = Params { exclude_threads: Vec::new(), window: None, ..params };
         let result = tokio::task::spawn_blocking(move || -> std::result::Result<Option<(LoadedRun, Figures)>, String> {
-            let run = threadradar_profiler::runfile::read(&path).map_err(|e| {
+            let mut run = threadradar_profiler::runfile::read(&path).map_err(|e| {
                 if runs::may_be_incomplete(&e) {
                     format!("{e} (it may still be being written; it is read again when it changes)")
                 } else {
@@ -151,6 +153,11 @@ impl Backend {
             })?;
             if cancel.load(Ordering::SeqCst) {
                 return Ok(None);
+            }
+            // The run's paths as this machine has them: its folder's `[tool.threadradar]
+            // source-roots` (a bad configuration is shown by `check_configuration`).
+            if let Ok(c) = crate::project::ProjectConfig::load(&folder) {
+                c.source_roots.apply(&mut run);
             }
             let loaded = LoadedRun::new(generation, path, run);
             let figures = Figures::build(&loaded, &params).map_err(|e| e.to_string())?;

@@ -243,6 +243,26 @@ impl Interpreter {
         Some((value, self.mem.type_name(value).ok()?))
     }
 
+    /// The owner of the C `_thread.RLock` at `obj` (`threading.RLock()`): `rlock_owner`, the
+    /// owner's `PyThread_get_thread_ident()` (= `PyThreadState.thread_id`), right after the
+    /// object's head and the lock pointer in 3.11–3.13 (`Modules/_threadmodule.c`,
+    /// `rlockobject`); in 3.14+ the `thread` of a `_PyRecursiveMutex` after its one-byte mutex,
+    /// padded to 8: the same offset. `None` when unowned (0) or unreadable.
+    pub fn rlock_owner(&self, obj: usize) -> Option<u64> {
+        let at = obj + self.mem.layout().object_type as usize + 8 + 8;
+        self.mem.u64(at).ok().filter(|&id| id != 0)
+    }
+
+    /// A `threading.Thread`'s `_ident` (`None` until it started: the attribute is then `None`,
+    /// not an int).
+    pub fn thread_ident(&self, obj: usize) -> Option<u64> {
+        let value = self.mem.attribute(obj, "_ident").ok()??;
+        if self.mem.type_name(value).ok()? != "int" {
+            return None;
+        }
+        self.mem.long(value).ok().filter(|&id| id != 0)
+    }
+
     fn interpreters(&self) -> Result<Vec<usize>> {
         let mut out = Vec::new();
         let mut interp = self.mem.ptr(self.runtime + self.o().runtime_interpreters_head as usize)?;

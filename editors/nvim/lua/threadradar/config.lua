@@ -143,16 +143,22 @@ function M.cmd()
   if o.cmd then
     return vim.deepcopy(o.cmd)
   end
-  return { o.server_path, "lsp" }
+  return { M.binary(), "lsp" }
 end
 
---- The server binary (for `serve`, `radar` and the health check).
+--- The server binary (for `serve`, `radar` and the health check): `cmd[1]`, a server_path with
+--- a directory as it is, and a bare name (the default `threadradar`) beside the project's Python
+--- interpreter (pip install threadradar) or on PATH (threadradar.locate); unfound, the name.
 function M.binary()
   local o = M.options
   if o.cmd then
     return o.cmd[1]
   end
-  return o.server_path
+  if o.server_path:find("/", 1, true) then
+    return o.server_path
+  end
+  local found = require("threadradar.locate").find_here(o.server_path)
+  return found and found.path or o.server_path
 end
 
 --- Virtual text options as a table.

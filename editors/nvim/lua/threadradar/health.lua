@@ -69,6 +69,27 @@ function M.features()
   }
 end
 
+local report_of = { ok = "ok", warn = "warn", error = "error" }
+
+--- `threadradar doctor --json` in the current directory: each check as OK, WARNING or ERROR, a
+--- problem with its next step as the advice.
+function M.doctor(r, bin)
+  r.start("ThreadRadar: doctor (what this machine allows)")
+  local out = vim.fn.system({ bin, "doctor", "--json" })
+  local ok, doc = pcall(vim.fn.json_decode, out)
+  if not ok or type(doc) ~= "table" or type(doc.checks) ~= "table" then
+    r.warn(("`%s doctor --json` gave no report: %s"):format(bin, (out:gsub("%s+$", ""):sub(1, 200))), {
+      "update the threadradar binary (doctor is new in 0.1): `pip install -U threadradar`",
+    })
+    return
+  end
+  for _, c in ipairs(doc.checks) do
+    local f = r[report_of[c.status] or "info"]
+    local advice = c.next and c.next ~= vim.NIL and { c.next } or nil
+    f(c.id .. ": " .. c.summary, advice)
+  end
+end
+
 function M.check()
   local r = reporter()
   local tr = require("threadradar")
@@ -109,21 +130,34 @@ function M.check()
   end
 
   r.start("ThreadRadar: language server")
-  local bin = config.binary()
-  local path = vim.fn.exepath(bin)
+  local opts_bin = opts.cmd and opts.cmd[1] or opts.server_path
+  local path, source = "", nil
+  if opts.cmd or opts_bin:find("/", 1, true) then
+    path = vim.fn.exepath(opts_bin)
+    source = opts.cmd and "setup{ cmd }" or "setup{ server_path }"
+  else
+    local found, tried = require("threadradar.locate").find_here(opts_bin)
+    if found then
+      path, source = found.path, found.source
+    end
+    r.info("looked for the server in: " .. table.concat(tried, ", "))
+  end
   if path == "" then
-    r.error(("server not found: `%s` is not executable"):format(bin), {
-      "build and install it: `cargo install --path .` in the ThreadRadar repository",
+    r.error(("server not found: `%s` is not executable"):format(opts_bin), {
+      "install it into the project's Python environment: `pip install threadradar` (from a ThreadRadar checkout: `pip install .`)",
+      "or build and install it: `cargo install --path .` in the ThreadRadar repository",
       "or point setup{ server_path = \"/path/to/threadradar\" } at the binary",
     })
   else
     local out = vim.fn.system({ path, "--version" })
     if vim.v.shell_error == 0 then
-      r.ok(("server found: %s (%s)"):format(path, (out:gsub("%s+$", ""))))
+      r.ok(("server found: %s (%s), from %s"):format(path, (out:gsub("%s+$", "")), source))
+      M.doctor(r, path)
     else
       r.error(("server found at %s but `--version` failed: %s"):format(path, (out:gsub("%s+$", ""))))
     end
   end
+  r.start("ThreadRadar: language server (running)")
   local running = 0
   local get = vim.lsp.get_clients or vim.lsp.get_active_clients
   for _, c in pairs(get()) do

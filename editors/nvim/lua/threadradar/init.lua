@@ -66,6 +66,13 @@ function M.setup(opts)
       require("threadradar.lsp").attach(args.buf)
     end,
   })
+  api.nvim_create_autocmd("BufWritePost", {
+    group = group,
+    pattern = { "pyproject.toml", "threadradar.toml" },
+    callback = function(args)
+      require("threadradar.lsp").config_saved(api.nvim_buf_get_name(args.buf))
+    end,
+  })
   api.nvim_create_autocmd("VimLeavePre", {
     group = group,
     callback = function()

@@ -53,6 +53,16 @@ end
 --- The running ThreadRadar clients.
 M.all_clients = all_clients
 
+--- A saved `pyproject.toml` or `threadradar.toml`: the server hears of saves only of the buffers
+--- it is attached to (Python files), so each client is told of this one, and checks the
+--- configuration again (a new mistake is said when it is made).
+function M.config_saved(path)
+  local uri = vim.uri_from_fname(path)
+  for _, c in ipairs(all_clients()) do
+    call(c, "notify", "textDocument/didSave", { textDocument = { uri = uri } })
+  end
+end
+
 -- Roots -------------------------------------------------------------------------------------
 
 local function has_marker(dir, marker)
@@ -380,7 +390,7 @@ function M.server_available()
   end
   util.notify_once(
     "missing-server",
-    ("the language server `%s` was not found: install it with `cargo install --path .` in the ThreadRadar repository, or set server_path in require(\"threadradar\").setup{}."):format(bin),
+    ("the language server `%s` was not found: %s."):format(bin, require("threadradar.locate").INSTALL),
     vim.log.levels.ERROR
   )
   return false

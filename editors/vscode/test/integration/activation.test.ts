@@ -29,7 +29,7 @@ describe("activation", () => {
     expect(fake.treeViews).toEqual((manifest.contributes.views.threadradar ?? []).map((v) => v.id));
     expect(fake.messages).toHaveLength(1);
     expect(fake.messages[0]?.level).toBe("error");
-    expect(fake.messages[0]?.text).toMatch(/^The ThreadRadar language server was not found at \/nonexistent\/threadradar: build and install it with `cargo install --path \.`/);
+    expect(fake.messages[0]?.text).toMatch(/^The ThreadRadar language server was not found at \/nonexistent\/threadradar: install it into the project.s Python environment with `pip install threadradar`.*`cargo install --path \.`/);
     expect(fake.messages[0]?.items).toEqual(["Open Settings"]);
     await until("the status bar", () => fake.status[0]?.text === "$(pulse) ThreadRadar: no server");
     expect(fake.status[0]?.shown).toBe(true);
@@ -113,6 +113,28 @@ describe("activation", () => {
       expect(stopping).toBeDefined();
       await stopping;
       for (const d of subscriptions) d.dispose();
+    });
+
+    test("a saved pyproject.toml with a mistake in [tool.threadradar] is said at once, with its key and line", async () => {
+      const pyproject = path.join(ws.dir, "pyproject.toml");
+      const before = fs.existsSync(pyproject) ? fs.readFileSync(pyproject, "utf8") : undefined;
+      const fake = fakeVscode({ "threadradar.serverPath": serverBinary(), "threadradar.trace.server": "off" }, ws.dir, [fakeEditor(path.join(ws.dir, BUGGY), "")]);
+      const { ext, subscriptions } = activate(fake, EXTENSION_DIR);
+      try {
+        await until("the run in the status bar", () => (fake.status[0]?.text ?? "").includes("samples"), 20_000);
+        expect(fake.messages.filter((m) => m.text.includes("bogus-key"))).toEqual([]);
+        fs.writeFileSync(pyproject, '[tool.threadradar]\nstates = "computing"\nbogus-key = 3\n');
+        fake.save(pyproject);
+        await until("the mistake said after the save", () => fake.messages.some((m) => m.text.includes("bogus-key")), 10_000);
+        const said = fake.messages.find((m) => m.text.includes("bogus-key"));
+        expect(said?.level).toBe("warning");
+        expect(said?.text).toMatch(/line 3/);
+      } finally {
+        if (before === undefined) fs.rmSync(pyproject, { force: true });
+        else fs.writeFileSync(pyproject, before);
+        await ext.deactivate();
+        for (const d of subscriptions) d.dispose();
+      }
     });
 
     test("Record a Run…: the recording in the status bar, its progress as a notification with Cancel, the output in the channel; then Compare with Previous Run fills the Comparison view", async () => {

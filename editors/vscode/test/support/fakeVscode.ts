@@ -131,6 +131,8 @@ export interface FakeVscode {
     quickPick?: (items: readonly { label: string }[], options: unknown) => unknown;
     inputBox?: (options: { validateInput?: (v: string) => unknown; value?: string }) => string | undefined;
   };
+  /** Fires `workspace.onDidSaveTextDocument` for this file, as a save in the editor does. */
+  save(file: string): void;
   /** Every quick pick shown: its items and options. */
   quickPicks: { items: { label: string; detail?: string }[]; options: unknown }[];
   /** `window.withProgress` calls: the options, the messages reported, whether the task ended; `cancel()` presses Cancel. */
@@ -156,6 +158,7 @@ export function fakeVscode(config: Record<string, unknown>, workspaceFolder: str
   const treeProviders: FakeVscode["treeProviders"] = new Map();
   const contexts = new Map<string, unknown>();
   const event = () => new EventEmitter<unknown>().event;
+  const saved = new EventEmitter<unknown>();
   const message = (level: string) => (text: string, ...items: unknown[]) => {
     messages.push({ level, text, items });
     return Promise.resolve(undefined);
@@ -320,7 +323,7 @@ export function fakeVscode(config: Record<string, unknown>, workspaceFolder: str
         onDidChangeTextDocument: event(),
         onDidOpenTextDocument: event(),
         onDidCloseTextDocument: event(),
-        onDidSaveTextDocument: event(),
+        onDidSaveTextDocument: saved.event,
         onWillSaveTextDocument: event(),
         onDidChangeWorkspaceFolders: event(),
         createFileSystemWatcher: () => ({ onDidCreate: event(), onDidChange: event(), onDidDelete: event(), dispose: () => undefined }),
@@ -344,5 +347,6 @@ export function fakeVscode(config: Record<string, unknown>, workspaceFolder: str
     env: withFallback({ appName: "Visual Studio Code", language: "en", machineId: "test", sessionId: "test", uriScheme: "vscode" }),
   };
   const module = withFallback(api);
-  return { module, commands, treeViews, messages, status, log, webviewPanels, panels, decorationTypes, ui, quickPicks, progress, treeProviders, contexts };
+  const save = (file: string): void => saved.fire({ uri: Uri.file(file), languageId: path.extname(file).slice(1) });
+  return { module, commands, treeViews, messages, status, log, webviewPanels, panels, decorationTypes, ui, save, quickPicks, progress, treeProviders, contexts };
 }
