@@ -158,6 +158,41 @@ impl Ring {
     }
 }
 
+/// What every event of a ring shares: created disabled (enabled when every CPU's is open), stamped
+/// on CLOCK_MONOTONIC (the run's clock), and waking the reader when a quarter of the ring is full.
+pub fn ring_event(attr: &mut sys::bindings::perf_event_attr) {
+    attr.set_disabled(1);
+    attr.set_use_clockid(1);
+    attr.clockid = libc::CLOCK_MONOTONIC;
+    attr.set_watermark(1);
+    attr.wakeup_watermark = (RING_PAGES * page_size() / 4) as u32;
+}
+
+/// A sample record's bytes, read at the offsets its event's `sample_type` lays out.
+pub struct Fields<'a>(&'a [u8]);
+
+impl Fields<'_> {
+    pub fn u32_at(&self, o: usize) -> Option<u32> {
+        self.0.get(o..o + 4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()))
+    }
+    pub fn u64_at(&self, o: usize) -> Option<u64> {
+        self.0.get(o..o + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()))
+    }
+}
+
+/// One record of a ring, as every reader takes it: a lost-events record adds its count to `lost`;
+/// a sample gives its fields; any other kind is passed over (`None`).
+pub fn sample<'a>(typ: u32, rec: &'a [u8], lost: &AtomicU64) -> Option<Fields<'a>> {
+    let fields = Fields(rec);
+    if typ == sys::bindings::PERF_RECORD_LOST {
+        if let Some(n) = fields.u64_at(16) {
+            lost.fetch_add(n, Ordering::Relaxed);
+        }
+        return None;
+    }
+    (typ == sys::bindings::PERF_RECORD_SAMPLE).then_some(fields)
+}
+
 pub fn online_cpus() -> Vec<i32> {
     let text = fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_else(|_| "0".into());
     let mut out = Vec::new();

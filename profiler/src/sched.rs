@@ -19,7 +19,7 @@
 //! i.e. root) or `kernel.perf_event_paranoid` ≤ -1; tracefs must be readable to learn the event
 //! ids (it is mounted at `/sys/kernel/tracing` when it is not).
 
-use crate::perfring::{self, online_cpus, page_size, Ring, RING_PAGES};
+use crate::perfring::{self, online_cpus, Ring};
 use crate::run::{SchedInfo, SchedSwitch, SchedWakeup};
 use perf_event_open_sys as sys;
 use std::collections::HashMap;
@@ -162,11 +162,7 @@ fn open_event(id: u16, cpu: i32) -> Result<i32, std::io::Error> {
     attr.config = id as u64;
     attr.sample_period = 1;
     attr.sample_type = (sys::bindings::PERF_SAMPLE_TID | sys::bindings::PERF_SAMPLE_TIME | sys::bindings::PERF_SAMPLE_RAW) as u64;
-    attr.set_disabled(1);
-    attr.set_use_clockid(1);
-    attr.clockid = libc::CLOCK_MONOTONIC;
-    attr.set_watermark(1);
-    attr.wakeup_watermark = (RING_PAGES * page_size() / 4) as u32;
+    perfring::ring_event(&mut attr);
     // pid -1 + cpu = every task on that CPU.
     perfring::open(&mut attr, -1, cpu)
 }
@@ -453,17 +449,8 @@ impl Drain {
     }
 
     fn record(&mut self, typ: u32, rec: &[u8], batch: &mut Vec<Event>) {
-        let u32_at = |o: usize| rec.get(o..o + 4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()));
-        let u64_at = |o: usize| rec.get(o..o + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()));
-        if typ == sys::bindings::PERF_RECORD_LOST {
-            if let Some(n) = u64_at(16) {
-                self.lost.fetch_add(n, Ordering::Relaxed);
-            }
-            return;
-        }
-        if typ != sys::bindings::PERF_RECORD_SAMPLE {
-            return;
-        }
+        let Some(f) = perfring::sample(typ, rec, &self.lost) else { return };
+        let (u32_at, u64_at) = (|o| f.u32_at(o), |o| f.u64_at(o));
         // header(8) | pid u32, tid u32 | time u64 | raw size u32 | raw data
         let (Some(cur_pid), Some(cur_tid), Some(time), Some(raw_len)) = (u32_at(8), u32_at(12), u64_at(16), u32_at(24)) else { return };
         // Every event, kept or not, says whose thread the task on the CPU is.

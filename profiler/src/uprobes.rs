@@ -27,7 +27,7 @@
 //! Permission: the kernel's uprobe PMU needs `CAP_PERFMON` or `CAP_SYS_ADMIN` (root);
 //! `perf_event_paranoid` does not open it to others.
 
-use crate::perfring::{self, online_cpus, page_size, Ring, RING_PAGES};
+use crate::perfring::{self, online_cpus, Ring};
 use crate::run::{LockEvent, LockInfo};
 use crate::lockevents::kind;
 use perf_event_open_sys as sys;
@@ -163,11 +163,7 @@ fn open_probe(uprobe_type: u32, path: &CString, offset: u64, ret: bool, cpu: i32
     attr.sample_period = 1;
     attr.sample_type = (sys::bindings::PERF_SAMPLE_IDENTIFIER | sys::bindings::PERF_SAMPLE_TID | sys::bindings::PERF_SAMPLE_TIME | sys::bindings::PERF_SAMPLE_REGS_USER) as u64;
     attr.sample_regs_user = 1 << REG_AX | 1 << REG_DI;
-    attr.set_disabled(1);
-    attr.set_use_clockid(1);
-    attr.clockid = libc::CLOCK_MONOTONIC;
-    attr.set_watermark(1);
-    attr.wakeup_watermark = (RING_PAGES * page_size() / 4) as u32;
+    perfring::ring_event(&mut attr);
     perfring::open(&mut attr, -1, cpu)
 }
 
@@ -422,17 +418,8 @@ impl Drain {
     }
 
     fn record(&mut self, typ: u32, rec: &[u8], pids: &[u32]) {
-        let u32_at = |o: usize| rec.get(o..o + 4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()));
-        let u64_at = |o: usize| rec.get(o..o + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()));
-        if typ == sys::bindings::PERF_RECORD_LOST {
-            if let Some(n) = u64_at(16) {
-                self.lost.fetch_add(n, Ordering::Relaxed);
-            }
-            return;
-        }
-        if typ != sys::bindings::PERF_RECORD_SAMPLE {
-            return;
-        }
+        let Some(f) = perfring::sample(typ, rec, &self.lost) else { return };
+        let (u32_at, u64_at) = (|o| f.u32_at(o), |o| f.u64_at(o));
         // header(8) | id u64 | pid u32, tid u32 | time u64 | abi u64 | rax u64 | rdi u64
         let (Some(id), Some(pid), Some(tid), Some(time), Some(abi)) = (u64_at(8), u32_at(16), u32_at(20), u64_at(24), u64_at(32)) else { return };
         if !pids.contains(&pid) || abi == 0 {
