@@ -76,8 +76,14 @@ impl Pages {
             self.reads += 1;
             return mem.bytes(addr, len);
         }
+        // An address read from the target may be anything (a torn read): one whose end wraps
+        // is read as asked, and fails.
+        let Some(end) = addr.checked_add(len - 1) else {
+            self.reads += 1;
+            return mem.bytes(addr, len);
+        };
         let first = addr & !(Self::SIZE - 1);
-        let last = (addr + len - 1) & !(Self::SIZE - 1);
+        let last = end & !(Self::SIZE - 1);
         if self.pages.len() + 2 > Self::KEPT {
             self.pages.clear();
         }
@@ -137,7 +143,7 @@ pub fn read_chain(mem: &Memory, o: &DebugOffsets, (chunk, base): (usize, usize),
             copy = mem.bytes(chunk, frame - chunk + head_len).ok().and_then(|bytes| {
                 // The chunk's own size bounds where its frames can be.
                 let size = usize::from_ne_bytes(bytes.get(8..16)?.try_into().ok()?);
-                (size >= CHUNK_HEADER && frame + head_len <= chunk + size).then_some(ChunkCopy { start: chunk, bytes })
+                (size >= CHUNK_HEADER && frame.checked_add(head_len).zip(chunk.checked_add(size)).is_some_and(|(end, limit)| end <= limit)).then_some(ChunkCopy { start: chunk, bytes })
             });
             if copy.is_none() {
                 // Not the chunk it should be: no more tries in this walk.
