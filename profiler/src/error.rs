@@ -58,6 +58,12 @@ pub fn classify_attach_error(pid: u32, err: &anyhow::Error) -> RecordError {
         let detail = last.strip_prefix("Unsupported version of Python: ").unwrap_or(&last).to_string();
         return RecordError::Unsupported { pid, detail };
     }
-    let name = crate::procfs::cmdline(pid).first().map(|s| s.rsplit('/').next().unwrap_or(s).to_string()).unwrap_or_else(|| "?".into());
+    // The command line is empty for a moment while a process executes a new program (its
+    // arguments are set up after the kernel has named it), so the kernel's name stands in.
+    let name = crate::procfs::cmdline(pid)
+        .first()
+        .map(|s| s.rsplit('/').next().unwrap_or(s).to_string())
+        .or_else(|| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|c| c.trim_end().to_string()).filter(|c| !c.is_empty()))
+        .unwrap_or_else(|| "?".into());
     RecordError::NotPython { pid, name, detail: "no CPython interpreter found in its memory".into() }
 }

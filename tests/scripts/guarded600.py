@@ -55,7 +55,10 @@ def worker():
 
 
 def main():
-    time.sleep(1.0)  # the recorder puts its probes in place before the first execution
+    # The recorder puts its probes in place before the first execution: after it has found the
+    # interpreter, which took up to 1.7 s in one run on a loaded machine (279 of 600 executions
+    # were before the probes), hence 3 s.
+    time.sleep(3.0)
     threads = [threading.Thread(target=worker, name=f"worker-{i}") for i in range(THREADS)]
     for t in threads:
         t.start()
