@@ -51,7 +51,10 @@ function readText(p: string): string | undefined {
 export async function locateServer(extensionPath: string | undefined): Promise<ServerLookup> {
   if (selectedPython === undefined) await refreshSelectedPython();
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  const interpreters = projectInterpreters(folder, selectedPython, process.env, readText);
+  // An untrusted workspace's own environments (its pyproject's `python`, `.venv`, `venv`, and an
+  // interpreter selected inside it) may hold any program named threadradar: only the setting,
+  // the bundled binary and PATH are used until the workspace is trusted.
+  const interpreters = vscode.workspace.isTrusted ? projectInterpreters(folder, selectedPython, process.env, readText) : [];
   const setting = extensionSettings(config()).serverPath;
   return resolveServer(setting, extensionPath === undefined ? undefined : bundledServerPath(extensionPath), process.env, isExecutable, process.platform, interpreters);
 }
