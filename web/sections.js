@@ -90,6 +90,9 @@
     const st = { view: null, selected: null, seq: 0, want: null, views: null };
     root.classList.add("sx-panel");
     const how = el("p", { class: "sx-how note" });
+    // What the samples could not resolve (executions seen in one sample only), first and large.
+    const banner = el("div", { class: "sx-unseen", role: "status", "aria-label": "What the sampling could not see" });
+    banner.hidden = true;
     const notes = el("ul", { class: "sx-notes" });
     const tree = el("table", { class: "sx-tree", "aria-label": "Sections as a call tree" });
     const map = el("div", { class: "sx-treemap", "aria-label": "Treemap of sections by total hold time" });
@@ -109,7 +112,7 @@
     const saveForm = el("div", { class: "sx-save-form" }, noteInput, execPick, saveButton);
     const saved = el("div", { class: "sx-saved" }, el("h4", { text: "Saved views" }), viewsNote, viewsList);
     if (!opts.fetchViews) { saved.hidden = true; saveForm.hidden = true; }
-    root.replaceChildren(how, notes, saved,
+    root.replaceChildren(banner, how, notes, saved,
       el("div", { class: "sx-top" }, el("div", { class: "sx-tree-box" }, tree), el("div", { class: "sx-map-box" }, map, legend)),
       el("div", { class: "sx-detail" }, title, lockLine, saveForm, detailNote, graph, hist));
 
@@ -137,6 +140,7 @@
       how.textContent = "How this was obtained: " + v.how + " Durations are ± one sampling interval (" + fmtS(v.interval_s) +
         "); executions shorter than that are counted, not listed. Wait to enter: " + waitSourceText(v.wait_source) + ".";
       notes.replaceChildren(...v.notes.map((n) => el("li", { class: "note", text: n })));
+      renderUnseen(v.unseen);
       if (!v.sections.length) {
         tree.replaceChildren(el("caption", { text: "No critical sections were found in this run (see docs/sections.md for what is recognised and how to configure more)." }));
         map.replaceChildren(); legend.replaceChildren(); graph.replaceChildren(); hist.replaceChildren(); title.textContent = "";
@@ -150,6 +154,24 @@
       if (st.want) wantNote(wanted);
       st.want = null;
       if (opts.fetchViews && !st.views) loadViews({});
+    }
+    // The banner: listed vs. seen in one sample, and the interval that would list them (the
+    // server's sentence; the figures as attributes for tests).
+    function renderUnseen(u) {
+      banner.hidden = !u || !u.short_at_least;
+      banner.classList.toggle("sx-unseen-none", !u || !u.short_at_least);
+      if (!u) { banner.replaceChildren(); return; }
+      banner.setAttribute("data-listed", String(u.listed));
+      banner.setAttribute("data-short", String(u.short_at_least));
+      banner.setAttribute("data-interval-ms", u.interval_ms == null ? "" : String(u.interval_ms));
+      const total = u.listed + u.short_at_least;
+      banner.replaceChildren(
+        el("div", { class: "sx-unseen-figures" },
+          el("strong", { class: "sx-unseen-listed", text: u.listed + " listed" }),
+          el("span", { text: " of at least " + total + " executions seen · " }),
+          el("strong", { class: "sx-unseen-short", text: u.short_at_least + " too short to list" }),
+          el("span", { text: " (sampled: seen in one sample, shorter than ~" + fmtS(u.shorter_than_s) + ")" })),
+        el("div", { class: "sx-unseen-sentence", text: u.sentence }));
     }
     // The section a reference names in this run: the same file, function, lock and entry line.
     function findRef(r) {

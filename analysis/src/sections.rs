@@ -72,7 +72,81 @@ pub struct SectionsView {
     pub wait_source: WaitSource,
     /// How the figures were obtained, as a sentence for the views.
     pub how: String,
+    /// What the sampling could not resolve, over every section: the panel's banner.
+    pub unseen: Unseen,
     pub sections: Vec<SectionFigures>,
+}
+
+/// Executions the samples saw but could not list (seen in one sample only), over every section,
+/// and the sampling interval that would list more of them. The panel shows it first.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, ts_rs::TS)]
+pub struct Unseen {
+    /// Executions listed one by one (seen in two samples or more), every section.
+    pub listed: u64,
+    /// Executions seen in one sample only: at least this many, every section.
+    pub short_at_least: u64,
+    /// Their sampling estimate of total time (sightings × period), seconds.
+    pub short_total_s: f64,
+    /// Executions shorter than this (about two periods) are counted, not listed, seconds.
+    pub shorter_than_s: f64,
+    /// How many sections had such executions.
+    pub sections_with_short: u32,
+    /// The section with the most of them (index into `sections`).
+    pub worst: Option<usize>,
+    /// A `record --interval-ms` a quarter of this run's period (at least the recorder's 0.05 ms):
+    /// it lists executions longer than half this run's period. `None` when the run was sampled
+    /// that fast already (only `record --exact-locks` sees every execution then).
+    pub interval_ms: Option<f64>,
+    /// The banner in one sentence, rendered here so every client says the same.
+    pub sentence: String,
+}
+
+/// The recorder's shortest sampling interval (`record --interval-ms`), milliseconds.
+const MIN_INTERVAL_MS: f64 = 0.05;
+
+/// [`Unseen`] of a finished list of sections sampled every `period_s`.
+fn unseen(sections: &[SectionFigures], period_s: f64) -> Unseen {
+    let listed = sections.iter().map(|s| s.executions.len() as u64).sum();
+    let short_at_least = sections.iter().map(|s| s.short.count_at_least).sum();
+    let short_total_s = sections.iter().map(|s| s.short.total_s).sum();
+    let sections_with_short = sections.iter().filter(|s| s.short.count_at_least > 0).count() as u32;
+    let worst = (0..sections.len()).filter(|&i| sections[i].short.count_at_least > 0).max_by_key(|&i| (sections[i].short.count_at_least, std::cmp::Reverse(i)));
+    let period_ms = period_s * 1e3;
+    // Two significant digits, never below what `record` accepts.
+    let quarter = period_ms / 4.0;
+    let rounded = if quarter > 0.0 {
+        let mag = 10f64.powf(quarter.log10().floor() - 1.0);
+        (quarter / mag).floor() * mag
+    } else {
+        0.0
+    };
+    let interval_ms = (period_ms > MIN_INTERVAL_MS * 1.5).then_some(rounded.max(MIN_INTERVAL_MS));
+    let fmt_ms = |ms: f64| if ms >= 10.0 { format!("{ms:.0} ms") } else if ms >= 1.0 { format!("{ms:.1} ms") } else { format!("{ms:.2} ms") };
+    let shorter_than_s = 2.0 * period_s;
+    let sentence = if short_at_least == 0 {
+        format!("All {listed} executions seen were listed: none was shorter than the sampling could resolve (about {}).", fmt_ms(shorter_than_s * 1e3))
+    } else {
+        let total = listed + short_at_least;
+        let worst_text = worst.map_or(String::new(), |i| {
+            let s = &sections[i];
+            format!(" Most of them in {} of {} ({} seen in one sample, {} listed).", s.lock, s.function, s.short.count_at_least, s.executions.len())
+        });
+        let next = match interval_ms {
+            Some(ms) => format!(
+                " Recording with `--interval-ms {ms}` would list executions longer than about {}; `record --exact-locks` sees every execution of a lock.",
+                fmt_ms(2.0 * ms)
+            ),
+            None => " This run was sampled as fast as `record` allows; `record --exact-locks` sees every execution of a lock.".to_string(),
+        };
+        format!(
+            "Listed {listed} of at least {total} executions: {short_at_least} ({:.1}%) were seen in one sample only — shorter than about {} at this run's period of {} — and are counted, not listed (about {} in all, sampled).{worst_text}{next}",
+            100.0 * short_at_least as f64 / total as f64,
+            fmt_ms(shorter_than_s * 1e3),
+            fmt_ms(period_ms),
+            fmt_ms(short_total_s * 1e3),
+        )
+    };
+    Unseen { listed, short_at_least, short_total_s, shorter_than_s, sections_with_short, worst, interval_ms, sentence }
 }
 
 /// One section and its executions.
@@ -571,7 +645,8 @@ pub fn analyse(run: &Run, sections: &[Section], options: &SectionOptions) -> Sec
             WaitSource::None => "this run has no thread states (imported), so no waits or contention are known.",
         }
     );
-    SectionsView { interval_s: crate::period::sampling_period_s(run), wait_source, how, sections: out }
+    let period_s = crate::period::sampling_period_s(run);
+    SectionsView { interval_s: period_s, wait_source, how, unseen: unseen(&out, period_s), sections: out }
 }
 
 /// Every thread's blocked off-CPU intervals `[out, in)`, in time order, from the kernel's
