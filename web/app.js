@@ -447,8 +447,9 @@
     });
   }
   // ---- trace compare (web/tracecompare.js draws the server's `traceCompare` answer, issue 17) ----
-  // Runs A and B: `?view=tracecompare&a=…&b=…` (`threadradar serve A --compare B`), else the
-  // server's defaults (the active run as B, the run recorded before it as A).
+  // Runs A and B: `?view=tracecompare&a=…&b=…`, else the server's defaults: after `threadradar
+  // serve A --compare B` the active run as A and B; otherwise the active run as B and the run
+  // recorded before it as A.
   /** @type {{a: string | string[] | null, b: string | string[] | null, selected?: string | null}} */
   const traceRuns = (() => { const q = new URLSearchParams(location.search); return { a: q.get("a"), b: q.get("b") }; })();
   let traceCompare = null;
@@ -624,6 +625,9 @@
         if (sections) { sections = null; $("sections").replaceChildren(); if (!$("sections").hidden) showSections(); }
         if (waits) { waits.destroy(); waits = null; if (!$("waits").hidden) showWaits(); }
         if (traceCompare) { traceCompare.destroy(); traceCompare = null; if (!$("tracecompare").hidden) showTraceCompare(); }
+        // The Compare tab's default sides follow the active run (new = it, base = the run before).
+        $("compare-base").replaceChildren(); $("compare-new").replaceChildren();
+        if (!$("compare").hidden) { fillCompareSelects(await T.request("runs", {})); await loadCompare(); }
       }
       catch (e) { showError(e); }
     });

@@ -72,6 +72,11 @@ pub trait Host: Send + Sync {
     fn document(&self, doc: &DocRef, loaded: &LoadedRun, file_key: &str) -> Option<(Arc<Document>, Arc<Mapping>)>;
     /// Shows a file at a 1-based line.
     fn navigate(&self, file: &str, line: u32) -> Result<NavigateResult, ProtocolError>;
+    /// The run a `threadradar serve RUN --compare RUN_B` was given as B: the Trace compare tab
+    /// compares the active run (A) with it when a request names neither side. `None` elsewhere.
+    fn compare_with(&self) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// Figures per (run generation, parameters), shared by every request of a host.

@@ -124,6 +124,8 @@ struct State {
     port: u16,
     /// Applied to every run this server loads.
     roots: SourceRoots,
+    /// `--compare RUN_B` (a set's first run): the Trace compare tab's default B.
+    compare: Option<PathBuf>,
 }
 
 struct Current {
@@ -232,6 +234,10 @@ impl Host for State {
         let _ = out.flush();
         Ok(NavigateResult { ok: true, shown })
     }
+
+    fn compare_with(&self) -> Option<PathBuf> {
+        self.compare.clone()
+    }
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -300,6 +306,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         disk: DiskDocuments::default(),
         port,
         roots,
+        compare: compare.clone(),
     });
     let mut out = std::io::stdout().lock();
     writeln!(out, "ThreadRadar panels for {}: http://127.0.0.1:{port}/", path.display())?;

@@ -23,7 +23,18 @@ pub fn trace_compare(host: &dyn Host, p: TraceCompareParams) -> Result<TraceComp
         return Err(ProtocolError::invalid(format!("tau {tau} is not a similarity: pass a value in (0, 1], e.g. the default 0.2")));
     }
     let sets = SetSides::resolve(host, ("a", p.a.as_deref(), p.a_runs.as_deref()), ("b", p.b.as_deref(), p.b_runs.as_deref()))?;
-    let ((a_path, a), (b_path, b)) = two_runs(host, sets.shown(0).or(p.a.clone()).as_deref(), sets.shown(1).or(p.b.clone()).as_deref())?;
+    // Neither side named: what `serve A --compare B` was given (the active run against B),
+    // else the active run against the run recorded before it.
+    let (mut a_name, mut b_name) = (sets.shown(0).or(p.a.clone()), sets.shown(1).or(p.b.clone()));
+    if a_name.is_none() && b_name.is_none() {
+        if let (Some(b), Ok(active)) = (host.compare_with(), host.active()) {
+            if active.path != b {
+                a_name = Some(active.path.to_string_lossy().into_owned());
+                b_name = Some(b.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let ((a_path, a), (b_path, b)) = two_runs(host, a_name.as_deref(), b_name.as_deref())?;
     // The active run keeps its timeline index; another run's is built here.
     let active = host.active().ok();
     let index = |path: &Path, panels: &Arc<Panels>| -> Result<Arc<TimelineIndex>, ProtocolError> {
