@@ -64,6 +64,7 @@ pub mod tracediff;
 pub mod view;
 pub mod waitcounts;
 pub mod waits;
+pub mod waits_groups;
 
 pub use analysis::{Analysis, Cluster, Options, TimeWindow, Window};
 pub use artifact::{Artifact, ArtifactId, ArtifactKind, Artifacts, Level};

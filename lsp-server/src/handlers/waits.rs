@@ -3,7 +3,7 @@
 use crate::host::Host;
 use crate::protocol::{EdgeBundle, ErrorCode, ProtocolError, WaitsParams, WaitsResult};
 use std::collections::BTreeMap;
-use threadradar_analysis::waitcounts;
+use threadradar_analysis::{waitcounts, waits_groups};
 use threadradar_analysis::waits::{self, WaitsOptions};
 
 pub fn waits(host: &dyn Host, p: WaitsParams) -> Result<WaitsResult, ProtocolError> {
@@ -51,5 +51,10 @@ pub fn waits(host: &dyn Host, p: WaitsParams) -> Result<WaitsResult, ProtocolErr
             .collect()
     });
     let counts = waitcounts::count(&view);
-    Ok(WaitsResult { view, bundles, counts })
+    let range = p.width_px.map(|w| {
+        let from = p.from_s.unwrap_or(0.0);
+        (w, from, p.to_s.unwrap_or(run.meta.duration_s.max(from + 1e-9)))
+    });
+    let groups = waits_groups::groups(&view, range);
+    Ok(WaitsResult { view, bundles, counts, groups })
 }

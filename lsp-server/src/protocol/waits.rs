@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use threadradar_analysis::waitcounts::WaitCounts;
+use threadradar_analysis::waits_groups::WaitsGroups;
 use threadradar_analysis::waits::{Evidence, WaitsView};
 use ts_rs::TS;
 
@@ -51,4 +52,7 @@ pub struct WaitsResult {
     pub bundles: Option<Vec<EdgeBundle>>,
     /// `view`'s edges counted by evidence (all, and per object) and its waits' ends by source.
     pub counts: WaitCounts,
+    /// `view`'s objects grouped by type and site, each group's waker → wakee matrix, and
+    /// whether the edges separate at `width_px` (issue 32: SyncTrace's aggregation).
+    pub groups: WaitsGroups,
 }
