@@ -9,13 +9,20 @@
 //     onNavigate: (file, line) => {},             // click on a bar
 //     onTimeWindow: (fromS, toS) => {},           // brush on the time axis; (null, null) = reset
 //   });
-//   tl.setThreads(ids | null); tl.setTheta(x); tl.setFold({top, stdlib}); tl.setSort(key);
+//   tl.setThreads(ids | null); tl.setTheta(x); tl.setFold({top, stdlib, depth}); tl.setSort(key);
 //   tl.zoomTo(fromS, toS); tl.destroy();
 //   tl.setExcluded(ids);          // the global thread filter: those lanes are not shown
 //   tl.setArtifact(key | null, colours);  // highlight its bars (and, when `focus`, zoom to
 //                                 // them); colours = {thread id: cluster colour} for the lanes
 //   tl.setWindow(fromS, toS);     // show the applied time window (null, null: none)
 //   tl.showRange(fromS, toS, threadIds); // zoom to a moment and highlight those threads' lanes
+//
+// Lanes fit (issue 32): by default each lane shows at most DEPTH rows (the server folds deeper
+// levels into the last row and says how many, `folded_below`; the label's "+N" expands that
+// lane) and runs of standard-library frames — the interpreter's import machinery among them —
+// are folded into one band (the "fold stdlib" box expands them). Every entry point that
+// highlights something (an artifact, a moment's threads) scrolls the first lane it lights into
+// view once its layout is drawn (data-scrolled-to: that lane's thread id).
 "use strict";
 (function () {
   const ROW = 12;      // px per stack level
@@ -24,10 +31,78 @@
   const AXIS = 28;     // px of the time axis (the brush lives here)
   const LABEL = 180;   // px of the lane labels
   const SORTS = { first: "first seen", name: "name", type: "type", crt: "crt" };
+  const DEPTH = 8;     // rows per lane by default (the lane depth select offers more)
+  const DEPTHS = [[8, "lanes ≤ 8 rows"], [16, "lanes ≤ 16 rows"], [32, "lanes ≤ 32 rows"], [0, "lanes: full depth"]];
 
   const { el } = window.ThreadRadarDom;
 
   const fmtS = (s) => (Math.abs(s) < 1 ? (s * 1000).toFixed(s < 0.01 ? 2 : 1) + " ms" : s.toFixed(3) + " s");
+
+  // ---- pieces of the panel that need none of its state -----------------------------------------
+  function makeToolbar() {
+    const theta = el("input", { type: "range", min: "0", max: "5", step: "0.05", value: "0", "aria-label": "θ (logarithmic time scaling)" });
+    const thetaOut = el("output", { text: "linear" });
+    const foldTop = el("select", { "aria-label": "Fold top levels" });
+    for (let n = 0; n <= 6; n++) foldTop.append(el("option", { value: String(n), text: n < 2 ? "no folding" : "fold top " + n }));
+    const foldStd = el("input", { type: "checkbox", "aria-label": "Fold standard library", checked: true });
+    const depth = el("select", { "aria-label": "Rows per lane" });
+    for (const [n, text] of DEPTHS) depth.append(el("option", { value: String(n), text, selected: n === DEPTH }));
+    const sort = el("select", { "aria-label": "Sort lanes" });
+    for (const [k, v] of Object.entries(SORTS)) sort.append(el("option", { value: k, text: v }));
+    const resetZoom = el("button", { type: "button", text: "whole run" });
+    const resetBrush = el("button", { type: "button", text: "reset time window", disabled: true });
+    const info = el("span", { class: "tr-info" });
+    const toolbar = el("div", { class: "tr-toolbar" },
+      el("label", {}, "θ ", theta, " ", thetaOut),
+      el("label", {}, foldTop),
+      el("label", { title: "Runs of standard-library frames (the interpreter's imports among them) as one band each" }, foldStd, " fold stdlib"),
+      el("label", { title: "Deeper lanes fold their innermost levels into the last row; +N on a lane expands it" }, depth),
+      el("label", {}, "sort ", sort),
+      resetZoom, resetBrush, info);
+    return { toolbar, theta, thetaOut, foldTop, foldStd, depth, sort, resetZoom, resetBrush, info };
+  }
+
+  /** A lane's label: its name, type, and when levels are folded the button that expands them. */
+  function laneLabel(p, colour, lit, expanded, onToggle) {
+    const lane = p.lane;
+    const fold = lane.folded_below > 0 || expanded
+      ? el("button", { type: "button", class: "tr-fold", "data-folded": String(lane.folded_below), text: lane.folded_below > 0 ? "+" + lane.folded_below : "−",
+        title: lane.folded_below > 0 ? lane.folded_below + " deeper levels folded into the last row (of " + lane.full_depth + "): show them all" : "Fold this lane again" })
+      : null;
+    if (fold) fold.addEventListener("click", (e) => { e.stopPropagation(); onToggle(lane.thread); });
+    const d = el("div", { class: "tr-lane-label" + (colour ? " tr-c-" + colour : "") + (lit ? " tr-lit" : ""), "data-thread": String(lane.thread), "data-cluster": colour || "", "data-lit": lit ? "1" : "", "data-depth": String(lane.depth), "data-folded-below": String(lane.folded_below || 0) },
+      el("span", { class: "tr-name", text: lane.name }),
+      el("span", { class: "tr-type", text: lane.type }), fold);
+    d.style.height = p.h + "px";
+    d.style.marginBottom = GAP + "px";
+    d.title = `${lane.name} (${lane.type}), crt ${(lane.crt * 100).toFixed(1)} %` + (colour ? `, ${colour} cluster of the selected artifact` : "") +
+      (lane.folded_below > 0 ? `; ${lane.folded_below} deeper levels folded into its last row` : "");
+    return d;
+  }
+
+  function paintAxis(c, l, w, ay) {
+    c.fillStyle = "#f4f4f4";
+    c.fillRect(0, ay, w, AXIS);
+    c.fillStyle = "#444";
+    c.font = "10px sans-serif";
+    c.textBaseline = "top";
+    for (const t of l.axis) {
+      c.fillRect(t.x, ay, 1, 4);
+      c.textAlign = t.x <= 0 ? "left" : t.x >= w - 1 ? "right" : "center";
+      c.fillText(fmtS(t.t_s), t.x, ay + 6);
+    }
+  }
+
+  /** A lane whose deeper levels are folded: a dashed line under its last row. */
+  function paintFold(c, p, w) {
+    if (!(p.lane.folded_below > 0)) return;
+    const y = p.y + HEAD + p.lane.depth * ROW - 1;
+    c.save();
+    c.strokeStyle = "#888";
+    c.setLineDash([4, 3]);
+    c.beginPath(); c.moveTo(0, y + 0.5); c.lineTo(w, y + 0.5); c.stroke();
+    c.restore();
+  }
 
   function create(root, opts) {
     const fetchLayout = opts.fetchLayout;
@@ -35,7 +110,9 @@
     const onTimeWindow = opts.onTimeWindow || (() => {});
     const st = {
       from: null, to: null,        // the requested viewport (s); null = the whole run
-      theta: 0, fold: { top: 0, stdlib: false }, sort: "first", threads: null,
+      theta: 0, fold: { top: 0, stdlib: true, depth: DEPTH }, sort: "first", threads: null,
+      expand: new Set(),           // lanes shown whole although deeper than fold.depth
+      scrollNext: false,           // scroll to the first lit lane when the next layout is drawn
       layout: null,                // the last layout drawn
       shift: 0,                    // px the drawn layout is shifted by while a new one is on its way
       viewDx: 0,                   // px of the current pan contained in st.from/st.to
@@ -52,22 +129,7 @@
     // ---- DOM ------------------------------------------------------------------------------------
     root.classList.add("tr-timeline");
     root.tabIndex = 0;
-    const theta = el("input", { type: "range", min: "0", max: "5", step: "0.05", value: "0", "aria-label": "θ (logarithmic time scaling)" });
-    const thetaOut = el("output", { text: "linear" });
-    const foldTop = el("select", { "aria-label": "Fold top levels" });
-    for (let n = 0; n <= 6; n++) foldTop.append(el("option", { value: String(n), text: n < 2 ? "no folding" : "fold top " + n }));
-    const foldStd = el("input", { type: "checkbox", "aria-label": "Fold standard library" });
-    const sort = el("select", { "aria-label": "Sort lanes" });
-    for (const [k, v] of Object.entries(SORTS)) sort.append(el("option", { value: k, text: v }));
-    const resetZoom = el("button", { type: "button", text: "whole run" });
-    const resetBrush = el("button", { type: "button", text: "reset time window", disabled: true });
-    const info = el("span", { class: "tr-info" });
-    const toolbar = el("div", { class: "tr-toolbar" },
-      el("label", {}, "θ ", theta, " ", thetaOut),
-      el("label", {}, foldTop),
-      el("label", {}, foldStd, " fold stdlib"),
-      el("label", {}, "sort ", sort),
-      resetZoom, resetBrush, info);
+    const { toolbar, theta, thetaOut, foldTop, foldStd, depth, sort, resetZoom, resetBrush, info } = makeToolbar();
     const labels = el("div", { class: "tr-labels" });
     const canvas = el("canvas", { class: "tr-canvas", "aria-label": "Timeline lanes" });
     const tip = el("div", { class: "tr-tip", role: "tooltip", hidden: true });
@@ -84,6 +146,7 @@
         from_s: st.from, to_s: st.to, width_px: plotWidth(), theta: st.theta, fold: st.fold,
         threads: st.threads == null ? undefined : st.threads,
         highlight: st.artifact || undefined, overview: true,
+        expand: st.expand.size ? [...st.expand] : undefined,
       };
     }
     function plotWidth() {
@@ -116,6 +179,7 @@
         build();
         paint();
         draw();
+        if (st.scrollNext && !st.again) { st.scrollNext = false; scrollToLit(); }
         root.setAttribute("data-rendered", String(seq));
         if (st.again) { st.again = false; request(); }
       }).catch((e) => {
@@ -150,23 +214,28 @@
         return p;
       });
       st.index = { lanes: placed, height: y };
-      labels.replaceChildren(...placed.map((p) => {
-        const colour = st.laneColours[p.lane.thread];
-        const lit = st.lit.has(p.lane.thread);
-        const d = el("div", { class: "tr-lane-label" + (colour ? " tr-c-" + colour : "") + (lit ? " tr-lit" : ""), "data-thread": String(p.lane.thread), "data-cluster": colour || "", "data-lit": lit ? "1" : "" },
-          el("span", { class: "tr-name", text: p.lane.name }),
-          el("span", { class: "tr-type", text: p.lane.type }));
-        d.style.height = p.h + "px";
-        d.style.marginBottom = GAP + "px";
-        d.title = `${p.lane.name} (${p.lane.type}), crt ${(p.lane.crt * 100).toFixed(1)} %` + (colour ? `, ${colour} cluster of the selected artifact` : "");
-        return d;
-      }));
+      const toggle = (thread) => { if (st.expand.has(thread)) st.expand.delete(thread); else st.expand.add(thread); request(); };
+      labels.replaceChildren(...placed.map((p) => laneLabel(p, st.laneColours[p.lane.thread], st.lit.has(p.lane.thread), st.expand.has(p.lane.thread), toggle)));
       renderOverview(placed.map((p) => p.lane.thread));
       const scale = l.theta > 0 ? `log-scaled (θ = ${l.theta}/ms)` : "linear";
       const focus = l.focus ? ` · ${l.focus.name}: ${l.focus.span_count} span(s) on ${l.focus.threads.length} thread(s), highlighted` : "";
       info.textContent = `${fmtS(l.from_s)} – ${fmtS(l.to_s)} of ${fmtS(l.run_to_s)}, ${scale}${focus}`;
       root.setAttribute("data-highlight", l.focus ? l.focus.artifact : "");
-      note.textContent = `How this was obtained: ${l.obtained}. Sampling period ${fmtS(l.period_s)}; lighter blocks stand for bars narrower than a pixel (hover for their count).`;
+      const folded = placed.filter((p) => p.lane.folded_below > 0).length;
+      note.textContent = `How this was obtained: ${l.obtained}. Sampling period ${fmtS(l.period_s)}; lighter blocks stand for bars narrower than a pixel (hover for their count).` +
+        (folded ? ` ${folded} lane(s) deeper than ${l.fold.depth} rows show their deepest levels folded into the last row (dashed; +N on the label expands one).` : "") +
+        (l.fold.stdlib ? " Runs of standard-library frames (imports among them) are folded into one band each." : "");
+    }
+    // The first lane the layout lights (the artifact's threads, or a moment's threads), into view.
+    function scrollToLit() {
+      const l = st.layout;
+      const want = st.lit.size ? st.lit : l.focus ? new Set(l.focus.threads) : null;
+      if (!want || !st.index) return;
+      const p = st.index.lanes.find((x) => want.has(x.lane.thread));
+      if (!p) return;
+      const label = labels.querySelector('[data-thread="' + p.lane.thread + '"]');
+      if (label) label.scrollIntoView({ block: "center" });
+      root.setAttribute("data-scrolled-to", String(p.lane.thread));
     }
 
     // The per-thread table, in lane order; names as text.
@@ -252,18 +321,9 @@
             c.restore();
           }
         }
+        paintFold(c, p, w);
       }
-      const ay = st.index.height;
-      c.fillStyle = "#f4f4f4";
-      c.fillRect(0, ay, w, AXIS);
-      c.fillStyle = "#444";
-      c.font = "10px sans-serif";
-      c.textBaseline = "top";
-      for (const t of l.axis) {
-        c.fillRect(t.x, ay, 1, 4);
-        c.textAlign = t.x <= 0 ? "left" : t.x >= w - 1 ? "right" : "center";
-        c.fillText(fmtS(t.t_s), t.x, ay + 6);
-      }
+      paintAxis(c, l, w, st.index.height);
     }
 
     function draw() {
@@ -485,6 +545,7 @@
     });
     foldTop.addEventListener("change", () => { st.fold = { ...st.fold, top: Number(foldTop.value) }; request(); });
     foldStd.addEventListener("change", () => { st.fold = { ...st.fold, stdlib: foldStd.checked }; request(); });
+    depth.addEventListener("change", () => { st.fold = { ...st.fold, depth: Number(depth.value) }; st.expand.clear(); request(); });
     sort.addEventListener("change", () => { st.sort = sort.value; if (st.layout) { build(); paint(); draw(); } });
     resetZoom.addEventListener("click", () => { st.from = st.to = null; request(); });
     resetBrush.addEventListener("click", () => { st.brush = null; resetBrush.disabled = true; onTimeWindow(null, null); draw(); });
@@ -497,15 +558,19 @@
       setExcluded(ids) { st.excluded = new Set(ids || []); if (st.layout) { build(); paint(); draw(); } },
       setArtifact(key, colours, focus) {
         st.laneColours = colours || {};
-        if (key !== st.artifact || focus) { st.artifact = key; st.focusNext = !!focus && !!key; request(); }
+        if (key !== st.artifact || focus) { st.artifact = key; st.focusNext = !!focus && !!key; st.scrollNext = !!key; request(); }
         else if (st.layout) { build(); paint(); draw(); }
       },
       setWindow(from, to) { st.brush = from == null ? null : [from, to]; resetBrush.disabled = !st.brush; draw(); },
       setTheta(x) { theta.value = String(x); theta.dispatchEvent(new Event("input")); },
-      setFold(f) { st.fold = { top: f.top || 0, stdlib: !!f.stdlib }; request(); },
+      setFold(f) {
+        st.fold = { top: f.top || 0, stdlib: !!f.stdlib, depth: f.depth == null ? DEPTH : f.depth };
+        foldStd.checked = st.fold.stdlib; depth.value = String(st.fold.depth);
+        request();
+      },
       setSort(k) { sort.value = k; sort.dispatchEvent(new Event("change")); },
       zoomTo(from, to) { st.from = from; st.to = to; request(); },
-      showRange(from, to, threads) { st.lit = new Set(threads || []); st.from = from; st.to = to; request(); },
+      showRange(from, to, threads) { st.lit = new Set(threads || []); st.from = from; st.to = to; st.scrollNext = st.lit.size > 0; request(); },
       refresh() { request(); },
       layout() { return st.layout; },
       lanesInOrder() { return st.index ? st.index.lanes.map((p) => ({ thread: p.lane.thread, y: p.y, h: p.h })) : []; },

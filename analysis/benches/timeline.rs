@@ -52,7 +52,7 @@ fn timeline(c: &mut Criterion) {
         let whole = LayoutRequest { width_px: 1600, ..LayoutRequest::default() };
         // Folding standard-library frames builds a second set of lanes on first use, kept in the
         // index while both sets fit the ≤ 3 × budget; else building one drops the other.
-        let folded = LayoutRequest { fold: Fold { top: 0, stdlib: true }, ..whole.clone() };
+        let folded = LayoutRequest { fold: Fold { top: 0, stdlib: true, depth: None }, ..whole.clone() };
         let t0 = std::time::Instant::now();
         drop(black_box(layout(&run, &index, &folded).unwrap()));
         let first = t0.elapsed().as_secs_f64() * 1e3;

@@ -166,10 +166,10 @@ fn folding_collapses_the_top_levels_or_the_standard_library() {
     let run = f.finish();
     let index = TimelineIndex::new(&run).unwrap();
     let names = |l: &Layout| l.lanes[0].bars.iter().map(|b| (b.depth, l.frames[b.frame as usize].function.clone(), b.folded_levels, b.stdlib_band)).collect::<Vec<_>>();
-    let top = layout(&run, &index, &LayoutRequest { fold: Fold { top: 3, stdlib: false }, ..LayoutRequest::default() }).unwrap();
+    let top = layout(&run, &index, &LayoutRequest { fold: Fold { top: 3, stdlib: false, depth: None }, ..LayoutRequest::default() }).unwrap();
     assert_eq!(names(&top), vec![(0, "main".into(), 3, false), (1, "work".into(), 0, false), (2, "step".into(), 0, false)]);
     assert_eq!(top.lanes[0].depth, 3);
-    let std = layout(&run, &index, &LayoutRequest { fold: Fold { top: 0, stdlib: true }, ..LayoutRequest::default() }).unwrap();
+    let std = layout(&run, &index, &LayoutRequest { fold: Fold { top: 0, stdlib: true, depth: None }, ..LayoutRequest::default() }).unwrap();
     assert_eq!(names(&std), vec![(0, "Thread.run".into(), 0, true), (1, "main".into(), 0, false), (2, "work".into(), 0, false), (3, "step".into(), 0, false)]);
 }
 
@@ -296,7 +296,7 @@ fn layout_snapshots_of_the_bundled_samples() {
     for name in ["bug1_worker_manager", "bug2_producer_consumer", "bug3_readers_writers"] {
         let run = fixture_run(name);
         let index = TimelineIndex::new(&run).unwrap();
-        let mut text = render(&layout(&run, &index, &LayoutRequest { width_px: 160, fold: Fold { top: 0, stdlib: true }, ..LayoutRequest::default() }).unwrap());
+        let mut text = render(&layout(&run, &index, &LayoutRequest { width_px: 160, fold: Fold { top: 0, stdlib: true, depth: None }, ..LayoutRequest::default() }).unwrap());
         text.push_str(&render(&layout(&run, &index, &LayoutRequest { width_px: 160, theta: 2.0, from_s: Some(0.3), to_s: Some(0.5), threads: ThreadSelection::Ids(vec![1, 2]), ..LayoutRequest::default() }).unwrap()));
         expect_file![format!("fixtures/timeline/{name}.layout.txt")].assert_eq(&text);
     }
@@ -340,7 +340,7 @@ fn a_parallel_layout_equals_a_sequential_one() {
     let index = TimelineIndex::new(&run).unwrap();
     let reqs = [
         LayoutRequest { width_px: 800, ..LayoutRequest::default() },
-        LayoutRequest { width_px: 800, theta: 1.0, fold: Fold { top: 2, stdlib: true }, ..LayoutRequest::default() },
+        LayoutRequest { width_px: 800, theta: 1.0, fold: Fold { top: 2, stdlib: true, depth: None }, ..LayoutRequest::default() },
         LayoutRequest { width_px: 300, from_s: Some(0.5), to_s: Some(0.9), threads: ThreadSelection::Ids(vec![7, 2, 11, 0]), ..LayoutRequest::default() },
     ];
     let with = |threads: usize| -> Vec<Layout> {
@@ -382,7 +382,7 @@ fn folding_stays_within_the_memory_budget_and_switching_back_lays_out_the_same()
     let unfolded_only = index.heap_bytes();
     assert!(2 * unfolded_only > budget, "the fixture must not fit twice: {unfolded_only} B of lanes, budget {budget} B");
     let plain = LayoutRequest { width_px: 900, ..LayoutRequest::default() };
-    let folded = LayoutRequest { fold: Fold { top: 0, stdlib: true }, ..plain.clone() };
+    let folded = LayoutRequest { fold: Fold { top: 0, stdlib: true, depth: None }, ..plain.clone() };
     let want_plain = layout(&run, &TimelineIndex::new(&run).unwrap(), &plain).unwrap();
     let want_folded = layout(&run, &TimelineIndex::new(&run).unwrap(), &folded).unwrap();
     assert_ne!(want_plain, want_folded, "folding must change this run's bars");

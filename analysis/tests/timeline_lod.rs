@@ -79,7 +79,7 @@ fn requests(run: &Run, index: &TimelineIndex, seed: u64, n: usize) -> Vec<Layout
             } else {
                 ThreadSelection::All
             };
-            let fold = Fold { top: rng.below(4) as u16 * (rng.below(2) as u16), stdlib: rng.below(4) == 0 };
+            let fold = Fold { top: rng.below(4) as u16 * (rng.below(2) as u16), stdlib: rng.below(4) == 0, depth: None };
             LayoutRequest { from_s, to_s, width_px, threads, theta, fold, ..LayoutRequest::default() }
         })
         .collect()
@@ -157,7 +157,7 @@ fn the_indexed_layout_equals_the_column_by_column_one_at_a_million_thread_sample
         let index = TimelineIndex::new(&run).unwrap();
         let mut reqs = requests(&run, &index, 99 + keep_pct, 4);
         reqs.push(LayoutRequest { width_px: 1600, ..LayoutRequest::default() });
-        reqs.push(LayoutRequest { width_px: 1600, theta: 1.0, fold: Fold { top: 2, stdlib: true }, ..LayoutRequest::default() });
+        reqs.push(LayoutRequest { width_px: 1600, theta: 1.0, fold: Fold { top: 2, stdlib: true, depth: None }, ..LayoutRequest::default() });
         for req in reqs {
             assert_same(&run, &index, &req);
         }

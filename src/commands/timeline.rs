@@ -93,7 +93,7 @@ pub fn run(args: TimelineArgs) -> anyhow::Result<ExitCode> {
         width_px: args.width,
         threads: threads.clone().map_or(ThreadSelection::All, ThreadSelection::Ids),
         theta: args.theta,
-        fold: Fold { top: args.fold_top, stdlib: args.fold_stdlib },
+        fold: Fold { top: args.fold_top, stdlib: args.fold_stdlib, depth: None },
         ..LayoutRequest::default()
     };
     let lay = layout::layout(&run, &index, &req)?;

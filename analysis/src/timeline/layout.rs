@@ -10,6 +10,11 @@
 //!   band (drawn with the bars of level N, flagged with the number of folded levels), and
 //!   `fold.stdlib` folds every run of consecutive standard-library frames into one band named by
 //!   its outermost frame.
+//! - **Lanes that fit** (issue 32): `fold.depth = N` caps each lane at N rows — a lane as deep as
+//!   MainThread's import-time stacks no longer pushes every worker below the first screen. The
+//!   last row holds the frames at that depth (each covering the deeper calls it made), and the
+//!   lane carries the folded levels (`folded_below`) for the renderer to show and to expand
+//!   (`expand`: lanes left whole).
 //!
 //! Positions come from the merged axis ([`super::Axis`]), identical for every lane.
 
@@ -38,8 +43,15 @@ pub const MAX_WIDTH_PX: u32 = 100_000;
 pub struct Fold {
     /// Collapse this many outermost levels into one band (0 or 1: none).
     pub top: u16,
-    /// Fold runs of consecutive standard-library frames into one band each.
+    /// Fold runs of consecutive standard-library frames into one band each (the interpreter's
+    /// import machinery, `<frozen importlib._bootstrap>`, and the modules it runs are such runs).
     pub stdlib: bool,
+    /// At most this many rows per lane (after the other folds); a deeper lane's innermost levels
+    /// are folded into its last row, which then holds the frames at that depth (each covers the
+    /// deeper frames it called), and the lane says how many levels it folded
+    /// ([`LaneLayout::folded_below`]). 0: no cap. Lanes in [`LayoutRequest::expand`] are not capped.
+    #[ts(optional)]
+    pub depth: Option<u16>,
 }
 
 /// Which threads get a lane, in which order.
@@ -73,11 +85,14 @@ pub struct LayoutRequest {
     /// Also answer the textual per-thread overview of the viewport ([`Layout::overview`]).
     #[ts(optional)]
     pub overview: Option<bool>,
+    /// Threads whose lanes `fold.depth` leaves whole (the user expanded them).
+    #[ts(optional)]
+    pub expand: Option<Vec<ThreadId>>,
 }
 
 impl Default for LayoutRequest {
     fn default() -> Self {
-        LayoutRequest { from_s: None, to_s: None, width_px: 1200, threads: ThreadSelection::All, theta: 0.0, fold: Fold::default(), highlight: None, overview: None }
+        LayoutRequest { from_s: None, to_s: None, width_px: 1200, threads: ThreadSelection::All, theta: 0.0, fold: Fold::default(), highlight: None, overview: None, expand: None }
     }
 }
 
@@ -154,6 +169,10 @@ pub struct LaneLayout {
     pub first_s: f64,
     /// Rows (depths) after folding.
     pub depth: u16,
+    /// Rows the lane would have without `fold.depth`'s cap (the other folds applied).
+    pub full_depth: u16,
+    /// Levels `fold.depth` folded into the lane's last row (0: none; `full_depth - depth`).
+    pub folded_below: u16,
     pub states: Vec<StateBox>,
     pub bars: Vec<BarBox>,
     pub blocks: Vec<Block>,
@@ -292,9 +311,15 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
         let t = &run.threads[lane.thread as usize];
         let fold_top = (req.fold.top as usize).min(lane.rows.len());
         let skip = fold_top.saturating_sub(1);
+        let full = lane.rows.len() - skip;
+        let expanded = req.expand.as_ref().is_some_and(|e| e.contains(&lane.thread));
+        let cap = match req.fold.depth {
+            Some(c) if c > 0 && !expanded => (c as usize).min(full),
+            _ => full,
+        };
         let mut bars = Vec::new();
         let mut blocks = Vec::new();
-        for (d, row) in lane.rows.iter().enumerate().skip(skip) {
+        for (d, row) in lane.rows.iter().enumerate().skip(skip).take(cap) {
             let depth = (d - skip) as u16;
             let folded_levels = if fold_top > 1 && d == skip { fold_top as u16 } else { 0 };
             let dense_until = |i: usize| match dense {
@@ -355,7 +380,9 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
             thread_type: t.thread_type.clone(),
             crt: if total_computing == 0 { 0.0 } else { lane.computing as f64 / total_computing as f64 },
             first_s: secs(index.times[first as usize]),
-            depth: (lane.rows.len() - skip) as u16,
+            depth: cap as u16,
+            full_depth: full as u16,
+            folded_below: (full - cap) as u16,
             states: states.into_inner(),
             bars,
             blocks,
