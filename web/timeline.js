@@ -104,11 +104,335 @@
     c.restore();
   }
 
-  function create(root, opts) {
-    const fetchLayout = opts.fetchLayout;
-    const onNavigate = opts.onNavigate || (() => {});
-    const onTimeWindow = opts.onTimeWindow || (() => {});
-    const st = {
+  /** Lanes in `sort` order with their y offset and height; per lane and depth the drawn items
+   *  sorted by x for hit-testing. */
+  function placeLanes(l, excluded, sort) {
+    const lanes = l.lanes.filter((lane) => !excluded.has(lane.thread));
+    const by = {
+      first: (a, b) => a.first_s - b.first_s || a.thread - b.thread,
+      name: (a, b) => a.name.localeCompare(b.name) || a.thread - b.thread,
+      type: (a, b) => a.type.localeCompare(b.type) || a.name.localeCompare(b.name),
+      crt: (a, b) => b.crt - a.crt || a.thread - b.thread,
+    }[sort];
+    lanes.sort(by);
+    let y = 0;
+    const placed = lanes.map((lane) => {
+      const h = HEAD + Math.max(1, lane.depth) * ROW;
+      const rows = [];
+      for (const b of lane.bars) (rows[b.depth] ||= []).push({ kind: "bar", item: b });
+      for (const b of lane.blocks) (rows[b.depth] ||= []).push({ kind: "block", item: b });
+      for (const r of rows) if (r) r.sort((a, b) => a.item.x0 - b.item.x0);
+      const p = { lane, y, h, rows };
+      y += h + GAP;
+      return p;
+    });
+    return { lanes: placed, height: y };
+  }
+
+  /** The item under (x, y) of placed lanes: a bar, a block, or the lane's state there. */
+  function hitIn(index, x, y) {
+    if (!index) return null;
+    for (const p of index.lanes) {
+      if (y < p.y || y >= p.y + p.h) continue;
+      const depth = Math.floor((y - p.y - HEAD) / ROW);
+      const row = depth >= 0 ? p.rows[depth] : null;
+      if (row) {
+        let lo = 0, hi = row.length;
+        while (lo < hi) { const m = (lo + hi) >> 1; if (row[m].item.x1 <= x) lo = m + 1; else hi = m; }
+        const c = row[lo];
+        if (c && c.item.x0 <= x) return { lane: p.lane, ...c };
+      }
+      const s = p.lane.states.find((s) => s.x0 <= x && x < s.x1);
+      return s ? { lane: p.lane, kind: "state", item: s } : null;
+    }
+    return null;
+  }
+
+  // Time ↔ x through a layout's axis ticks (the merged axis, sampled every ~120 px).
+  function timeOfX(a, x) {
+    if (!a.length) return 0;
+    if (x <= a[0].x) return a[0].t_s;
+    for (let i = 1; i < a.length; i++) {
+      if (x <= a[i].x) return a[i - 1].t_s + (a[i].t_s - a[i - 1].t_s) * (x - a[i - 1].x) / (a[i].x - a[i - 1].x || 1);
+    }
+    return a[a.length - 1].t_s;
+  }
+  function xOfTime(a, t) {
+    if (!a.length) return 0;
+    if (t <= a[0].t_s) return a[0].x;
+    for (let i = 1; i < a.length; i++) {
+      if (t <= a[i].t_s) return a[i - 1].x + (a[i].x - a[i - 1].x) * (t - a[i - 1].t_s) / (a[i].t_s - a[i - 1].t_s || 1);
+    }
+    return a[a.length - 1].x;
+  }
+
+  /** The tooltip's lines for a hit item of layout `l`. */
+  function tipLines(l, h) {
+    const i = h.item, lines = [];
+    const stateText = (s, k) => s + (k ? " (" + k + ")" : "");
+    if (h.kind === "bar") {
+      const f = l.frames[i.frame];
+      lines.push(f.function, `${f.file}:${f.line}`, `thread ${h.lane.name} (${h.lane.type})`,
+        `start ${fmtS(i.start_s)}, duration ${fmtS(i.end_s - i.start_s)}`, `state ${stateText(i.state, i.blocked)}`);
+      if (i.folded_levels) lines.push(`${i.folded_levels} outer levels folded`);
+      if (i.stdlib_band) lines.push("standard-library frames folded");
+      if (h.lane.folded_below && i.depth === h.lane.depth - 1) lines.push(`this row also covers ${h.lane.folded_below} deeper levels (folded; +${h.lane.folded_below} on the label shows them)`);
+    } else if (h.kind === "block") {
+      lines.push(`${i.count} bars narrower than a pixel`, `thread ${h.lane.name} (${h.lane.type})`,
+        `${fmtS(i.start_s)} – ${fmtS(i.end_s)}`, "zoom in to see them");
+    } else {
+      lines.push(`thread ${h.lane.name} (${h.lane.type})`, `state ${stateText(i.state, i.blocked)}${i.sampled ? " (sampled at this pixel)" : ""}`);
+    }
+    return lines;
+  }
+
+  // The per-thread table, in lane order; names as text.
+  function overviewTable(table, layout, order) {
+    const rows = (layout.overview || []).slice();
+    const at = new Map(order.map((t, i) => [t, i]));
+    const shown = rows.filter((r) => at.has(r.thread)).sort((a, b) => at.get(a.thread) - at.get(b.thread));
+    const pct = (x) => (x * 100).toFixed(1) + " %";
+    const head = el("tr", {}, ...["thread", "type", "samples", "busy", "waiting", "longest wait", "top frames"].map((t) => el("th", { text: t })));
+    const body = shown.map((r) => {
+      const w = r.longest_wait;
+      const wait = w ? `${fmtS(w.duration_s)} ${w.state}${w.blocked ? " (" + w.blocked + ")" : ""} at ${fmtS(w.start_s)}` : "–";
+      const top = r.top_frames.map((f) => `${f.function} ${pct(f.share)}`).join(", ");
+      return el("tr", { "data-thread": String(r.thread) },
+        el("td", { text: r.name }), el("td", { text: r.type }), el("td", { class: "num", text: String(r.samples) }),
+        el("td", { class: "num", "data-field": "busy", text: pct(r.busy) }),
+        el("td", { class: "num", "data-field": "waiting", text: pct(r.gil + r.idle) }),
+        el("td", { text: wait }), el("td", { text: top }));
+    });
+    table.replaceChildren(el("caption", { text: "Per thread over the viewport (sampled): busy = computing, waiting = GIL or idle" }), el("thead", {}, head), el("tbody", {}, ...body));
+  }
+
+  /** Every lane of a placed layout: cluster stripe, state underlay, blocks, bars, fold marks. */
+  function paintLanes(c, l, index, laneColours, css, w) {
+    const colours = l.state_colours;
+    const highlighting = !!l.focus;
+    for (const p of index.lanes) {
+      const lane = p.lane;
+      // The lane's cluster colour for the selected artifact: a stripe along its left edge.
+      const cc = laneColours[lane.thread];
+      if (cc) {
+        c.fillStyle = css.getPropertyValue("--" + cc).trim() || "#888";
+        c.fillRect(0, p.y, 3, p.h);
+      }
+      // State underlay: the strip above the rows, and faintly behind them.
+      for (const s of lane.states) {
+        c.fillStyle = colours[s.state];
+        c.fillRect(s.x0, p.y, Math.max(s.x1 - s.x0, 0.5), HEAD - 3);
+        c.globalAlpha = 0.45;
+        c.fillRect(s.x0, p.y + HEAD, Math.max(s.x1 - s.x0, 0.5), p.h - HEAD);
+        c.globalAlpha = 1;
+      }
+      c.fillStyle = "rgba(120,120,120,0.35)";
+      for (const b of lane.blocks) c.fillRect(b.x0, p.y + HEAD + b.depth * ROW, b.x1 - b.x0, ROW - 1);
+      c.font = "9px sans-serif";
+      c.textBaseline = "middle";
+      for (const b of lane.bars) {
+        const f = l.frames[b.frame];
+        const x = b.x0, y = p.y + HEAD + b.depth * ROW, bw = b.x1 - b.x0;
+        c.fillStyle = f.colour;
+        // With an artifact selected, its bars stay bright and outlined; the others fade.
+        if (highlighting && !f.highlighted) c.globalAlpha = 0.3;
+        c.fillRect(x, y, bw, ROW - 1);
+        c.globalAlpha = 1;
+        if (highlighting && f.highlighted) {
+          c.strokeStyle = "#d0006f";
+          c.lineWidth = 1.5;
+          c.strokeRect(x + 0.75, y + 0.75, Math.max(bw - 1.5, 0.5), ROW - 2.5);
+        }
+        if (b.folded_levels > 0 || b.stdlib_band) {
+          c.fillStyle = "rgba(255,255,255,0.45)";
+          c.fillRect(x, y + ROW - 4, bw, 3);
+        }
+        if (bw > 40) {
+          c.save();
+          c.beginPath();
+          c.rect(x, y, bw, ROW);
+          c.clip();
+          c.fillStyle = "#222";
+          c.fillText(f.function, x + 2, y + ROW / 2);
+          c.restore();
+        }
+      }
+      paintFold(c, p, w);
+    }
+  }
+
+  /** One frame: the painted layout blitted (shifted while a pan's layout is on its way), then the
+   *  brush, the hovered bar and the box or brush being dragged. */
+  function drawFrame(st, canvas, cache, ctx, w) {
+    const t0 = performance.now();
+    if (!st.layout || !st.index) return;
+    const h = st.index.height + AXIS;
+    const dpr = window.devicePixelRatio || 1;
+    if (canvas.width !== cache.width || canvas.height !== cache.height) {
+      canvas.width = cache.width;
+      canvas.height = cache.height;
+      canvas.style.width = w + "px";
+      canvas.style.height = h + "px";
+    }
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    const sx = st.shift;
+    ctx.drawImage(cache, Math.round(sx * dpr), 0);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const ay = st.index.height;
+    if (st.brush) {
+      const [a, b] = [xOfTime(st.layout.axis, st.brush[0]), xOfTime(st.layout.axis, st.brush[1])];
+      ctx.fillStyle = "rgba(47,111,208,0.18)";
+      ctx.fillRect(a + sx, 0, b - a, ay + AXIS);
+    }
+    const hv = st.hover;
+    if (hv && hv.kind === "bar") {
+      const p = st.index.lanes.find((q) => q.lane === hv.lane);
+      if (p) {
+        ctx.strokeStyle = "#ff7a00";
+        ctx.lineWidth = 2;
+        ctx.strokeRect(hv.item.x0 + sx + 1, p.y + HEAD + hv.item.depth * ROW + 1, hv.item.x1 - hv.item.x0 - 2, ROW - 3);
+      }
+    }
+    if (st.drag && st.drag.mode !== "pan" && st.drag.moved) {
+      const [a, b] = [Math.min(st.drag.x0, st.drag.x), Math.max(st.drag.x0, st.drag.x)];
+      ctx.fillStyle = st.drag.mode === "brush" ? "rgba(47,111,208,0.25)" : "rgba(255,122,0,0.2)";
+      ctx.fillRect(a, 0, b - a, ay + AXIS);
+    }
+    st.frameTimes.push(performance.now() - t0);
+    if (st.frameTimes.length > 2000) st.frameTimes.splice(0, 1000);
+  }
+
+  // ---- interaction: pan, zoom, box zoom, brush, hover, click, wheel and keys --------------------
+  function wireInput(P) {
+    const { st, root, canvas, tip, resetBrush, request, draw, plotWidth, onNavigate, onTimeWindow } = P;
+    const timeAt = (x) => timeOfX(st.layout.axis, x);
+    function viewport() {
+      const l = st.layout;
+      return [st.from ?? l.from_s, st.to ?? l.to_s, l.run_from_s, l.run_to_s];
+    }
+    function setViewport(from, to) {
+      const [, , r0, r1] = viewport();
+      const span = Math.max(to - from, st.layout.period_s || 1e-6);
+      from = Math.max(r0, Math.min(from, r1 - span));
+      to = Math.min(r1, from + span);
+      st.from = from; st.to = to;
+      request();
+    }
+    function zoom(factor, x) {
+      if (!st.layout) return;
+      const [f, t] = viewport();
+      const at = x == null ? (f + t) / 2 : timeAt(x);
+      setViewport(at - (at - f) * factor, at + (t - at) * factor);
+    }
+    function pan(dx) {
+      if (!st.layout) return;
+      const [f, t] = viewport();
+      const dt = (t - f) * dx / plotWidth();
+      setViewport(f - dt, t - dt);
+    }
+
+    function panFromBase(d, dx) {
+      const [f, t] = d.base;
+      const dt = (t - f) * dx / plotWidth();
+      st.viewDx = dx;
+      setViewport(f - dt, t - dt);
+    }
+
+    const hit = (x, y) => hitIn(st.index, x, y);
+
+    function showTip(h, cx, cy) {
+      if (!h) { tip.hidden = true; return; }
+      const lines = tipLines(st.layout, h);
+      tip.replaceChildren(...lines.map((t) => el("div", { text: t })));
+      tip.hidden = false;
+      tip.style.left = cx + 12 + "px";
+      tip.style.top = cy + 12 + "px";
+    }
+
+    function local(e) {
+      const r = canvas.getBoundingClientRect();
+      return [e.clientX - r.left, e.clientY - r.top];
+    }
+    const onDown = (e) => {
+      if (!st.layout) return;
+      const [x, y] = local(e);
+      const mode = y >= st.index.height ? "brush" : e.shiftKey ? "box" : "pan";
+      const [f, t] = viewport();
+      st.drag = { mode, x0: x, x, moved: false, base: [f, t], applied: 0 };
+      st.viewDx = 0;
+      canvas.setPointerCapture && e.pointerId != null && canvas.setPointerCapture(e.pointerId);
+    };
+    const onMove = (e) => {
+      const [x, y] = local(e);
+      const d = st.drag;
+      if (d) {
+        if (Math.abs(x - d.x0) > 2) d.moved = true;
+        d.x = x;
+        if (d.mode === "pan") {
+          // Draw the layout at hand shifted at once (a frame costs only drawing); ask for the
+          // viewport under the pointer, which replaces it when it comes.
+          st.shift = (x - d.x0) - d.applied;
+          panFromBase(d, x - d.x0);
+        }
+        requestAnimationFrame(draw);
+        return;
+      }
+      st.hover = hit(x, y);
+      showTip(st.hover, e.clientX - root.getBoundingClientRect().left, e.clientY - root.getBoundingClientRect().top);
+      root.setAttribute("data-hover", st.hover ? st.hover.kind : "");
+      requestAnimationFrame(draw);
+    };
+    const onUp = (e) => {
+      const d = st.drag;
+      st.drag = null;
+      if (!d) return;
+      const [x, y] = local(e);
+      if (!d.moved) {
+        const h = hit(x, y);
+        if (h && h.kind === "bar") {
+          const f = st.layout.frames[h.item.frame];
+          onNavigate(f.file, f.line);
+        }
+        draw();
+        return;
+      }
+      const [a, b] = [Math.min(d.x0, x), Math.max(d.x0, x)];
+      if (d.mode === "pan") {
+        panFromBase(d, x - d.x0);
+      } else if (d.mode === "box") {
+        setViewport(timeAt(a), timeAt(b));
+      } else {
+        st.brush = [timeAt(a), timeAt(b)];
+        resetBrush.disabled = false;
+        onTimeWindow(st.brush[0], st.brush[1]);
+      }
+      draw();
+    };
+    canvas.addEventListener("pointerdown", onDown);
+    canvas.addEventListener("pointermove", onMove);
+    canvas.addEventListener("pointerup", onUp);
+    canvas.addEventListener("pointerleave", () => { if (!st.drag) { tip.hidden = true; st.hover = null; draw(); } });
+    canvas.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      if (e.shiftKey) pan(-e.deltaY);
+      else zoom(e.deltaY > 0 ? 1.25 : 0.8, local(e)[0]);
+    }, { passive: false });
+    root.addEventListener("keydown", (e) => {
+      const k = e.key;
+      if (k === "+" || k === "=") zoom(0.8);
+      else if (k === "-") zoom(1.25);
+      else if (k === "ArrowLeft") pan(plotWidth() / 10);
+      else if (k === "ArrowRight") pan(-plotWidth() / 10);
+      else if (k === "0") { st.from = st.to = null; request(); }
+      else return;
+      e.preventDefault();
+    });
+  }
+
+  /** A panel's state: what it asks for, what it drew, what the user is doing. */
+  function initialState() {
+    return {
       from: null, to: null,        // the requested viewport (s); null = the whole run
       theta: 0, fold: { top: 0, stdlib: true, depth: DEPTH }, sort: "first", threads: null,
       expand: new Set(),           // lanes shown whole although deeper than fold.depth
@@ -125,6 +449,13 @@
       focusNext: false,            // zoom to the artifact's bars when its layout comes
       lit: new Set(),              // lanes highlighted by showRange (e.g. a section's execution)
     };
+  }
+
+  function create(root, opts) {
+    const fetchLayout = opts.fetchLayout;
+    const onNavigate = opts.onNavigate || (() => {});
+    const onTimeWindow = opts.onTimeWindow || (() => {});
+    const st = initialState();
 
     // ---- DOM ------------------------------------------------------------------------------------
     root.classList.add("tr-timeline");
@@ -194,29 +525,11 @@
     // x for hit-testing.
     function build() {
       const l = st.layout;
-      const lanes = l.lanes.filter((lane) => !st.excluded.has(lane.thread));
-      const by = {
-        first: (a, b) => a.first_s - b.first_s || a.thread - b.thread,
-        name: (a, b) => a.name.localeCompare(b.name) || a.thread - b.thread,
-        type: (a, b) => a.type.localeCompare(b.type) || a.name.localeCompare(b.name),
-        crt: (a, b) => b.crt - a.crt || a.thread - b.thread,
-      }[st.sort];
-      lanes.sort(by);
-      let y = 0;
-      const placed = lanes.map((lane) => {
-        const h = HEAD + Math.max(1, lane.depth) * ROW;
-        const rows = [];
-        for (const b of lane.bars) (rows[b.depth] ||= []).push({ kind: "bar", item: b });
-        for (const b of lane.blocks) (rows[b.depth] ||= []).push({ kind: "block", item: b });
-        for (const r of rows) if (r) r.sort((a, b) => a.item.x0 - b.item.x0);
-        const p = { lane, y, h, rows };
-        y += h + GAP;
-        return p;
-      });
-      st.index = { lanes: placed, height: y };
+      st.index = placeLanes(l, st.excluded, st.sort);
+      const placed = st.index.lanes;
       const toggle = (thread) => { if (st.expand.has(thread)) st.expand.delete(thread); else st.expand.add(thread); request(); };
       labels.replaceChildren(...placed.map((p) => laneLabel(p, st.laneColours[p.lane.thread], st.lit.has(p.lane.thread), st.expand.has(p.lane.thread), toggle)));
-      renderOverview(placed.map((p) => p.lane.thread));
+      overviewTable(table, l, placed.map((p) => p.lane.thread));
       const scale = l.theta > 0 ? `log-scaled (θ = ${l.theta}/ms)` : "linear";
       const focus = l.focus ? ` · ${l.focus.name}: ${l.focus.span_count} span(s) on ${l.focus.threads.length} thread(s), highlighted` : "";
       info.textContent = `${fmtS(l.from_s)} – ${fmtS(l.to_s)} of ${fmtS(l.run_to_s)}, ${scale}${focus}`;
@@ -238,26 +551,6 @@
       root.setAttribute("data-scrolled-to", String(p.lane.thread));
     }
 
-    // The per-thread table, in lane order; names as text.
-    function renderOverview(order) {
-      const rows = (st.layout.overview || []).slice();
-      const at = new Map(order.map((t, i) => [t, i]));
-      const shown = rows.filter((r) => at.has(r.thread)).sort((a, b) => at.get(a.thread) - at.get(b.thread));
-      const pct = (x) => (x * 100).toFixed(1) + " %";
-      const head = el("tr", {}, ...["thread", "type", "samples", "busy", "waiting", "longest wait", "top frames"].map((t) => el("th", { text: t })));
-      const body = shown.map((r) => {
-        const w = r.longest_wait;
-        const wait = w ? `${fmtS(w.duration_s)} ${w.state}${w.blocked ? " (" + w.blocked + ")" : ""} at ${fmtS(w.start_s)}` : "–";
-        const top = r.top_frames.map((f) => `${f.function} ${pct(f.share)}`).join(", ");
-        return el("tr", { "data-thread": String(r.thread) },
-          el("td", { text: r.name }), el("td", { text: r.type }), el("td", { class: "num", text: String(r.samples) }),
-          el("td", { class: "num", "data-field": "busy", text: pct(r.busy) }),
-          el("td", { class: "num", "data-field": "waiting", text: pct(r.gil + r.idle) }),
-          el("td", { text: wait }), el("td", { text: top }));
-      });
-      table.replaceChildren(el("caption", { text: "Per thread over the viewport (sampled): busy = computing, waiting = GIL or idle" }), el("thead", {}, head), el("tbody", {}, ...body));
-    }
-
     // ---- drawing --------------------------------------------------------------------------------
     // A layout is painted once into an offscreen canvas; a frame (pan, hover, brush) is one blit
     // of it plus the overlays, so panning costs the same on a million samples as on ten.
@@ -271,273 +564,14 @@
       cache.height = Math.round(h * dpr);
       const c = cache.getContext("2d");
       c.setTransform(dpr, 0, 0, dpr, 0, 0);
-      const colours = l.state_colours;
-      const highlighting = !!l.focus;
-      const css = getComputedStyle(root);
-      for (const p of st.index.lanes) {
-        const lane = p.lane;
-        // The lane's cluster colour for the selected artifact: a stripe along its left edge.
-        const cc = st.laneColours[lane.thread];
-        if (cc) {
-          c.fillStyle = css.getPropertyValue("--" + cc).trim() || "#888";
-          c.fillRect(0, p.y, 3, p.h);
-        }
-        // State underlay: the strip above the rows, and faintly behind them.
-        for (const s of lane.states) {
-          c.fillStyle = colours[s.state];
-          c.fillRect(s.x0, p.y, Math.max(s.x1 - s.x0, 0.5), HEAD - 3);
-          c.globalAlpha = 0.45;
-          c.fillRect(s.x0, p.y + HEAD, Math.max(s.x1 - s.x0, 0.5), p.h - HEAD);
-          c.globalAlpha = 1;
-        }
-        c.fillStyle = "rgba(120,120,120,0.35)";
-        for (const b of lane.blocks) c.fillRect(b.x0, p.y + HEAD + b.depth * ROW, b.x1 - b.x0, ROW - 1);
-        c.font = "9px sans-serif";
-        c.textBaseline = "middle";
-        for (const b of lane.bars) {
-          const f = l.frames[b.frame];
-          const x = b.x0, y = p.y + HEAD + b.depth * ROW, bw = b.x1 - b.x0;
-          c.fillStyle = f.colour;
-          // With an artifact selected, its bars stay bright and outlined; the others fade.
-          if (highlighting && !f.highlighted) c.globalAlpha = 0.3;
-          c.fillRect(x, y, bw, ROW - 1);
-          c.globalAlpha = 1;
-          if (highlighting && f.highlighted) {
-            c.strokeStyle = "#d0006f";
-            c.lineWidth = 1.5;
-            c.strokeRect(x + 0.75, y + 0.75, Math.max(bw - 1.5, 0.5), ROW - 2.5);
-          }
-          if (b.folded_levels > 0 || b.stdlib_band) {
-            c.fillStyle = "rgba(255,255,255,0.45)";
-            c.fillRect(x, y + ROW - 4, bw, 3);
-          }
-          if (bw > 40) {
-            c.save();
-            c.beginPath();
-            c.rect(x, y, bw, ROW);
-            c.clip();
-            c.fillStyle = "#222";
-            c.fillText(f.function, x + 2, y + ROW / 2);
-            c.restore();
-          }
-        }
-        paintFold(c, p, w);
-      }
+      paintLanes(c, l, st.index, st.laneColours, getComputedStyle(root), w);
       paintAxis(c, l, w, st.index.height);
     }
 
-    function draw() {
-      const t0 = performance.now();
-      if (!st.layout || !st.index) return;
-      const w = plotWidth();
-      const h = st.index.height + AXIS;
-      const dpr = window.devicePixelRatio || 1;
-      if (canvas.width !== cache.width || canvas.height !== cache.height) {
-        canvas.width = cache.width;
-        canvas.height = cache.height;
-        canvas.style.width = w + "px";
-        canvas.style.height = h + "px";
-      }
-      ctx.setTransform(1, 0, 0, 1, 0, 0);
-      ctx.clearRect(0, 0, canvas.width, canvas.height);
-      const sx = st.shift;
-      ctx.drawImage(cache, Math.round(sx * dpr), 0);
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      const ay = st.index.height;
-      if (st.brush) {
-        const [a, b] = [xOfTime(st.brush[0]), xOfTime(st.brush[1])];
-        ctx.fillStyle = "rgba(47,111,208,0.18)";
-        ctx.fillRect(a + sx, 0, b - a, ay + AXIS);
-      }
-      const hv = st.hover;
-      if (hv && hv.kind === "bar") {
-        const p = st.index.lanes.find((q) => q.lane === hv.lane);
-        if (p) {
-          ctx.strokeStyle = "#ff7a00";
-          ctx.lineWidth = 2;
-          ctx.strokeRect(hv.item.x0 + sx + 1, p.y + HEAD + hv.item.depth * ROW + 1, hv.item.x1 - hv.item.x0 - 2, ROW - 3);
-        }
-      }
-      if (st.drag && st.drag.mode !== "pan" && st.drag.moved) {
-        const [a, b] = [Math.min(st.drag.x0, st.drag.x), Math.max(st.drag.x0, st.drag.x)];
-        ctx.fillStyle = st.drag.mode === "brush" ? "rgba(47,111,208,0.25)" : "rgba(255,122,0,0.2)";
-        ctx.fillRect(a, 0, b - a, ay + AXIS);
-      }
-      st.frameTimes.push(performance.now() - t0);
-      if (st.frameTimes.length > 2000) st.frameTimes.splice(0, 1000);
-    }
-
-    // Time ↔ x through the layout's axis ticks (the merged axis, sampled every ~120 px).
-    function timeOfX(x) {
-      const a = st.layout.axis;
-      if (!a.length) return 0;
-      if (x <= a[0].x) return a[0].t_s;
-      for (let i = 1; i < a.length; i++) {
-        if (x <= a[i].x) return a[i - 1].t_s + (a[i].t_s - a[i - 1].t_s) * (x - a[i - 1].x) / (a[i].x - a[i - 1].x || 1);
-      }
-      return a[a.length - 1].t_s;
-    }
-    function xOfTime(t) {
-      const a = st.layout.axis;
-      if (!a.length) return 0;
-      if (t <= a[0].t_s) return a[0].x;
-      for (let i = 1; i < a.length; i++) {
-        if (t <= a[i].t_s) return a[i - 1].x + (a[i].x - a[i - 1].x) * (t - a[i - 1].t_s) / (a[i].t_s - a[i - 1].t_s || 1);
-      }
-      return a[a.length - 1].x;
-    }
+    const draw = () => drawFrame(st, canvas, cache, ctx, plotWidth());
 
     // ---- interaction ----------------------------------------------------------------------------
-    function viewport() {
-      const l = st.layout;
-      return [st.from ?? l.from_s, st.to ?? l.to_s, l.run_from_s, l.run_to_s];
-    }
-    function setViewport(from, to) {
-      const [, , r0, r1] = viewport();
-      const span = Math.max(to - from, st.layout.period_s || 1e-6);
-      from = Math.max(r0, Math.min(from, r1 - span));
-      to = Math.min(r1, from + span);
-      st.from = from; st.to = to;
-      request();
-    }
-    function zoom(factor, x) {
-      if (!st.layout) return;
-      const [f, t] = viewport();
-      const at = x == null ? (f + t) / 2 : timeOfX(x);
-      setViewport(at - (at - f) * factor, at + (t - at) * factor);
-    }
-    function pan(dx) {
-      if (!st.layout) return;
-      const [f, t] = viewport();
-      const dt = (t - f) * dx / plotWidth();
-      setViewport(f - dt, t - dt);
-    }
-
-    function panFromBase(d, dx) {
-      const [f, t] = d.base;
-      const dt = (t - f) * dx / plotWidth();
-      st.viewDx = dx;
-      setViewport(f - dt, t - dt);
-    }
-
-    function hit(x, y) {
-      if (!st.index) return null;
-      for (const p of st.index.lanes) {
-        if (y < p.y || y >= p.y + p.h) continue;
-        const depth = Math.floor((y - p.y - HEAD) / ROW);
-        const row = depth >= 0 ? p.rows[depth] : null;
-        if (row) {
-          let lo = 0, hi = row.length;
-          while (lo < hi) { const m = (lo + hi) >> 1; if (row[m].item.x1 <= x) lo = m + 1; else hi = m; }
-          const c = row[lo];
-          if (c && c.item.x0 <= x) return { lane: p.lane, ...c };
-        }
-        const s = p.lane.states.find((s) => s.x0 <= x && x < s.x1);
-        return s ? { lane: p.lane, kind: "state", item: s } : null;
-      }
-      return null;
-    }
-
-    function showTip(h, cx, cy) {
-      if (!h) { tip.hidden = true; return; }
-      const l = st.layout, i = h.item, lines = [];
-      const stateText = (s, k) => s + (k ? " (" + k + ")" : "");
-      if (h.kind === "bar") {
-        const f = l.frames[i.frame];
-        lines.push(f.function, `${f.file}:${f.line}`, `thread ${h.lane.name} (${h.lane.type})`,
-          `start ${fmtS(i.start_s)}, duration ${fmtS(i.end_s - i.start_s)}`, `state ${stateText(i.state, i.blocked)}`);
-        if (i.folded_levels) lines.push(`${i.folded_levels} outer levels folded`);
-        if (i.stdlib_band) lines.push("standard-library frames folded");
-      } else if (h.kind === "block") {
-        lines.push(`${i.count} bars narrower than a pixel`, `thread ${h.lane.name} (${h.lane.type})`,
-          `${fmtS(i.start_s)} – ${fmtS(i.end_s)}`, "zoom in to see them");
-      } else {
-        lines.push(`thread ${h.lane.name} (${h.lane.type})`, `state ${stateText(i.state, i.blocked)}${i.sampled ? " (sampled at this pixel)" : ""}`);
-      }
-      tip.replaceChildren(...lines.map((t) => el("div", { text: t })));
-      tip.hidden = false;
-      tip.style.left = cx + 12 + "px";
-      tip.style.top = cy + 12 + "px";
-    }
-
-    function local(e) {
-      const r = canvas.getBoundingClientRect();
-      return [e.clientX - r.left, e.clientY - r.top];
-    }
-    const onDown = (e) => {
-      if (!st.layout) return;
-      const [x, y] = local(e);
-      const mode = y >= st.index.height ? "brush" : e.shiftKey ? "box" : "pan";
-      const [f, t] = viewport();
-      st.drag = { mode, x0: x, x, moved: false, base: [f, t], applied: 0 };
-      st.viewDx = 0;
-      canvas.setPointerCapture && e.pointerId != null && canvas.setPointerCapture(e.pointerId);
-    };
-    const onMove = (e) => {
-      const [x, y] = local(e);
-      const d = st.drag;
-      if (d) {
-        if (Math.abs(x - d.x0) > 2) d.moved = true;
-        d.x = x;
-        if (d.mode === "pan") {
-          // Draw the layout at hand shifted at once (a frame costs only drawing); ask for the
-          // viewport under the pointer, which replaces it when it comes.
-          st.shift = (x - d.x0) - d.applied;
-          panFromBase(d, x - d.x0);
-        }
-        requestAnimationFrame(draw);
-        return;
-      }
-      st.hover = hit(x, y);
-      showTip(st.hover, e.clientX - root.getBoundingClientRect().left, e.clientY - root.getBoundingClientRect().top);
-      root.setAttribute("data-hover", st.hover ? st.hover.kind : "");
-      requestAnimationFrame(draw);
-    };
-    const onUp = (e) => {
-      const d = st.drag;
-      st.drag = null;
-      if (!d) return;
-      const [x, y] = local(e);
-      if (!d.moved) {
-        const h = hit(x, y);
-        if (h && h.kind === "bar") {
-          const f = st.layout.frames[h.item.frame];
-          onNavigate(f.file, f.line);
-        }
-        draw();
-        return;
-      }
-      const [a, b] = [Math.min(d.x0, x), Math.max(d.x0, x)];
-      if (d.mode === "pan") {
-        panFromBase(d, x - d.x0);
-      } else if (d.mode === "box") {
-        setViewport(timeOfX(a), timeOfX(b));
-      } else {
-        st.brush = [timeOfX(a), timeOfX(b)];
-        resetBrush.disabled = false;
-        onTimeWindow(st.brush[0], st.brush[1]);
-      }
-      draw();
-    };
-    canvas.addEventListener("pointerdown", onDown);
-    canvas.addEventListener("pointermove", onMove);
-    canvas.addEventListener("pointerup", onUp);
-    canvas.addEventListener("pointerleave", () => { if (!st.drag) { tip.hidden = true; st.hover = null; draw(); } });
-    canvas.addEventListener("wheel", (e) => {
-      e.preventDefault();
-      if (e.shiftKey) pan(-e.deltaY);
-      else zoom(e.deltaY > 0 ? 1.25 : 0.8, local(e)[0]);
-    }, { passive: false });
-    root.addEventListener("keydown", (e) => {
-      const k = e.key;
-      if (k === "+" || k === "=") zoom(0.8);
-      else if (k === "-") zoom(1.25);
-      else if (k === "ArrowLeft") pan(plotWidth() / 10);
-      else if (k === "ArrowRight") pan(-plotWidth() / 10);
-      else if (k === "0") { st.from = st.to = null; request(); }
-      else return;
-      e.preventDefault();
-    });
+    wireInput({ st, root, canvas, tip, resetBrush, request, draw, plotWidth, onNavigate, onTimeWindow });
     theta.addEventListener("input", () => {
       st.theta = Number(theta.value);
       thetaOut.textContent = st.theta > 0 ? `θ ${st.theta}/ms` : "linear";
