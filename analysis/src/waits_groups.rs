@@ -84,9 +84,9 @@ pub struct WaitsGroups {
     pub group_of: Vec<u32>,
     /// Every thread a group names (wakers that never waited included).
     pub threads: Vec<WaitThread>,
-    /// At the width asked for (`separate_px` px between edges), the edges can be drawn one by one:
-    /// at most one edge of a lane pair falls in any `separate_px`-wide column. `None` without a
-    /// width.
+    /// At the width asked for, the edges can be drawn one by one: all but [`CROWDED_SHARE`] of
+    /// them are at least `separate_px` from the previous edge of their lane pair. `None` without
+    /// a width.
     pub separate: Option<bool>,
     /// The pixel distance that counts as separate.
     pub separate_px: f64,
@@ -269,7 +269,8 @@ pub fn groups(view: &WaitsView, width: Option<(u32, f64, f64)>) -> WaitsGroups {
     let mut slots: Vec<Option<ObjectGroup>> = out.into_iter().map(Some).collect();
     let groups: Vec<ObjectGroup> = perm.iter().map(|&i| slots[i].take().unwrap()).collect();
     let group_of = group_of.iter().map(|&g| new_index[g as usize]).collect();
-    let threads = named.into_values().filter(|t| used.contains(&t.id) || view.intervals.iter().any(|w| w.thread == t.id)).collect();
+    used.extend(view.intervals.iter().map(|w| w.thread));
+    let threads = named.into_values().filter(|t| used.contains(&t.id)).collect();
 
     let (separate, separate_below_s) = match width {
         Some((px, from, to)) if px > 0 && to > from => {

@@ -115,28 +115,34 @@ describe("Bug 2 recorded with --sched", () => {
     for (let i = 1; i < boxes.length; i++) assert.ok(boxes[i][0] >= boxes[i - 1][1] + 4, "axis labels collide: " + JSON.stringify(boxes));
     await page.screenshot({ path: path.join(out, "waits-bug2-matrices.png") });
 
-    // Zoom to where the edges separate (the server's range), by dragging across the lanes.
+    // Zoom, by dragging 12 px across the lanes around a wake-up, until the edges separate: each
+    // step is the server's answer for the range dragged over, and edges are drawn once it says so.
     assert.ok(g.separate_below_s > 0, "the server says where the edges separate");
-    const box = await page.$eval("#waits canvas", (c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
-    const t1 = Number((await waitsAttr(page, "range")).split("-")[1]);
-    const span = Math.min(g.separate_below_s * 0.8, t1 / 4);
-    const mid = v.edges[Math.floor(v.edges.length / 2)].time_s;
-    const xOf = (t) => box.x + 8 + (t / t1) * (box.w - 16);
-    await page.evaluate(() => window.scrollTo(0, 0));
-    const y = box.y + 30;
-    await page.mouse.move(xOf(mid - span / 2), y);
-    await page.mouse.down();
-    await page.mouse.move(xOf(mid), y, { steps: 4 });
-    await page.mouse.move(xOf(mid + span / 2), y, { steps: 4 });
-    await page.mouse.up();
-    await page.waitForFunction((r) => document.querySelector("#waits").getAttribute("data-range") !== r, await waitsAttr(page, "range"), { timeout: 60000 });
-    await page.waitForFunction(() => document.querySelector("#waits").getAttribute("data-separate") !== null);
-    const [from, to] = (await waitsAttr(page, "range")).split("-").map(Number);
-    assert.ok(to - from < t1 / 2, `zoomed: ${from}–${to}`);
-    const zoomed = await api(server.url, "waits", { width_px: width - 16, from_s: from, to_s: to });
-    assert.equal(await waitsAttr(page, "separate"), String(zoomed.groups.separate !== false));
-    if (zoomed.groups.separate !== false) assert.equal(Number(await waitsAttr(page, "drawn-edges")), zoomed.bundles.length);
-    assert.ok(zoomed.view.edges.length > 0 && zoomed.view.edges.length < v.edges.length);
+    const t = v.edges[Math.floor(v.edges.length / 2)].time_s;
+    let zoomed = null;
+    for (let step = 0; step < 6; step++) {
+      const box = await page.$eval("#waits canvas", (c) => { c.scrollIntoView({ block: "start" }); const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+      const range = await waitsAttr(page, "range");
+      const [t0, t1] = range.split("-").map(Number);
+      const x = box.x + 8 + ((t - t0) / (t1 - t0)) * (box.w - 16), y = box.y + 30;
+      await page.mouse.move(x - 6, y);
+      await page.mouse.down();
+      await page.mouse.move(x, y, { steps: 3 });
+      await page.mouse.move(x + 6, y, { steps: 3 });
+      await page.mouse.up();
+      await page.waitForFunction((r) => document.querySelector("#waits").getAttribute("data-range") !== r, range, { timeout: 60000 });
+      await page.waitForFunction(() => document.querySelector("#waits").hasAttribute("data-drawn-edges"));
+      const [from, to] = (await waitsAttr(page, "range")).split("-").map(Number);
+      assert.ok(from <= t && t <= to && to - from < (t1 - t0) / 10, `zoomed to ${from}–${to} around ${t}`);
+      zoomed = await api(server.url, "waits", { width_px: width - 16, from_s: from, to_s: to });
+      assert.equal(await waitsAttr(page, "separate"), String(zoomed.groups.separate !== false), `${from}–${to}`);
+      if (zoomed.groups.separate !== false) break;
+      assert.equal(await waitsAttr(page, "drawn-edges"), "0");
+    }
+    assert.notEqual(zoomed.groups.separate, false, "the edges separate after zooming");
+    assert.ok(zoomed.view.edges.length > 0, "edges in the zoomed range");
+    assert.equal(Number(await waitsAttr(page, "drawn-edges")), zoomed.bundles.length, "each bundle drawn");
+    assert.ok(zoomed.bundles.length > 0);
     await page.screenshot({ path: path.join(out, "waits-bug2-zoomed.png") });
     await page.close();
   });
@@ -146,9 +152,10 @@ describe("Bug 2 recorded with --sched", () => {
     await page.goto(server.url + "?view=timeline");
     await page.waitForSelector("#timeline[data-rendered] .tr-lane-label");
     const lanes = await page.$$eval("#timeline .tr-lane-label", (ls) => ls.map((l) => ({ name: l.querySelector(".tr-name").textContent, h: l.getBoundingClientRect().height, top: l.getBoundingClientRect().top, depth: Number(l.getAttribute("data-depth")), folded: Number(l.getAttribute("data-folded-below")), thread: Number(l.getAttribute("data-thread")) })));
-    // The same request without the cap: MainThread is deeper than 8 rows (import-time stacks).
-    const full = await api(server.url, "timeline", { width_px: 1000, fold: { top: 0, stdlib: true } });
-    const capped = await api(server.url, "timeline", { width_px: 1000, fold: { top: 0, stdlib: true, depth: 8 } });
+    // With the standard library unfolded and no cap, MainThread is deeper than 8 rows (its
+    // import-time stacks); with the cap, every lane has at most 8 and says how many it folded.
+    const full = await api(server.url, "timeline", { width_px: 1000, fold: { top: 0, stdlib: false } });
+    const capped = await api(server.url, "timeline", { width_px: 1000, fold: { top: 0, stdlib: false, depth: 8 } });
     const deepest = Math.max(...full.lanes.map((l) => l.depth));
     assert.ok(deepest > 8, "some lane is deeper than the cap: " + deepest);
     for (const l of capped.lanes) {
@@ -164,15 +171,25 @@ describe("Bug 2 recorded with --sched", () => {
     const worker = lanes.find((l) => l.name !== "MainThread");
     const viewport = await page.evaluate(() => window.innerHeight);
     assert.ok(worker && worker.top < viewport, `the first worker lane starts at ${worker && worker.top} px, below the ${viewport} px screen`);
-    // +N on a folded lane expands it to its full depth; its label then offers to fold it again.
-    const folded = lanes.find((l) => l.folded > 0);
+    // Unfold the standard library: MainThread's lane stays at 8 rows, with +N; +N expands it to
+    // its full depth.
+    let before = await page.getAttribute("#timeline", "data-rendered");
+    await page.uncheck('#timeline input[aria-label="Fold standard library"]');
+    await page.waitForFunction((b) => document.querySelector("#timeline").getAttribute("data-rendered") !== b, before);
+    const unfolded = await page.$$eval("#timeline .tr-lane-label", (ls) => ls.map((l) => ({ name: l.querySelector(".tr-name").textContent, h: l.getBoundingClientRect().height, top: l.getBoundingClientRect().top, depth: Number(l.getAttribute("data-depth")), folded: Number(l.getAttribute("data-folded-below")), thread: Number(l.getAttribute("data-thread")) })));
+    for (const l of unfolded) assert.ok(l.depth <= 8, `${l.name}: ${l.depth} rows`);
+    const unfoldedWorker = unfolded.find((l) => l.name !== "MainThread");
+    assert.ok(unfoldedWorker.top < viewport, `with the stdlib unfolded the first worker lane starts at ${unfoldedWorker.top} px`);
+    const folded = unfolded.find((l) => l.folded > 0);
     assert.ok(folded, "a folded lane");
-    const before = await page.getAttribute("#timeline", "data-rendered");
+    const want = capped.lanes.find((l) => l.thread === folded.thread);
+    assert.equal(folded.folded, want.folded_below);
+    assert.match(await page.textContent("#timeline .tr-note"), /folded into the last row/);
+    await page.screenshot({ path: path.join(out, "timeline-bug2-folded.png") });
+    before = await page.getAttribute("#timeline", "data-rendered");
     await page.click(`#timeline .tr-lane-label[data-thread="${folded.thread}"] .tr-fold`);
     await page.waitForFunction((b) => document.querySelector("#timeline").getAttribute("data-rendered") !== b, before);
     assert.equal(Number(await page.getAttribute(`#timeline .tr-lane-label[data-thread="${folded.thread}"]`, "data-depth")), folded.depth + folded.folded);
-    assert.match(await page.textContent("#timeline .tr-note"), /folded into the last row/);
-    await page.screenshot({ path: path.join(out, "timeline-bug2-folded.png") });
     await page.close();
   });
 
