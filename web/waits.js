@@ -248,7 +248,7 @@
         const evText = ev ? g.kernel_edges + " kernel-exact, " + g.inferred_edges + " inferred wake-ups" : "no wake-up with evidence";
         const head2 = el("div", { class: "tr-matrix-head" },
           el("strong", { text: g.label }),
-          el("span", { class: "tr-matrix-figures", text: " · " + g.waits + " waits, " + fmtS(g.wait_s) + " waited (sampled) · " + evText +
+          el("span", { class: "tr-matrix-figures", text: " · " + g.waits + " waits, " + fmtS(g.wait_s) + " waited over the run (sampled) · " + (st.range ? "in view: " : "") + evText +
             (g.futile_wakeups ? " · " + g.futile_wakeups + " futile" : "") + (g.unexplained ? " · " + g.unexplained + " waits with no waker found" : "") +
             (g.lock_handoffs ? " · " + g.lock_handoffs + " lock hand-offs (not counted)" : "") }),
           ...g.merged.map((m) => el("div", { class: "tr-matrix-merged muted", text: "merged: " + m })));

@@ -12,6 +12,9 @@
 //!   object of the same group kind was waited on is that object's inner lock (a `SimpleQueue`'s,
 //!   a `Queue`'s mutex): it joins the named object's group, and the group says so (`merged`).
 //!   That is inferred from the shared line, and said as such.
+//! - An object whose type could not be read (`unknown`) but whose name in the waiting code is that
+//!   of an object of known type waited on in the same class (or function) joins that object's group (the
+//!   same `self._monitor`, read once without its type), also said as inferred.
 //! - The GIL is a group of its own per process, like any object.
 //!
 //! Lock hand-offs of kernel evidence (a condition's own lock passed on) are counted apart, as in
@@ -114,21 +117,33 @@ pub fn groups(view: &WaitsView, width: Option<(u32, f64, f64)>) -> WaitsGroups {
     let mut keys: Vec<(String, Option<(String, String)>, Option<String>)> = Vec::new();
     let mut index: HashMap<(String, Option<(String, String)>, Option<String>), usize> = HashMap::new();
     let mut merged: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    // Named (or non-lock) objects first; then anonymous locks, which may join one at their line.
+    // Named objects of known type first; then those that may join one: anonymous locks (at the
+    // line of a named object), objects of unknown type (by their name, in the same function).
+    let unknown = |i: usize| objects[i].type_name == "unknown" && objects[i].name.is_some();
+    // The class of the waiting function (`Storage` of `Storage.take`), else the function, and
+    // its file: where a name like `self._monitor` means one attribute.
+    let scope_of = |i: usize| {
+        objects[i].frame.as_ref().map(|f| (f.function.rsplit_once('.').map_or(f.function.as_str(), |(c, _)| c).to_string(), f.file.clone()))
+    };
     let mut order: Vec<usize> = (0..objects.len()).collect();
-    order.sort_by_key(|&i| is_anonymous_lock(&objects[i].type_name, objects[i].name.as_deref()));
+    order.sort_by_key(|&i| is_anonymous_lock(&objects[i].type_name, objects[i].name.as_deref()) || unknown(i));
     let mut at_line: HashMap<(String, String, u32), usize> = HashMap::new();
+    let mut by_name: HashMap<(String, Option<(String, String)>), usize> = HashMap::new();
+    let short_site = |o: &crate::waits::ObjectSummary| o.frame.as_ref().map_or(String::new(), |f| format!("{}:{}", f.file.rsplit('/').next().unwrap_or(&f.file), f.line));
     for i in order {
         let o = &objects[i];
         let anon = is_anonymous_lock(&o.type_name, o.name.as_deref());
+        if unknown(i) {
+            if let Some(&g) = by_name.get(&(o.name.clone().unwrap_or_default(), scope_of(i))) {
+                key_of[i] = Some(g);
+                merged.entry(g).or_default().push(format!("{} (its type was not read; the same name waited on in the same class, {}: taken as the same object, inferred)", o.object, short_site(o)));
+                continue;
+            }
+        }
         if anon && o.type_name != "GIL" {
             if let Some(g) = line_of(i).and_then(|l| at_line.get(&l).copied()) {
                 key_of[i] = Some(g);
-                merged.entry(g).or_default().push(format!(
-                    "{} (waited on at the same line, {}: taken as its inner lock, inferred)",
-                    o.object,
-                    o.frame.as_ref().map_or(String::new(), |f| format!("{}:{}", f.file.rsplit('/').next().unwrap_or(&f.file), f.line))
-                ));
+                merged.entry(g).or_default().push(format!("{} (waited on at the same line, {}: taken as its inner lock, inferred)", o.object, short_site(o)));
                 continue;
             }
         }
@@ -144,11 +159,18 @@ pub fn groups(view: &WaitsView, width: Option<(u32, f64, f64)>) -> WaitsGroups {
             if let Some(l) = line_of(i) {
                 at_line.entry(l).or_insert(g);
             }
+            if let (Some(n), false) = (&o.name, unknown(i)) {
+                by_name.entry((n.clone(), scope_of(i))).or_insert(g);
+            }
         }
     }
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); keys.len()];
     for (i, g) in key_of.iter().enumerate() {
         members[g.expect("every object has a group")].push(i as u32);
+    }
+    // The objects the group is named by first, those that joined it after.
+    for m in &mut members {
+        m.sort_by_key(|&i| is_anonymous_lock(&objects[i as usize].type_name, objects[i as usize].name.as_deref()) || unknown(i as usize));
     }
 
     let mut out: Vec<ObjectGroup> = members

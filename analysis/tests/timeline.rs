@@ -411,3 +411,30 @@ fn folding_stays_within_the_memory_budget_and_switching_back_lays_out_the_same()
     assert_eq!(index.builds(), 2);
     assert!(index.heap_bytes() <= timeline::MEMORY_BUDGET * timeline::run_heap_bytes(&run));
 }
+
+/// `fold.depth` (issue 32): a lane deeper than the cap shows that many rows, its bars only there,
+/// and counts the rest; a lane in `expand` stays whole; shallower lanes are unchanged.
+#[test]
+fn the_depth_cap_folds_deep_lanes_and_expand_leaves_one_whole() {
+    let run = fixture_run("bug2_producer_consumer");
+    let index = TimelineIndex::new(&run).unwrap();
+    let full = layout(&run, &index, &LayoutRequest { width_px: 400, ..LayoutRequest::default() }).unwrap();
+    let capped = layout(&run, &index, &LayoutRequest { width_px: 400, fold: Fold { top: 0, stdlib: false, depth: Some(8) }, ..LayoutRequest::default() }).unwrap();
+    let deep = full.lanes.iter().find(|l| l.depth > 8).expect("MainThread's import-time stacks are deeper than 8");
+    for (f, c) in full.lanes.iter().zip(&capped.lanes) {
+        assert_eq!(f.thread, c.thread);
+        assert_eq!((c.depth, c.full_depth, c.folded_below), (f.depth.min(8), f.depth, f.depth.saturating_sub(8)), "{}", c.name);
+        assert!(c.bars.iter().all(|b| b.depth < 8) && c.blocks.iter().all(|b| b.depth < 8), "{}", c.name);
+        // The rows kept are the uncapped layout's first rows, bar for bar.
+        let kept: Vec<_> = f.bars.iter().filter(|b| b.depth < 8).map(|b| (b.depth, b.x0, b.x1)).collect();
+        assert_eq!(kept, c.bars.iter().map(|b| (b.depth, b.x0, b.x1)).collect::<Vec<_>>(), "{}", c.name);
+    }
+    let expanded = layout(
+        &run,
+        &index,
+        &LayoutRequest { width_px: 400, fold: Fold { top: 0, stdlib: false, depth: Some(8) }, expand: Some(vec![deep.thread]), ..LayoutRequest::default() },
+    )
+    .unwrap();
+    let e = expanded.lanes.iter().find(|l| l.thread == deep.thread).unwrap();
+    assert_eq!((e.depth, e.folded_below), (deep.depth, 0));
+}

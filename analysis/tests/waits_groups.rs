@@ -62,6 +62,7 @@ fn view() -> WaitsView {
         object("lock at 0x9", "_thread.lock", None, at("Worker.take", 20), 1, 0.5),
         object("lock in Stats", "lock", None, at("Stats.add", 30), 1, 0.01),
         object("GIL", "GIL", None, None, 1, 0.001),
+        object("unknown self.jobs", "unknown", Some("self.jobs"), at("Worker.put", 40), 1, 0.2),
     ];
     let intervals = vec![
         wait(1, 0, 0.0, 0.1),
@@ -73,6 +74,7 @@ fn view() -> WaitsView {
         wait(2, 3, 2.0, 2.5),
         wait(3, 4, 0.0, 0.01),
         wait(3, 5, 0.5, 0.501),
+        wait(3, 6, 1.0, 1.2),
     ];
     let edges = vec![
         edge(0.1, 0, 1, 0, 0, Evidence::Kernel, false),
@@ -101,9 +103,12 @@ fn futures_at_one_site_are_one_group_and_an_inner_lock_joins_its_queue() {
     assert_eq!(g.group_of[2], g.group_of[3]);
     let queue = &g.groups[g.group_of[2] as usize];
     assert_eq!(queue.label, "queue.Queue self.jobs");
-    assert_eq!(queue.objects, vec![2, 3]);
-    assert_eq!(queue.merged.len(), 1);
-    assert!(queue.merged[0].contains("lock at 0x9") && queue.merged[0].contains("inferred"), "{:?}", queue.merged);
+    // So is the object of unknown type named `self.jobs` in another method of the same class.
+    assert_eq!(g.group_of[6], g.group_of[2]);
+    assert_eq!(queue.objects, vec![2, 3, 6]);
+    assert_eq!(queue.merged.len(), 2);
+    assert!(queue.merged.iter().any(|m| m.contains("lock at 0x9") && m.contains("inner lock") && m.contains("inferred")), "{:?}", queue.merged);
+    assert!(queue.merged.iter().any(|m| m.contains("unknown self.jobs") && m.contains("same class")), "{:?}", queue.merged);
     // A lock elsewhere and the GIL stay by themselves: four groups, most wait time first.
     assert_eq!(g.groups.len(), 4);
     assert!(g.groups.windows(2).all(|w| w[0].wait_s >= w[1].wait_s));
@@ -127,7 +132,7 @@ fn a_matrix_counts_wake_ups_futile_ones_evidence_and_the_wait_they_ended() {
     assert_eq!(cell(0, 2).count, 1);
     // Every wait some edge ended is explained; the lock's and the GIL's are not.
     assert_eq!(futures.unexplained, 0);
-    assert_eq!(g.groups.iter().map(|x| x.unexplained).sum::<u64>(), 3, "the queue's wait 5, the lock's and the GIL's");
+    assert_eq!(g.groups.iter().map(|x| x.unexplained).sum::<u64>(), 4, "the queue's waits 5 and 9, the lock's and the GIL's");
     // Cells add up to the group's edges, for every group.
     for x in &g.groups {
         assert_eq!(x.cells.iter().map(|c| c.count).sum::<u64>(), x.kernel_edges + x.inferred_edges, "{}", x.label);
