@@ -923,7 +923,11 @@ highlight?: ArtifactKey,
 /**
  * Also answer the textual per-thread overview of the viewport ([`Layout::overview`]).
  */
-overview?: boolean, };
+overview?: boolean, 
+/**
+ * Threads whose lanes `fold.depth` leaves whole (the user expanded them).
+ */
+expand?: Array<number>, };
 
 /**
  * Stack folding.
@@ -934,9 +938,17 @@ export type Fold = {
  */
 top: number, 
 /**
- * Fold runs of consecutive standard-library frames into one band each.
+ * Fold runs of consecutive standard-library frames into one band each (the interpreter's
+ * import machinery, `<frozen importlib._bootstrap>`, and the modules it runs are such runs).
  */
-stdlib: boolean, };
+stdlib: boolean, 
+/**
+ * At most this many rows per lane (after the other folds); a deeper lane's innermost levels
+ * are folded into its last row, which then holds the frames at that depth (each covers the
+ * deeper frames it called), and the lane says how many levels it folded
+ * ([`LaneLayout::folded_below`]). 0: no cap. Lanes in [`LayoutRequest::expand`] are not capped.
+ */
+depth?: number, };
 
 /**
  * Which threads get a lane, in which order.
@@ -1020,7 +1032,15 @@ first_s: number,
 /**
  * Rows (depths) after folding.
  */
-depth: number, states: Array<StateBox>, bars: Array<BarBox>, blocks: Array<Block>, };
+depth: number, 
+/**
+ * Rows the lane would have without `fold.depth`'s cap (the other folds applied).
+ */
+full_depth: number, 
+/**
+ * Levels `fold.depth` folded into the lane's last row (0: none; `full_depth - depth`).
+ */
+folded_below: number, states: Array<StateBox>, bars: Array<BarBox>, blocks: Array<Block>, };
 
 /**
  * A piece of the state underlay.
@@ -1169,7 +1189,12 @@ bundles: Array<EdgeBundle> | null,
 /**
  * `view`'s edges counted by evidence (all, and per object) and its waits' ends by source.
  */
-counts: WaitCounts, };
+counts: WaitCounts, 
+/**
+ * `view`'s objects grouped by type and site, each group's waker → wakee matrix, and
+ * whether the edges separate at `width_px` (issue 32: SyncTrace's aggregation).
+ */
+groups: WaitsGroups, };
 
 /**
  * Edges that fall in one pixel column with the same waker, wakee, object and evidence.
@@ -1218,6 +1243,107 @@ objects: Array<EdgeCounts>,
  * Starts and ends of the listed waits (two per wait), and those that are the kernel's.
  */
 ends: number, kernel_ends: number, };
+
+/**
+ * The view's objects as groups, and whether its edges separate.
+ */
+export type WaitsGroups = { 
+/**
+ * Most wait time first.
+ */
+groups: Array<ObjectGroup>, 
+/**
+ * Per object of the view, its group (index into `groups`).
+ */
+group_of: Array<number>, 
+/**
+ * Every thread a group names (wakers that never waited included).
+ */
+threads: Array<WaitThread>, 
+/**
+ * At the width asked for, the edges can be drawn one by one: all but [`CROWDED_SHARE`] of
+ * them are at least `separate_px` from the previous edge of their lane pair. `None` without
+ * a width.
+ */
+separate: boolean | null, 
+/**
+ * The pixel distance that counts as separate.
+ */
+separate_px: number, 
+/**
+ * The narrowest time range (seconds) over which the edges' densest stretch would separate
+ * at that width: zoom to this or less.
+ */
+separate_below_s: number | null, };
+
+/**
+ * Objects of one type waited on at one site.
+ */
+export type ObjectGroup = { 
+/**
+ * `threading.Condition self._monitor`, `concurrent.futures.Future ×37 in Worker.run`.
+ */
+label: string, type: string, 
+/**
+ * The name in the waiting code when every object of the group has the same one.
+ */
+name: string | null, 
+/**
+ * Where the group was waited on first.
+ */
+site: Location | null, 
+/**
+ * Indices into [`WaitsView::objects`], the named one first.
+ */
+objects: Array<number>, 
+/**
+ * Objects that joined by inference, one sentence each (an anonymous lock waited on at the
+ * same line as a named object: its inner lock).
+ */
+merged: Array<string>, waits: number, wait_s: number, futile_wakeups: number, lock_handoffs: number, 
+/**
+ * Waits no edge ended (no evidence of a waker); open waits included.
+ */
+unexplained: number, 
+/**
+ * Kernel-exact and inferred edges (lock hand-offs not counted).
+ */
+kernel_edges: number, inferred_edges: number, 
+/**
+ * The threads that woke it and that it woke, most wake-ups first: the matrix's rows and
+ * columns.
+ */
+wakers: Array<number>, wakees: Array<number>, 
+/**
+ * The non-empty cells of the matrix, most wake-ups first.
+ */
+cells: Array<WakeCell>, };
+
+/**
+ * One waker → wakee pair of a group.
+ */
+export type WakeCell = { waker: number, wakee: number, 
+/**
+ * Wake-ups (edges), futile ones included, lock hand-offs not.
+ */
+count: number, 
+/**
+ * Of which futile: the woken thread waited again on the same object.
+ */
+futile: number, 
+/**
+ * Kernel-exact edges among `count` (the rest are inferred).
+ */
+kernel: number, 
+/**
+ * The wait time the non-futile wake-ups ended (the wakee's waits, sampled or kernel-exact
+ * where their ends are), seconds.
+ */
+wait_s: number, 
+/**
+ * First and last wake-up, seconds since the run's start.
+ */
+first_s: number, last_s: number, };
 
 /**
  * Wake edges counted by their evidence.
@@ -1676,7 +1802,11 @@ interval_s: number, wait_source: WaitSource,
 /**
  * How the figures were obtained, as a sentence for the views.
  */
-how: string, sections: Array<SectionFigures>, };
+how: string, 
+/**
+ * What the sampling could not resolve, over every section: the panel's banner.
+ */
+unseen: Unseen, sections: Array<SectionFigures>, };
 
 /**
  * All sections of a run with their executions.
@@ -1689,7 +1819,11 @@ interval_s: number, wait_source: WaitSource,
 /**
  * How the figures were obtained, as a sentence for the views.
  */
-how: string, sections: Array<SectionFigures>, };
+how: string, 
+/**
+ * What the sampling could not resolve, over every section: the panel's banner.
+ */
+unseen: Unseen, sections: Array<SectionFigures>, };
 
 /**
  * One section and its executions.
@@ -1828,6 +1962,46 @@ count_at_least: number,
  * Sightings × interval: the sampling estimate of their total time.
  */
 total_s: number, };
+
+/**
+ * Executions the samples saw but could not list (seen in one sample only), over every section,
+ * and the sampling interval that would list more of them. The panel shows it first.
+ */
+export type Unseen = { 
+/**
+ * Executions listed one by one (seen in two samples or more), every section.
+ */
+listed: number, 
+/**
+ * Executions seen in one sample only: at least this many, every section.
+ */
+short_at_least: number, 
+/**
+ * Their sampling estimate of total time (sightings × period), seconds.
+ */
+short_total_s: number, 
+/**
+ * Executions shorter than this (about two periods) are counted, not listed, seconds.
+ */
+shorter_than_s: number, 
+/**
+ * How many sections had such executions.
+ */
+sections_with_short: number, 
+/**
+ * The section with the most of them (index into `sections`).
+ */
+worst: number | null, 
+/**
+ * A `record --interval-ms` a quarter of this run's period (at least the recorder's 0.05 ms):
+ * it lists executions longer than half this run's period. `None` when the run was sampled
+ * that fast already (only `record --exact-locks` sees every execution then).
+ */
+interval_ms: number | null, 
+/**
+ * The banner in one sentence, rendered here so every client says the same.
+ */
+sentence: string, };
 
 /**
  * A lock object seen in the recorded wait targets of threads waiting to enter a section.
