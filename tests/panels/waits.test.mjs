@@ -25,7 +25,7 @@ let browser;
 const servers = [];
 const newPage = (problems) => watchedPage(browser, problems);
 const drawn = (page) => page.waitForFunction(() => { const w = document.querySelector("#waits"); return w && !w.hidden && (w.hasAttribute("data-drawn-edges") || w.hasAttribute("data-error")); }, null, { timeout: 60000 });
-const attrs = (page) => page.$eval("#waits", (w) => Object.fromEntries(["data-lanes", "data-intervals", "data-edges", "data-drawn-edges", "data-bundled", "data-error", "data-selected-object", "data-colour-by"].map((k) => [k.slice(5), w.getAttribute(k)])));
+const attrs = (page) => page.$eval("#waits", (w) => Object.fromEntries(["data-lanes", "data-intervals", "data-edges", "data-drawn-edges", "data-bundled", "data-error", "data-selected-object", "data-colour-by", "data-separate"].map((k) => [k.slice(5), w.getAttribute(k)])));
 
 before(async () => {
   browser = await launch();
@@ -65,7 +65,9 @@ describe("the Waits tab on handoffs.py", () => {
     assert.equal(Number(a.intervals), v.intervals.length);
     assert.equal(Number(a.edges), v.edges.length);
     assert.ok(answer.bundles, "the panel asks for bundles (width_px)");
-    assert.equal(Number(a["drawn-edges"]), answer.bundles.length);
+    // Edges are drawn one by one only where the server says they separate (issue 32).
+    assert.equal(a.separate, String(answer.groups.separate !== false));
+    assert.equal(Number(a["drawn-edges"]), answer.groups.separate === false ? 0 : answer.bundles.length);
     assert.equal(answer.bundles.reduce((n, b) => n + b.count, 0), v.edges.length, "every edge is in one bundle");
     assert.ok(v.intervals.length > 0 && v.edges.length > 0, JSON.stringify(a));
     // The truth: each logged releaser → waiter pair of threads has at least one edge drawn.
@@ -74,7 +76,8 @@ describe("the Waits tab on handoffs.py", () => {
     const found = loggedPairs.filter((p) => pairs.has(p));
     assert.ok(found.length >= 3, `logged pairs found among the edges: ${found.join(", ")} of ${loggedPairs.join(", ")}; edges: ${[...pairs].join(", ")}`);
     // Lane labels are the thread names, as text, in the lanes' order.
-    const labels = await page.$$eval("#waits .tr-lane-label > span:first-child", (s) => s.map((x) => x.textContent));
+    // (Cut in the middle when long: the full name is the label's title.)
+    const labels = await page.$$eval("#waits .tr-lane-label", (s) => s.map((x) => x.title.replace(/ \(\d+\)( · .*)?$/, "")));
     assert.equal(labels.length, threads.size);
     for (const h of log) assert.ok(labels.includes(h.waiter), `no lane for ${h.waiter}: ${labels.join(", ")}`);
     await page.screenshot({ path: path.join(out, "waits-handoffs.png"), fullPage: true });
@@ -104,9 +107,9 @@ describe("the Waits tab on handoffs.py", () => {
     const idx = v.intervals.findIndex(pred);
     assert.ok(idx >= 0, "no such wait");
     const w = v.intervals[idx];
-    const box = await page.$eval("#waits canvas", (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
+    const box = await page.$eval("#waits canvas", (c) => { c.scrollIntoView({ block: "start" }); const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
     const lanes = await page.$$eval("#waits .tr-lane-label", (ls) => ls.map((l) => l.getAttribute("title")));
-    const lane = lanes.findIndex((t) => t.endsWith("(" + w.thread + ")"));
+    const lane = lanes.findIndex((t) => t.includes("(" + w.thread + ")"));
     let t1 = 0;
     for (const i of v.intervals) t1 = Math.max(t1, i.end_s);
     for (const e of v.edges) t1 = Math.max(t1, e.time_s);
@@ -182,9 +185,9 @@ describe("the Waits tab on handoffs.py", () => {
 
   test("a click on an edge (a bundle when zoomed out) opens the waker's line", async () => {
     const v = answer.view;
-    const box = await page.$eval("#waits canvas", (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
+    const box = await page.$eval("#waits canvas", (c) => { c.scrollIntoView({ block: "start" }); const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
     const lanes = await page.$$eval("#waits .tr-lane-label", (ls) => ls.map((l) => l.getAttribute("title")));
-    const laneOf = (id) => lanes.findIndex((t) => t.endsWith("(" + id + ")"));
+    const laneOf = (id) => lanes.findIndex((t) => t.includes("(" + id + ")"));
     let t1 = 0;
     for (const i of v.intervals) t1 = Math.max(t1, i.end_s);
     for (const e of v.edges) t1 = Math.max(t1, e.time_s);
@@ -209,16 +212,23 @@ describe("the Waits tab on handoffs.py", () => {
     assert.fail("no edge's tooltip named its waker's line");
   });
 
-  test("the objects table: one row per object, wakers from the log; selecting a row highlights it", async () => {
+  test("the objects table: one row per group of objects, wakers from the log; selecting a row highlights it", async () => {
     const rows = await page.$$eval("#waits table.tr-objects tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
-    assert.equal(rows.length, answer.view.objects.length);
-    answer.view.objects.forEach((o, i) => { assert.equal(rows[i][0], o.object); assert.equal(rows[i][3], String(o.waits)); assert.equal(rows[i][5], String(o.futile_wakeups)); });
-    // The waiting radar column is the server's glyph, cell for cell.
-    answer.view.objects.forEach((o, i) => assert.equal(rows[i][7], o.radar.length ? o.radar.map((c) => c.text).join(" ") : "—"));
+    const g = answer.groups;
+    assert.equal(rows.length, g.groups.length);
+    g.groups.forEach((x, i) => { assert.equal(rows[i][0], x.label); assert.equal(rows[i][3], String(x.waits)); assert.equal(rows[i][5], String(x.futile_wakeups)); });
+    // The waiting radar column is the server's glyph, cell for cell, for a row of one object.
+    g.groups.forEach((x, i) => {
+      const o = answer.view.objects[x.objects[0]];
+      if (x.objects.length - x.merged.length === 1) assert.equal(rows[i][7], o.radar.length ? o.radar.map((c) => c.text).join(" ") : "—");
+    });
     // The Condition's waker is the thread the program logged releasing it.
     const cond = answer.view.objects.findIndex((o) => o.wakers["releaser-condition"]);
     assert.ok(cond >= 0, "an object woken by releaser-condition: " + JSON.stringify(answer.view.objects.map((o) => [o.object, o.wakers])));
-    assert.ok(rows[cond][6].includes("releaser-condition"), rows[cond][6]);
+    assert.equal(g.groups[g.group_of[cond]].objects[0], cond, "the Condition names its row");
+    // The wakers column: the first three in the text, all in its title.
+    const wakers = await page.$eval(`#waits table.tr-objects tbody tr[data-group="${g.group_of[cond]}"] td:nth-child(7)`, (td) => td.title);
+    assert.ok(wakers.includes("releaser-condition"), wakers);
     assert.ok(log.some((h) => h.releaser === "releaser-condition"));
     await page.click(`#waits table.tr-objects tbody tr[data-object="${cond}"]`);
     assert.equal((await attrs(page))["selected-object"], String(cond));
@@ -254,8 +264,11 @@ describe("the Waits tab on hostile_names.py", () => {
     const names = new Set(answer.view.threads.map((t) => t.name));
     for (const e of answer.view.edges) { names.add(e.waker); names.add(e.wakee); }
     assert.ok(names.has(THREAD), "the hostile thread in the waits answer: " + [...names].join(", "));
-    const labels = await page.$$eval("#waits .tr-lane-label > span:first-child", (s) => s.map((x) => x.textContent));
-    assert.ok(labels.includes(THREAD), labels.join(", "));
+    // The label: the name cut in the middle (its start and end), the whole name in the title.
+    const labels = await page.$$eval("#waits .tr-lane-label", (s) => s.map((x) => ({ text: x.querySelector(".tr-name").textContent, title: x.title })));
+    const hostile = labels.find((l) => l.title.startsWith(THREAD + " ("));
+    assert.ok(hostile, JSON.stringify(labels));
+    assert.ok(THREAD.startsWith(hostile.text.split("…")[0]) && THREAD.endsWith(hostile.text.split("…").at(-1)), hostile.text);
     assert.equal(await page.$$eval("#waits img, #waits script", (x) => x.length), 0);
   });
 
