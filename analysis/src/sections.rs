@@ -104,6 +104,25 @@ pub struct Unseen {
 /// The recorder's shortest sampling interval (`record --interval-ms`), milliseconds.
 const MIN_INTERVAL_MS: f64 = 0.05;
 
+/// A quarter of the period, two significant digits rounded down, at least the recorder's
+/// shortest interval; `None` when the run was sampled about that fast already.
+fn suggested_interval_ms(period_ms: f64) -> Option<f64> {
+    let quarter = period_ms / 4.0;
+    if !(period_ms > MIN_INTERVAL_MS * 1.5 && quarter.is_finite()) {
+        return None;
+    }
+    // Divided by a power of ten, not multiplied by its inverse: 3.8, not 3.8000000000000003.
+    let e = quarter.log10().floor() as i32 - 1;
+    let rounded = if e < 0 {
+        let p = 10f64.powi(-e);
+        (quarter * p).floor() / p
+    } else {
+        let p = 10f64.powi(e);
+        (quarter / p).floor() * p
+    };
+    Some(rounded.max(MIN_INTERVAL_MS))
+}
+
 /// [`Unseen`] of a finished list of sections sampled every `period_s`.
 fn unseen(sections: &[SectionFigures], period_s: f64) -> Unseen {
     let listed = sections.iter().map(|s| s.executions.len() as u64).sum();
@@ -112,15 +131,7 @@ fn unseen(sections: &[SectionFigures], period_s: f64) -> Unseen {
     let sections_with_short = sections.iter().filter(|s| s.short.count_at_least > 0).count() as u32;
     let worst = (0..sections.len()).filter(|&i| sections[i].short.count_at_least > 0).max_by_key(|&i| (sections[i].short.count_at_least, std::cmp::Reverse(i)));
     let period_ms = period_s * 1e3;
-    // Two significant digits, never below what `record` accepts.
-    let quarter = period_ms / 4.0;
-    let rounded = if quarter > 0.0 {
-        let mag = 10f64.powf(quarter.log10().floor() - 1.0);
-        (quarter / mag).floor() * mag
-    } else {
-        0.0
-    };
-    let interval_ms = (period_ms > MIN_INTERVAL_MS * 1.5).then_some(rounded.max(MIN_INTERVAL_MS));
+    let interval_ms = suggested_interval_ms(period_ms);
     let fmt_ms = |ms: f64| if ms >= 10.0 { format!("{ms:.0} ms") } else if ms >= 1.0 { format!("{ms:.1} ms") } else { format!("{ms:.2} ms") };
     let shorter_than_s = 2.0 * period_s;
     let sentence = if short_at_least == 0 {
@@ -869,5 +880,28 @@ mod tests {
         assert!(v.how.contains("no waits"));
         assert!(v.sections[0].executions.iter().all(|e| e.wait_s.is_none() && e.waiters.is_empty()));
         assert_eq!(v.sections[0].waited_share, 0.0);
+    }
+}
+
+#[cfg(test)]
+mod unseen_tests {
+    use super::*;
+
+    #[test]
+    fn the_suggested_interval_is_a_quarter_period_in_two_digits_within_what_record_accepts() {
+        assert_eq!(suggested_interval_ms(3.0), Some(0.75));
+        assert_eq!(suggested_interval_ms(15.2), Some(3.8));
+        assert_eq!(suggested_interval_ms(3.012), Some(0.75));
+        assert_eq!(suggested_interval_ms(100.0), Some(25.0));
+        assert_eq!(suggested_interval_ms(0.1), Some(MIN_INTERVAL_MS));
+        assert_eq!(suggested_interval_ms(0.05), None);
+        assert_eq!(suggested_interval_ms(f64::NAN), None);
+    }
+
+    #[test]
+    fn without_sections_nothing_is_unseen() {
+        let u = unseen(&[], 0.003);
+        assert_eq!((u.listed, u.short_at_least, u.worst, u.interval_ms), (0, 0, None, Some(0.75)));
+        assert!(u.sentence.starts_with("All 0 executions"), "{}", u.sentence);
     }
 }
