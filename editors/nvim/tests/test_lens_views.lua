@@ -1,4 +1,5 @@
--- (lens views) On the bundled Bug 2 recording (a project of its own, helpers.bug2_project):
+-- (lens views) On a real recording of a program whose consumer waits in `q.get()` and whose
+-- threads contend for a `with lock:` section:
 -- - every lens is drawn once: after running one with vim.lsp.codelens.run() (the documented
 --   way; the Timeline lens goes to the server, and Neovim then asks every server for lenses
 --   again) and after vim.lsp.codelens.refresh(), Neovim's own lens display has drawn nothing and
@@ -10,6 +11,61 @@
 -- - the sections float lists what `threadradar sections --json` (the CLI) lists.
 local H = dofile(os.getenv("TR_TESTS") .. "/helpers.lua")
 local api = vim.api
+
+local PROGRAM = {
+  "import queue",
+  "import threading",
+  "import time",
+  "",
+  "q = queue.Queue()",
+  "lock = threading.Lock()",
+  "total = 0",
+  "",
+  "",
+  "def spin(seconds):",
+  "    end = time.perf_counter() + seconds",
+  "    while time.perf_counter() < end:",
+  "        pass",
+  "",
+  "",
+  "def consume():",
+  "    global total",
+  "    for _ in range(20):",
+  "        item = q.get()",
+  "        with lock:",
+  "            spin(0.01)",
+  "            total += item",
+  "",
+  "",
+  "def work():",
+  "    for _ in range(12):",
+  "        with lock:",
+  "            spin(0.02)",
+  "        time.sleep(0.005)",
+  "",
+  "",
+  "threads = [threading.Thread(target=consume, name='consumer')]",
+  "threads += [threading.Thread(target=work, name=f'worker-{i}') for i in range(2)]",
+  "for t in threads:",
+  "    t.start()",
+  "for i in range(20):",
+  "    time.sleep(0.02)",
+  "    q.put(i)",
+  "for t in threads:",
+  "    t.join()",
+}
+
+--- A project with one real recording of PROGRAM. Returns the directory and the run file.
+local function project()
+  local dir = vim.fn.tempname() .. "-lenses"
+  vim.fn.mkdir(dir .. "/.threadradar/runs", "p")
+  vim.fn.writefile(PROGRAM, dir .. "/contend.py")
+  local run = dir .. "/.threadradar/runs/20200101T000000Z-contend.json"
+  local python = vim.trim(vim.fn.system({ "python3", "-c", "import sys; print(sys.executable)" }))
+  local out = vim.fn.system({ H.env("TR_BIN"), "record", "-o", run, "--no-progress", "--", python, dir .. "/contend.py" })
+  H.eq(vim.v.shell_error, 0, "record: " .. out)
+  return dir, run
+end
 
 --- Runs the lens of row `row0` whose title matches `pattern` (vim.ui.select answers for us
 --- when the line has several).
@@ -51,12 +107,13 @@ end
 
 H.run("lens views", function()
   H.setup({ open_cmd = function() end })
-  local dir, run = H.bug2_project()
-  vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/buggy.py"))
+  local dir, run = project()
+  vim.cmd("cd " .. vim.fn.fnameescape(dir))
+  vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/contend.py"))
   local buf = api.nvim_get_current_buf()
   H.wait(20000, function()
     return find_lens("^critical section") and find_lens(": waited ") and find_lens("^Timeline$")
-  end, "section, wait and timeline lenses in buggy.py")
+  end, "section, wait and timeline lenses in contend.py")
   H.log("lenses:\n" .. vim.inspect(H.lens_lines(0)))
 
   -- K left alone: no buffer mapping of the plugin's (Neovim 0.10+ maps K to its own hover).
@@ -159,7 +216,7 @@ H.run("lens views", function()
   waits.close()
 
   -- Opting in to a key.
-  require("threadradar").setup({ open_cmd = function() end, keymaps = { hover = "K" } })
+  require("threadradar").setup({ server_path = H.env("TR_BIN"), open_cmd = function() end, keymaps = { hover = "K" } })
   vim.fn.writefile({ "x = 1" }, dir .. "/other.py")
   vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/other.py"))
   H.wait(10000, function()

@@ -407,7 +407,7 @@ function M.server_available()
   end
   util.notify_once(
     "missing-server",
-    ("the language server `%s` was not found; :checkhealth threadradar says how to install it."):format(bin),
+    ("no `%s` binary; see :checkhealth threadradar"):format(vim.fn.fnamemodify(bin, ":t")),
     vim.log.levels.WARN
   )
   return false
