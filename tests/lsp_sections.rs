@@ -221,7 +221,7 @@ fn a_section_found_from_recorded_waits_has_its_lens_and_says_so() {
     let hover = c.hover(&script, with_line, 8);
     let md = hover["contents"]["value"].as_str().unwrap_or_else(|| panic!("no hover: {hover}"));
     // The recorder read the lock through `self._guard`: a `_thread.lock`.
-    assert!(md.contains("**Critical section** on `Pool._guard` (Lock)"), "{md}");
+    assert!(md.contains("**Critical section** on `Pool._guard` (`Lock`)"), "{md}");
     assert!(md.contains("Found from the recorded waits"), "{md}");
     c.shutdown();
 }

@@ -137,3 +137,52 @@ fn a_lens_on_each_wait_line_with_waits_wakers_and_futile_wakeups() {
     assert!(!lenses.iter().any(|l| l["command"]["command"] == "threadradar.openWaits"), "{lenses:#?}");
     assert!(c.shutdown().success());
 }
+
+/// The issue's case (32): threads that sleep and compute. Back from `time.sleep(0.01)` a thread
+/// waits for the GIL on the sleep's line; that is no object's wait, so the line gets no wait
+/// lens (it read "waited 441 ms … woken by worker 94 %" from the GIL's hand-offs), and no lens
+/// anywhere counts a GIL wait or names the GIL.
+#[test]
+fn waits_for_the_gil_make_no_wait_lens() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let script = root.join("sleepers.py");
+    std::fs::write(
+        &script,
+        "import threading\nimport time\n\n\ndef spin(seconds):\n    end = time.perf_counter() + seconds\n    while time.perf_counter() < end:\n        pass\n\n\n\
+def work():\n    for _ in range(40):\n        time.sleep(0.01)\n        spin(0.004)\n\n\n\
+threads = [threading.Thread(target=work, name=f'worker-{i}') for i in range(4)]\nfor t in threads:\n    t.start()\nfor t in threads:\n    t.join()\n",
+    )
+    .unwrap();
+    let sleep_line = std::fs::read_to_string(&script).unwrap().lines().position(|l| l.trim() == "time.sleep(0.01)").unwrap() as u64 + 1;
+    let runs = root.join(".threadradar/runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let run = runs.join("20000101T000000Z-sleepers.json");
+    let out = {
+        let _serial = common::serial();
+        common::record(&run, &[], &[script.to_str().unwrap()])
+    };
+    assert!(out.status.success(), "record failed: {}", common::stderr(&out));
+    let cli = common::threadradar(&root, &["waits", run.to_str().unwrap(), "--json"]);
+    assert!(cli.status.success(), "{}", common::stderr(&cli));
+    let v: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    let objects = v["objects"].as_array().unwrap();
+    // Four threads computing between sleeps on one GIL: the run has GIL waits at the sleep.
+    let gil_at_sleep = v["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv["frame"]["line"] == sleep_line && objects[iv["object"].as_u64().unwrap() as usize]["type"] == "GIL")
+        .count();
+    assert!(gil_at_sleep > 0, "the recording has no GIL wait at line {sleep_line}: {}", v["intervals"]);
+
+    let text = std::fs::read_to_string(&script).unwrap();
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({}));
+    c.open(&script, &text);
+    let lenses = c.code_lenses(&script);
+    let waits: Vec<&Value> = lenses.iter().filter(|l| l["command"]["command"] == "threadradar.openWaits").collect();
+    assert!(!waits.iter().any(|l| l["range"]["start"]["line"] == sleep_line - 1), "a wait lens above time.sleep: {waits:#?}");
+    assert!(!waits.iter().any(|l| l["command"]["title"].as_str().unwrap().starts_with("GIL")), "{waits:#?}");
+    c.shutdown();
+}
