@@ -189,7 +189,8 @@ function M.check()
   -- The interpreter ▶ Profile, :ThreadRadarRecord without arguments and `%` use.
   local py = require("threadradar.locate").python_here(root)
   if vim.fn.executable(py.python) == 1 then
-    r.ok(("Python: %s (%s): ▶ Profile and :ThreadRadarRecord run it"):format(py.python, py.source))
+    local where = py.path and (py.python .. " = " .. py.path) or py.python
+    r.ok(("Python: %s (%s): ▶ Profile and :ThreadRadarRecord run it"):format(where, py.source))
   else
     r.warn(("no Python interpreter found (%s: %s)"):format(py.source, py.python), {
       "set [tool.threadradar] python = \"/path/to/python\" in pyproject.toml, or create the project's .venv",

@@ -80,7 +80,7 @@ end
 --- one of ▶ Profile (lsp-server/src/project.rs): [tool.threadradar] python (threadradar.toml,
 --- else pyproject.toml), the project's .venv/bin/python or venv/bin/python, $VIRTUAL_ENV/bin/python,
 --- then python3 on PATH. `o`: { root, read, virtual_env, executable, exepath }. Returns
---- { python = path|"python3", source = words }.
+--- { python = path|"python3", path = where python3 is (PATH only), source = words }.
 function M.project_python(o)
   if o.root then
     for _, name in ipairs({ "threadradar.toml", "pyproject.toml" }) do
@@ -99,8 +99,9 @@ function M.project_python(o)
   if o.virtual_env and o.virtual_env ~= "" and o.executable(o.virtual_env .. "/bin/python") then
     return { python = o.virtual_env .. "/bin/python", source = "the active venv ($VIRTUAL_ENV)" }
   end
+  -- The name, not its path: the recorder finds the interpreter behind a wrapper (a pyenv shim).
   local p = o.exepath("python3")
-  return { python = (p ~= nil and p ~= "") and p or "python3", source = "python3 on PATH" }
+  return { python = "python3", path = (p ~= nil and p ~= "") and p or nil, source = "python3 on PATH" }
 end
 
 local function here(root)
