@@ -152,41 +152,6 @@ function H.capture_notifications()
   return list
 end
 
---- Replaces every `old` in `s` by `new`, literally.
-function H.replace(s, old, new)
-  local out, i = {}, 1
-  while true do
-    local a, b = s:find(old, i, true)
-    if not a then
-      break
-    end
-    table.insert(out, s:sub(i, a - 1))
-    table.insert(out, new)
-    i = b + 1
-  end
-  table.insert(out, s:sub(i))
-  return table.concat(out)
-end
-
---- A project with the bundled Bug 2 recording as its only run
---- (analysis/tests/fixtures/timeline/bug2_producer_consumer.json, its paths moved to a copy of
---- samples/python/bug2_producer_consumer/buggy.py): waits on a condition, a critical section.
---- Returns the directory and the run file.
-function H.bug2_project()
-  local repo = vim.fn.fnamemodify(H.env("TR_TESTS"), ":h:h:h")
-  local dir = vim.fn.tempname() .. "-bug2"
-  vim.fn.mkdir(dir .. "/.threadradar/runs", "p")
-  vim.fn.writefile(vim.fn.readfile(repo .. "/samples/python/bug2_producer_consumer/buggy.py", "b"), dir .. "/buggy.py", "b")
-  local text = table.concat(vim.fn.readfile(repo .. "/analysis/tests/fixtures/timeline/bug2_producer_consumer.json", "b"), "\n")
-  local recorded = text:match('"(/[^"]*/)samples/python/bug2_producer_consumer/buggy%.py"')
-  H.check(recorded ~= nil, "the fixture names the recorded buggy.py")
-  text = H.replace(text, recorded .. "samples/python/bug2_producer_consumer/", dir .. "/")
-  text = H.replace(text, '"cwd":"' .. recorded:sub(1, -2) .. '"', '"cwd":"' .. dir .. '"')
-  local run = dir .. "/.threadradar/runs/20200101T000000Z-bug2.json"
-  vim.fn.writefile(vim.split(text, "\n", { plain = true }), run, "b")
-  return dir, run
-end
-
 --- The plugin's code lenses drawn in a buffer: { row0 → text of the virtual line }.
 function H.lens_lines(bufnr)
   local ns = api.nvim_create_namespace("threadradar_lens")
