@@ -43,16 +43,21 @@ fn a_lens_on_each_with_lock_line_and_a_sparkline_hover() {
     // The same count as the CLI, spelled with grouped thousands.
     let n = s["execution_count"].as_u64().unwrap().to_string();
     let grouped: String = n.chars().rev().collect::<Vec<_>>().chunks(3).map(|c| c.iter().collect::<String>()).collect::<Vec<_>>().join(" ").chars().rev().collect();
-    assert!(title.starts_with(&format!("critical section · {grouped} runs · median ")), "{title}");
+    // Executions, not "runs" (a run is a recording), and "1 execution" in the singular.
+    let word = if grouped == "1" { "execution" } else { "executions" };
+    assert!(title.starts_with(&format!("critical section · {grouped} {word} · median ")), "{title}");
     assert!(title.contains(" · p99 ") && title.contains(" · others waited "), "{title}");
     let outliers = s["outliers"].as_array().unwrap().len();
     if outliers > 0 {
-        assert!(title.ends_with(&format!(" · {outliers} outliers")), "{title}");
+        let word = if outliers == 1 { "outlier" } else { "outliers" };
+        assert!(title.ends_with(&format!(" · {outliers} {word}")), "{title}");
     }
 
     let hover = c.hover(&script, with_line, 8);
     let md = hover["contents"]["value"].as_str().unwrap_or_else(|| panic!("no hover: {hover}"));
-    assert!(md.contains("**Critical section** on `Store._lock` (Lock)"), "{md}");
+    // Program names as code spans: no backslash escapes, which Neovim's float shows as they are.
+    assert!(md.contains("**Critical section** on `Store._lock` (`Lock`)"), "{md}");
+    assert!(!md.contains('\\'), "no backslash escapes: {md}");
     // The sparkline is the code span on the executions line (the waits part below may show a
     // waiting radar in the same block characters).
     let spark_line = md.lines().find(|l| l.contains("executions in time order")).unwrap_or_else(|| panic!("no sparkline: {md}"));
@@ -62,7 +67,7 @@ fn a_lens_on_each_with_lock_line_and_a_sparkline_hover() {
     assert!(spark.contains('█'), "the longest execution is a full bar: {md}");
     assert!(md.contains("Sampled"), "the hover says how the figures were obtained: {md}");
     // How the section was found, and the lock objects threads were recorded waiting on here.
-    assert!(md.contains("Found \\`with\\` on a lock named in the source."), "{md}");
+    assert!(md.contains("Found `with` on a lock named in the source."), "{md}");
     for o in s["lock_objects"].as_array().unwrap() {
         assert!(md.contains(o["address"].as_str().unwrap()), "the hover names the lock object {o}: {md}");
     }
@@ -216,7 +221,7 @@ fn a_section_found_from_recorded_waits_has_its_lens_and_says_so() {
     let hover = c.hover(&script, with_line, 8);
     let md = hover["contents"]["value"].as_str().unwrap_or_else(|| panic!("no hover: {hover}"));
     // The recorder read the lock through `self._guard`: a `_thread.lock`.
-    assert!(md.contains("**Critical section** on `Pool._guard` (Lock)"), "{md}");
+    assert!(md.contains("**Critical section** on `Pool._guard` (`Lock`)"), "{md}");
     assert!(md.contains("Found from the recorded waits"), "{md}");
     c.shutdown();
 }

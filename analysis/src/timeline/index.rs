@@ -437,21 +437,26 @@ impl<'r> Paths<'r> {
     }
 }
 
-/// What a `futex` wait is, from the innermost Python frames (innermost first).
+/// What a `futex` wait is, from the innermost Python frames (innermost first): the outermost
+/// standard-library frame that says, below the program's own code. `Queue.get` waits in
+/// `Condition.wait` (`self.not_empty.wait()`), `Event.wait` too, and `Thread.join` in
+/// `_wait_for_tstate_lock`: the wait is the queue's, the event's, the join's — what the program
+/// called —, not the inner frame's.
 fn futex_kind(run: &Run, frames_innermost_first: &[FrameId]) -> Option<BlockedKind> {
+    let mut kind = None;
     for &frame in frames_innermost_first.iter().take(8) {
         let f = &run.functions[run.frames[frame as usize].function as usize];
         let path = run.file_path(f.file);
         let qual = run.str(f.qualname);
         if path.ends_with("/queue.py") {
-            return Some(BlockedKind::Queue);
+            kind = Some(BlockedKind::Queue);
+            continue;
         }
         if path.ends_with("/threading.py") {
             if ["Condition.", "Event.", "Semaphore.", "BoundedSemaphore.", "Barrier."].iter().any(|p| qual.starts_with(p)) {
-                return Some(BlockedKind::Condition);
-            }
-            if qual == "Thread.join" || qual == "Thread._wait_for_tstate_lock" {
-                return Some(BlockedKind::Join);
+                kind = Some(BlockedKind::Condition);
+            } else if qual == "Thread.join" || qual == "Thread._wait_for_tstate_lock" {
+                kind = Some(BlockedKind::Join);
             }
             continue;
         }
@@ -459,7 +464,7 @@ fn futex_kind(run: &Run, frames_innermost_first: &[FrameId]) -> Option<BlockedKi
             break;
         }
     }
-    Some(BlockedKind::Lock)
+    kind.or(Some(BlockedKind::Lock))
 }
 
 /// The state and blocking kind of one observation.
@@ -653,6 +658,38 @@ fn build_lanes_of(run: &Run, fold_stdlib: bool, mine: impl Fn(ThreadId) -> bool)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use threadradar_profiler::builder::{FunctionSpec, RunBuilder};
+    use threadradar_profiler::run::Meta;
+
+    /// `q.get()` waits in `Condition.wait` inside `Queue.get`, `ev.wait()` in `Condition.wait`
+    /// inside `Event.wait`, `t.join()` in `_wait_for_tstate_lock`: the wait is what the program
+    /// called (queue, condition, join), whatever the innermost frame is; a bare `lock.acquire()`
+    /// (no Python frame of the standard library) is a lock.
+    #[test]
+    fn a_futex_wait_is_named_by_the_outermost_standard_library_frame_the_program_called() {
+        let mut b = RunBuilder::new(Meta { interval_ms: 2.0, cwd: "/p".into(), ..Meta::default() });
+        let prog = b.file("/p/prog.py", FileKind::User, None);
+        let threading = b.file("/usr/lib/python3.12/threading.py", FileKind::Stdlib, None);
+        let queue = b.file("/usr/lib/python3.12/queue.py", FileKind::Stdlib, None);
+        let mut frame = |file, qualname: &str, line: u32| {
+            let f = b.function(file, &FunctionSpec { qualname, class: None, line, end_line: line + 20, class_line: 0 });
+            b.frame(f, line + 1)
+        };
+        let user = frame(prog, "stage", 1);
+        let cond_wait = frame(threading, "Condition.wait", 300);
+        let queue_get = frame(queue, "Queue.get", 154);
+        let event_wait = frame(threading, "Event.wait", 600);
+        let join = frame(threading, "Thread.join", 1100);
+        let tstate = frame(threading, "Thread._wait_for_tstate_lock", 1140);
+        let run = b.finish();
+        assert_eq!(futex_kind(&run, &[cond_wait, queue_get, user]), Some(BlockedKind::Queue));
+        assert_eq!(futex_kind(&run, &[cond_wait, event_wait, user]), Some(BlockedKind::Condition));
+        assert_eq!(futex_kind(&run, &[cond_wait, user]), Some(BlockedKind::Condition));
+        assert_eq!(futex_kind(&run, &[tstate, join, user]), Some(BlockedKind::Join));
+        assert_eq!(futex_kind(&run, &[user]), Some(BlockedKind::Lock));
+        // Below the program's code nothing counts: its own frame ends the walk.
+        assert_eq!(futex_kind(&run, &[user, queue_get]), Some(BlockedKind::Lock));
+    }
 
     #[test]
     fn a_bar_keeps_every_field_at_its_limits() {

@@ -35,6 +35,13 @@ command("ThreadRadarWaits", "waits", {
   end,
   desc = "ThreadRadar: who waited for whom ([browser] [object])",
 })
+command("ThreadRadarSections", "sections", {
+  nargs = "?",
+  complete = function()
+    return { "browser" }
+  end,
+  desc = "ThreadRadar: critical sections and their executions ([browser] [filter])",
+})
 command("ThreadRadarRuns", "runs", { desc = "ThreadRadar: choose the run" })
 command("ThreadRadarDeleteRun", "delete_run", { desc = "ThreadRadar: delete a run file" })
 command("ThreadRadarOpen", "open", { desc = "ThreadRadar: the web panels in the browser" })
@@ -62,7 +69,7 @@ command("ThreadRadarRecord", "record", {
     end
     return vim.fn.getcompletion(arglead, "file")
   end,
-  desc = "ThreadRadar: record a run (% = python3 the current file; a count N records a run set of N runs)",
+  desc = "ThreadRadar: record a run (% = the project's Python on the current file; a count N records a run set of N runs)",
 })
 command("ThreadRadarStop", "stop", { desc = "ThreadRadar: stop the recording (the run is kept)" })
 command("ThreadRadarRecordLog", "record_log", { desc = "ThreadRadar: the recordings' output" })
@@ -86,6 +93,42 @@ command("ThreadRadarTraceCompare", "trace_compare", {
 command("ThreadRadarClearFilter", "clear_filter", { desc = "ThreadRadar: remove the thread filter" })
 command("ThreadRadarRefresh", "refresh", { desc = "ThreadRadar: ask the server again" })
 command("ThreadRadarToggle", "toggle", { desc = "ThreadRadar: virtual text on/off" })
+
+-- <Plug> mappings for every action (:help threadradar-mappings); no key is mapped by default.
+local function plug(name, rhs, desc)
+  vim.keymap.set("n", "<Plug>(ThreadRadar" .. name .. ")", rhs, { silent = true, desc = "ThreadRadar: " .. desc })
+end
+local function run(action, args)
+  return function()
+    require("threadradar").command(action, args or {})
+  end
+end
+plug("Hover", function()
+  if require("threadradar").is_setup() then
+    require("threadradar.lsp").hover()
+  else
+    vim.lsp.buf.hover()
+  end
+end, "hover (the server's, drawn cleanly)")
+plug("CodeLens", function()
+  vim.lsp.codelens.run()
+end, "run the code lens of the line")
+plug("Overview", run("overview"), "overview")
+plug("Detail", run("detail"), "detail of the function under the cursor")
+plug("Timeline", run("timeline"), "text timeline")
+plug("Waits", run("waits"), "who waited for whom")
+plug("Sections", run("sections"), "critical sections")
+plug("Runs", run("runs"), "choose the run")
+plug("Hottest", run("hottest"), "go to the hottest function")
+plug("Record", run("record"), "record a run")
+plug("Stop", run("stop"), "stop the recording")
+plug("RecordLog", run("record_log"), "the recordings' output")
+plug("Compare", run("compare"), "compare two runs")
+plug("TraceCompare", run("trace_compare"), "two runs as traces")
+plug("Open", run("open"), "the web panels in the browser")
+plug("ClearFilter", run("clear_filter"), "remove the thread filter")
+plug("Refresh", run("refresh"), "ask the server again")
+plug("Toggle", run("toggle"), "virtual text on/off")
 
 if vim.g.threadradar_auto_setup then
   require("threadradar").setup(vim.g.threadradar_setup or {})

@@ -152,6 +152,40 @@ function H.capture_notifications()
   return list
 end
 
+--- The plugin's code lenses drawn in a buffer: { row0 → text of the virtual line }.
+function H.lens_lines(bufnr)
+  local ns = api.nvim_create_namespace("threadradar_lens")
+  local out = {}
+  for _, m in ipairs(api.nvim_buf_get_extmarks(bufnr or 0, ns, 0, -1, { details = true })) do
+    local parts = {}
+    for _, line in ipairs(m[4].virt_lines or {}) do
+      for _, chunk in ipairs(line) do
+        table.insert(parts, chunk[1])
+      end
+    end
+    out[m[2]] = vim.trim(table.concat(parts))
+  end
+  return out
+end
+
+--- Extmarks Neovim's own code lens display drew (its namespaces `nvim.lsp.codelens:<client>`,
+--- `vim_lsp_codelens:<client>` before 0.11) in a buffer: a list of { row, text }.
+function H.builtin_lens_marks(bufnr)
+  local out = {}
+  for name, ns in pairs(api.nvim_get_namespaces()) do
+    if name:find("codelens", 1, true) and name ~= "threadradar_lens" then
+      for _, m in ipairs(api.nvim_buf_get_extmarks(bufnr or 0, ns, 0, -1, { details = true })) do
+        local parts = {}
+        for _, chunk in ipairs(m[4].virt_text or {}) do
+          table.insert(parts, chunk[1])
+        end
+        table.insert(out, { row = m[2], text = table.concat(parts) })
+      end
+    end
+  end
+  return out
+end
+
 --- Runs a test body with a global timeout and exits: 0 when every check passed.
 function H.run(name, body, timeout_ms)
   local timer = vim.loop.new_timer()

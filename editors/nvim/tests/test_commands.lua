@@ -115,7 +115,7 @@ H.run("commands", function()
   end, "the detail float from the code lens")
   detail.close()
 
-  -- K: the server's hover in a float.
+  -- K: Neovim's own vim.lsp.buf.hover() (the plugin maps no key), with the server's hover.
   local wins = #api.nvim_list_wins()
   H.feed("K")
   H.wait(10000, function()
@@ -128,6 +128,31 @@ H.run("commands", function()
     end
   end
   H.check(hover_text:find("Worker.run", 1, true) ~= nil and hover_text:find(H.pct(run.crt), 1, true) ~= nil, "the hover: " .. hover_text)
+  for _, w in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_config(w).relative ~= "" then
+      api.nvim_win_close(w, true)
+    end
+  end
+
+  -- <Plug>(ThreadRadarHover): the same hover drawn cleanly: its tables as aligned columns (no
+  -- pipes, no `|---|` row) and no backslash escapes, which Neovim's float shows as written.
+  vim.keymap.set("n", "<F7>", "<Plug>(ThreadRadarHover)")
+  wins = #api.nvim_list_wins()
+  H.feed("<F7>")
+  H.wait(10000, function()
+    return #api.nvim_list_wins() > wins
+  end, "the clean hover float")
+  local clean = ""
+  for _, w in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_config(w).relative ~= "" then
+      clean = clean .. table.concat(api.nvim_buf_get_lines(api.nvim_win_get_buf(w), 0, -1, false), "\n")
+    end
+  end
+  H.log("the clean hover:\n" .. clean)
+  H.check(clean:find("Worker.run", 1, true) ~= nil and clean:find(H.pct(run.crt), 1, true) ~= nil, "the clean hover: " .. clean)
+  H.check(not clean:find("|---", 1, true) and not clean:find("\n|", 1, true), "no Markdown table syntax: " .. clean)
+  H.check(not clean:find("\\[%p]"), "no backslash escapes: " .. clean)
+  H.check(clean:find("cluster%s+threads") ~= nil, "the clusters table as columns: " .. clean)
   for _, w in ipairs(api.nvim_list_wins()) do
     if api.nvim_win_get_config(w).relative ~= "" then
       api.nvim_win_close(w, true)

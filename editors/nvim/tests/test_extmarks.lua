@@ -21,8 +21,19 @@ H.run("extmarks", function()
   H.check(#want_rows >= 5, "the report lists the sample's declarations")
   H.eq(got_rows, want_rows, "rows of the extmarks = profiled declaration lines")
 
-  -- Each mark: the text glyph and the crt of its artifact; only def/class lines.
+  -- The radars start in one column, as the README shows them: line width + the eol gap (one
+  -- cell) + the leading blanks of the virtual text.
   local lines = H.lines(0)
+  local starts = {}
+  for _, m in ipairs(api.nvim_buf_get_extmarks(0, H.ns, 0, -1, { details = true })) do
+    local lead = (m[4].virt_text[1] or { "" })[1]
+    if lead:match("^ +$") and vim.fn.strdisplaywidth(lines[m[2] + 1]) <= 100 then
+      starts[vim.fn.strdisplaywidth(lines[m[2] + 1]) + 1 + #lead] = true
+    end
+  end
+  H.eq(H.count(starts), 1, "every radar starts in the same column: " .. vim.inspect(starts))
+
+  -- Each mark: the text glyph and the crt of its artifact; only def/class lines.
   for line, a in pairs(expected) do
     local text = marks[line - 1] or ""
     H.check(text:find(H.pct(a.crt), 1, true) ~= nil, ("line %d shows crt %s: %q"):format(line, H.pct(a.crt), text))

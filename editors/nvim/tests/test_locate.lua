@@ -68,4 +68,25 @@ H.run("locate", function()
   text = table.concat(H.lines(0), "\n")
   H.check(text:find("ERROR:? server not found") ~= nil, "not found:\n" .. text)
   H.check(text:find("pip install threadradar", 1, true) ~= nil, "pip install in the advice")
+
+  -- The interpreter ▶ Profile and :ThreadRadarRecord use, in the server's order, on real files:
+  -- [tool.threadradar] python, .venv, venv, $VIRTUAL_ENV, then the name python3.
+  local locate = require("threadradar.locate")
+  local proj = vim.fn.tempname() .. "-py"
+  vim.fn.mkdir(proj .. "/.venv/bin", "p")
+  vim.fn.mkdir(proj .. "/venv/bin", "p")
+  for _, p in ipairs({ proj .. "/.venv/bin/python", proj .. "/venv/bin/python", proj .. "/custom" }) do
+    vim.fn.writefile({ "#!/bin/sh" }, p)
+    vim.fn.setfperm(p, "rwxr-xr-x")
+  end
+  H.eq(locate.python_here(proj).python, proj .. "/.venv/bin/python", ".venv first")
+  vim.fn.delete(proj .. "/.venv", "rf")
+  H.eq(locate.python_here(proj).python, proj .. "/venv/bin/python", "then venv")
+  vim.fn.writefile({ "[tool.threadradar]", 'python = "./custom"' }, proj .. "/pyproject.toml")
+  H.eq(locate.python_here(proj), { python = proj .. "/./custom", source = "[tool.threadradar] python in pyproject.toml" }, "the configured one wins")
+  vim.fn.delete(proj .. "/pyproject.toml")
+  vim.fn.delete(proj .. "/venv", "rf")
+  H.eq(locate.python_here(proj).python, "python3", "else python3 (the recorder resolves a shim)")
+  -- :ThreadRadarRecord % runs it.
+  H.eq(require("threadradar.record").build_command("% --n 3", "/p/app.py", proj .. "/custom"), { proj .. "/custom", "/p/app.py", "--n", "3" }, "% with the project's interpreter")
 end)

@@ -6,7 +6,8 @@
 //! sha256) gets no section figures, since their lines could not be vouched for.
 
 use super::*;
-use crate::text::{count, duration};
+use super::waits_lens::code;
+use crate::text::duration;
 use threadradar_analysis::sections::{analyse, SectionFigures, SectionOptions, SectionsView, WaitSource};
 
 /// The active run's sections view (or why its sections cannot be found: a bad configuration),
@@ -122,20 +123,20 @@ impl Backend {
 }
 
 
-/// `critical section · 1 240 runs · median 2 ms · p99 41 ms · others waited 3.1 s`.
+/// `critical section · 1 240 executions · median 2 ms · p99 41 ms · others waited 3.1 s`.
 pub fn lens_title(s: &SectionFigures) -> String {
     if s.execution_count == 0 {
         return format!("critical section ({}) · never seen executing (or always shorter than the interval)", s.lock);
     }
     let mut t = format!(
-        "critical section · {} runs · median {} · p99 {} · others waited {}",
-        count(s.execution_count),
+        "critical section · {} · median {} · p99 {} · others waited {}",
+        super::waits_lens::plural(s.execution_count, "execution", "executions"),
         duration(s.median_s),
         duration(s.p99_s),
         duration(s.others_waited_s)
     );
     if !s.outliers.is_empty() {
-        t.push_str(&format!(" · {} outliers", s.outliers.len()));
+        t.push_str(&format!(" · {}", super::waits_lens::plural(s.outliers.len() as u64, "outlier", "outliers")));
     }
     if s.lock_objects.len() > 1 {
         // One `with` line, several locks (a lock per object, a dict of locks): say so; the hover names them.
@@ -168,27 +169,19 @@ pub fn sparkline(durations: &[f64], width: usize) -> String {
         .collect()
 }
 
-/// Markdown-safe text from the profiled program (a lock expression can hold anything).
-fn md(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '!' => vec!['\\', c],
-            c => vec![c],
-        })
-        .collect()
-}
-
 fn hover_markdown(s: &SectionFigures, source: WaitSource) -> String {
     let durations: Vec<f64> = s.executions.iter().map(|e| e.duration_s).collect();
-    let mut out = format!("**Critical section** on `{}`", s.lock.replace('`', "'"));
+    // Names from the program as code spans: no escapes (Neovim's float shows them literally).
+    let mut out = format!("**Critical section** on {}", code(&s.lock));
     if let Some(t) = &s.lock_type {
-        out.push_str(&format!(" ({})", md(t)));
+        out.push_str(&format!(" ({})", code(t)));
     }
     out.push_str(&format!(", lines {}–{}\n\n", s.body_start, s.end_line));
-    out.push_str(&format!("Found {}.", md(s.kind.how_found())));
+    // The server's own Markdown.
+    out.push_str(&format!("Found {}.", s.kind.how_found()));
     if !s.lock_objects.is_empty() {
         // From the recorded wait targets: which object(s) this line locks, told apart by address.
-        let objects: Vec<String> = s.lock_objects.iter().map(|o| format!("`{}` at {} ({} samples)", o.type_name.replace('`', "'"), o.address, o.samples)).collect();
+        let objects: Vec<String> = s.lock_objects.iter().map(|o| format!("{} at {} ({} samples)", code(&o.type_name), o.address, o.samples)).collect();
         out.push_str(&format!(" Threads waited here on {}.", objects.join(", ")));
     }
     out.push_str("\n\n");
@@ -200,8 +193,8 @@ fn hover_markdown(s: &SectionFigures, source: WaitSource) -> String {
         out.push_str(&format!("`{}` {} executions in time order, longest {}\n\n", sparkline(&durations, 60), durations.len(), duration(s.max_s)));
     }
     out.push_str(&format!(
-        "{} runs ({} listed, ≥ {} shorter than ~1 interval) · held {} · median {} · p95 {} · p99 {} · CV {:.2}\n\n",
-        count(s.execution_count),
+        "{} ({} listed, ≥ {} shorter than ~1 interval) · held {} · median {} · p95 {} · p99 {} · CV {:.2}\n\n",
+        super::waits_lens::plural(s.execution_count, "execution", "executions"),
         s.executions.len(),
         s.short.count_at_least,
         duration(s.total_hold_s),
@@ -210,7 +203,12 @@ fn hover_markdown(s: &SectionFigures, source: WaitSource) -> String {
         duration(s.p99_s),
         s.cv
     ));
-    out.push_str(&format!("Others waited {} · waiters in {:.0} % of the held samples · {} outliers\n\n", duration(s.others_waited_s), s.waited_share * 100.0, s.outliers.len()));
+    out.push_str(&format!(
+        "Others waited {} · waiters in {:.0} % of the held samples · {}\n\n",
+        duration(s.others_waited_s),
+        s.waited_share * 100.0,
+        super::waits_lens::plural(s.outliers.len() as u64, "outlier", "outliers")
+    ));
     out.push_str(match source {
         WaitSource::Kernel => "*Sampled: durations ± one interval; waits to enter kernel-exact (the scheduler's context switches).*",
         WaitSource::Sampled => "*Sampled: durations ± one interval, waits from the sampled thread states.*",
@@ -222,6 +220,7 @@ fn hover_markdown(s: &SectionFigures, source: WaitSource) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::count;
 
     #[test]
     fn counts_durations_and_sparklines_read_as_in_the_lens() {
@@ -239,6 +238,5 @@ mod tests {
         assert_eq!(sparkline(&[1.0, 8.0, 1.0, 1.0], 2), "█▂");
         assert_eq!(sparkline(&[1.0, 1.0, 1.0, 8.0], 2), "▂█");
         assert_eq!(sparkline(&[], 5), "");
-        assert_eq!(md("a<b>`c"), "a\\<b\\>\\`c");
     }
 }

@@ -37,12 +37,24 @@ M.defaults = {
   -- How many times :ThreadRadarRecord and ▶ Profile run the program (the server's `repeat`);
   -- more than 1 records a run set. nil = the server's default (1). :5ThreadRadarRecord overrides it.
   ["repeat"] = nil,
-  -- Buffer-local keys in profiled buffers; false disables one.
+  -- How much the server annotates the code (its `annotations` setting, VS Code's
+  -- threadradar.annotations): "glyph" (the radar only), "hints" (the radar and its figures, the
+  -- default) or "all" (everything, every code lens included).
+  annotations = "hints",
+  -- Buffer-local keys in profiled buffers, none by default (`K` stays vim.lsp.buf.hover()): a
+  -- key for an action maps it to <Plug>(ThreadRadar…) (:help threadradar-mappings); false = none.
   keymaps = {
-    hover = "K",
+    hover = false,
     detail = false,
     overview = false,
     codelens = false,
+    timeline = false,
+    waits = false,
+    sections = false,
+    runs = false,
+    record = false,
+    compare = false,
+    toggle = false,
   },
   float = {
     border = "rounded",
@@ -57,6 +69,23 @@ M.defaults = {
 }
 
 M.options = vim.deepcopy(M.defaults)
+
+--- keymaps.<name> → the <Plug>(ThreadRadar<Name>) mapping it maps to (plugin/threadradar.lua).
+M.KEYMAP_PLUGS = {
+  hover = "Hover",
+  detail = "Detail",
+  overview = "Overview",
+  codelens = "CodeLens",
+  timeline = "Timeline",
+  waits = "Waits",
+  sections = "Sections",
+  runs = "Runs",
+  record = "Record",
+  compare = "Compare",
+  toggle = "Toggle",
+}
+
+M.ANNOTATIONS = { glyph = true, hints = true, all = true }
 
 local function is_key(v)
   return v == false or type(v) == "string"
@@ -84,6 +113,7 @@ function M.build(user)
     record_subprocesses = { "boolean" },
     ["repeat"] = { "number" },
     keymaps = { "table" },
+    annotations = { "string" },
     float = { "table" },
     overview = { "table" },
   }
@@ -104,6 +134,9 @@ function M.build(user)
     if not is_key(lhs) then
       error(("threadradar: keymaps.%s must be a key (string) or false"):format(name))
     end
+  end
+  if user.annotations ~= nil and not M.ANNOTATIONS[user.annotations] then
+    error("threadradar: annotations must be \"glyph\", \"hints\" or \"all\"")
   end
   if type(user.virtual_text) == "table" then
     local vt = user.virtual_text
@@ -197,6 +230,9 @@ function M.server_settings()
   local s = vim.deepcopy(o.settings or {})
   s.notifyChanges = true
   s.panels = true
+  if s.annotations == nil then
+    s.annotations = o.annotations
+  end
   if o.record_command ~= nil then
     s.recordCommand = M.command_words(o.record_command)
   end

@@ -185,14 +185,19 @@ function M.check()
       r.ok(("the server compares runs (:ThreadRadarCompare) for %s"):format(where))
     end
   end
-  local words = opts.record_command ~= nil and config.command_words(opts.record_command) or nil
-  r.info("recorded without arguments: " .. (words and table.concat(words, " ") or "the server's recordCommand (python3 -m pytest by default)"))
-  if vim.fn.executable("python3") == 1 then
-    r.ok("python3: " .. vim.fn.exepath("python3"))
-  else
-    r.warn("python3 not found: needed to record runs (`threadradar record -- python3 app.py`)")
-  end
   local root = require("threadradar.lsp").find_root(vim.fn.getcwd())
+  -- The interpreter ▶ Profile, :ThreadRadarRecord without arguments and `%` use.
+  local py = require("threadradar.locate").python_here(root)
+  if vim.fn.executable(py.python) == 1 then
+    local where = py.path and (py.python .. " = " .. py.path) or py.python
+    r.ok(("Python: %s (%s): ▶ Profile and :ThreadRadarRecord run it"):format(where, py.source))
+  else
+    r.warn(("no Python interpreter found (%s: %s)"):format(py.source, py.python), {
+      "set [tool.threadradar] python = \"/path/to/python\" in pyproject.toml, or create the project's .venv",
+    })
+  end
+  local words = opts.record_command ~= nil and config.command_words(opts.record_command) or nil
+  r.info("recorded without arguments: " .. (words and table.concat(words, " ") or (py.python .. " -m pytest")))
   local runs = vim.fn.glob(root .. "/.threadradar/runs/*.json", true, true)
   if #runs > 0 then
     r.ok(("%d run(s) in %s/.threadradar/runs"):format(#runs, root))

@@ -138,8 +138,10 @@ function M.command(name, args)
     local arg = args.args ~= "" and args.args or nil
     require("threadradar.detail").open({ artifact = arg })
   elseif name == "timeline" then
-    local arg = args.args or ""
+    local arg = vim.trim(args.args or "")
     require("threadradar.timeline").open({ browser = arg == "browser", artifact = (arg ~= "" and arg ~= "browser") and arg or nil })
+  elseif name == "sections" then
+    require("threadradar.sections").command(args.args or "")
   elseif name == "waits" then
     require("threadradar.waits").command(args.args or "")
   elseif name == "runs" then

@@ -3,6 +3,11 @@
 -- lenses are also saved with vim.lsp.codelens.save, so vim.lsp.codelens.run() runs the one on the
 -- cursor's line. Refreshed on attach, on entering the buffer, after insert mode and whenever the
 -- run or the thread filter changes (Neovim 0.7 has no workspace/codeLens/refresh).
+--
+-- Lenses are drawn one way only: vim.lsp.codelens.run() (and vim.lsp.codelens.refresh(), which
+-- users call from autocommands) asks every server again and draws the answers with
+-- vim.lsp.codelens.display; for this plugin's servers that display draws ours instead (above the
+-- line), so no lens shows twice.
 local config = require("threadradar.config")
 local lsp = require("threadradar.lsp")
 
@@ -39,6 +44,26 @@ function M.draw(bufnr, lenses)
       virt_lines_above = true,
     })
   end
+end
+
+local function ours(client_id)
+  local client = vim.lsp.get_client_by_id(client_id)
+  return client ~= nil and client.name == lsp.name
+end
+
+-- Neovim's display of lenses, kept for every other server.
+local builtin_display = vim.lsp.codelens.display
+if builtin_display and not vim.lsp.codelens.threadradar_display then
+  vim.lsp.codelens.display = function(lenses, bufnr, client_id)
+    if ours(client_id) then
+      if config.options.code_lens and api.nvim_buf_is_loaded(bufnr) then
+        M.draw(bufnr, lenses or {})
+      end
+      return
+    end
+    return builtin_display(lenses, bufnr, client_id)
+  end
+  vim.lsp.codelens.threadradar_display = true
 end
 
 local function save(lenses, bufnr, client_id)

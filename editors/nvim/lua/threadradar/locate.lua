@@ -76,25 +76,60 @@ function M.find(name, o)
   return nil, tried
 end
 
---- `find` on this Neovim: the project of the current directory, its files, the environment.
-function M.find_here(name)
-  local root = require("threadradar.lsp").find_root(vim.fn.getcwd())
-  local read = function(p)
-    if vim.fn.filereadable(p) == 1 then
-      return table.concat(vim.fn.readfile(p), "\n")
+--- The interpreter that records a project's programs (pure), in the order the server picks the
+--- one of ▶ Profile (lsp-server/src/project.rs): [tool.threadradar] python (threadradar.toml,
+--- else pyproject.toml), the project's .venv/bin/python or venv/bin/python, $VIRTUAL_ENV/bin/python,
+--- then python3 on PATH. `o`: { root, read, virtual_env, executable, exepath }. Returns
+--- { python = path|"python3", path = where python3 is (PATH only), source = words }.
+function M.project_python(o)
+  if o.root then
+    for _, name in ipairs({ "threadradar.toml", "pyproject.toml" }) do
+      local text = o.read(o.root .. "/" .. name)
+      local py = text and M.configured_python(text, name == "pyproject.toml", o.root)
+      if py then
+        return { python = py, source = "[tool.threadradar] python in " .. name }
+      end
     end
-    return nil
+    for _, rel in ipairs({ ".venv/bin/python", "venv/bin/python" }) do
+      if o.executable(o.root .. "/" .. rel) then
+        return { python = o.root .. "/" .. rel, source = "the project's " .. rel }
+      end
+    end
   end
-  return M.find(name, {
-    root = root,
-    read = read,
+  if o.virtual_env and o.virtual_env ~= "" and o.executable(o.virtual_env .. "/bin/python") then
+    return { python = o.virtual_env .. "/bin/python", source = "the active venv ($VIRTUAL_ENV)" }
+  end
+  -- The name, not its path: the recorder finds the interpreter behind a wrapper (a pyenv shim).
+  local p = o.exepath("python3")
+  return { python = "python3", path = (p ~= nil and p ~= "") and p or nil, source = "python3 on PATH" }
+end
+
+local function here(root)
+  return {
+    root = root or require("threadradar.lsp").find_root(vim.fn.getcwd()),
+    read = function(p)
+      if vim.fn.filereadable(p) == 1 then
+        return table.concat(vim.fn.readfile(p), "\n")
+      end
+      return nil
+    end,
     virtual_env = os.getenv("VIRTUAL_ENV"),
     host_prog = vim.g.python3_host_prog,
     executable = function(p)
       return vim.fn.executable(p) == 1
     end,
     exepath = vim.fn.exepath,
-  })
+  }
+end
+
+--- project_python on this Neovim, for the project at `root` (the working directory's by default).
+function M.python_here(root)
+  return M.project_python(here(root))
+end
+
+--- `find` on this Neovim: the project of the current directory, its files, the environment.
+function M.find_here(name)
+  return M.find(name, here())
 end
 
 return M

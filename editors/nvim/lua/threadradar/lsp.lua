@@ -219,15 +219,8 @@ local handlers = {
   end,
   ["threadRadar/openPanel"] = function(_, params, ctx)
     vim.schedule(function()
-      params = params or {}
       last_client = ctx.client_id
-      if params.panel == "detail" then
-        require("threadradar.detail").open({ artifact = params.artifact })
-      elseif params.panel == "timeline" then
-        require("threadradar.timeline").open({ artifact = params.artifact, from_s = params.from_s, to_s = params.to_s })
-      else
-        require("threadradar.overview").open({ file = params.file })
-      end
+      M.open_view(params or {})
     end)
   end,
   -- Every message once per server, through vim.notify (Neovim 0.7 writes them to the message
@@ -266,29 +259,53 @@ local handlers = {
   end,
 }
 
--- Code lenses run these on the client side: the floats instead of a server message.
-local commands = {
-  ["threadradar.openDetail"] = function(command, ctx)
-    local arg = command.arguments and command.arguments[1] or {}
-    if ctx and ctx.client_id then
-      last_client = ctx.client_id
-    end
-    require("threadradar.detail").open({ artifact = arg.artifact })
-  end,
-  ["threadradar.openOverview"] = function(command, ctx)
-    local arg = command.arguments and command.arguments[1] or {}
-    if ctx and ctx.client_id then
-      last_client = ctx.client_id
-    end
-    require("threadradar.overview").open({ file = arg.file })
-  end,
+--- Opens the view a lens or the server's `threadRadar/openPanel` names: `panel` = "detail"
+--- {artifact}, "timeline" {artifact, from_s, to_s}, "waits" {object}, "sections" {section},
+--- else the overview {file}.
+function M.open_view(params)
+  local panel = params.panel
+  if panel == "detail" then
+    require("threadradar.detail").open({ artifact = util.null(params.artifact) })
+  elseif panel == "timeline" then
+    require("threadradar.timeline").open({ artifact = util.null(params.artifact), from_s = util.null(params.from_s), to_s = util.null(params.to_s) })
+  elseif panel == "waits" then
+    require("threadradar.waits").open({ object = util.null(params.object) })
+  elseif panel == "sections" then
+    require("threadradar.sections").open({ section = util.null(params.section) })
+  else
+    require("threadradar.overview").open({ file = util.null(params.file) })
+  end
+end
+
+--- The view each lens command opens (its argument's fields are the view's).
+M.LENS_VIEWS = {
+  ["threadradar.openDetail"] = "detail",
+  ["threadradar.openOverview"] = "overview",
+  ["threadradar.openWaits"] = "waits",
+  ["threadradar.openSections"] = "sections",
 }
+
+-- Code lenses run these on the client side: the floats instead of a server message. The timeline
+-- lens goes to the server (`threadradar.openTimeline`), which answers with the range to show
+-- through `threadRadar/openPanel`.
+local commands = {}
+for command_name, panel in pairs(M.LENS_VIEWS) do
+  commands[command_name] = function(command, ctx)
+    local arg = command.arguments and command.arguments[1] or {}
+    if ctx and ctx.client_id then
+      last_client = ctx.client_id
+    end
+    local params = vim.deepcopy(type(arg) == "table" and arg or {})
+    params.panel = panel
+    M.open_view(params)
+  end
+end
 
 -- Buffers -----------------------------------------------------------------------------------
 
 local function map(bufnr, lhs, rhs, desc)
   if lhs and lhs ~= "" then
-    vim.keymap.set("n", lhs, rhs, { buffer = bufnr, silent = true, desc = desc })
+    vim.keymap.set("n", lhs, rhs, { buffer = bufnr, silent = true, remap = true, desc = desc })
   end
 end
 
@@ -312,15 +329,14 @@ end
 local function on_attach(client, bufnr)
   buf_client[bufnr] = client.id
   last_client = client.id
+  -- Keys only where the user asked for them (keymaps = { … }); the <Plug>(ThreadRadar…)
+  -- mappings of plugin/threadradar.lua are there for everyone.
   local km = config.options.keymaps
-  map(bufnr, km.hover, M.hover, "ThreadRadar hover")
-  map(bufnr, km.detail, function()
-    require("threadradar.detail").open()
-  end, "ThreadRadar detail")
-  map(bufnr, km.overview, function()
-    require("threadradar.overview").open()
-  end, "ThreadRadar overview")
-  map(bufnr, km.codelens, vim.lsp.codelens.run, "ThreadRadar code lens")
+  for name, lhs in pairs(km) do
+    if lhs then
+      map(bufnr, lhs, "<Plug>(ThreadRadar" .. config.KEYMAP_PLUGS[name] .. ")", "ThreadRadar " .. name)
+    end
+  end
   if config.options.native_inlay_hints then
     enable_native_hints(bufnr)
   end
@@ -382,7 +398,8 @@ local function server_config(root)
   }
 end
 
---- Whether the server can be started; notifies once (with the install command) when not.
+--- Whether the server can be started; says once per session (a warning, one short line: no
+--- error and no hit-enter prompt at startup) where to read more when not.
 function M.server_available()
   local bin = config.cmd()[1]
   if vim.fn.executable(bin) == 1 then
@@ -390,8 +407,8 @@ function M.server_available()
   end
   util.notify_once(
     "missing-server",
-    ("the language server `%s` was not found: %s."):format(bin, require("threadradar.locate").INSTALL),
-    vim.log.levels.ERROR
+    ("no `%s` binary; see :checkhealth threadradar"):format(vim.fn.fnamemodify(bin, ":t")),
+    vim.log.levels.WARN
   )
   return false
 end
@@ -640,7 +657,97 @@ function M.notify(client, method, params)
   call(client, "notify", method, params)
 end
 
---- `K`: the server's hover; elsewhere the other servers' hover or 'keywordprg'.
+--- Markdown's backslash escapes (`\_`, `\<`) undone outside code spans: Neovim's Markdown
+--- float shows them as they are written.
+function M.unescape_markdown(line)
+  local out, i, in_code = {}, 1, false
+  while i <= #line do
+    local c = line:sub(i, i)
+    if c == "`" then
+      in_code = not in_code
+      table.insert(out, c)
+      i = i + 1
+    elseif c == "\\" and not in_code and line:sub(i + 1, i + 1):match("^%p$") then
+      table.insert(out, line:sub(i + 1, i + 1))
+      i = i + 2
+    else
+      table.insert(out, c)
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
+--- The cells of a Markdown table row (`| a | b\|c |`), unescaped and trimmed.
+local function table_cells(row)
+  local cells, cur, i = {}, {}, 1
+  row = vim.trim(row):gsub("^|", ""):gsub("|$", "")
+  while i <= #row do
+    local c = row:sub(i, i)
+    if c == "\\" and i < #row then
+      table.insert(cur, c .. row:sub(i + 1, i + 1))
+      i = i + 2
+    elseif c == "|" then
+      table.insert(cells, cur)
+      cur = {}
+      i = i + 1
+    else
+      table.insert(cur, c)
+      i = i + 1
+    end
+  end
+  table.insert(cells, cur)
+  for k, cell in ipairs(cells) do
+    cells[k] = vim.trim(M.unescape_markdown(table.concat(cell))):gsub("`", "")
+  end
+  return cells
+end
+
+--- A hover's Markdown as Neovim's float shows it cleanly (pure): escapes undone and tables as
+--- aligned columns in a code block (the float draws no tables: it would show the pipes and the
+--- `|---|` row). Fenced code is kept as it is.
+function M.hover_lines(lines)
+  local out, i, fenced = {}, 1, false
+  while i <= #lines do
+    local line = lines[i]
+    if line:match("^%s*```") then
+      fenced = not fenced
+      table.insert(out, line)
+      i = i + 1
+    elseif not fenced and line:match("^%s*|") and lines[i + 1] and lines[i + 1]:match("^%s*|[%s:%-|]+$") then
+      local rows = {}
+      while lines[i] and lines[i]:match("^%s*|") do
+        if not lines[i]:match("^%s*|[%s:%-|]+$") then
+          table.insert(rows, table_cells(lines[i]))
+        end
+        i = i + 1
+      end
+      local widths = {}
+      for _, r in ipairs(rows) do
+        for k, c in ipairs(r) do
+          widths[k] = math.max(widths[k] or 0, util.width(c))
+        end
+      end
+      table.insert(out, "```text")
+      for _, r in ipairs(rows) do
+        local cells = {}
+        for k, c in ipairs(r) do
+          cells[k] = k < #r and util.pad(c, widths[k]) or c
+        end
+        table.insert(out, (table.concat(cells, "  "):gsub("%s+$", "")))
+      end
+      table.insert(out, "```")
+    else
+      table.insert(out, fenced and line or M.unescape_markdown(line))
+      i = i + 1
+    end
+  end
+  return out
+end
+
+--- <Plug>(ThreadRadarHover): the server's hover, drawn cleanly (see hover_lines); elsewhere
+--- the other servers' hover or 'keywordprg'. `K` stays Neovim's (vim.lsp.buf.hover()) unless
+--- the user maps this.
 function M.hover()
   local bufnr = api.nvim_get_current_buf()
   local client = M.client_of_buffer(bufnr)
@@ -671,7 +778,7 @@ function M.hover()
     if text:match("^%s*$") then
       return fallback()
     end
-    vim.lsp.util.open_floating_preview(lines, "markdown", {
+    vim.lsp.util.open_floating_preview(M.hover_lines(lines), "markdown", {
       border = config.options.float.border,
       focus_id = "threadradar_hover",
     })

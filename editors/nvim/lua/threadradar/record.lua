@@ -1,8 +1,8 @@
 -- :ThreadRadarRecord, :ThreadRadarStop, :ThreadRadarRecordLog and the status line
 -- (require("threadradar").status()). The server records (`threadradar.record`): it answers at
 -- once, passes the program's output on as window/logMessage (collected here, in the record log,
--- instead of notifications), reports $/progress (Neovim's own progress handling: no UI of its own
--- on 0.7), says `threadRadar/changed` reason "recording" when it starts and ends, and shows the
+-- instead of notifications), reports $/progress (for progress plugins and vim.lsp.status();
+-- the status line shows it too), says `threadRadar/changed` reason "recording" when it starts and ends, and shows the
 -- recorder's summary with window/showMessage.
 local lsp = require("threadradar.lsp")
 local util = require("threadradar.util")
@@ -22,9 +22,9 @@ local ticker -- redraws the status line every second while something is recorded
 
 --- The words to record from :ThreadRadarRecord's argument (pure). "" → nil (the server's
 --- `recordCommand`). The line is split by util.split_command (quotes keep blanks). A first word
---- `%` stands for `python3 <file>`; any other `%` word for <file>. Returns words, or nil and an
---- error.
-function M.build_command(args, file)
+--- `%` stands for `<python> <file>` (`python`: the project's interpreter, python3 when not
+--- given); any other `%` word for <file>. Returns words, or nil and an error.
+function M.build_command(args, file, python)
   args = vim.trim(args or "")
   if args == "" then
     return nil
@@ -40,7 +40,7 @@ function M.build_command(args, file)
         return nil, "% stands for the current file, and this buffer has none."
       end
       if i == 1 then
-        table.insert(out, "python3")
+        table.insert(out, python or "python3")
       end
       table.insert(out, file)
     else
@@ -105,14 +105,21 @@ function M.record(args, count)
   if api.nvim_buf_get_name(bufnr) ~= "" and vim.bo[bufnr].buftype == "" then
     file = vim.fn.fnamemodify(api.nvim_buf_get_name(bufnr), ":p")
   end
-  local words, err = M.build_command(args, file)
+  local client = root_client()
+  if not client then
+    return
+  end
+  -- The project's interpreter (as ▶ Profile uses it), not python3 from PATH.
+  local python = require("threadradar.locate").python_here(client.config and client.config.root_dir).python
+  local words, err = M.build_command(args, file, python)
   if err then
     util.warn(err)
     return
   end
-  local client = root_client()
-  if not client then
-    return
+  local o = require("threadradar.config").options
+  if not words and o.record_command == nil and (o.settings or {}).recordCommand == nil then
+    -- No argument and no record_command: the server's default (pytest) run by that interpreter.
+    words = { python, "-m", "pytest" }
   end
   lsp.when_ready(client, function()
     if not lsp.supports(client, "threadradar.record") then
@@ -451,7 +458,7 @@ function M.profile_test(command, ctx)
       return
     end
     local what = arg.name ~= nil and arg.name ~= vim.NIL and arg.name or vim.fn.fnamemodify(vim.uri_to_fname(arg.uri), ":t")
-    util.notify("profiling " .. what .. ": cancel from the progress, or :ThreadRadarStop.")
+    util.notify("profiling " .. what .. ": :ThreadRadarStop cancels it.")
     M.status_changed()
     lsp.execute(client, "threadradar.profileTest", arg, function(res)
       M.last_test = res

@@ -139,7 +139,8 @@ local function render()
   end
   b:blank()
   b:add({ { "█ computing  ▒ GIL  · idle  L lock  c condition  q queue  j join  z sleep  i I/O  p process", "ThreadRadarText" } })
-  b:add({ { "sampled: " .. l.obtained, "ThreadRadarText" } })
+  -- How the figures were obtained, as the server says it (it begins with "sampled").
+  b:add({ { l.obtained, "ThreadRadarText" } })
   ui.keys_line(b, KEYS)
   ui.set(view, b)
 end
@@ -207,41 +208,51 @@ local function jump()
   util.open_at(f.file, f.line, nil, origin)
 end
 
+--- Opens the float on a first layout: asked before any window opens, so an unknown artifact or
+--- range is one sentence and no empty float.
 local function show(client, artifact, range)
-  if ui.is_open(view) then
-    ui.close(view)
-  end
-  view = ui.open({ name = "timeline", filetype = "threadradar", on_close = function()
-    view = nil
-  end })
-  view.client = client
-  view.artifact = artifact
-  view.width = math.max(20, math.floor(vim.o.columns * 0.8) - LABEL - 2)
+  local params = { width_px = math.max(20, math.floor(vim.o.columns * 0.8) - LABEL - 2), highlight = artifact }
   -- The artifact's spans as they are (both ends inside the run: the server refuses others).
   if range and range.from_s and range.to_s and range.to_s > range.from_s then
-    view.from_s, view.to_s = range.from_s, range.to_s
+    params.from_s, params.to_s = range.from_s, range.to_s
   end
-  ui.map(view, "q", function()
-    ui.close(view)
-  end, "close")
-  ui.map(view, "<", function()
-    pan(-0.25)
-  end, "pan left")
-  ui.map(view, ">", function()
-    pan(0.25)
-  end, "pan right")
-  ui.map(view, "+", function()
-    zoom(0.5)
-  end, "zoom in")
-  ui.map(view, "-", function()
-    zoom(2)
-  end, "zoom out")
-  ui.map(view, "0", function()
-    view.from_s, view.to_s = nil, nil
-    M.load()
-  end, "whole run")
-  ui.map(view, "<CR>", jump, "jump to source")
-  M.load()
+  lsp.request(client, "threadRadar/timeline", params, function(res)
+    if not res then
+      return
+    end
+    if ui.is_open(view) then
+      ui.close(view)
+    end
+    view = ui.open({ name = "timeline", filetype = "threadradar", on_close = function()
+      view = nil
+    end })
+    view.client = client
+    view.artifact = artifact
+    view.width = params.width_px
+    view.layout = res
+    view.from_s, view.to_s = res.from_s, res.to_s
+    ui.map(view, "q", function()
+      ui.close(view)
+    end, "close")
+    ui.map(view, "<", function()
+      pan(-0.25)
+    end, "pan left")
+    ui.map(view, ">", function()
+      pan(0.25)
+    end, "pan right")
+    ui.map(view, "+", function()
+      zoom(0.5)
+    end, "zoom in")
+    ui.map(view, "-", function()
+      zoom(2)
+    end, "zoom out")
+    ui.map(view, "0", function()
+      view.from_s, view.to_s = nil, nil
+      M.load()
+    end, "whole run")
+    ui.map(view, "<CR>", jump, "jump to source")
+    render()
+  end)
 end
 
 --- Opens the timeline (opts.artifact: a key; else the function under the cursor, if profiled;

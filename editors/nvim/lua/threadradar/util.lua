@@ -6,11 +6,60 @@ local uv = vim.loop
 
 local notified = {}
 
---- One notification, prefixed with "ThreadRadar: " unless the text already names it.
+--- Whether vim.notify is Neovim's own (which echoes: a message wider than the screen, or of
+--- several lines, waits for Enter) rather than a plugin's (nvim-notify, fidget, noice).
+local function builtin_notify()
+  local info = debug.getinfo(vim.notify, "S")
+  return info ~= nil and type(info.source) == "string" and info.source:find("vim/_editor.lua", 1, true) ~= nil
+end
+
+--- A message for Neovim's own vim.notify (pure): one line that fits in `width` display cells,
+--- else cut with a pointer to the record log, which has it whole. Returns the line and whether
+--- it was cut.
+function M.fit_message(msg, width)
+  local one = msg:gsub("%s*\n%s*", " ")
+  if one == msg and vim.fn.strdisplaywidth(msg) <= width then
+    return msg, false
+  end
+  local tail = " … (:ThreadRadarRecordLog)"
+  local room = math.max(10, width - vim.fn.strdisplaywidth(tail))
+  if vim.fn.strdisplaywidth(one) <= width then
+    return one, one ~= msg
+  end
+  local chars = vim.fn.split(one, "\\zs")
+  local out, w = {}, 0
+  for _, c in ipairs(chars) do
+    local cw = vim.fn.strdisplaywidth(c)
+    if w + cw > room then
+      break
+    end
+    table.insert(out, c)
+    w = w + cw
+  end
+  return table.concat(out) .. tail, true
+end
+
+--- One notification, prefixed with "ThreadRadar: " unless the text already names it. With
+--- Neovim's own vim.notify a long message is cut to one screen line (no hit-enter prompt) and
+--- kept whole in :ThreadRadarRecordLog.
 function M.notify(msg, level)
   msg = tostring(msg)
   if not msg:match("^ThreadRadar") then
     msg = "ThreadRadar: " .. msg
+  end
+  if builtin_notify() then
+    -- The room left on the last line of the screen ('showcmd' and 'ruler' take some of it).
+    local width = math.max(20, (vim.v.echospace > 0 and vim.v.echospace or vim.o.columns - 12) - 1)
+    local line, cut = M.fit_message(msg, width)
+    if cut then
+      local record = require("threadradar.record")
+      local logged = record.log_lines()
+      local last = vim.split(msg, "\n", { plain = true })
+      if logged[#logged] ~= last[#last] then
+        record.log(nil, msg)
+      end
+      msg = line
+    end
   end
   vim.notify(msg, level or vim.log.levels.INFO, { title = "ThreadRadar" })
 end

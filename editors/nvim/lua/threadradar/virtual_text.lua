@@ -10,6 +10,9 @@ local M = {}
 
 M.ns = api.nvim_create_namespace("threadradar")
 
+--- Lines longer than this many cells do not push the column of the others' radars.
+M.ALIGN_MAX = 100
+
 local group = api.nvim_create_augroup("ThreadRadarVirtualText", { clear = true })
 local state = {} -- bufnr → { client_id, data, seq, debounced, cancel }
 
@@ -55,9 +58,27 @@ function M.render(bufnr, data)
     return
   end
   local count = api.nvim_buf_line_count(bufnr)
+  -- At the end of the line the radars start in one column, as in the README: two cells after the
+  -- longest annotated line (up to ALIGN_MAX; a longer line keeps its radar one cell after it).
+  local column = 0
+  if vt.position == "eol" then
+    for _, a in ipairs(data.artifacts or {}) do
+      if type(a.line) == "number" and a.line >= 0 and a.line < count then
+        local w = vim.fn.strdisplaywidth(api.nvim_buf_get_lines(bufnr, a.line, a.line + 1, false)[1] or "")
+        if w <= M.ALIGN_MAX then
+          column = math.max(column, w + 2)
+        end
+      end
+    end
+  end
   for _, a in ipairs(data.artifacts or {}) do
     if type(a.line) == "number" and a.line >= 0 and a.line < count then
       local chunks = label_chunks(a, vt.label)
+      if column > 0 then
+        -- Neovim puts eol virtual text one cell after the line: the rest of the way in spaces.
+        local w = vim.fn.strdisplaywidth(api.nvim_buf_get_lines(bufnr, a.line, a.line + 1, false)[1] or "")
+        chunks[1] = { string.rep(" ", math.max(1, column - w - 1)) }
+      end
       if vt.position == "above" then
         -- The radar on a virtual line of its own above the declaration, indented like it (below
         -- the code lens's line when both are on).
