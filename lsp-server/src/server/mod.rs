@@ -63,6 +63,7 @@ pub const COMMANDS: &[&str] = &[
     "threadradar.openDetail",
     "threadradar.openTimeline",
     "threadradar.openSections",
+    "threadradar.openWaits",
     "threadradar.selectRun",
     "threadradar.deleteRun",
     "threadradar.setThreadFilter",
@@ -328,6 +329,44 @@ impl Backend {
         })
         .await
         .flatten()
+    }
+
+    /// Whether a document's wait and section lenses are hidden because its text is no longer the
+    /// recorded one (another sha256) while the run has waits or sections in it: the editor then
+    /// says so instead of dropping them without a word.
+    async fn line_figures_stale(&self, uri: &Uri) -> bool {
+        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else { return false };
+        let doc = DocRef { path, uri: Some(uri.as_str().to_string()) };
+        self.wait_scanned().await;
+        self.blocking(move |b| {
+            let loaded = Host::active(b).ok()?;
+            let key = loaded.file_key(&doc.path)?.to_string();
+            let run = loaded.run();
+            let recorded = run.files.iter().find(|f| run.str(f.path) == key)?.sha256.clone()?;
+            let (text, _) = Host::document(b, &doc, &loaded, &key)?;
+            if threadradar_profiler::source::sha256_hex(text.text().as_bytes()) == recorded {
+                return Some(false);
+            }
+            let waits = waits_lens::view_of(&loaded).intervals.iter().any(|iv| iv.frame.as_ref().is_some_and(|f| f.file == key));
+            let sections = sections::view_of(&loaded).is_ok_and(|v| v.sections.iter().any(|s| s.file == key));
+            Some(waits || sections)
+        })
+        .await
+        .flatten()
+        .unwrap_or(false)
+    }
+
+    /// `threadradar.openWaits` (the wait lens, `{"file", "line"}`): asks a client with panels to
+    /// open the Waits view; a client without panels is told where the view is.
+    async fn open_waits(&self, arg: Value) -> Result<Option<Value>> {
+        let file = arg.get("file").and_then(|f| f.as_str()).map(String::from);
+        let line = arg.get("line").and_then(|l| l.as_u64());
+        if self.settings().panels {
+            self.client.send_notification::<OpenPanel>(json!({ "panel": "waits", "file": file, "line": line })).await;
+        } else {
+            self.show(MessageType::INFO, "ThreadRadar: who waited for whom is the Waits view (`threadradar waits RUN`, or `threadradar serve`; Neovim: :ThreadRadarWaits)").await;
+        }
+        Ok(Some(json!({ "file": file, "line": line })))
     }
 
     async fn wait_scanned(&self) {
@@ -701,6 +740,7 @@ impl LanguageServer for Server {
             "threadradar.openDetail" => self.0.open_detail(arg).await,
             "threadradar.openTimeline" => self.0.open_timeline(arg).await,
             "threadradar.openSections" => self.0.open_sections(arg).await,
+            "threadradar.openWaits" => self.0.open_waits(arg).await,
             "threadradar.selectRun" => self.0.select_run_command(arg).await,
             "threadradar.deleteRun" => self.0.delete_run(arg).await,
             "threadradar.goToHottest" => self.0.go_to_hottest(arg).await,

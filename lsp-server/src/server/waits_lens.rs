@@ -14,7 +14,7 @@ use threadradar_analysis::waits::{waits, WaitsOptions, WaitsView, WakeKind};
 /// The active run's waits view, computed once per loaded run.
 static CACHE: Mutex<Option<(u64, PathBuf, Arc<WaitsView>)>> = Mutex::new(None);
 
-fn view_of(loaded: &LoadedRun) -> Arc<WaitsView> {
+pub(super) fn view_of(loaded: &LoadedRun) -> Arc<WaitsView> {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((g, p, v)) = cache.as_ref() {
         if *g == loaded.generation && *p == loaded.path {
@@ -137,9 +137,9 @@ impl Backend {
                 range: Range::new(Position::new(l.line - 1, 0), Position::new(l.line - 1, 0)),
                 command: Some(Command {
                     title: lens_title(l),
-                    // No waits panel yet: the lens opens the file's overview.
-                    command: "threadradar.openOverview".into(),
-                    arguments: Some(vec![json!({ "file": file })]),
+                    // The Waits view (VS Code: its tab in the panel; Neovim: :ThreadRadarWaits).
+                    command: "threadradar.openWaits".into(),
+                    arguments: Some(vec![json!({ "file": file, "line": l.line })]),
                 }),
                 data: None,
             })
