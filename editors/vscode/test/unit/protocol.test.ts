@@ -38,6 +38,9 @@ describe("notifications", () => {
     expect(parseOpenPanel({ panel: "detail", artifact: "program" })).toEqual({ panel: "detail", artifact: "program" });
     expect(parseOpenPanel({ panel: "detail" })).toBeUndefined();
     expect(parseOpenPanel({ panel: "trace" })).toBeUndefined();
+    // The wait lens: the Waits view (issue 32), not the overview.
+    expect(parseOpenPanel({ panel: "waits", file: "/a.py", line: 12 })).toEqual({ panel: "waits", file: "/a.py", line: 12 });
+    expect(parseOpenPanel({ panel: "waits", line: "12" })).toEqual({ panel: "waits", file: null, line: null });
     // The critical-section lens: the Sections panel on its section (file, function, lock, line).
     const section = { file: "/a.py", function: "Store.update", lock: "Store._lock", line: 38 };
     expect(parseOpenPanel({ panel: "sections", section })).toEqual({ panel: "sections", section });
