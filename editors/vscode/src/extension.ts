@@ -136,6 +136,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const w: Workbench = { context, output, server, panels, ...views, refresh: (ms) => refresher.soon(ms), refreshNow: () => refresher.now() };
   const recorder = new Recorder(w, status);
 
+  // In the order the activity bar lists them.
+  const runsTree = vscode.window.createTreeView("threadradar.runs", { treeDataProvider: views.runsView });
   const hotTree = vscode.window.createTreeView("threadradar.hot", { treeDataProvider: views.hotView });
   // The Hot view lists the program's own code (issue 32); the overview panel lists everything.
   hotTree.description = "your code";
@@ -148,7 +150,7 @@ export function activate(context: vscode.ExtensionContext): void {
     panels,
     ...Object.values(views),
     refresher,
-    vscode.window.createTreeView("threadradar.runs", { treeDataProvider: views.runsView }),
+    runsTree,
     hotTree,
     threadsTree,
     vscode.window.createTreeView("threadradar.comparison", { treeDataProvider: views.comparisonView }),
