@@ -475,7 +475,7 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await openFile(FILE);
     const run = REPORT.artifacts.find((a) => a.qualname === "Worker.run");
     await gotoLine(run?.line ?? 1);
-    const name = codeEditor().locator(".view-line span", { hasText: /^run$/ }).first();
+    const name = codeEditor().locator(".view-line", { hasText: /def\s+run\(/ }).locator("span", { hasText: /^run$/ }).first();
     await name.waitFor({ timeout: 20_000 });
     const img = page.locator('.monaco-hover img[src^="data:image/svg+xml;base64,"]').first();
     for (const deadline = Date.now() + 30_000; !(await img.isVisible()); await page.waitForTimeout(500)) {
