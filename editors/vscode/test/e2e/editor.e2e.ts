@@ -488,7 +488,7 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     }
     const box = await img.boundingBox();
     expect((box?.height ?? 0) >= 32 && (box?.width ?? 0) >= 32).toBe(true);
-    expect(await page.locator(".monaco-hover").first().innerText()).toContain("Worker.run");
+    expect(await page.locator('.monaco-hover:has(img[src^="data:image/svg+xml;base64,"])').first().innerText()).toContain("Worker.run");
     await shot("hover-image");
     await page.mouse.move(0, 0);
     await page.keyboard.press("Escape");
@@ -498,7 +498,7 @@ describe("VS Code (code-server) with the installed .vsix", () => {
   // figure lenses, `all` (this workspace's setting) has both.
   test("annotations: hints keeps one line per declaration, all adds the lenses", async () => {
     const original = fs.readFileSync(USER_SETTINGS, "utf8");
-    const figureLens = codeEditor().locator(".codelens-decoration a", { hasText: /^ThreadRadar \d/ });
+    const figureLens = codeEditor().locator(".codelens-decoration a", { hasText: /^ThreadRadar \d/ }).filter({ visible: true });
     try {
       await openFile(FILE);
       await gotoLine(REPORT.artifacts.find((a) => a.qualname === "Worker.run")?.line ?? 1);
