@@ -189,13 +189,13 @@ start_code_server untrusted "$uport"
 log "driving the workbench in Chromium (screenshots: $shots)"
 rm -rf "$shots"
 mkdir -p "$shots"
+# The file runs as one test of node's runner: --test-timeout bounds the whole session (each step
+# has its own, much shorter limit and fails at once on an error the server shows).
 set +e
 TR_E2E_URL="http://127.0.0.1:$port" TR_E2E_UNTRUSTED_URL="http://127.0.0.1:$uport" \
 TR_E2E_WS="$ws" TR_E2E_UNTRUSTED_WS="$untrusted" TR_E2E_SHOTS="$shots" \
 TR_E2E_USER_SETTINGS="$tmp/trusted-data/User/settings.json" TR_E2E_REPORT="$tmp/report.json" \
 TR_E2E_RUN_NEW="$run_new" TR_E2E_RUN_OLD="$run_old" TR_E2E_PYTEST_RC="$pytest_rc" TR_E2E_FAILING_RC="$failing_rc" \
-  # The file runs as one test of node's runner: its timeout bounds the whole session (each step
-  # has its own, much shorter limit and fails at once on an error the server shows).
   node --import tsx --test --test-concurrency=1 --test-timeout=1200000 --test-reporter=spec test/e2e/editor.e2e.ts
 rc=$?
 set -e
