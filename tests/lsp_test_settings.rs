@@ -272,3 +272,99 @@ fn the_client_watches_the_runs_dir_the_settings_and_the_project_name() {
     assert_eq!(globs(&reg), ["**/.threadradar/runs/*.json".to_string(), format!("{root_s}/profiles/*.json")], "{reg}");
     assert!(c.shutdown().success());
 }
+
+/// `annotations` and `markdownImages` (issue 32), over the real server and a recorded run of the
+/// paper's Bug 1: `hints` sends the hints and no figure lens (declaration, Timeline, file, wait,
+/// section), `glyph` neither, `all` both; a bad value is one warning and keeps the last good one.
+/// `markdownImages` gives a client that does not call itself VS Code (this one, like code-server)
+/// the glyph image in hovers. The wait lens opens the Waits view (`threadradar.openWaits`), and an
+/// edit that hides the wait and section lenses leaves a lens that says why.
+#[test]
+fn annotations_choose_hints_and_lenses_and_markdown_images_bring_the_hover_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let samples = common::repo().join("samples/python");
+    std::fs::copy(samples.join("common.py"), root.join("common.py")).unwrap();
+    let script = root.join("buggy.py");
+    std::fs::copy(samples.join("bug1_worker_manager/buggy.py"), &script).unwrap();
+    let run = root.join(".threadradar/runs/20000101T000000Z-buggy.json");
+    std::fs::create_dir_all(run.parent().unwrap()).unwrap();
+    {
+        let _serial = common::serial();
+        let o = common::record(&run, &[], &[script.to_str().unwrap(), "--workers", "6", "--timeout", "1.5"]);
+        assert!(o.status.success(), "{}", common::stderr(&o));
+    }
+    let figure_lens = |l: &Value| {
+        let c = l["command"]["command"].as_str().unwrap_or("");
+        c.starts_with("threadradar.open") || l["command"]["title"].as_str().is_some_and(|t| t.contains("stale since edit"))
+    };
+    let mut c = LspClient::spawn(common::bin(), &root);
+    c.initialize(&root, json!({ "minCrt": 0, "annotations": "hints", "markdownImages": true, "panels": true }));
+    let text = std::fs::read_to_string(&script).unwrap();
+    c.open(&script, &text);
+
+    // hints: one hint per declaration, no figure lens.
+    let hints = c.inlay_hints(&script);
+    assert!(hints.len() >= 3, "{hints:#?}");
+    let lenses = c.code_lenses(&script);
+    assert!(!lenses.iter().any(figure_lens), "annotations = hints sends no figure lens: {lenses:#?}");
+    // The image flag: this client's name is not VS Code's, and the hover has the glyph.
+    let line = hints[hints.len() - 1]["position"]["line"].as_u64().unwrap() as u32;
+    let md = c.hover(&script, line, 4)["contents"]["value"].as_str().unwrap_or("").to_string();
+    assert!(md.starts_with("![ThreadRadar of ") && md.contains("(data:image/svg+xml;base64,"), "{}", &md[..120.min(md.len())]);
+
+    // glyph: neither hints nor figure lenses; the hover stays.
+    settings(&mut c, json!({ "annotations": "glyph" }));
+    assert_eq!(c.inlay_hints(&script), Vec::<Value>::new());
+    assert!(!c.code_lenses(&script).iter().any(figure_lens));
+    assert!(c.hover(&script, line, 4)["contents"]["value"].as_str().is_some_and(|v| v.contains("crt")));
+
+    // all: the hints again, each declaration's lens and Timeline lens, the file's lens, the
+    // section lenses of the sample's lock and the wait lenses, which open the Waits view.
+    settings(&mut c, json!({ "annotations": "all" }));
+    assert_eq!(c.inlay_hints(&script).len(), hints.len());
+    let lenses = c.code_lenses(&script);
+    let count = |cmd: &str| lenses.iter().filter(|l| l["command"]["command"] == cmd).count();
+    assert_eq!((count("threadradar.openDetail"), count("threadradar.openTimeline"), count("threadradar.openOverview")), (hints.len(), hints.len(), 1), "{lenses:#?}");
+    assert!(count("threadradar.openSections") >= 1, "the sample's `with self._lock:`: {lenses:#?}");
+    let waits: Vec<&Value> = lenses.iter().filter(|l| l["command"]["title"].as_str().is_some_and(|t| t.contains(": waited "))).collect();
+    assert!(!waits.is_empty(), "the sample's threads wait on its lock: {lenses:#?}");
+    for w in &waits {
+        assert_eq!(w["command"]["command"], "threadradar.openWaits", "the wait lens opens the Waits view: {w}");
+        assert!(w["command"]["arguments"][0]["object"].is_string(), "the wait lens names its object: {w}");
+        assert_eq!(w["command"]["arguments"][0]["line"].as_u64().unwrap(), w["range"]["start"]["line"].as_u64().unwrap() + 1, "{w}");
+    }
+    if let Some(w) = waits.first() {
+        let before = c.notifications.len();
+        c.execute("threadradar.openWaits", w["command"]["arguments"][0].clone()).unwrap();
+        // The notification comes before the command's answer.
+        let open = c.notifications[before..].iter().find(|m| m["method"] == "threadRadar/openPanel").cloned().unwrap_or_else(|| panic!("{:?}", &c.notifications[before..]));
+        assert_eq!(open["params"]["panel"], "waits", "{open}");
+        assert_eq!(open["params"]["object"], w["command"]["arguments"][0]["object"], "{open}");
+    }
+    assert!(!lenses.iter().any(|l| l["command"]["title"].as_str().is_some_and(|t| t.contains("stale since edit"))), "the recorded text: no stale word");
+
+    // An edit: the wait and section lenses go (their lines cannot be vouched for), and a lens on
+    // the first line says why; the declarations' lenses follow their declarations.
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": file_uri(&script), "version": 2 },
+                "contentChanges": [{ "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } }, "text": "# an edit\n" }] }),
+    );
+    let edited = c.code_lenses(&script);
+    let stale: Vec<&Value> = edited.iter().filter(|l| l["command"]["title"].as_str().is_some_and(|t| t.contains("stale since edit"))).collect();
+    assert_eq!(stale.len(), 1, "{edited:#?}");
+    assert_eq!((stale[0]["range"]["start"]["line"].as_u64(), stale[0]["command"]["command"].as_str()), (Some(0), Some("")), "a label on the first line, no command");
+    assert!(!edited.iter().any(|l| ["threadradar.openSections", "threadradar.openWaits"].contains(&l["command"]["command"].as_str().unwrap_or(""))), "{edited:#?}");
+    assert_eq!(edited.iter().filter(|l| l["command"]["command"] == "threadradar.openDetail").count(), hints.len());
+
+    // A bad value: one warning, the last good value stays; the flag off: no image.
+    let before = c.notifications.len();
+    settings(&mut c, json!({ "annotations": "everything", "markdownImages": false }));
+    let warned = c.notifications[before..].iter().any(|n| n["method"] == "window/showMessage" && n["params"]["message"].as_str().is_some_and(|m| m.contains("ignored the setting annotations = ")));
+    assert!(warned, "{:?}", &c.notifications[before..]);
+    assert_eq!(c.inlay_hints(&script).len(), hints.len(), "still all");
+    let md = c.hover(&script, line + 1, 4)["contents"]["value"].as_str().unwrap_or("").to_string();
+    assert!(md.contains("crt") && !md.contains("data:image"), "markdownImages off: text only: {}", &md[..120.min(md.len())]);
+    assert!(c.shutdown().success());
+}

@@ -666,6 +666,8 @@
   }
   // The Sections tab on one section ({file, function, lock, line}; the section lens).
   async function openSections(ref) { await showView("sections"); sections.selectSection(ref); }
-  window.ThreadRadarPanels = { state, openDetail, openTimeline, openTraceCompare, openSections, loadOverview, showView, timeline: () => timeline, sections: () => sections };
+  // The wait lens (VS Code): the Waits tab on the lens's object.
+  async function openWaits(object) { await showView("waits"); if (object && waits) waits.selectObject(object); }
+  window.ThreadRadarPanels = { state, openDetail, openTimeline, openTraceCompare, openSections, openWaits, loadOverview, showView, timeline: () => timeline, sections: () => sections };
   init();
 })();

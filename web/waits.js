@@ -480,7 +480,11 @@
     });
 
     refresh();
-    return { refresh, destroy: () => { st.seq++; root.replaceChildren(); } };
+    /** Selects the object `q` names (the wait lens's object), now or once the waits are in. */
+    function selectObject(q) {
+      if (st.result) { selectWanted(q); draw(); } else wantedObject = q;
+    }
+    return { refresh, selectObject, destroy: () => { st.seq++; root.replaceChildren(); } };
   }
 
   window.ThreadRadarWaits = { create };

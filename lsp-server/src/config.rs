@@ -23,6 +23,21 @@ pub enum HoverImage {
     None,
 }
 
+/// Which of the server's annotations the editor shows (`annotations`, issue 32). The glyph is
+/// the client's own decoration (from `threadRadar/documentArtifacts`); the server filters what
+/// it sends beside it. "▶ Profile" lenses on tests are actions, not annotations: `testLens` alone
+/// decides them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Annotations {
+    /// The glyph only: no inlay hints, no code lenses.
+    Glyph,
+    /// The glyph and the inlay hints (one line per declaration): no code lenses.
+    Hints,
+    /// Everything: hints, the declaration, file and timeline lenses, the wait and section lenses.
+    All,
+}
+
 /// Everything a user can set.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -50,6 +65,14 @@ pub struct Settings {
     /// Theme of glyph images; `None` means light.
     pub glyph_theme: Theme,
     pub hover_image: HoverImage,
+    /// The client renders images in hover Markdown (`markdownImages`): `hoverImage: auto` sends
+    /// it an SVG data URI. The VS Code extension says so itself (code-server and other builds
+    /// name themselves otherwise); without it, a client named like VS Code still gets images.
+    pub markdown_images: bool,
+    /// Which annotations are sent (`annotations`: `glyph`, `hints` or `all`). A client that
+    /// does not send the key gets everything, as before the setting existed; the editors'
+    /// own default is `hints`.
+    pub annotations: Annotations,
     /// The client opens the panels itself when asked with `threadRadar/openPanel`.
     pub panels: bool,
     /// How often the runs directories are checked, in milliseconds (besides file watching).
@@ -101,6 +124,8 @@ impl Default for Settings {
             min_crt: 0.1,
             glyph_theme: Theme::Light,
             hover_image: HoverImage::Auto,
+            markdown_images: false,
+            annotations: Annotations::All,
             panels: false,
             poll_ms: 1000,
             notify_changes: false,
@@ -144,6 +169,16 @@ impl Settings {
                 "notifyChanges" => set_bool(&mut self.notify_changes, v),
                 "recordSubprocesses" => set_bool(&mut self.record_subprocesses, v),
                 "testLens" => set_bool(&mut self.test_lens, v),
+                "markdownImages" => set_bool(&mut self.markdown_images, v),
+                "annotations" => {
+                    let a = match v.as_str() {
+                        Some("glyph") => Some(Annotations::Glyph),
+                        Some("hints") => Some(Annotations::Hints),
+                        Some("all") => Some(Annotations::All),
+                        _ => None,
+                    };
+                    a.map(|a| self.annotations = a).is_some()
+                }
                 "repeat" => match v.as_u64() {
                     Some(n @ 1..=100) => {
                         self.repeat = n as u32;
@@ -260,6 +295,16 @@ impl Settings {
 }
 
 impl Settings {
+    /// Inlay hints are sent: `inlayHints` and an `annotations` level that shows them.
+    pub fn sends_hints(&self) -> bool {
+        self.inlay_hints && self.annotations != Annotations::Glyph
+    }
+
+    /// The figures' code lenses (declaration, file, timeline, wait and section lenses) are sent.
+    pub fn sends_lenses(&self) -> bool {
+        self.annotations == Annotations::All
+    }
+
     /// The editor's overrides of the project's test configuration.
     pub fn overrides(&self) -> crate::project::Overrides {
         crate::project::Overrides { test_command: self.test_command.clone(), interval_ms: self.interval_ms, runs_dir: self.runs_dir.clone(), keep_runs: self.keep_runs }
@@ -317,6 +362,20 @@ mod tests {
         assert_eq!(s.glyph_theme, Theme::Dark);
         assert_eq!(s.update(&json!(7)).len(), 1);
         assert!(s.update(&Value::Null).is_empty());
+    }
+
+    #[test]
+    fn annotations_levels_and_the_image_flag() {
+        let mut s = Settings::default();
+        assert_eq!((s.annotations, s.sends_hints(), s.sends_lenses(), s.markdown_images), (Annotations::All, true, true, false), "a client without the keys gets everything");
+        assert!(s.update(&json!({"threadradar": {"annotations": "hints", "markdownImages": true}})).is_empty());
+        assert_eq!((s.sends_hints(), s.sends_lenses(), s.markdown_images), (true, false, true));
+        assert!(s.update(&json!({"annotations": "glyph"})).is_empty());
+        assert_eq!((s.sends_hints(), s.sends_lenses()), (false, false));
+        assert_eq!(s.update(&json!({"annotations": "everything", "markdownImages": "yes"})).len(), 2, "a bad value is one sentence each");
+        assert_eq!((s.annotations, s.markdown_images), (Annotations::Glyph, true), "and keeps the previous value");
+        assert!(s.update(&json!({"annotations": "all", "inlayHints": false})).is_empty());
+        assert_eq!((s.sends_hints(), s.sends_lenses()), (false, true), "inlayHints: false still turns the hints off");
     }
 
     #[test]

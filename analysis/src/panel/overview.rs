@@ -48,7 +48,7 @@ pub(super) fn overview_with(run: &Run, analyse: &Analyse, req: &OverviewRequest)
     let [(functions, listed_functions), (classes, listed_classes)] = lists;
     Ok(OverviewResponse {
         run: RunInfo {
-            command: run.meta.command.clone(),
+            command: shown_command(&run.meta),
             duration_s: run.meta.duration_s,
             sample_count: run.samples.len() as u64,
             thread_count: run.threads.len(),
@@ -67,4 +67,42 @@ pub(super) fn overview_with(run: &Run, analyse: &Analyse, req: &OverviewRequest)
         palette: PaletteView { light: glyph::LIGHT, dark: glyph::DARK },
         note: no_counted_note(&analysis),
     })
+}
+
+/// The command a view's header shows: as recorded, except that a profiled test's run (the
+/// editors' ▶ Profile, `threadradar test`) leaves out what the runner added for itself (pytest's
+/// `-p no:cacheprovider` and `--junitxml=<temporary file>`): the user's command and test id.
+pub fn shown_command(meta: &threadradar_profiler::run::Meta) -> Vec<String> {
+    if meta.test.is_none() {
+        return meta.command.clone();
+    }
+    let mut out = Vec::with_capacity(meta.command.len());
+    let mut words = meta.command.iter().peekable();
+    while let Some(w) = words.next() {
+        if w == "-p" && words.peek().is_some_and(|n| *n == "no:cacheprovider") {
+            words.next();
+            continue;
+        }
+        if w.starts_with("--junitxml=") || w.starts_with("--junit-xml=") {
+            continue;
+        }
+        out.push(w.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_runs_header_shows_the_users_command_without_the_runners_flags() {
+        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let mut meta = threadradar_profiler::run::Meta { command: words("/usr/bin/python3 -m pytest tests/t.py::test_a -p no:cacheprovider --junitxml=/tmp/tr-junit-1/r.xml"), ..Default::default() };
+        assert_eq!(shown_command(&meta), meta.command, "not a test run: as recorded");
+        meta.test = Some(threadradar_profiler::run::TestRun { id: "tests/t.py::test_a".into(), outcome: None });
+        assert_eq!(shown_command(&meta), words("/usr/bin/python3 -m pytest tests/t.py::test_a"));
+        meta.command = words("python3 -m pytest -p xdist -n 2 tests/t.py");
+        assert_eq!(shown_command(&meta), meta.command, "the user's own -p stays");
+    }
 }

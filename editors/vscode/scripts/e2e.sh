@@ -4,9 +4,11 @@
 # Bug 1 sample, the workbench driven in Debian's Chromium (playwright-core, no browser download).
 # Checks: inlay hints and lenses against `threadradar report`, the glyph images and that none covers
 # any text, themes, the overview and detail webviews and their navigation, the activity views and
-# status bar, the run switcher, a "▶ Profile" lens on a pytest test (its run, outcome and status
-# bar), "▶ Profile again" and Compare with Previous Run of This Test, an untrusted workspace
-# (test/e2e/editor.e2e.ts).
+# status bar, the run switcher and the panels' refresh on a run switch, the timeline's first worker
+# lane on the first screen, the glyph image in a hover, the annotations setting, a "▶ Profile" lens
+# on a pytest test (its run, outcome and status bar), a failing test's outcome icon, "▶ Profile
+# again" and Compare with Previous Run of This Test, an untrusted workspace
+# (test/e2e/editor.e2e.ts). A test fails at once on an error the server shows, not after a timeout.
 #
 #   bash editors/vscode/scripts/e2e.sh            # from a fresh clone; root (apt, ptrace)
 #
@@ -97,6 +99,14 @@ run_old="$ws/.threadradar/runs/20200101T000000Z-old.json"
 run_new="$ws/.threadradar/runs/20200101T000100Z-new.json"
 # The interpreter itself, not a wrapper script (a pyenv shim is a shell script, which record cannot sample).
 python=$(python3 -c 'import sys; print(sys.executable)')
+# The "▶ Profile" lenses run pytest with this interpreter (the server's rule without the Python
+# extension: python3 on PATH): a fresh machine may not have it.
+if ! "$python" -c 'import pytest' 2>/dev/null; then
+  log "installing pytest for $python"
+  "$python" -m pip --version >/dev/null 2>&1 || "$python" -m ensurepip --upgrade >/dev/null 2>&1 || apt-get install -y -qq python3-pip
+  "$python" -m pip install -q pytest || "$python" -m pip install -q --break-system-packages pytest
+  "$python" -c 'import pytest' || { echo "vscode e2e: pytest could not be installed for $python" >&2; exit 2; }
+fi
 log "recording the sample twice ($python)"
 (cd "$ws" && "$THREADRADAR_BIN" record -o "$run_old" --no-progress -- "$python" buggy.py --workers 4 --timeout 1 >"$tmp/rec.log" 2>&1) \
   || { cat "$tmp/rec.log" >&2; echo "vscode e2e: recording failed (it needs ptrace: root, or kernel.yama.ptrace_scope = 0)" >&2; exit 2; }
@@ -109,6 +119,27 @@ cp -r "$repo/samples/python/testproject" "$ws/testproject"
 rm -rf "$ws/testproject/.threadradar" "$ws/testproject"/tests/__pycache__
 pytest_rc=0
 (cd "$ws/testproject" && "$python" -m pytest -q -p no:cacheprovider tests/check_pool.py::test_parallel_sum_is_right >"$tmp/pytest.log" 2>&1) || pytest_rc=$?
+# A threaded test that fails, for the Runs view's outcome icon (issue 32), and pytest's verdict on it.
+cat >"$ws/testproject/tests/check_fails.py" <<'PY'
+import threading
+
+
+def add(total, n):
+    for i in range(n):
+        total[0] += i
+
+
+def test_threaded_total_is_wrong():
+    total = [0]
+    threads = [threading.Thread(target=add, args=(total, 200_000)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert total[0] == 0, "the threads added something"
+PY
+failing_rc=0
+(cd "$ws/testproject" && "$python" -m pytest -q -p no:cacheprovider tests/check_fails.py >"$tmp/pytest-fails.log" 2>&1) || failing_rc=$?
 untrusted="$tmp/untrusted"
 mkdir -p "$untrusted/.threadradar/runs"
 cp "$ws/buggy.py" "$ws/common.py" "$untrusted/"
@@ -125,6 +156,7 @@ start_code_server() { # name port extra-args…
   cat >"$data/User/settings.json" <<'JSON'
 {
   "workbench.startupEditor": "none",
+  "threadradar.annotations": "all",
   "workbench.colorTheme": "Default Dark Modern",
   "workbench.tips.enabled": false,
   "telemetry.telemetryLevel": "off",
@@ -157,12 +189,14 @@ start_code_server untrusted "$uport"
 log "driving the workbench in Chromium (screenshots: $shots)"
 rm -rf "$shots"
 mkdir -p "$shots"
+# The file runs as one test of node's runner: --test-timeout bounds the whole session (each step
+# has its own, much shorter limit and fails at once on an error the server shows).
 set +e
 TR_E2E_URL="http://127.0.0.1:$port" TR_E2E_UNTRUSTED_URL="http://127.0.0.1:$uport" \
 TR_E2E_WS="$ws" TR_E2E_UNTRUSTED_WS="$untrusted" TR_E2E_SHOTS="$shots" \
 TR_E2E_USER_SETTINGS="$tmp/trusted-data/User/settings.json" TR_E2E_REPORT="$tmp/report.json" \
-TR_E2E_RUN_NEW="$run_new" TR_E2E_RUN_OLD="$run_old" TR_E2E_PYTEST_RC="$pytest_rc" \
-  node --import tsx --test --test-concurrency=1 --test-timeout=180000 --test-reporter=spec test/e2e/editor.e2e.ts
+TR_E2E_RUN_NEW="$run_new" TR_E2E_RUN_OLD="$run_old" TR_E2E_PYTEST_RC="$pytest_rc" TR_E2E_FAILING_RC="$failing_rc" \
+  node --import tsx --test --test-concurrency=1 --test-timeout=1200000 --test-reporter=spec test/e2e/editor.e2e.ts
 rc=$?
 set -e
 if [ $rc -ne 0 ]; then

@@ -110,10 +110,12 @@ export class GlyphDecorations implements vscode.Disposable {
           // glyph must not hang over one.
           const server = serverSettings(config(), themeKind());
           const lensLines = new Set<number>(shownLenses);
-          if (server.codeLens === true) for (const a of r.artifacts) lensLines.add(a.line);
-          if (server.fileLens === true) lensLines.add(0);
+          // The server sends figure lenses only at `annotations: all`.
+          const lenses = server.annotations === "all";
+          if (lenses && server.codeLens === true) for (const a of r.artifacts) lensLines.add(a.line);
+          if (lenses && server.fileLens === true) lensLines.add(0);
           const lines = documentLines(doc);
-          const hintScale = hintScaleFor(server.inlayHints === true, sizes.hintsEnabled, sizes.hintFontSize, sizes.fontSize);
+          const hintScale = hintScaleFor(server.inlayHints === true && server.annotations !== "glyph", sizes.hintsEnabled, sizes.hintFontSize, sizes.fontSize);
           perDoc.set(doc, placeGlyphs(r, { lineCount: lines.length, height: sizes.two, oneLineHeight: sizes.one, lines, tabSize: sizes.tabSize, lensLines, hintScale }));
         } catch (e) {
           if (isMethodNotFound(e)) {

@@ -1,5 +1,7 @@
-// The overview and detail panels: webviews of the same web app `threadradar serve` serves, whose
-// messages `router.ts` forwards to the language server.
+// The panels (overview, detail, Timeline, Sections, Waits, Trace compare): webviews of the same web
+// app `threadradar serve` serves, whose messages `router.ts` forwards to the language server. A
+// thread filter change reloads their figures; a run switch reloads every open panel, so that no
+// tab (the Timeline's lanes, the Sections, the run dropdown) keeps showing the run before.
 
 import * as vscode from "vscode";
 import type { ServerConnection } from "./client";
@@ -10,9 +12,10 @@ import type { RouterHost } from "./router";
 import { buildWebviewHtml, makeNonce, readWebAssets } from "./webviewHtml";
 import type { PanelBoot, PanelCommand, WebAssets } from "./webviewHtml";
 
-type Kind = "overview" | "detail" | "timeline" | "tracecompare" | "sections";
+export type Kind = "overview" | "detail" | "timeline" | "tracecompare" | "sections" | "waits";
 
 const TITLES: Record<Kind, string> = {
+  waits: "ThreadRadar Waits",
   overview: "ThreadRadar Overview",
   detail: "ThreadRadar Detail",
   timeline: "ThreadRadar Timeline",
@@ -45,6 +48,8 @@ export class Panels implements vscode.Disposable {
   /** What each open panel was loaded with (a panel asked for the same thing is only revealed). */
   private readonly boots = new Map<Kind, string>();
   private assets: WebAssets | undefined;
+  /** The panel that switched the run itself (its page already shows the new run). */
+  private switchedBy: Kind | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -57,13 +62,21 @@ export class Panels implements vscode.Disposable {
     return this.assets;
   }
 
-  private host(): RouterHost {
+  private host(kind: Kind): RouterHost {
     return {
       sendRequest: (m, p) => this.server.sendRequest(m, p),
       executeCommand: (c, a) => this.server.executeCommand(c, a),
       navigate: (file, line) => openLocation(file, line),
-      changed: () => this.onChanged(),
+      changed: (what) => {
+        if (what === "run") this.switchedBy = kind;
+        this.onChanged();
+      },
     };
+  }
+
+  /** The kinds of the open panels. */
+  get open(): Kind[] {
+    return [...this.panels.keys()];
   }
 
   showOverview(file?: string | null): void {
@@ -74,9 +87,14 @@ export class Panels implements vscode.Disposable {
     this.show("detail", { panel: "detail", artifact });
   }
 
-  /** The Timeline tab of the panel, focused on an artifact's bars (the "Timeline" code lens). */
-  showTimeline(artifact: string): void {
-    this.show("timeline", { panel: "timeline", artifact });
+  /** The Timeline tab of the panel, focused on an artifact's bars (the "Timeline" code lens), or the whole run. */
+  showTimeline(artifact?: string): void {
+    this.show("timeline", artifact === undefined ? { panel: "timeline" } : { panel: "timeline", artifact });
+  }
+
+  /** The Waits tab of the panel (the wait lens on its object, "ThreadRadar: Open the Waits"). */
+  showWaits(object?: string | null): void {
+    this.show("waits", object ? { panel: "waits", object } : { panel: "waits" });
   }
 
   /** The Trace compare tab: run `a` above, `b` below (none: the active run and the one before it). */
@@ -84,9 +102,9 @@ export class Panels implements vscode.Disposable {
     this.show("tracecompare", { panel: "tracecompare", a, b });
   }
 
-  /** The Sections tab of the panel on one section (the critical-section code lens). */
-  showSections(section: { file: string; function: string; lock: string; line: number }): void {
-    this.show("sections", { panel: "sections", section });
+  /** The Sections tab of the panel on one section (the critical-section code lens), or all of them. */
+  showSections(section?: { file: string; function: string; lock: string; line: number }): void {
+    this.show("sections", section === undefined ? { panel: "sections" } : { panel: "sections", section });
   }
 
   private show(kind: Kind, boot: PanelBoot): void {
@@ -102,7 +120,7 @@ export class Panels implements vscode.Disposable {
       panel.iconPath = vscode.Uri.joinPath(this.extensionUri, "media", "threadradar.svg");
       const p = panel;
       p.webview.onDidReceiveMessage(async (msg: unknown) => {
-        const answer = await routeMessage(this.host(), msg);
+        const answer = await routeMessage(this.host(kind), msg);
         if (answer !== undefined) void p.webview.postMessage(answer);
       });
       p.onDidDispose(() => {
@@ -116,9 +134,14 @@ export class Panels implements vscode.Disposable {
       if (this.boots.get(kind) === JSON.stringify(boot)) return;
     }
     this.boots.set(kind, JSON.stringify(boot));
+    this.load(kind, panel, boot);
+  }
+
+  private load(kind: Kind, panel: vscode.WebviewPanel, boot: PanelBoot): void {
+    panel.title = TITLES[kind];
     if (boot.panel === "detail") panel.title = `${TITLES.detail}: ${shortName(boot.artifact)}`;
-    if (boot.panel === "timeline") panel.title = `${TITLES.timeline}: ${shortName(boot.artifact)}`;
-    if (boot.panel === "sections") panel.title = `${TITLES.sections}: ${boot.section.lock}`;
+    if (boot.panel === "timeline" && boot.artifact !== undefined) panel.title = `${TITLES.timeline}: ${shortName(boot.artifact)}`;
+    if (boot.panel === "sections" && boot.section !== undefined) panel.title = `${TITLES.sections}: ${boot.section.lock}`;
     try {
       panel.webview.html = buildWebviewHtml(this.webAssets(), { nonce: makeNonce(), cspSource: panel.webview.cspSource, boot });
     } catch (e) {
@@ -126,7 +149,25 @@ export class Panels implements vscode.Disposable {
     }
   }
 
-  /** Tells open panels that the run or the thread filter changed. */
+  /**
+   * The active run changed: every open panel is loaded again on what it was opened for, so each of
+   * its tabs and its run dropdown show the new run. The panel whose own dropdown switched the run
+   * has already reloaded what it shows and keeps its tab.
+   */
+  runChanged(): void {
+    const by = this.switchedBy;
+    this.switchedBy = undefined;
+    for (const [kind, panel] of this.panels) {
+      const boot = this.boots.get(kind);
+      if (kind === by || boot === undefined) {
+        if (kind === by) void panel.webview.postMessage({ type: "threadradar.refresh" } satisfies PanelCommand);
+        continue;
+      }
+      this.load(kind, panel, JSON.parse(boot) as PanelBoot);
+    }
+  }
+
+  /** Tells open panels that the thread filter (or the colour theme) changed. */
   refresh(): void {
     const msg: PanelCommand = { type: "threadradar.refresh" };
     for (const p of this.panels.values()) void p.webview.postMessage(msg);

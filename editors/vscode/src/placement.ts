@@ -111,6 +111,20 @@ export function decorationSvg(svg: string, height: number): { svg: string; width
   return sizedSvg(svg.replace(/<title>[^<]*<\/title>/g, ""), height);
 }
 
+/** The smallest rendered font size in px at which the pedestals' numbers stay readable. */
+export const MIN_PEDESTAL_FONT_PX = 8;
+
+/**
+ * The glyph without its pedestals' numbers when they would be drawn smaller than
+ * `MIN_PEDESTAL_FONT_PX` at `height` px (the server draws them at 0.3 of the glyph's height: at
+ * a one-line 17 px glyph they were 5 px, unreadable). The pedestals' shapes stay; the threads and
+ * thread types are in the inlay hint and the hover.
+ */
+export function readablePedestals(svg: string, height: number): string {
+  if (height * 0.3 >= MIN_PEDESTAL_FONT_PX) return svg;
+  return svg.replace(/(<g class="pedestal [^"]*"[^>]*>(?:(?!<\/g>)[\s\S])*?)<text\b[^>]*>[^<]*<\/text>/g, "$1");
+}
+
 /** A `data:` URI of an SVG (base64: VS Code's CSS and markdown need it, microsoft/vscode#51290). */
 export function svgDataUri(svg: string): string {
   return "data:image/svg+xml;base64," + Buffer.from(svg, "utf8").toString("base64");
@@ -219,7 +233,8 @@ export function placeGlyphs(result: DocumentArtifactsResult, opts: PlaceOptions)
     const end = Number.isInteger(a.end_character) && a.end_character >= character ? a.end_character : character;
     const hint = opts.hintScale !== undefined && opts.hintScale > 0 && typeof a.label === "string" ? visualColumns(a.label) * opts.hintScale : 0;
     const rows: 1 | 2 = opts.lines !== undefined && twoLineGlyphFits(opts.lines, a.line, end, opts.tabSize, opts.lensLines, hint) ? 2 : 1;
-    const sized = decorationSvg(a.glyph_svg, rows === 2 ? opts.height : oneLine);
+    const height = rows === 2 ? opts.height : oneLine;
+    const sized = decorationSvg(readablePedestals(a.glyph_svg, height), height);
     if (sized === undefined) continue;
     usedLines.add(a.line);
     let g = groups.get(sized.svg);

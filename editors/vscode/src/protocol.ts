@@ -38,6 +38,7 @@ export const ServerCommands = {
   openDetail: "threadradar.openDetail",
   openTimeline: "threadradar.openTimeline",
   openSections: "threadradar.openSections",
+  openWaits: "threadradar.openWaits",
   selectRun: "threadradar.selectRun",
   setThreadFilter: "threadradar.setThreadFilter",
   clearThreadFilter: "threadradar.clearThreadFilter",
@@ -76,6 +77,9 @@ export const Commands = {
   compareShowFunctions: "threadradar.comparison.showFunctions",
   compareOpen: "threadradar.comparison.open",
   compareAsTraces: "threadradar.compareAsTraces",
+  showTimeline: "threadradar.showTimeline",
+  showWaits: "threadradar.showWaits",
+  showSections: "threadradar.showSections",
 } as const;
 
 // Every request's parameters and answer are generated from the server's Rust types
@@ -162,7 +166,9 @@ export type OpenPanelParams =
   | { panel: "overview"; file: string | null }
   | { panel: "detail"; artifact: ArtifactKey }
   | { panel: "timeline"; artifact: ArtifactKey }
-  | { panel: "sections"; section: SectionRef };
+  | { panel: "sections"; section: SectionRef }
+  /** The wait lens: the Waits view on the lens's object (its label in the view), when it says. */
+  | { panel: "waits"; object: string | null };
 
 /** A critical section as the section lens names it (file, function, lock, entry line). */
 export type SectionRef = P.SectionRef;
@@ -191,6 +197,9 @@ export function parseOpenPanel(v: unknown): OpenPanelParams | undefined {
   }
   if (v.panel === "timeline" && typeof v.artifact === "string" && v.artifact !== "") {
     return { panel: "timeline", artifact: v.artifact };
+  }
+  if (v.panel === "waits") {
+    return { panel: "waits", object: typeof v.object === "string" && v.object !== "" ? v.object : null };
   }
   if (v.panel === "sections" && isRecord(v.section)) {
     const s = v.section;

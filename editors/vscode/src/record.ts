@@ -267,18 +267,47 @@ export function shortCommand(command: string, max = 60): string {
 }
 
 /**
- * The tree item's parts for a run: label, description, context value. A test run shows its test
- * and outcome, any other run the program it recorded; both their duration and threads. Pure.
+ * A test run's outcome as an icon (codicon id and theme colour), separate from the active-run
+ * mark: failed (any failure) before errored before passed; none when no test ran or the outcome is
+ * unknown. Pure.
  */
-export function runNodeView(r: { label: string; description: string; active: boolean; history?: RunHistoryView }): { label: string; description: string; contextValue: string } {
+export function outcomeIcon(o: RunHistoryView["outcome"]): { id: string; colour: string; words: string } {
+  if (o === null || o === undefined) return { id: "question", colour: "testing.iconQueued", words: "outcome unknown" };
+  if (o.failed > 0) return { id: "error", colour: "testing.iconFailed", words: "failed" };
+  if (o.errors > 0) return { id: "warning", colour: "testing.iconErrored", words: "errored" };
+  if (o.passed > 0) return { id: "pass", colour: "testing.iconPassed", words: "passed" };
+  return { id: "circle-slash", colour: "testing.iconSkipped", words: "no test passed or failed" };
+}
+
+/** `tests/t.py::TestA::test_b` → `TestA::test_b` (the file goes to the tooltip). */
+export function shortTestId(id: string): string {
+  const at = id.indexOf("::");
+  return at < 0 ? id : id.slice(at + 2);
+}
+
+/**
+ * The tree item's parts for a run: label, description, context value and icon. A test run shows
+ * its test (without its file) and outcome first, so that "1 failed" shows at the default width,
+ * with the outcome's icon; any other run the program it recorded, with the active-run mark as
+ * its icon. The active run says "active" in both. Pure.
+ */
+export function runNodeView(r: { label: string; description: string; active: boolean; history?: RunHistoryView }): {
+  label: string;
+  description: string;
+  contextValue: string;
+  /** A codicon id and its theme colour (`""`: the default). */
+  icon: { id: string; colour: string; words: string };
+} {
   const h = r.history;
   let context = r.active ? "threadradar.run.active" : "threadradar.run";
   if (h?.pinned === true) context += ".pinned";
   if (h?.previous !== undefined) context += ".previous";
-  const label = h?.label !== undefined ? `${h.label} — ${h.test ?? r.label}` : (h?.test ?? r.label);
+  const test = h?.test !== undefined ? shortTestId(h.test) : undefined;
+  const label = h?.label !== undefined ? `${h.label} — ${test ?? r.label}` : (test ?? r.label);
   const what = h === undefined ? "" : h.test !== undefined ? outcomeWords(h.outcome) : shortCommand(h.command ?? "");
   const threads = h?.threads !== undefined && Number.isFinite(h.threads) ? `${h.threads} ${h.threads === 1 ? "thread" : "threads"}` : "";
   const bits = [what, h?.pinned === true ? "pinned" : "", durationWords(h?.duration_s), threads, r.description].filter((x) => x !== "");
-  return { label, description: bits.join(" · "), contextValue: context };
+  const icon = h?.test !== undefined ? outcomeIcon(h.outcome) : r.active ? { id: "circle-filled", colour: "", words: "active run" } : { id: "circle-large-outline", colour: "", words: "" };
+  return { label, description: bits.join(" · "), contextValue: context, icon };
 }
 

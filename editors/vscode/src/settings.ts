@@ -12,11 +12,12 @@ type Spec =
 
 /** The server's settings, as the extension exposes them (`threadradar.<key>`). */
 export const SERVER_SETTINGS: readonly Spec[] = [
+  { key: "annotations", type: "string", default: "hints", enum: ["glyph", "hints", "all"], description: "How much ThreadRadar writes into the code: `glyph` (the glyph only), `hints` (the glyph and one inlay hint per profiled declaration: the default, it keeps the code readable) or `all` (also the code lenses: figures, Timeline, the file's lens, waits and critical sections). Hovers and the ▶ Profile lenses on tests are there at every level." },
   { key: "inlayHints", type: "boolean", default: true, description: "Show inlay hints with each profiled function's and class's figures." },
   { key: "hintSeconds", type: "boolean", default: true, description: "Show the seconds in the inlay hints." },
   { key: "hintThreads", type: "boolean", default: true, description: "Show the threads and thread types in the inlay hints." },
   { key: "hintClusters", type: "boolean", default: true, description: "Show the clusters (text glyph) in the inlay hints." },
-  { key: "codeLens", type: "boolean", default: true, description: "Show code lenses above profiled declarations." },
+  { key: "codeLens", type: "boolean", default: true, description: "Show code lenses above profiled declarations (when `annotations` is `all`)." },
   { key: "timelineLens", type: "boolean", default: true, description: "Show a \"Timeline\" code lens beside each declaration's lens (opens the timeline on its bars)." },
   { key: "fileLens", type: "boolean", default: true, description: "Show the code lens at the top of each profiled file." },
   { key: "hover", type: "boolean", default: true, description: "Show hovers with the glyph, the figures and the clusters." },
@@ -66,7 +67,7 @@ function valid(spec: Spec, v: unknown): boolean {
 /**
  * The settings object for the server. Values of the wrong type or out of range fall back to the
  * default (the server would ignore them with a warning); `glyphTheme: "auto"` becomes the editor
- * theme's palette; `panels` and `notifyChanges` are always on (this client opens the panels and
+ * theme's palette; `panels`, `notifyChanges` and `markdownImages` are always on (this client opens the panels and
  * refreshes its glyphs on `threadRadar/changed`).
  */
 export function serverSettings(config: ConfigReader, themeKind: ThemeKind): Record<string, unknown> {
@@ -80,6 +81,9 @@ export function serverSettings(config: ConfigReader, themeKind: ThemeKind): Reco
   out.glyphTheme = glyphThemeFor(themeKind, out.glyphTheme as "auto" | "light" | "dark");
   out.panels = true;
   out.notifyChanges = true;
+  // VS Code (and code-server, which names itself otherwise) renders images in hover Markdown:
+  // the server's `hoverImage: auto` sends the glyph as an SVG data URI on this flag.
+  out.markdownImages = true;
   return out;
 }
 

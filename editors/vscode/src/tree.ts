@@ -14,6 +14,8 @@ import { hotItems, runItems, threadItems } from "./views";
 import type { HotItem, RunItem, ThreadItem } from "./views";
 
 const HOT_TOP = 15;
+/** What the Hot view leaves out: everything that is not the program's own code. */
+export const HOT_FILTER = { hide_stdlib: true, hide_third_party: true } as const;
 
 /** Common parts: refresh on demand, an error item instead of an exception. */
 abstract class View<T> implements vscode.TreeDataProvider<T>, vscode.Disposable {
@@ -44,9 +46,13 @@ export class RunsView extends View<RunNode> {
     const item = new vscode.TreeItem(v.label, vscode.TreeItemCollapsibleState.None);
     item.description = v.description;
     const command = r.history?.command !== undefined && r.history.command !== "" ? `\n${r.history.command}` : "";
-    item.tooltip = r.history?.outcome?.first_failure !== undefined ? `${r.tooltip}${command}\nFirst failure: ${r.history.outcome.first_failure}` : `${r.tooltip}${command}`;
+    const test = r.history?.test !== undefined ? `${r.history.test}: ${v.icon.words}\n` : "";
+    const active = r.active ? "The active run (its figures are shown).\n" : "";
+    const tooltip = `${test}${active}${r.tooltip}${command}`;
+    item.tooltip = r.history?.outcome?.first_failure !== undefined ? `${tooltip}\nFirst failure: ${r.history.outcome.first_failure}` : tooltip;
     item.id = r.path;
-    item.iconPath = new vscode.ThemeIcon(r.active ? "pass-filled" : "circle-large-outline");
+    // A test run's icon is its outcome; the active run says "active" in its description.
+    item.iconPath = new vscode.ThemeIcon(v.icon.id, v.icon.colour === "" ? undefined : new vscode.ThemeColor(v.icon.colour));
     item.contextValue = v.contextValue;
     item.command = { command: Commands.selectRunItem, title: "Show this run", arguments: [r] };
     return item;
@@ -79,7 +85,9 @@ export class HotView extends View<HotNode> {
       this.data = (async () => {
         if (this.server.state !== "running") return undefined;
         try {
-          return (await this.server.sendRequest(Requests.overview, { top: HOT_TOP, hide_stdlib: true })) as OverviewResult;
+          // The program's own code (issue 32): neither the standard library nor site-packages
+          // (pytest, pluggy, the program's dependencies); the overview panel shows everything.
+          return (await this.server.sendRequest(Requests.overview, { top: HOT_TOP, ...HOT_FILTER })) as OverviewResult;
         } catch {
           return undefined;
         }

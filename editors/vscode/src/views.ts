@@ -111,13 +111,23 @@ export interface HotItem {
   kind: OverviewEntry["kind"];
 }
 
+/**
+ * An artifact's name for a list: its qualified name, except that a module's code (`<module>`, one
+ * per file) is named with its file, so that two modules' rows never read the same.
+ */
+export function artifactLabel(e: { qualname: string; file: string }): string {
+  if (!e.qualname.startsWith("<module>")) return e.qualname;
+  const file = e.file === "" ? "an unrecorded file" : baseName(e.file);
+  return `${e.qualname} of ${file}`;
+}
+
 export function hotItems(entries: readonly OverviewEntry[], top: number): HotItem[] {
   return [...entries]
     .sort((a, b) => b.crt - a.crt)
     .slice(0, Math.max(0, top))
     .map((e) => ({
       key: e.key,
-      label: e.qualname,
+      label: artifactLabel(e),
       description: percent(e.crt),
       tooltip: `${e.qualname} — ${percent(e.crt)} of the computational runtime, ${e.seconds.toFixed(2)} s, ${plural(e.threads, "thread", "threads")} of ${plural(e.thread_types, "type", "types")}\n${e.file}:${e.line}`,
       kind: e.kind,

@@ -19,9 +19,10 @@ export interface WebAssets {
 export type PanelBoot =
   | { panel: "overview"; file?: string | null }
   | { panel: "detail"; artifact: string }
-  | { panel: "timeline"; artifact: string }
+  | { panel: "timeline"; artifact?: string }
   | { panel: "tracecompare"; a?: string; b?: string }
-  | { panel: "sections"; section: { file: string; function: string; lock: string; line: number } };
+  | { panel: "sections"; section?: { file: string; function: string; lock: string; line: number } }
+  | { panel: "waits"; object?: string };
 
 /** Messages the extension posts to a page (never with an `id`, so the transport ignores them). */
 export type PanelCommand = { type: "threadradar.refresh" } | { type: "threadradar.show"; artifact: string };
@@ -107,8 +108,9 @@ const BOOT_SCRIPT = `
   }
   afterFirstOverview(function () {
     if (boot.panel === "detail" && boot.artifact) P.openDetail(boot.artifact);
-    if (boot.panel === "timeline" && boot.artifact) P.openTimeline(boot.artifact);
-    if (boot.panel === "sections" && boot.section && P.openSections) P.openSections(boot.section);
+    if (boot.panel === "timeline") { if (boot.artifact) P.openTimeline(boot.artifact); else P.showView("timeline"); }
+    if (boot.panel === "sections") { if (boot.section && P.openSections) P.openSections(boot.section); else P.showView("sections"); }
+    if (boot.panel === "waits") { if (boot.object && P.openWaits) P.openWaits(boot.object); else P.showView("waits"); }
     if (boot.panel === "overview" && boot.file) showFile(boot.file);
     if (boot.panel === "tracecompare" && P.openTraceCompare) P.openTraceCompare(boot.a, boot.b);
   });

@@ -454,7 +454,7 @@ impl Backend {
 
     pub(super) fn hover_image(&self, p: &Profiled, settings: &Settings, caps: &ClientCaps) -> Option<String> {
         let mode = match settings.hover_image {
-            HoverImage::Auto if caps.vscode => HoverImage::Svg,
+            HoverImage::Auto if caps.vscode || settings.markdown_images => HoverImage::Svg,
             HoverImage::Auto => HoverImage::None,
             m => m,
         };

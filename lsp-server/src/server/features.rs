@@ -5,7 +5,8 @@ use super::*;
 
 impl Backend {
     pub(super) async fn inlay_hints(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
-        if !self.settings().inlay_hints {
+        // `annotations: glyph` (or `inlayHints: false`): the glyph alone.
+        if !self.settings().sends_hints() {
             return Ok(Some(Vec::new()));
         }
         let Some(p) = self.placed(&params.text_document.uri).await else { return Ok(Some(Vec::new())) };
@@ -59,7 +60,8 @@ impl Backend {
         let settings = self.settings();
         // "▶ Profile" on tests (issue 19), whether or not there is a run.
         let mut lenses = self.test_lenses(&params.text_document.uri);
-        if !settings.code_lens && !settings.file_lens {
+        // `annotations: glyph` or `hints`: no figure lenses (one annotation line per declaration).
+        if !settings.sends_lenses() || (!settings.code_lens && !settings.file_lens) {
             return Ok(Some(lenses));
         }
         let Some(p) = self.placed(&params.text_document.uri).await else { return Ok(Some(lenses)) };
@@ -99,8 +101,18 @@ impl Backend {
             }
         }
         if settings.code_lens {
-            lenses.extend(self.section_lenses(&params.text_document.uri).await);
-            lenses.extend(self.wait_lenses(&params.text_document.uri).await);
+            let uri = &params.text_document.uri;
+            lenses.extend(self.section_lenses(uri).await);
+            lenses.extend(self.wait_lenses(uri).await);
+            // An edit hides the line-anchored lenses (their lines cannot be vouched for): say so
+            // on the first line rather than dropping them silently. No command: a label.
+            if self.line_figures_stale(uri).await {
+                lenses.push(CodeLens {
+                    range: top,
+                    command: Some(Command { title: STALE_LINES_LENS.into(), command: String::new(), arguments: None }),
+                    data: None,
+                });
+            }
         }
         // Stable: on one line, the figures' lens stays first.
         lenses.sort_by_key(|l| l.range.start.line);
@@ -245,6 +257,9 @@ impl Backend {
         Ok(Some(OneOf::Left(out)))
     }
 }
+
+/// The lens that stands for the wait and section lenses an edit hid.
+pub const STALE_LINES_LENS: &str = "waits and critical sections hidden: stale since edit (the file is not the recorded text; undo the edit or record again)";
 
 fn tooltip(view: &threadradar_analysis::view::ArtifactView, figures: &Figures, footer: &str) -> InlayHintTooltip {
     InlayHintTooltip::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: format!("{}\n\n{footer}", render::figures_markdown(view, figures)) })

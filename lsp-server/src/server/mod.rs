@@ -331,17 +331,35 @@ impl Backend {
         .flatten()
     }
 
+    /// Whether a document's wait and section lenses are hidden because its text is no longer the
+    /// recorded one (another sha256) while the run has waits or sections in it: the editor then
+    /// says so instead of dropping them without a word.
+    async fn line_figures_stale(&self, uri: &Uri) -> bool {
+        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else { return false };
+        let doc = DocRef { path, uri: Some(uri.as_str().to_string()) };
+        self.wait_scanned().await;
+        self.blocking(move |b| {
+            let loaded = Host::active(b).ok()?;
+            let key = loaded.file_key(&doc.path)?.to_string();
+            let run = loaded.run();
+            let recorded = run.files.iter().find(|f| run.str(f.path) == key)?.sha256.clone()?;
+            let (text, _) = Host::document(b, &doc, &loaded, &key)?;
+            if threadradar_profiler::source::sha256_hex(text.text().as_bytes()) == recorded {
+                return Some(false);
+            }
+            let waits = waits_lens::view_of(&loaded).intervals.iter().any(|iv| iv.frame.as_ref().is_some_and(|f| f.file == key));
+            let sections = sections::view_of(&loaded).is_ok_and(|v| v.sections.iter().any(|s| s.file == key));
+            Some(waits || sections)
+        })
+        .await
+        .flatten()
+        .unwrap_or(false)
+    }
+
     async fn wait_scanned(&self) {
         let mut rx = self.scanned.subscribe();
         let _ = tokio::time::timeout(Duration::from_secs(30), rx.wait_for(|v| *v)).await;
     }
-
-
-
-
-
-
-
 
     async fn show(&self, typ: MessageType, msg: impl Into<String>) {
         self.client.show_message(typ, msg.into()).await;

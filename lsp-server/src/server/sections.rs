@@ -17,7 +17,7 @@ static CACHE: Mutex<Option<(u64, PathBuf, std::result::Result<Arc<SectionsView>,
 /// The last configuration error shown, so that it is said once, not on every lens request.
 static SHOWN: Mutex<Option<String>> = Mutex::new(None);
 
-fn view_of(loaded: &LoadedRun) -> std::result::Result<Arc<SectionsView>, String> {
+pub(super) fn view_of(loaded: &LoadedRun) -> std::result::Result<Arc<SectionsView>, String> {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((g, p, v)) = cache.as_ref() {
         if *g == loaded.generation && *p == loaded.path {

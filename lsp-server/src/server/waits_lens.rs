@@ -24,7 +24,7 @@ use threadradar_analysis::waits::{waits, WaitsOptions, WaitsView, WakeKind};
 /// The active run's waits view, computed once per loaded run.
 static CACHE: Mutex<Option<(u64, PathBuf, Arc<WaitsView>)>> = Mutex::new(None);
 
-fn view_of(loaded: &LoadedRun) -> Arc<WaitsView> {
+pub(super) fn view_of(loaded: &LoadedRun) -> Arc<WaitsView> {
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((g, p, v)) = cache.as_ref() {
         if *g == loaded.generation && *p == loaded.path {
@@ -172,16 +172,20 @@ impl Backend {
         lenses
     }
 
-    /// `threadradar.openWaits {object, file?, line?}` (the wait lens): asks a client with panels
-    /// to open the waits view on the object (`threadRadar/openPanel {"panel":"waits","object"}`);
-    /// a client without panels gets the object's figures in a message. Answers the object's row
-    /// of the waits view (`null` when the active run has no such object).
+    /// `threadradar.openWaits {object?, file?, line?}` (the wait lens, and the editors' "open the
+    /// waits" commands without an object): asks a client with panels to open the waits view on
+    /// the object (`threadRadar/openPanel {"panel":"waits","object"}`, `object` null: the whole
+    /// view); a client without panels gets the object's figures in a message. Answers the
+    /// object's row of the waits view (`null` when the active run has no such object).
     pub(super) async fn open_waits(&self, arg: Value) -> Result<Option<Value>> {
-        let object = arg
-            .get("object")
-            .and_then(|o| o.as_str())
-            .map(String::from)
-            .ok_or_else(|| invalid("threadradar.openWaits needs {\"object\": the object's label in the waits view}"))?;
+        let Some(object) = arg.get("object").and_then(|o| o.as_str()).map(String::from) else {
+            if self.settings().panels {
+                self.client.send_notification::<OpenPanel>(json!({ "panel": "waits", "object": null })).await;
+            } else {
+                self.show(MessageType::INFO, "ThreadRadar: who waited for whom is the Waits view (`threadradar waits RUN`, `threadradar serve`; Neovim: :ThreadRadarWaits)").await;
+            }
+            return Ok(Some(json!({ "object": null, "row": null })));
+        };
         self.wait_scanned().await;
         let wanted = object.clone();
         let row = self

@@ -31,6 +31,7 @@ const SHOTS = env("TR_E2E_SHOTS");
 const REPORT = JSON.parse(fs.readFileSync(env("TR_E2E_REPORT"), "utf8")) as { artifacts: { kind: string; qualname: string; file: string; line: number; crt: number }[] };
 const RUN_NEW = env("TR_E2E_RUN_NEW");
 const RUN_OLD = env("TR_E2E_RUN_OLD");
+const USER_SETTINGS = env("TR_E2E_USER_SETTINGS");
 const FILE = "buggy.py";
 
 let browser: Browser;
@@ -376,10 +377,34 @@ function metaOf(file: string): TestMeta | undefined {
   return undefined;
 }
 
+/**
+ * The text of an error notification the workbench shows (the server's `window/showMessage` errors,
+ * e.g. "pytest is not installed"), or null: a test that waits for the server fails on it at once
+ * instead of at its timeout.
+ */
+async function serverError(p: Page = page): Promise<string | null> {
+  return p.evaluate(() => {
+    for (const t of Array.from(document.querySelectorAll<HTMLElement>(".notifications-toasts .notification-toast, .notifications-center .notification-list-item"))) {
+      if (t.querySelector(".codicon-error") !== null) return (t.innerText || t.textContent || "").trim();
+    }
+    return null;
+  });
+}
+
+/** Throws the server's error, if the workbench shows one. */
+async function failOnServerError(what: string): Promise<void> {
+  const e = await serverError();
+  if (e !== null) {
+    await shot("server-error");
+    throw new Error(`${what}: the server reported an error: ${e}`);
+  }
+}
+
 /** The run file that appears in `runsDir` (not among `before`) with a test outcome, within 120 s. */
 async function newTestRun(runsDir: string, before: Set<string>, what: string): Promise<string> {
   const deadline = Date.now() + 120_000;
   for (;;) {
+    await failOnServerError(what);
     const fresh = fs.readdirSync(runsDir).filter((n) => n.endsWith(".json") && !before.has(n));
     const done = fresh.map((n) => path.join(runsDir, n)).find((f) => (metaOf(f)?.test?.outcome ?? null) !== null);
     if (done !== undefined) return done;
@@ -442,6 +467,60 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     expect(lenses.some((t) => /^ThreadRadar: this file/.test(t))).toBe(true);
     // A lens with each declaration's crt (lenses with equal figures have equal titles).
     for (const a of inFile) expect({ qualname: a.qualname, lens: lenses.some((t) => t.startsWith(`ThreadRadar ${(a.crt * 100).toFixed(1)} %`)) }).toEqual({ qualname: a.qualname, lens: true });
+  });
+
+  // Issue 32: code-server calls itself "code-server", not VS Code; the extension asks for hover
+  // images itself (markdownImages), so the radar is in the hover.
+  test("the hover over a profiled declaration shows the glyph image", async () => {
+    await openFile(FILE);
+    const run = REPORT.artifacts.find((a) => a.qualname === "Worker.run");
+    await gotoLine(run?.line ?? 1);
+    const name = codeEditor().locator(".view-line", { hasText: /def\s+run\(/ }).locator("span", { hasText: /^run$/ }).first();
+    await name.waitFor({ timeout: 20_000 });
+    const img = page.locator('.monaco-hover img[src^="data:image/svg+xml;base64,"]').first();
+    for (const deadline = Date.now() + 30_000; !(await img.isVisible()); await page.waitForTimeout(500)) {
+      if (Date.now() > deadline) {
+        await shot("hover-without-image");
+        throw new Error(`no glyph image in the hover of Worker.run: ${await page.locator(".monaco-hover").first().innerText().catch(() => "no hover")}`);
+      }
+      await page.mouse.move(0, 0);
+      await name.hover();
+    }
+    const box = await img.boundingBox();
+    expect((box?.height ?? 0) >= 32 && (box?.width ?? 0) >= 32).toBe(true);
+    expect(await page.locator('.monaco-hover:has(img[src^="data:image/svg+xml;base64,"])').first().innerText()).toContain("Worker.run");
+    await shot("hover-image");
+    await page.mouse.move(0, 0);
+    await page.keyboard.press("Escape");
+  });
+
+  // Issue 32: `threadradar.annotations` — `hints` (the default) keeps the hints and drops the
+  // figure lenses, `all` (this workspace's setting) has both.
+  test("annotations: hints keeps one line per declaration, all adds the lenses", async () => {
+    const original = fs.readFileSync(USER_SETTINGS, "utf8");
+    const figureLens = codeEditor().locator(".codelens-decoration a", { hasText: /^ThreadRadar \d/ }).filter({ visible: true });
+    try {
+      await openFile(FILE);
+      await gotoLine(REPORT.artifacts.find((a) => a.qualname === "Worker.run")?.line ?? 1);
+      await figureLens.first().waitFor({ timeout: 30_000 });
+      const hints = original.replace('"threadradar.annotations": "all"', '"threadradar.annotations": "hints"');
+      expect(hints).not.toBe(original);
+      fs.writeFileSync(USER_SETTINGS, hints);
+      await page
+        .waitForFunction(() => !Array.from(document.querySelectorAll(".codelens-decoration a")).some((a) => /^ThreadRadar \d/.test(a.textContent ?? "")), null, { timeout: 60_000 })
+        .catch(async (e: unknown) => {
+          await shot("annotations-hints-still-lenses");
+          throw e;
+        });
+      const l = await settled(codeEditor());
+      expect(l.hintLines.length).toBeGreaterThan(0);
+      expect(l.lenses.filter((c) => /^ThreadRadar|^Timeline$|^waited |^critical section/.test(c.text))).toEqual([]);
+      expect(l.glyphs.length).toBeGreaterThan(0);
+      await shot("annotations-hints");
+    } finally {
+      fs.writeFileSync(USER_SETTINGS, original);
+    }
+    await figureLens.first().waitFor({ timeout: 30_000 });
   });
 
   test("glyph decorations are drawn as images on every annotated line, and none covers any text", async () => {
@@ -559,9 +638,27 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await shot("activity-views");
   });
 
-  test("the run switcher shows another run", async () => {
+  // Issue 32: the Timeline from the palette, its first worker lane on the first screen (MainThread's
+  // import-time stacks must not push the workers below the fold).
+  test("the Timeline opens from the palette with the first worker lane on the first screen", async () => {
+    await command("ThreadRadar: Open the Timeline");
+    const frame = await frameWhere(() => document.querySelector("#timeline:not([hidden]) [data-rendered], #timeline:not([hidden])[data-rendered]") !== null, null);
+    const lanes = await frame.evaluate(() =>
+      Array.from(document.querySelectorAll<HTMLElement>("#timeline .tr-lane-label")).map((e) => ({ name: e.querySelector(".tr-name")?.textContent ?? "", top: e.getBoundingClientRect().top, height: e.getBoundingClientRect().height, screen: window.innerHeight })),
+    );
+    await shot("timeline-palette");
+    const worker = lanes.find((l) => /^worker/i.test(l.name));
+    expect(worker).toBeDefined();
+    // Where the lanes start and end, for the report when it fails.
+    console.log(`# timeline lanes: ${lanes.map((l) => `${l.name} ${Math.round(l.top)}+${Math.round(l.height)}`).join(", ")}; screen ${lanes[0]?.screen ?? 0} px`);
+    expect({ lane: worker?.name, onFirstScreen: (worker?.top ?? Infinity) < (worker?.screen ?? 0) }).toEqual({ lane: worker?.name, onFirstScreen: true });
+  });
+
+  test("the run switcher shows another run, and the open panels follow it", async () => {
     const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
     const before = await status.innerText();
+    // The Timeline panel (opened above) shows the active run in its run dropdown.
+    await frameWhere((run) => document.querySelector<HTMLSelectElement>("#runs")?.value === run && document.querySelector("#timeline:not([hidden])") !== null, RUN_NEW);
     await command("ThreadRadar: Select Run…");
     const oldName = path.basename(RUN_OLD).replace(/\.json$/, "").split("-").pop() ?? "";
     await page.locator(".quick-input-widget .monaco-list-row", { hasText: oldName }).first().waitFor({ timeout: 20_000 });
@@ -572,6 +669,10 @@ describe("VS Code (code-server) with the installed .vsix", () => {
       return el !== undefined && el.innerText !== b;
     }, before, { timeout: 20_000 });
     expect(await status.innerText()).toContain(oldName);
+    // Every open panel shows the new run: the Timeline's dropdown names it and its lanes are drawn
+    // again for it (issue 32: they kept the old run).
+    const tl = await frameWhere((run) => document.querySelector<HTMLSelectElement>("#runs")?.value === run && document.querySelector("#timeline:not([hidden]) [data-rendered], #timeline:not([hidden])[data-rendered]") !== null, RUN_OLD);
+    expect(await tl.evaluate(() => document.querySelectorAll("#timeline .tr-lane-label").length)).toBeGreaterThan(0);
     await shot("run-switched");
   });
 
@@ -680,6 +781,48 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await page.keyboard.press("Escape");
   });
 
+  // Issue 32: a failed test run shows the outcome's icon (not the active run's ✓), and its
+  // "1 failed" is not cut off at the Runs view's default width.
+  test("a failing test's run shows a failure icon and its outcome in full", async () => {
+    const TEST = "test_threaded_total_is_wrong";
+    const runsDir = path.join(WS, ".threadradar/runs");
+    const before = new Set(fs.readdirSync(runsDir));
+    const target = await profileLensAbove("check_fails.py", TEST);
+    expect(target).not.toBeNull();
+    await page.mouse.click(target?.x ?? 0, target?.y ?? 0);
+    const runFile = await newTestRun(runsDir, before, TEST);
+    // pytest itself fails the test (e2e.sh ran it: exit code 1), and so does the run.
+    expect(env("TR_E2E_FAILING_RC")).toBe("1");
+    const o = metaOf(runFile)?.test?.outcome;
+    expect([o?.passed, o?.failed]).toEqual([0, 1]);
+    const runsPane = page.locator('.pane:has(.pane-header[aria-label^="Runs"])');
+    if (!(await runsPane.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="ThreadRadar"]').first().click();
+    const row = runsPane.locator(".monaco-list-row", { hasText: TEST }).first();
+    await row.waitFor({ timeout: 30_000 });
+    await page.waitForFunction((t) => Array.from(document.querySelectorAll(".pane .monaco-list-row")).some((r) => r.textContent?.includes(t) && r.textContent.includes("1 failed")), TEST, { timeout: 30_000 });
+    const seen = await row.evaluate((r) => {
+      const icon = r.querySelector(".custom-view-tree-node-item-icon, .codicon");
+      const classes = icon?.className ?? "";
+      // "1 failed" laid out inside the row's visible label (not behind an ellipsis).
+      const label = r.querySelector<HTMLElement>(".monaco-icon-label-container") ?? r;
+      const walker = document.createTreeWalker(r, NodeFilter.SHOW_TEXT);
+      let right = Infinity;
+      for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+        const i = (n.textContent ?? "").indexOf("1 failed");
+        if (i < 0) continue;
+        const range = document.createRange();
+        range.setStart(n, i);
+        range.setEnd(n, i + "1 failed".length);
+        right = range.getBoundingClientRect().right;
+      }
+      return { classes, right, labelRight: label.getBoundingClientRect().right, width: r.getBoundingClientRect().width };
+    });
+    await shot("failed-test-run");
+    expect(seen.classes).toContain("codicon-error");
+    expect(seen.classes).not.toContain("pass");
+    expect({ right: seen.right <= seen.labelRight + 0.5, width: seen.width }).toEqual({ right: true, width: seen.width });
+  });
+
   // Cancellation (issue #19): the progress notification's Cancel stops a test that would never
   // end (the sample's test_hangs, which spins two threads) and keeps what was sampled as a run.
   test("Cancel on a profiled test's progress stops it and keeps the sampled run", async () => {
@@ -734,6 +877,27 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await p.close();
   });
 });
+
+/**
+ * The frame of a webview whose document satisfies `pred` (run in the frame with `arg`; it reads the frame's `document`), within
+ * 60 s: panels reload (a run switch), so frames are looked for again each time.
+ */
+async function frameWhere(pred: (arg: string | null) => boolean, arg: string | null): Promise<Frame> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      try {
+        if (await f.evaluate(pred, arg)) return f;
+      } catch {
+        // a frame that navigated away meanwhile, or a cross-origin one
+      }
+    }
+    await failOnServerError("waiting for a panel");
+    await page.waitForTimeout(300);
+  }
+  await shot("no-such-panel");
+  throw new Error(`no webview frame satisfies ${pred.toString()}`);
+}
 
 /** The frame of the webview whose document has `selector`. */
 async function webviewFrame(selector: string): Promise<Frame> {

@@ -67,6 +67,12 @@ describe("activation", () => {
       await fake.commands.get(ServerCommands.openDetail)?.({ artifact: "program" });
       await until("the detail panel", () => fake.webviewPanels.length === 2);
       expect(fake.webviewPanels).toEqual(["threadradar.overview", "threadradar.detail"]);
+      // A wait lens's command opens the Waits view (issue 32), and each view has a palette command.
+      await fake.commands.get(ServerCommands.openWaits)?.({ file: path.join(ws.dir, BUGGY), line: 1 });
+      await until("the waits panel", () => fake.webviewPanels.length === 3);
+      await fake.commands.get("threadradar.showTimeline")?.();
+      await fake.commands.get("threadradar.showSections")?.();
+      expect(fake.webviewPanels).toEqual(["threadradar.overview", "threadradar.detail", "threadradar.waits", "threadradar.timeline", "threadradar.sections"]);
 
       // The glyphs: decoration types with the SVG as a data URI, on the declarations' header lines,
       // after the header's end; the theme is dark (the fake's colour theme); two lines of 19 px high

@@ -250,6 +250,17 @@ describe("panels on a run of Bug 1", () => {
     await p.page.close();
   });
 
+  // Issue 32: the wait lens and the palette commands boot the page on the Waits, Timeline and
+  // Sections tabs (no artifact, no section: the whole run).
+  test("the Waits, Timeline and Sections panels boot on their tab", async () => {
+    for (const [boot, id] of [[{ panel: "waits" }, "waits"], [{ panel: "timeline" }, "timeline"], [{ panel: "sections" }, "sections"]] as const) {
+      const p = await openPanel(server, boot);
+      await p.page.waitForFunction((v) => document.getElementById(v)?.hidden === false, id, { timeout: 30_000 });
+      expect([id, await p.page.isHidden("#overview")]).toEqual([id, true]);
+      await p.page.close();
+    }
+  });
+
   test("the Sections panel on the lens's section (threadRadar/openPanel sections); a view saved through the webview", async () => {
     const secs = (await server.sendRequest(Requests.sections, {})) as P.SectionsResult;
     expect(secs.sections.length).toBeGreaterThan(0);

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { expect } from "expect";
 import { describe, test } from "node:test";
 import { changeText, compareHeader, compareItems, escapeMarkdown, runName, runPicks, significanceText } from "../../src/compare";
-import { glyphHeight, oneLineGlyphHeight, placeGlyphs } from "../../src/placement";
+import { MIN_PEDESTAL_FONT_PX, glyphHeight, oneLineGlyphHeight, placeGlyphs, readablePedestals } from "../../src/placement";
 import type { CompareResult, DocumentArtifactsResult, OverviewResult, RunsResult, ThreadsResult } from "../../src/protocol";
 import { hotItems, percent, runItems, statusView, threadItems } from "../../src/views";
 
@@ -95,6 +95,26 @@ describe("documentArtifacts → glyph placement", () => {
       }
       expect(g.uri.startsWith("data:image/svg+xml")).toBe(true);
     }
+  });
+
+  test("a one-line glyph drops the pedestals' numbers it could not draw readably; a two-line one keeps them (issue 32)", () => {
+    const texts = (svg: string): number => (svg.match(/<text\b/g) ?? []).length;
+    // Without the document's lines every glyph is one line high: both sizes are checked.
+    const oneLine = placeGlyphs(result, { lineCount: source.length, height, oneLineHeight: oneLineGlyphHeight(19) });
+    const all = [...groups, ...oneLine];
+    expect(all.some((g) => g.rows === 1)).toBe(true);
+    const svg = result.artifacts.find((a) => typeof a.glyph_svg === "string")?.glyph_svg ?? "";
+    expect(texts(readablePedestals(svg, height))).toBe(2);
+    expect(texts(readablePedestals(svg, oneLineGlyphHeight(19)))).toBe(0);
+    expect((readablePedestals(svg, oneLineGlyphHeight(19)).match(/<g class="pedestal /g) ?? []).length).toBe(2);
+    for (const g of all) {
+      const pedestals = (g.svg.match(/<g class="pedestal /g) ?? []).length;
+      expect([g.rows, pedestals]).toEqual([g.rows, 2]);
+      // 0.3 of the height is the numbers' size: 19 px lines give 38 px (11 px numbers) and 17 px glyphs (5 px numbers).
+      expect([g.rows, g.height, texts(g.svg)]).toEqual([g.rows, g.height, g.height * 0.3 >= MIN_PEDESTAL_FONT_PX ? 2 : 0]);
+    }
+    const one = all.find((g) => g.rows === 1);
+    expect(one?.height).toBeLessThan(MIN_PEDESTAL_FONT_PX / 0.3);
   });
 });
 

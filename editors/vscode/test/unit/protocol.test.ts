@@ -38,6 +38,9 @@ describe("notifications", () => {
     expect(parseOpenPanel({ panel: "detail", artifact: "program" })).toEqual({ panel: "detail", artifact: "program" });
     expect(parseOpenPanel({ panel: "detail" })).toBeUndefined();
     expect(parseOpenPanel({ panel: "trace" })).toBeUndefined();
+    // The wait lens: the Waits view (issue 32), not the overview.
+    expect(parseOpenPanel({ panel: "waits", object: "queue.Queue q" })).toEqual({ panel: "waits", object: "queue.Queue q" });
+    expect(parseOpenPanel({ panel: "waits", object: 12 })).toEqual({ panel: "waits", object: null });
     // The critical-section lens: the Sections panel on its section (file, function, lock, line).
     const section = { file: "/a.py", function: "Store.update", lock: "Store._lock", line: 38 };
     expect(parseOpenPanel({ panel: "sections", section })).toEqual({ panel: "sections", section });

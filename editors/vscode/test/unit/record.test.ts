@@ -160,13 +160,20 @@ describe("profiling tests (issue 19)", () => {
 describe("the run history in the runs view (issue 19)", () => {
   test("a test run shows its test, outcome, label and pin; compare with previous only when there is one", () => {
     const base = { label: "20261123T150102Z-pytest", description: "active · 2 min ago", active: true };
-    expect(runNodeView(base)).toEqual({ label: base.label, description: base.description, contextValue: "threadradar.run.active" });
+    expect(runNodeView(base)).toEqual({ label: base.label, description: base.description, contextValue: "threadradar.run.active", icon: { id: "circle-filled", colour: "", words: "active run" } });
     const h = { test: "tests/t.py::test_a", outcome: { passed: 0, failed: 1, errors: 0, skipped: 0 }, label: "before", pinned: true, previous: "/r/old.json" };
     expect(runNodeView({ ...base, active: false, history: h })).toEqual({
-      label: "before — tests/t.py::test_a",
+      label: "before — test_a",
       description: "1 failed · pinned · active · 2 min ago",
       contextValue: "threadradar.run.pinned.previous",
+      icon: { id: "error", colour: "testing.iconFailed", words: "failed" },
     });
+    // The outcome's icon, not the active-run mark (issue 32): a failed active run is no ✓.
+    expect(runNodeView({ ...base, history: { test: "tests/t.py::TestA::test_b", outcome: { passed: 3, failed: 1, errors: 0, skipped: 0 } } })).toMatchObject({ label: "TestA::test_b", icon: { id: "error" } });
+    expect(runNodeView({ ...base, history: { test: "t.py::test_a", outcome: { passed: 1, failed: 0, errors: 1, skipped: 0 } } }).icon.id).toBe("warning");
+    expect(runNodeView({ ...base, active: false, history: { test: "t.py::test_a", outcome: { passed: 2, failed: 0, errors: 0, skipped: 1 } } }).icon.id).toBe("pass");
+    expect(runNodeView({ ...base, history: { test: "t.py::test_a", outcome: { passed: 0, failed: 0, errors: 0, skipped: 2 } } }).icon.id).toBe("circle-slash");
+    expect(runNodeView({ ...base, active: false }).icon.id).toBe("circle-large-outline");
     expect(runNodeView({ ...base, history: { test: "t.py", outcome: null } }).description).toBe("outcome unknown · active · 2 min ago");
   });
 
@@ -179,6 +186,7 @@ describe("the run history in the runs view (issue 19)", () => {
       label: "20261123T150102Z-buggy",
       description: "python3 buggy.py --workers 6 · pinned · 1 min 5 s · 1 thread · 2026-11-23 15:01 · 3.0 MiB",
       contextValue: "threadradar.run.pinned",
+      icon: { id: "circle-large-outline", colour: "", words: "" },
     });
     // Labelled: the label, then the run; a long command is cut.
     const long = { command: `python3 ${"x".repeat(100)}.py`, duration_s: 0.5, threads: 3, label: "baseline" };

@@ -13,6 +13,8 @@ const reader = (values: Record<string, unknown>) => ({ get: (k: string) => value
 describe("server settings", () => {
   test("defaults: the server's documented defaults, with panels and change notifications always on", () => {
     expect(serverSettings(reader({}), 1)).toEqual({
+      // Glyph and hints: one annotation line per declaration (issue 32).
+      annotations: "hints",
       inlayHints: true,
       hintSeconds: true,
       hintThreads: true,
@@ -39,6 +41,7 @@ describe("server settings", () => {
       exclude: [],
       panels: true,
       notifyChanges: true,
+      markdownImages: true,
     });
   });
 

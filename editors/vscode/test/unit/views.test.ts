@@ -74,6 +74,9 @@ describe("tree items", () => {
       ["c", "20.0 %"],
     ]);
     expect(items[0]?.tooltip).toContain("/a.py:1");
+    // A module's row names its file (issue 32): two modules never read the same.
+    const mods = hotItems([{ ...e("<module>", 0.3), file: "/src/app/buggy.py" }, { ...e("<module>", 0.2), file: "" }], 5);
+    expect(mods.map((i) => i.label)).toEqual(["<module> of buggy.py", "<module> of an unrecorded file"]);
   });
 
   test("threads: included first by crt; excluded unchecked", () => {
