@@ -281,6 +281,9 @@ pub struct WaitReader {
     /// object could not be read (the thread woke before the walk) or whose stack was read just
     /// after the kernel state and is already elsewhere. See [`WaitReader::known_object`].
     futex_objects: HashMap<(u32, u64), (String, WaitObject, u64)>,
+    /// Every reading of such an object, by (process, futex): when (ns of the run) and the object,
+    /// in time order, for [`WaitReader::attach_known_objects`].
+    readings: HashMap<(u32, u64), Vec<(u64, WaitObject)>>,
     /// Thread-samples that needed a fresh reading, and how many of those needed the arguments.
     pub misses: u64,
     pub locals_reads: u64,
@@ -465,6 +468,40 @@ impl WaitReader {
         ok.then(|| (obj.clone(), same_site, *read_at))
     }
 
+    /// At the end of a recording: a wait on a futex that has no object gets the C lock or queue
+    /// read on that futex in the same process within [`REREAD_NS`] of the sample, before or
+    /// after it — the waits before the first reading, and those whose object could not be read
+    /// while no recent reading was known. Samples are in time order, readings too.
+    pub fn attach_known_objects(&self, b: &mut RunBuilder) {
+        if self.readings.is_empty() {
+            return;
+        }
+        let run = b.run();
+        let mut changes: Vec<(usize, usize, WaitObject)> = Vec::new();
+        for (si, s) in run.samples.iter().enumerate() {
+            for (ti, ts) in s.threads.iter().enumerate() {
+                let Some(target) = ts.wait.and_then(|w| run.waits.get(w as usize)) else { continue };
+                let (Some(futex), None) = (target.futex, &target.object) else { continue };
+                let Some(pid) = run.threads.get(ts.thread as usize).map(|t| t.pid) else { continue };
+                let Some(list) = self.readings.get(&(pid, futex)) else { continue };
+                let at = ts.seen_at(s.t);
+                let i = list.partition_point(|(t, _)| *t < at);
+                let near = [i.checked_sub(1), Some(i)].into_iter().flatten().filter_map(|i| list.get(i)).min_by_key(|(t, _)| t.abs_diff(at));
+                if let Some((_, obj)) = near.filter(|(t, _)| t.abs_diff(at) < REREAD_NS) {
+                    changes.push((si, ti, obj.clone()));
+                }
+            }
+        }
+        for (si, ti, obj) in changes {
+            let run = b.run();
+            let Some(w) = run.samples[si].threads[ti].wait else { continue };
+            let mut with = run.waits[w as usize].clone();
+            with.object = Some(obj);
+            let id = b.wait(with);
+            b.run_mut().samples[si].threads[ti].wait = Some(id);
+        }
+    }
+
     /// Whether some thread waits for its object to be read.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
@@ -577,6 +614,7 @@ impl WaitReader {
             // A C lock or queue sleeps on its own futex: other waits on it are on this object.
             if let (Site::CLevel { name: site_name, .. }, Some(futex), true) = (&p.site, t.futex, waitable) {
                 self.futex_objects.insert((p.pid, futex), (site_name.clone(), obj.clone(), now_ns));
+                self.readings.entry((p.pid, futex)).or_default().push((now_ns, obj.clone()));
             }
             t.object = Some(obj.clone());
             let id = b.wait(t);
@@ -775,6 +813,9 @@ mod tests {
         let obj = |b: &RunBuilder, w: Option<WaitId>| {
             b.run().waits[w.unwrap() as usize].object.as_ref().map(|o| (o.addr, b.run().str(o.type_name).to_string(), o.name.map(|n| b.run().str(n).to_string())))
         };
+        // Before any reading: no object yet.
+        let w = blocked_sample(&mut r, &mut b, threads[4], &at(4), 0xabc, 0);
+        assert_eq!(obj(&b, w), None);
         blocked_sample(&mut r, &mut b, threads[0], &at(2), 0xabc, 1);
         let trace = python7_trace(vec![trace_frame("_worker", file, 2, locals.clone())]);
         let got = r.resolve(&[trace], &mut b, 2, &mut |_, _| None, &mut |_, _| None);
@@ -797,6 +838,10 @@ mod tests {
         // Long after the reading, a futex address alone no longer names it.
         let w = blocked_sample(&mut r, &mut b, threads[3], &at(4), 0xabc, 2 + REREAD_NS);
         assert_eq!(obj(&b, w), None);
+        // After the recording, the wait before the first reading gets it; the one long after not.
+        r.attach_known_objects(&mut b);
+        assert_eq!(obj(&b, b.run().samples[0].threads[0].wait), queue);
+        assert_eq!(obj(&b, b.run().samples.last().unwrap().threads[0].wait), None);
         std::fs::remove_dir_all(&dir).ok();
     }
 
