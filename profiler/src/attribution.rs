@@ -47,8 +47,11 @@ pub fn runtime_function(runtime_name: &str) -> ResolvedFunction {
 
 /// Gives every thread whose type is still empty a type from its entry point: the frame just
 /// above `threading`'s bootstrap (`_bootstrap_inner`), or the outermost frame when there is none.
-/// `Thread.run` (threading.py) means a plain `Thread(target=…)`, a method `X.run` means type `X`,
-/// and a plain function (e.g. `_thread.start_new_thread(f)`) names the type. A thread whose
+/// `Thread.run` (threading.py) means a plain `Thread(target=…)`, a method `X.run` means type `X`
+/// ([`TypeSource::EntryPoint`]). A thread without the bootstrap was not started by `threading`
+/// (`_thread.start_new_thread(f)`, or C code): its type is its root function's qualified name
+/// (`WorkerPool._perform_spawn`, [`TypeSource::RootFunction`]) — the class of a method it runs
+/// is not the thread's kind. A thread whose
 /// outermost frame is a module (`<module>`, a main thread) has no entry point, nor has one that
 /// starts in `runpy` (`python -m`, and CPython's sampler running a script: `_run_module_as_main`
 /// then `_run_code` above the module). Threads without one get `unknown` with
@@ -59,7 +62,7 @@ pub fn derive_entry_point_types(run: &mut Run, unknown: &str) {
     if left == 0 {
         return;
     }
-    let mut found: Vec<Option<String>> = vec![None; run.threads.len()];
+    let mut found: Vec<Option<(String, TypeSource)>> = vec![None; run.threads.len()];
     let mut seen: std::collections::HashSet<(ThreadId, StackId)> = std::collections::HashSet::new();
     'outer: for s in &run.samples {
         for ts in &s.threads {
@@ -95,11 +98,13 @@ pub fn derive_entry_point_types(run: &mut Run, unknown: &str) {
                 continue;
             }
             let ty = if in_threading {
-                "Thread".to_string()
+                ("Thread".to_string(), TypeSource::EntryPoint)
+            } else if boot.is_none() {
+                (run.str(f.qualname).to_string(), TypeSource::RootFunction)
             } else if let Some(c) = f.class {
-                run.str(c).rsplit('.').next().unwrap_or("Thread").to_string()
+                (run.str(c).rsplit('.').next().unwrap_or("Thread").to_string(), TypeSource::EntryPoint)
             } else {
-                run.str(f.name).to_string()
+                (run.str(f.name).to_string(), TypeSource::EntryPoint)
             };
             found[i] = Some(ty);
             pending[i] = false;
@@ -112,9 +117,9 @@ pub fn derive_entry_point_types(run: &mut Run, unknown: &str) {
     for (t, ty) in run.threads.iter_mut().zip(found) {
         if t.thread_type.is_empty() {
             match ty {
-                Some(ty) => {
+                Some((ty, source)) => {
                     t.thread_type = ty;
-                    t.type_source = TypeSource::EntryPoint;
+                    t.type_source = source;
                 }
                 None => {
                     t.thread_type = unknown.to_string();
@@ -162,7 +167,7 @@ mod tests {
         let types: Vec<(&str, TypeSource)> = run.threads.iter().map(|t| (t.thread_type.as_str(), t.type_source)).collect();
         assert_eq!(types[0], ("Worker", TypeSource::EntryPoint));
         assert_eq!(types[1], ("Thread", TypeSource::EntryPoint));
-        assert_eq!(types[2], ("serve", TypeSource::EntryPoint));
+        assert_eq!(types[2], ("serve", TypeSource::RootFunction), "not started by threading");
         assert_eq!(types[3], ("unknown", TypeSource::Unknown), "a module at the bottom is no entry point");
         assert_eq!(types[4], ("unknown", TypeSource::Unknown), "caught while threading starts it");
         assert_eq!(types[5].0, "Known", "a type read from the thread object stays");

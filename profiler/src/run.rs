@@ -452,6 +452,10 @@ pub enum TypeSource {
     Object,
     /// Derived from the thread's entry point (first frame above `threading`'s bootstrap).
     EntryPoint,
+    /// A thread not started by `threading` (no `Thread._bootstrap_inner` on its stack: started
+    /// with `_thread.start_new_thread`, or from C): the qualified name of its root (outermost)
+    /// Python function, the one it was started to run.
+    RootFunction,
     /// The main thread.
     Main,
     /// Nothing to go on.

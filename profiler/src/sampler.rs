@@ -121,6 +121,10 @@ struct ThreadEntry {
     /// in its start-up before it (waiting for the GIL, more so with a GIL forced on a
     /// free-threaded build), and a thread started with `_thread.start_new_thread` never has it.
     type_patience: u16,
+    /// The thread's only name is the OS name it inherited from the process (its `comm`, such
+    /// as `python`): not `threading`'s, and not one it set itself. It is named by its root
+    /// Python function once a stack shows one ([`root_function_name`]).
+    inherited_comm: bool,
 }
 
 /// One thread's state, CPU accounting and system call, read together.
@@ -897,7 +901,12 @@ impl Sampler {
                     th.name = name.to_string();
                 }
             }
-            None => *unnamed = true,
+            None => {
+                *unnamed = true;
+                if e.inherited_comm && !trace.frames.is_empty() {
+                    self.name_by_root_function(pid, tid, &mut e, &trace);
+                }
+            }
         }
         if e.name_pending {
             // Not registered in `threading` yet: ask again at the next tick.
@@ -967,6 +976,9 @@ impl Sampler {
             self.spies[si].spy.forget_thread_name(trace.thread_id);
         }
         let os_name = tid.and_then(|tid| procfs::thread_comm(pid, tid));
+        // A thread that has only the OS name it inherited (the process's `comm`): not the main
+        // thread, and its name differs from the main thread's when it set one itself.
+        let inherited_comm = python_name.is_none() && tid.is_some_and(|t| t != pid) && os_name.is_some() && os_name == procfs::thread_comm(pid, pid);
         let name = python_name.or(os_name).unwrap_or_else(|| format!("thread-{}", trace.thread_id));
         let tid = tid.unwrap_or(0);
         if tid != 0 && self.sched.is_some() {
@@ -993,6 +1005,22 @@ impl Sampler {
             pre: None,
             type_attempts: if is_main { 0 } else { 3 },
             type_patience: 300,
+            inherited_comm,
+        }
+    }
+
+    /// Names a thread that has no name but the process's inherited `comm` by its root
+    /// (outermost) Python function and its tid (`_perform_spawn-4711`): threads started with
+    /// `_thread.start_new_thread` (execnet's workers) or from C read alike otherwise. Not while
+    /// `threading` is still starting it (its name comes from `threading` then), and not when it
+    /// has meanwhile set an OS name of its own, which it keeps.
+    fn name_by_root_function(&mut self, pid: u32, tid: Option<u32>, e: &mut ThreadEntry, trace: &py_spy::StackTrace) {
+        let Some(name) = root_function_name(&trace.frames, tid.map_or(trace.thread_id, u64::from)) else { return };
+        e.inherited_comm = false;
+        let th = &mut self.builder.run_mut().threads[e.id as usize];
+        match tid.and_then(|tid| procfs::thread_comm(pid, tid)) {
+            Some(own) if own != th.name => th.name = own,
+            _ => th.name = name,
         }
     }
 
@@ -1079,6 +1107,8 @@ impl Sampler {
             Some(resolver) => resolver.finish(),
             None => (HashMap::new(), None),
         };
+        // Waits on a C lock's or queue's futex whose object was not read get the one read there.
+        self.waits.attach_known_objects(&mut self.builder);
         let b = &mut self.builder;
         b.run_mut().meta.warnings.extend(warning);
         // Files and functions.
@@ -1213,6 +1243,19 @@ fn rate_over_lifetimes(run: &Run, interval: Duration) -> f64 {
     } else {
         0.0
     }
+}
+
+/// The name of a thread not started by `threading`, from its stack (innermost frame first):
+/// its root (outermost) Python function's own name and `id` (`_perform_spawn-4711`), which tells
+/// alike threads apart. `None` while `threading` may be starting it (a frame of `threading.py`
+/// at the root) or when the root is a module's code.
+fn root_function_name(frames: &[py_spy::Frame], id: u64) -> Option<String> {
+    let root = frames.last()?;
+    if root.filename.ends_with("threading.py") || root.name.starts_with('<') {
+        return None;
+    }
+    let short = root.name.rsplit('.').next().unwrap_or(&root.name);
+    Some(format!("{short}-{id}"))
 }
 
 /// `threading.Thread._bootstrap_inner`, the frame whose `self` is the thread's object.

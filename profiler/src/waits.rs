@@ -114,7 +114,22 @@ enum Site {
     /// The innermost frame is the program's own code sleeping in a C-level lock or queue; the
     /// line names the object; `local` when that name is a plain variable that can be looked up
     /// (a dotted name, `self.rlock`, is followed from its first part through attributes).
-    CLevel { name: String, local: bool },
+    /// `generic` when the line's call (`get`, `put`) is also a method of objects that never
+    /// block (a dict, `os.environ`): the line names the object waited on only if the object read
+    /// from it is a C-level waitable ([`C_WAITABLES`]); until then, and when it cannot be read,
+    /// the wait has no object.
+    CLevel { name: String, local: bool, generic: bool },
+}
+
+/// The C types a thread sleeps in a futex of its own in, right from the program's code, and the
+/// public name each is typed by (the type's `tp_name` is `_queue.SimpleQueue`; the program
+/// knows it as `queue.SimpleQueue`).
+const C_WAITABLES: &[(&str, &str)] = &[("_thread.lock", "_thread.lock"), ("_thread.RLock", "_thread.RLock"), ("_queue.SimpleQueue", "queue.SimpleQueue")];
+
+/// The type a C-level object read at a wait site is shown with: a [`C_WAITABLES`] type by its
+/// public name, anything else as it reports itself.
+fn c_level_type(rt: &str) -> &str {
+    C_WAITABLES.iter().find(|(c, _)| *c == rt).map_or(rt, |(_, public)| public)
 }
 
 impl Site {
@@ -148,9 +163,12 @@ fn find_site(frames: &[FrameRef], line_of: &mut impl FnMut(&str, u32) -> Option<
         return None;
     }
     let text = line_of(f.file, f.line)?;
-    let name = name_in_line(&text, &["acquire", "get", "put", "wait", "join", "result", "__enter__"])?;
+    let (name, generic) = match name_in_line(&text, &["acquire", "wait", "join", "result", "__enter__"]) {
+        Some(name) => (name, false),
+        None => (name_in_line(&text, &["get", "put"])?, true),
+    };
     let local = name.chars().all(|c| c.is_alphanumeric() || c == '_');
-    Some(Site::CLevel { name, local })
+    Some(Site::CLevel { name, local, generic })
 }
 
 /// The expression a source line uses for the object it waits on: the item of a `with` statement,
@@ -219,6 +237,7 @@ const WALK_EVERY_NS: u64 = 10_000_000;
 
 /// A wait whose object is to be read from the frames' arguments.
 pub struct Pending {
+    pub pid: u32,
     pub thread: ThreadId,
     pub python_id: u64,
     base: WaitTarget,
@@ -256,6 +275,15 @@ pub struct WaitReader {
     pending: Vec<Pending>,
     /// When each process was last walked with arguments (ns of the run).
     last_walk: HashMap<u32, u64>,
+    /// The objects C-level wait sites were read to sleep on, by (process, futex): the name the
+    /// site gave, the object and when it was read (ns of the run). A C lock or queue sleeps on
+    /// its own futex, so another wait on that futex is a wait on the same object — one whose
+    /// object could not be read (the thread woke before the walk) or whose stack was read just
+    /// after the kernel state and is already elsewhere. See [`WaitReader::known_object`].
+    futex_objects: HashMap<(u32, u64), (String, WaitObject, u64)>,
+    /// Every reading of such an object, by (process, futex): when (ns of the run) and the object,
+    /// in time order, for [`WaitReader::attach_known_objects`].
+    readings: HashMap<(u32, u64), Vec<(u64, WaitObject)>>,
     /// Thread-samples that needed a fresh reading, and how many of those needed the arguments.
     pub misses: u64,
     pub locals_reads: u64,
@@ -340,8 +368,19 @@ impl WaitReader {
         };
         let base = b.wait(t.clone());
         let Some(site) = site else {
-            self.threads.insert(o.thread, Cached { key, wait: Some(base), tries: 0, object: None, since });
-            return Some(base);
+            // No site on the stack (read just after the thread woke, its code is elsewhere): the
+            // futex may still be a C object's seen at its site a moment ago.
+            let known = if call == "futex" { self.known_object(o.pid, arg0, None, o.now_ns) } else { None };
+            let (wait, object) = match known {
+                Some((obj, _, read_at)) => {
+                    let mut with = t.clone();
+                    with.object = Some(obj.clone());
+                    (b.wait(with), Some((o.stack, obj, read_at)))
+                }
+                None => (base, None),
+            };
+            self.threads.insert(o.thread, Cached { key, wait: Some(wait), tries: 0, object, since });
+            return Some(wait);
         };
         let frame_ids = (o.frame_ids)();
         let caller_index = match &site {
@@ -350,7 +389,7 @@ impl WaitReader {
         };
         let caller = o.frames.get(caller_index).map(|f| (f.file.to_string(), f.line));
         let mut base = base;
-        if let Site::CLevel { name, local: false } = &site {
+        if let Site::CLevel { name, local: false, generic: false } = &site {
             // An attribute (`self.lock`): the name is known. Until the object is read through
             // it (`self`, then its attribute `lock`, in the target's memory) its type is
             // `unknown` and its address 0; a subscript (`locks[k]`) is not followed.
@@ -362,6 +401,19 @@ impl WaitReader {
                 return Some(id);
             }
             base = id;
+        }
+        if let Some((obj, same_site, read_at)) = self.known_object(o.pid, arg0, Some(&site), o.now_ns) {
+            let mut with = t.clone();
+            with.object = Some(obj.clone());
+            let id = b.wait(with);
+            // Read again now and then at the site that named it, so that a lock freed and
+            // another made at its address is not taken for it for long.
+            let due = same_site && o.now_ns.saturating_sub(read_at) >= REREAD_NS;
+            self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: if due { 3 } else { 0 }, object: Some((o.stack, obj, read_at)), since });
+            if due {
+                self.pending.push(Pending { pid: o.pid, thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
+            }
+            return Some(id);
         }
         let prev = self.threads.remove(&o.thread);
         // The same thread at the same stack: the object read there before, re-read now and then
@@ -375,7 +427,7 @@ impl WaitReader {
             let due = o.now_ns.saturating_sub(read_at) >= REREAD_NS;
             self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: if due { 3 } else { 0 }, object: Some((o.stack, obj, read_at)), since });
             if due {
-                self.pending.push(Pending { thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
+                self.pending.push(Pending { pid: o.pid, thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
             }
             return Some(id);
         }
@@ -383,6 +435,7 @@ impl WaitReader {
         self.threads.insert(o.thread, Cached { key, wait: Some(base), tries, object: prev.and_then(|c| c.object), since });
         if tries > 0 {
             self.pending.push(Pending {
+                pid: o.pid,
                 thread: o.thread,
                 python_id: o.python_id,
                 base: t,
@@ -393,6 +446,60 @@ impl WaitReader {
             });
         }
         Some(base)
+    }
+
+    /// The object of a C-level wait site known to sleep on futex `futex` of process `pid`, for a
+    /// wait on that futex at `site`: `(object, whether site is the one that named it, when it
+    /// was read)`. Taken at the site that named it (the same name on its line), and for a wait
+    /// that shows no site of its own — no site on the stack, or a line whose `get`/`put` may not
+    /// wait at all (`os.environ.get(…)` read just after the thread left `work_queue.get()`) —
+    /// only while the reading is recent ([`REREAD_NS`]): a futex address alone is not trusted
+    /// for longer (a freed lock's address is reused). A condition's, an event's or a future's
+    /// wait (a fresh waiter lock each time) never takes one.
+    fn known_object(&self, pid: u32, futex: u64, site: Option<&Site>, now_ns: u64) -> Option<(WaitObject, bool, u64)> {
+        let (name, obj, read_at) = self.futex_objects.get(&(pid, futex))?;
+        let fresh = now_ns.saturating_sub(*read_at) < REREAD_NS;
+        let same_site = matches!(site, Some(Site::CLevel { name: n, .. }) if n == name);
+        let ok = match site {
+            _ if same_site => true,
+            None | Some(Site::CLevel { generic: true, .. }) => fresh,
+            _ => false,
+        };
+        ok.then(|| (obj.clone(), same_site, *read_at))
+    }
+
+    /// At the end of a recording: a wait on a futex that has no object gets the C lock or queue
+    /// read on that futex in the same process within [`REREAD_NS`] of the sample, before or
+    /// after it — the waits before the first reading, and those whose object could not be read
+    /// while no recent reading was known. Samples are in time order, readings too.
+    pub fn attach_known_objects(&self, b: &mut RunBuilder) {
+        if self.readings.is_empty() {
+            return;
+        }
+        let run = b.run();
+        let mut changes: Vec<(usize, usize, WaitObject)> = Vec::new();
+        for (si, s) in run.samples.iter().enumerate() {
+            for (ti, ts) in s.threads.iter().enumerate() {
+                let Some(target) = ts.wait.and_then(|w| run.waits.get(w as usize)) else { continue };
+                let (Some(futex), None) = (target.futex, &target.object) else { continue };
+                let Some(pid) = run.threads.get(ts.thread as usize).map(|t| t.pid) else { continue };
+                let Some(list) = self.readings.get(&(pid, futex)) else { continue };
+                let at = ts.seen_at(s.t);
+                let i = list.partition_point(|(t, _)| *t < at);
+                let near = [i.checked_sub(1), Some(i)].into_iter().flatten().filter_map(|i| list.get(i)).min_by_key(|(t, _)| t.abs_diff(at));
+                if let Some((_, obj)) = near.filter(|(t, _)| t.abs_diff(at) < REREAD_NS) {
+                    changes.push((si, ti, obj.clone()));
+                }
+            }
+        }
+        for (si, ti, obj) in changes {
+            let run = b.run();
+            let Some(w) = run.samples[si].threads[ti].wait else { continue };
+            let mut with = run.waits[w as usize].clone();
+            with.object = Some(obj);
+            let id = b.wait(with);
+            b.run_mut().samples[si].threads[ti].wait = Some(id);
+        }
     }
 
     /// Whether some thread waits for its object to be read.
@@ -473,9 +580,18 @@ impl WaitReader {
                 (Site::Api { module, .. }, Some(rt)) if module_classes(module).contains(&rt) => format!("{module}.{rt}"),
                 (Site::Api { .. }, Some(rt)) => rt.to_string(),
                 (Site::Api { module, class, .. }, None) => format!("{module}.{class}"),
-                (Site::CLevel { .. }, Some(rt)) => rt.to_string(),
+                (Site::CLevel { .. }, Some(rt)) => c_level_type(rt).to_string(),
                 (Site::CLevel { .. }, None) => "unknown".to_string(),
             };
+            let waitable = obj_type.as_deref().is_some_and(|rt| C_WAITABLES.iter().any(|(c, _)| *c == rt));
+            if matches!(p.site, Site::CLevel { generic: true, .. }) && !waitable {
+                // `os.environ.get(…)`, `d.get(k)`: the line's object is no lock or queue, so
+                // it is not what the thread sleeps on; the wait keeps no object (read no more).
+                if let Some(c) = self.threads.get_mut(&p.thread) {
+                    c.tries = 0;
+                }
+                continue;
+            }
             let (name, frame) = match &p.site {
                 Site::Api { api, method, .. } => {
                     let name = p.caller.as_ref().and_then(|(f, l)| self.line(f, *l)).and_then(|text| name_in_line(&text, &[method.as_str(), "__enter__"]));
@@ -494,7 +610,12 @@ impl WaitReader {
             } else {
                 None
             };
-            let obj = WaitObject { addr: addr as u64, type_name: b.string(&type_name), name: name.map(|n| b.string(&n)), frame, owner };
+            let obj = WaitObject { addr: addr as u64, type_name: b.string(&type_name), name: name.as_ref().map(|n| b.string(n)), frame, owner };
+            // A C lock or queue sleeps on its own futex: other waits on it are on this object.
+            if let (Site::CLevel { name: site_name, .. }, Some(futex), true) = (&p.site, t.futex, waitable) {
+                self.futex_objects.insert((p.pid, futex), (site_name.clone(), obj.clone(), now_ns));
+                self.readings.entry((p.pid, futex)).or_default().push((now_ns, obj.clone()));
+            }
             t.object = Some(obj.clone());
             let id = b.wait(t);
             let mut patch = None;
@@ -580,8 +701,8 @@ mod tests {
         assert_eq!(find_site(&frames, &mut no_source), None);
         // A C-level lock in the program's code.
         let mut src = |_: &str, l: u32| Some(if l == 7 { "    with lock:".to_string() } else { "    with self.lock:".to_string() });
-        assert_eq!(find_site(&[f("work", "/app/m.py", 7)], &mut src), Some(Site::CLevel { name: "lock".into(), local: true }));
-        assert_eq!(find_site(&[f("work", "/app/m.py", 8)], &mut src), Some(Site::CLevel { name: "self.lock".into(), local: false }));
+        assert_eq!(find_site(&[f("work", "/app/m.py", 7)], &mut src), Some(Site::CLevel { name: "lock".into(), local: true, generic: false }));
+        assert_eq!(find_site(&[f("work", "/app/m.py", 8)], &mut src), Some(Site::CLevel { name: "self.lock".into(), local: false, generic: false }));
         assert_eq!(type_from_repr("<_thread.lock at 0x7f00>"), Some("_thread.lock"));
         assert_eq!(type_from_repr("<Condition at 0x7f00>"), Some("Condition"));
         // `with lock:` on a multiprocessing.Lock: its Python `SemLock.__enter__` is the call.
@@ -670,6 +791,57 @@ mod tests {
         let mut none = |_: usize, _: &str| None;
         assert!(r.resolve(&[trace], &mut b, 5, &mut none, &mut |_, _| None).is_empty());
         assert_eq!(b.run().samples.last().unwrap().threads[0].wait, w2);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// `work_queue.get()` on a C `SimpleQueue` names and types the queue (`queue.SimpleQueue`);
+    /// other waits on its futex get it too — one whose stack was read after the thread had left
+    /// the site (no site, or a line like `os.environ.get(…)` that waits on nothing) — while a
+    /// `get` on anything but a C queue or lock names no object, before or after it is read.
+    #[test]
+    fn a_c_queue_is_one_object_and_a_get_that_does_not_wait_names_nothing() {
+        let dir = std::env::temp_dir().join(format!("threadradar-waits-queue-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("m.py");
+        std::fs::write(&file, "def _worker(work_queue, d):\n    item = work_queue.get(block=True)\n    v = os.environ.get('HOME')\n    s += 1\n    x = d.get(1)\n").unwrap();
+        let file = file.to_str().unwrap();
+        let mut b = RunBuilder::new(Default::default());
+        let threads: Vec<ThreadId> = (0..5).map(|i| b.thread(crate::builder::new_thread(1, 2 + i, 7, "t", "Thread"))).collect();
+        let mut r = WaitReader::default();
+        let at = |line| [FrameRef { name: "_worker", file, line }];
+        let locals = vec![("work_queue", 0x5000, "_queue.SimpleQueue object"), ("d", 0x6000, "dict object")];
+        let obj = |b: &RunBuilder, w: Option<WaitId>| {
+            b.run().waits[w.unwrap() as usize].object.as_ref().map(|o| (o.addr, b.run().str(o.type_name).to_string(), o.name.map(|n| b.run().str(n).to_string())))
+        };
+        // Before any reading: no object yet.
+        let w = blocked_sample(&mut r, &mut b, threads[4], &at(4), 0xabc, 0);
+        assert_eq!(obj(&b, w), None);
+        blocked_sample(&mut r, &mut b, threads[0], &at(2), 0xabc, 1);
+        let trace = python7_trace(vec![trace_frame("_worker", file, 2, locals.clone())]);
+        let got = r.resolve(&[trace], &mut b, 2, &mut |_, _| None, &mut |_, _| None);
+        let queue = Some((0x5000, "queue.SimpleQueue".to_string(), Some("work_queue".to_string())));
+        assert_eq!(obj(&b, Some(got[0].1)), queue);
+        // The same futex without a site of its own, and at a line that waits on nothing.
+        let w = blocked_sample(&mut r, &mut b, threads[1], &at(4), 0xabc, 3);
+        assert_eq!(obj(&b, w), queue);
+        let w = blocked_sample(&mut r, &mut b, threads[2], &at(3), 0xabc, 4);
+        assert_eq!(obj(&b, w), queue);
+        assert!(!r.has_pending(), "known: nothing to read");
+        // A futex nobody named: `os.environ` is no object of the wait, nor is a dict.
+        for (th, line) in [(threads[3], 3), (threads[4], 5)] {
+            let w = blocked_sample(&mut r, &mut b, th, &at(line), 0xdef + line as u64, 5);
+            assert_eq!(obj(&b, w), None, "line {line} before the read");
+            let trace = python7_trace(vec![trace_frame("_worker", file, line, locals.clone())]);
+            assert!(r.resolve(&[trace], &mut b, 6, &mut |_, _| None, &mut |_, _| None).is_empty(), "line {line}");
+            assert_eq!(obj(&b, b.run().samples.last().unwrap().threads[0].wait), None, "line {line} after the read");
+        }
+        // Long after the reading, a futex address alone no longer names it.
+        let w = blocked_sample(&mut r, &mut b, threads[3], &at(4), 0xabc, 2 + REREAD_NS);
+        assert_eq!(obj(&b, w), None);
+        // After the recording, the wait before the first reading gets it; the one long after not.
+        r.attach_known_objects(&mut b);
+        assert_eq!(obj(&b, b.run().samples[0].threads[0].wait), queue);
+        assert_eq!(obj(&b, b.run().samples.last().unwrap().threads[0].wait), None);
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -32,16 +32,17 @@ pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// What `info --json` prints: the file's version, meta and processes, and each thread with its
-/// samples per state.
+/// samples per state, and `blocking_io`: how many of its computing samples it slept in an I/O
+/// call (part of `computing`, as in the metrics).
 fn info_json(run: &Run, path: &std::path::Path) -> serde_json::Value {
     let counts = state_counts(run);
     let threads: Vec<serde_json::Value> = run
         .threads
         .iter()
         .zip(&counts)
-        .map(|(t, [c, g, i])| {
+        .map(|(t, [c, g, i, io])| {
             let mut v = serde_json::to_value(t).unwrap_or_default();
-            v["samples"] = serde_json::json!({ "computing": c, "gil": g, "idle": i });
+            v["samples"] = serde_json::json!({ "computing": c, "gil": g, "idle": i, "blocking_io": io });
             v
         })
         .collect();
@@ -55,9 +56,10 @@ fn info_json(run: &Run, path: &std::path::Path) -> serde_json::Value {
     })
 }
 
-/// Samples per thread in each state: computing, GIL, idle.
-fn state_counts(run: &Run) -> Vec<[u64; 3]> {
-    let mut counts = vec![[0u64; 3]; run.threads.len()];
+/// Samples per thread in each state: computing, GIL, idle; and the computing samples in which
+/// the thread slept in blocking I/O.
+fn state_counts(run: &Run) -> Vec<[u64; 4]> {
+    let mut counts = vec![[0u64; 4]; run.threads.len()];
     for s in &run.samples {
         for t in &s.threads {
             let i = match t.state {
@@ -66,9 +68,20 @@ fn state_counts(run: &Run) -> Vec<[u64; 3]> {
                 ThreadState::Idle => 2,
             };
             counts[t.thread as usize][i] += 1;
+            if sleeps_in_io(run, t) {
+                counts[t.thread as usize][3] += 1;
+            }
         }
     }
     counts
+}
+
+/// A computing sample in which the kernel said the thread slept in a call (`read`, `recvfrom`,
+/// `poll`, … asleep, or disk I/O uninterruptibly): blocking I/O, which the metrics count as
+/// computing (the paper's `Runnable`, spec §1) but which used no CPU. A thread running in the
+/// kernel (`kernel`) or in user space (none) computes.
+fn sleeps_in_io(run: &Run, t: &threadradar_profiler::run::ThreadSample) -> bool {
+    t.state == ThreadState::Computing && t.blocked.is_some_and(|b| run.str(b) != "kernel")
 }
 
 /// Prints the run's metadata and a table of its threads.
@@ -132,25 +145,30 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
     // Per-thread counts by state.
     let counts = state_counts(run);
-    writeln!(out, "{:<22} {:<16} {:>7} {:>7} {:>10} {:>7} {:>7} {:>9}", "thread", "type", "pid", "tid", "computing", "gil", "idle", "cpu s")?;
+    writeln!(out, "{:<22} {:<16} {:>7} {:>7} {:>10} {:>12} {:>7} {:>7} {:>9}", "thread", "type", "pid", "tid", "computing", "blocking I/O", "gil", "idle", "cpu s")?;
     for (i, t) in run.threads.iter().enumerate() {
         let cpu = match (t.cpu_ns_first, t.cpu_ns_last) {
             (Some(a), Some(b)) => format!("{:.3}", (b.saturating_sub(a)) as f64 / 1e9),
             _ => "-".into(),
         };
-        let [c, g, idle] = counts[i];
+        let [c, g, idle, io] = counts[i];
         writeln!(
             out,
-            "{:<22} {:<16} {:>7} {:>7} {:>10} {:>7} {:>7} {:>9}",
+            "{:<22} {:<16} {:>7} {:>7} {:>10} {:>12} {:>7} {:>7} {:>9}",
             clip(&t.name, 22),
             clip(&t.thread_type, 16),
             t.pid,
             t.tid,
             c,
+            io,
             g,
             idle,
             cpu
         )?;
+    }
+    if counts.iter().any(|c| c[3] > 0) {
+        writeln!(out)?;
+        writeln!(out, "blocking I/O: the computing samples in which the kernel said the thread slept in an I/O call (read, recv, poll, disk…); the metrics count them as computing (docs/run-format.md, \"Thread states\"), cpu s says how little CPU they used")?;
     }
     Ok(())
 }
