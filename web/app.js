@@ -554,8 +554,8 @@
     // The server's changes in its words, each with its evidence (at most ten here).
     $("compare-significance").textContent = significanceLine(c);
     // Ranked by the server (evidence and effect); the ones it left out are counted, with why.
-    const suppressed = c.suppressed_note ? [el("li", { class: "change suppressed", text: c.suppressed_note })] : [];
-    $("compare-changes").replaceChildren(...c.changes.slice(0, 10).map(changeItem), ...suppressed);
+    $("compare-changes").replaceChildren(...c.changes.slice(0, 10).map(changeItem));
+    $("compare-suppressed").textContent = c.suppressed_note || "";
     $("compare-table").tBodies[0].replaceChildren(...c.artifacts.map((a) => {
       const b = a.base, n = a.new;
       const deltaClass = "delta num " + a.trend;
