@@ -294,3 +294,105 @@ fn unreadable_runs_are_one_sentence() {
         "is not a valid regular expression",
     );
 }
+
+/// Bug 2 (§5.2) recorded once for the ranking tests: the buggy and the fixed program, 1.5 s each.
+fn bug2() -> &'static (PathBuf, PathBuf) {
+    static RUNS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let _g = serial();
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare_cli_bug2");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let rec = |variant: &str| {
+            let out = dir.join(format!("{variant}.json"));
+            let script = repo().join("samples/python/bug2_producer_consumer").join(format!("{variant}.py")).display().to_string();
+            let o = record(&out, &[], &[&script, "--producers", "1", "--consumers", "10", "--duration", "1.5"]);
+            assert!(o.status.success(), "recording bug 2 {variant}.py failed: {}", stderr(&o));
+            out
+        };
+        (rec("buggy"), rec("fixed"))
+    })
+}
+
+/// The observations a listed change rests on, by the rule of docs/compare.md ("Ranking"): the
+/// side with fewer threads for threads and clusters, the present side for an added or removed
+/// artifact, both sides otherwise.
+fn rests_on(c: &Value) -> (u64, u64) {
+    let e = &c["evidence"];
+    let (b, n) = (e["base"].as_u64().unwrap(), e["new"].as_u64().unwrap());
+    let (tb, tn) = (e["threads_base"].as_u64().unwrap(), e["threads_new"].as_u64().unwrap());
+    match (c["figure"].as_str().unwrap(), c["status"].as_str().unwrap()) {
+        ("threads" | "clusters" | "cluster", _) => (if tb <= tn { b } else { n }, 2 * tb.max(tn)),
+        (_, "added") => (n, 0),
+        (_, "removed") => (b, 0),
+        _ => (b + n, 0),
+    }
+}
+
+/// Every change of `compare --json` is data: the figure, before → after, the evidence and its
+/// words, and none listed rests on fewer observations than the rule allows; what was left out is
+/// counted and said.
+fn assert_typed_and_supported(v: &Value) {
+    let changes = v["changes"].as_array().unwrap();
+    assert!(!changes.is_empty(), "{v}");
+    for c in changes {
+        assert!(c["figure"].is_string() && c["before"].is_f64() && c["after"].is_f64(), "{c}");
+        let source = c["evidence"]["source"].as_str().unwrap();
+        assert!(["sampled", "inferred", "kernel-exact"].contains(&source), "{c}");
+        assert!(c["evidence_text"].as_str().unwrap().starts_with(&format!("{source}: ")), "{c}");
+        let (n, per_thread) = rests_on(c);
+        assert!(n >= 10 && n >= per_thread, "a listed change on too few observations ({n}, {per_thread} needed): {c}");
+    }
+    let suppressed = v["suppressed"].as_u64().unwrap();
+    match v["suppressed_note"].as_str() {
+        Some(note) => assert!(suppressed > 0 && note.starts_with(&format!("{suppressed} change")), "{note}"),
+        None => assert_eq!(suppressed, 0),
+    }
+}
+
+/// Bug 1 leads with its constructor's threads: several → 1, on the samples of the fixed run.
+#[test]
+fn bug1_leads_with_the_constructors_threads() {
+    let r = runs();
+    let v = compare_json(&r.dir, &[r.buggy.to_str().unwrap(), r.fixed.to_str().unwrap()]);
+    assert_typed_and_supported(&v);
+    let first = &v["changes"][0];
+    assert_eq!((first["figure"].as_str(), first["artifact"].as_str()), (Some("threads"), Some("WorkerManager.__init__")), "{:#}", v["changes"]);
+    let init = init(&report_json(&r.buggy, &[])).expect("the constructor ran").clone();
+    assert_eq!(first["before"].as_f64().unwrap(), init["threads"].as_f64().unwrap(), "{first}");
+    assert_eq!(first["after"], 1.0);
+    assert_eq!((first["evidence"]["source"].as_str(), first["evidence"]["unit"].as_str()), (Some("sampled"), Some("samples")));
+    assert_eq!(first["evidence"]["base"], init["samples"], "the buggy run's samples of the constructor: {first}");
+    assert!(first["file"].as_str().unwrap().ends_with("bug1_worker_manager/fixed.py"), "{first}");
+    // The table says it first too, with its evidence.
+    let text = stdout(&run_ok(&r.dir, &["compare", r.buggy.to_str().unwrap(), r.fixed.to_str().unwrap()]));
+    let listed = text.lines().nth(1).unwrap_or_default();
+    assert_eq!(listed, format!("  - {}  [{}]", first["statement"].as_str().unwrap(), first["evidence_text"].as_str().unwrap()), "{text}");
+}
+
+/// Bug 2 leads with the futile wake-ups on the storage's one condition (`self._monitor`), gone in
+/// the fix — not with "run by 10 threads → 6" on a handful of samples, nor with import-time
+/// `<module>`s "added" from one sample (those are suppressed and counted).
+#[test]
+fn bug2_leads_with_the_futile_wake_ups_on_the_monitor() {
+    let (buggy, fixed) = bug2();
+    let dir = buggy.parent().unwrap();
+    let v = compare_json(dir, &[buggy.to_str().unwrap(), fixed.to_str().unwrap()]);
+    assert_typed_and_supported(&v);
+    let first = &v["changes"][0];
+    assert_eq!(first["figure"], "futile_wakeups", "{:#}", v["changes"]);
+    assert!(first["artifact"].as_str().unwrap().starts_with("Storage."), "{first}");
+    let object = first["object"].as_str().unwrap();
+    assert!(object.contains("_monitor"), "{first}");
+    let (before, after) = (first["before"].as_f64().unwrap(), first["after"].as_f64().unwrap());
+    assert!(before > 100.0 && after < before / 10.0, "{first}");
+    assert_eq!(first["evidence"]["unit"], "wake_ups");
+    assert_eq!((first["evidence"]["base"].as_f64(), first["evidence"]["new"].as_f64()), (Some(before), Some(after)));
+    // The figure is the waits view's own count of futile wake-ups on that object.
+    let waits = |run: &Path| -> Value { serde_json::from_slice(&run_ok(dir, &["waits", run.to_str().unwrap(), "--json"]).stdout).unwrap() };
+    let futile_on = |w: &Value| -> Option<f64> {
+        w["objects"].as_array().unwrap().iter().find(|o| o["object"] == object).map(|o| o["futile_wakeups"].as_f64().unwrap())
+    };
+    assert_eq!(futile_on(&waits(buggy)), Some(before), "{object} in the buggy run's waits");
+    assert_eq!(futile_on(&waits(fixed)).unwrap_or(0.0), after, "{object} in the fixed run's waits");
+}

@@ -408,7 +408,8 @@
     const mark = ch.significant == null ? "" : ch.significant ? " (significant" : " (within noise";
     const p = ch.p == null ? "" : ", p = " + (ch.p < 0.001 ? ch.p.toExponential(1) : ch.p.toFixed(3));
     return el("li", { class: "change" + (ch.significant === true ? " significant" : ch.significant === false ? " within-noise" : ""), "data-significant": String(ch.significant) },
-      ch.statement, mark ? el("span", { class: "sig-mark", text: mark + p + ")" }) : null);
+      ch.statement, el("span", { class: "evidence", "data-figure": ch.figure, text: " [" + ch.evidence_text + "]" }),
+      mark ? el("span", { class: "sig-mark", text: mark + p + ")" }) : null);
   }
 
   // ---- timeline (web/timeline.js draws the server's `timeline` layouts) ---------------------------
@@ -551,9 +552,11 @@
     $("compare-sides").replaceChildren(sideLine("base", c.base), sideLine("new", c.new));
     const what = c.level === "class" ? "classes" : "functions";
     $("compare-counts").textContent = c.artifacts.length + " of " + c.listed + " " + what + "; " + c.only_in_base + " only in base (removed), " + c.only_in_new + " only in new (added)";
-    // The server's statements of what changed, each backed by a row below (at most ten here).
+    // The server's changes in its words, each with its evidence (at most ten here).
     $("compare-significance").textContent = significanceLine(c);
+    // Ranked by the server (evidence and effect); the ones it left out are counted, with why.
     $("compare-changes").replaceChildren(...c.changes.slice(0, 10).map(changeItem));
+    $("compare-suppressed").textContent = c.suppressed_note || "";
     $("compare-table").tBodies[0].replaceChildren(...c.artifacts.map((a) => {
       const b = a.base, n = a.new;
       const deltaClass = "delta num " + a.trend;

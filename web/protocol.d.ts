@@ -650,9 +650,18 @@ only_in_base: number,
  */
 only_in_new: number, 
 /**
- * What changed, in words: the listed artifacts' statements, largest |Δcrt| first.
+ * What changed, as data with its words: the listed artifacts' changes (and, from `compare`
+ * and the trace comparison, the trace's and the waits'), ranked by [`crate::changes::rank`].
  */
 changes: Array<Change>, 
+/**
+ * Changes left out because they rest on too few samples or events ([`crate::changes::supported`]).
+ */
+suppressed: number, 
+/**
+ * Why, in one sentence with the next step; `None` when nothing was left out.
+ */
+suppressed_note: string | null, 
 /**
  * How the changes were tested against the runs' own spread, when a side is a run set
  * (`crate::runset::mark_significance`); `None` for one run against one run.
@@ -765,18 +774,57 @@ crt_delta_text: string,
  */
 trend: Trend, 
 /**
- * What changed, in words (each backed by the figures above); empty when nothing did.
+ * What changed, in words (the words of this artifact's [`Change`]s, each backed by the figures
+ * above); empty when nothing did.
  */
 statements: Array<string>, };
 
 /**
- * One statement of what changed between the runs, for the top of a compare view and code lenses.
+ * One change between the runs: a figure of an artifact, before and after, and its evidence.
  */
 export type Change = { 
 /**
- * The artifact's qualified name (`program` for the whole run).
+ * The artifact's qualified name (`program` for the whole run; for an object's figures, the
+ * function it was first waited in).
  */
-artifact: string, kind: ArtifactKind, statement: string, 
+artifact: string, kind: ArtifactKind, 
+/**
+ * The artifact's file and declaration line in the new run, else in the base run, where known.
+ */
+file: string | null, line: number | null, 
+/**
+ * The program's own code, the standard library, third-party code; `unknown` for the program
+ * as a whole and objects waited on outside any known function.
+ */
+file_kind: FileKind, 
+/**
+ * The waited-on object, for [`Figure::FutileWakeups`] and [`Figure::ObjectMeanWait`].
+ */
+object: string | null, 
+/**
+ * The cluster's colour, for [`Figure::Cluster`].
+ */
+cluster: ClusterColour | null, figure: Figure, 
+/**
+ * `added` / `removed`: the artifact ran in one run only (its figure counts 0 in the other).
+ */
+status: DeltaStatus, before: number, after: number, evidence: ChangeEvidence, 
+/**
+ * `|after − before| / max(|before|, |after|)`: 0 (none) to 1 (from or to nothing).
+ */
+effect: number, 
+/**
+ * What the ranking orders by within a tier: `effect` × [`weight`] of the evidence.
+ */
+score: number, 
+/**
+ * The change in words ([`render`]).
+ */
+statement: string, 
+/**
+ * The evidence in words: `sampled: 92 → 9 samples`, `kernel-exact: 4479 → 0 wake-ups`.
+ */
+evidence_text: string, 
 /**
  * Whether the change exceeds the runs' own spread; `None` when each side is one run, so
  * there is no spread to compare with.
@@ -786,6 +834,38 @@ significant: boolean | null,
  * The test's p-value (before Holm's correction), when the change was tested.
  */
 p: number | null, };
+
+/**
+ * Which figure of an artifact a change is about; `before` and `after` are in its unit.
+ */
+export type Figure = "threads" | "clusters" | "cluster" | "crt" | "finish" | "stack_time" | "wait_time" | "mean_wait" | "futile_wakeups" | "object_mean_wait";
+
+/**
+ * The observations behind a change, per run.
+ */
+export type ChangeEvidence = { source: EvidenceSource, unit: EvidenceUnit, 
+/**
+ * Observations behind the base run's figure…
+ */
+base: number, 
+/**
+ * …and behind the new run's.
+ */
+new: number, 
+/**
+ * Threads those samples came from in each run (0 where the figure is not counted per thread).
+ */
+threads_base: number, threads_new: number, };
+
+/**
+ * How the observations behind a change were obtained.
+ */
+export type EvidenceSource = "sampled" | "inferred" | "kernel-exact";
+
+/**
+ * What the evidence counts.
+ */
+export type EvidenceUnit = "samples" | "waits" | "wake_ups";
 
 /**
  * How a comparison of run sets tested its changes: `Comparison::significance`.

@@ -63,8 +63,13 @@ pub struct Comparison {
     pub only_in_base: usize,
     /// …and only in the new run (`added`).
     pub only_in_new: usize,
-    /// What changed, in words: the listed artifacts' statements, largest |Δcrt| first.
+    /// What changed, as data with its words: the listed artifacts' changes (and, from `compare`
+    /// and the trace comparison, the trace's and the waits'), ranked by [`crate::changes::rank`].
     pub changes: Vec<Change>,
+    /// Changes left out because they rest on too few samples or events ([`crate::changes::supported`]).
+    pub suppressed: usize,
+    /// Why, in one sentence with the next step; `None` when nothing was left out.
+    pub suppressed_note: Option<String>,
     /// How the changes were tested against the runs' own spread, when a side is a run set
     /// (`crate::runset::mark_significance`); `None` for one run against one run.
     pub significance: Option<crate::runset::Significance>,
@@ -156,7 +161,8 @@ pub struct ArtifactDelta {
     pub crt_delta_text: String,
     /// Whether crt rose, fell or stayed within a twentieth of a percentage point.
     pub trend: Trend,
-    /// What changed, in words (each backed by the figures above); empty when nothing did.
+    /// What changed, in words (the words of this artifact's [`Change`]s, each backed by the figures
+    /// above); empty when nothing did.
     pub statements: Vec<String>,
 }
 
@@ -169,19 +175,7 @@ pub enum Trend {
     Same,
 }
 
-/// One statement of what changed between the runs, for the top of a compare view and code lenses.
-#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
-pub struct Change {
-    /// The artifact's qualified name (`program` for the whole run).
-    pub artifact: String,
-    pub kind: ArtifactKind,
-    pub statement: String,
-    /// Whether the change exceeds the runs' own spread; `None` when each side is one run, so
-    /// there is no spread to compare with.
-    pub significant: Option<bool>,
-    /// The test's p-value (before Holm's correction), when the change was tested.
-    pub p: Option<f64>,
-}
+pub use crate::changes::Change;
 
 /// Below this |Δcrt| (a twentieth of a percentage point) a change is no change.
 const SAME_CRT: f64 = 0.0005;
@@ -195,22 +189,37 @@ pub fn pp_text(delta: f64) -> String {
     format!("{}{:.1}pp", if tenths > 0.0 { "+" } else { "-" }, tenths.abs() / 10.0)
 }
 
-fn statements(qualname: &str, status: DeltaStatus, base: Option<&SideFigures>, new: Option<&SideFigures>) -> Vec<String> {
-    let pct = |x: f64| format!("{:.1}%", x * 100.0);
-    let threads = |n: usize| if n == 1 { "1 thread".to_string() } else { format!("{n} threads") };
-    match (status, base, new) {
-        (DeltaStatus::Added, _, Some(n)) => vec![format!("{qualname}: new, {} of the runtime in {}", pct(n.crt), threads(n.threads))],
-        (DeltaStatus::Removed, Some(b), _) => vec![format!("{qualname}: no longer executed (was {} in {})", pct(b.crt), threads(b.threads))],
+/// The changes of one artifact's figures between the runs, as data (their words: [`crate::changes::render`]).
+/// Added and removed artifacts are one change of crt from or to nothing; a matched artifact's
+/// threads, crt (by at least half a percentage point) and number of clusters, when they moved.
+fn artifact_changes(a: &ArtifactDelta) -> Vec<Change> {
+    use crate::changes::{ChangeEvidence as Evidence, EvidenceSource as Source, EvidenceUnit as Unit, Figure};
+    let (b, n) = (a.base.as_ref(), a.new.as_ref());
+    let evidence = Evidence {
+        source: Source::Sampled,
+        unit: Unit::Samples,
+        base: b.map_or(0, |f| f.samples),
+        new: n.map_or(0, |f| f.samples),
+        threads_base: b.map_or(0, |f| f.threads),
+        threads_new: n.map_or(0, |f| f.threads),
+    };
+    let change = |figure: Figure, before: f64, after: f64| {
+        Change::new(&a.qualname, a.kind, a.file_kind, figure, a.status, before, after, evidence.clone())
+            .at(a.file_new.clone().or_else(|| a.file_base.clone()), a.line_new.or(a.line_base))
+    };
+    match (a.status, b, n) {
+        (DeltaStatus::Added, _, Some(n)) => vec![change(Figure::Crt, 0.0, n.crt)],
+        (DeltaStatus::Removed, Some(b), _) => vec![change(Figure::Crt, b.crt, 0.0)],
         (_, Some(b), Some(n)) => {
             let mut out = Vec::new();
             if b.threads != n.threads {
-                out.push(format!("{qualname}: run by {} → {}", threads(b.threads), n.threads));
+                out.push(change(Figure::Threads, b.threads as f64, n.threads as f64));
             }
             if (n.crt - b.crt).abs() >= SAME_CRT * 10.0 {
-                out.push(format!("{qualname}: crt {} → {} ({})", pct(b.crt), pct(n.crt), pp_text(n.crt - b.crt)));
+                out.push(change(Figure::Crt, b.crt, n.crt));
             }
             if b.clusters != n.clusters {
-                out.push(format!("{qualname}: {} thread clusters → {}", b.clusters, n.clusters));
+                out.push(change(Figure::Clusters, b.clusters as f64, n.clusters as f64));
             }
             out
         }
@@ -231,7 +240,7 @@ impl Comparison {
         let base = side_summary(base_run, base_analysis)?;
         let new = side_summary(new_run, new_analysis)?;
         let Some(kind) = opts.level.kind() else {
-            return Ok(Comparison { level: opts.level, base, new, artifacts: Vec::new(), listed: 0, only_in_base: 0, only_in_new: 0, changes: Vec::new(), significance: None });
+            return Ok(Comparison { level: opts.level, base, new, artifacts: Vec::new(), listed: 0, only_in_base: 0, only_in_new: 0, changes: Vec::new(), suppressed: 0, suppressed_note: None, significance: None });
         };
         let in_base = executed(base_run, base_analysis, kind);
         let in_new = executed(new_run, new_analysis, kind);
@@ -258,27 +267,15 @@ impl Comparison {
         let only_in_base = artifacts.iter().filter(|a| a.status == DeltaStatus::Removed).count();
         let only_in_new = artifacts.iter().filter(|a| a.status == DeltaStatus::Added).count();
         artifacts.truncate(opts.top.unwrap_or(usize::MAX));
-        // The program's own code first, then what says most: who runs it, whether it runs at all,
-        // how its threads group, how much it runs; the listing's order (largest |Δcrt|) within.
-        let mut ranked: Vec<(bool, u8, usize, Change)> = Vec::new();
-        for (i, a) in artifacts.iter().enumerate() {
-            for s in &a.statements {
-                let rank = if s.contains(": run by ") {
-                    0
-                } else if s.contains(": new, ") || s.contains(": no longer executed") {
-                    1
-                } else if s.contains(" thread clusters → ") {
-                    2
-                } else {
-                    3
-                };
-                let change = Change { artifact: a.qualname.clone(), kind: a.kind, statement: s.clone(), significant: None, p: None };
-                ranked.push((a.file_kind != FileKind::User, rank, i, change));
-            }
-        }
-        ranked.sort_by_key(|r| (r.0, r.1, r.2));
-        let changes = ranked.into_iter().map(|r| r.3).collect();
-        Ok(Comparison { level: opts.level, base, new, artifacts, listed, only_in_base, only_in_new, changes, significance: None })
+        let changes = artifacts.iter_mut().flat_map(|a| {
+            let changes = artifact_changes(a);
+            a.statements = changes.iter().map(|c| c.statement.clone()).collect();
+            changes
+        });
+        let changes = changes.collect();
+        let mut c = Comparison { level: opts.level, base, new, artifacts, listed, only_in_base, only_in_new, changes, suppressed: 0, suppressed_note: None, significance: None };
+        crate::changes::rank(&mut c);
+        Ok(c)
     }
 }
 
@@ -409,11 +406,10 @@ fn delta(base: Option<(&Artifact, SideFigures)>, new: Option<(&Artifact, SideFig
     } else {
         Trend::Same
     };
-    let words = statements(any.qualname, status, base.as_ref().map(|b| &b.1), new.as_ref().map(|n| &n.1));
     ArtifactDelta {
         crt_delta_text: pp_text(crt_delta),
         trend,
-        statements: words,
+        statements: Vec::new(),
         kind: any.id.kind,
         qualname: any.qualname.to_string(),
         file_base: base.as_ref().map(|(a, _)| a.file.to_string()),

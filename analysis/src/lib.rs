@@ -23,6 +23,7 @@
 //!   the per-thread overview and the static chart.
 //! - [`sections`]: critical sections, every execution of each, its variability and outliers.
 //! - [`compare`]: two runs side by side (before and after a fix): per artifact, what changed.
+//! - [`changes`]: what changed as data (figure, before, after, evidence), its words and its ranking.
 //! - [`waits`]: who waits for whom: wait intervals, wake edges with their evidence, objects.
 //! - [`locksections`]: exact critical sections from `record --exact-locks` lock events.
 //! - [`dump`]: one snapshot of every thread (`threadradar dump`): stacks, waits, holders, deadlocks.
@@ -43,6 +44,7 @@
 
 pub mod analysis;
 pub mod artifact;
+pub mod changes;
 pub mod cluster;
 pub mod compare;
 pub mod dump;

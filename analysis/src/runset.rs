@@ -2,15 +2,15 @@
 //! mean and spread of each figure, the stability of the clusterings, and whether a change between
 //! two sets exceeds their own spread.
 //!
-//! The test is **Welch's t-test** (unequal variances) on the per-run values of the figure behind a
-//! statement, two-sided, with Holm's step-down correction over the statements tested ([`holm`],
-//! family-wise α = 0.05), so that a comparison with many statements does not find one significant
-//! by chance. A figure that is
-//! the same in every run of both sets is significant when the two sets' values differ (no spread at
+//! The test is **Welch's t-test** (unequal variances) on the per-run values of a change's figure
+//! (`Change::figure`, the typed [`crate::changes::Figure`], never its words), two-sided, with
+//! Holm's step-down correction over the changes tested ([`holm`], family-wise α = 0.05), so that a
+//! comparison with many changes does not find one significant by chance. A figure that is the same in every run of both sets is significant when the two sets' values differ (no spread at
 //! all: the difference is exact), and not when they are equal.
 
 use crate::analysis::{Analysis, Options};
 use crate::artifact::Level;
+use crate::changes::{Change, Figure};
 use crate::compare::Comparison;
 use crate::error::AnalysisError;
 use crate::stability;
@@ -194,52 +194,72 @@ pub struct Significance {
     pub note: String,
 }
 
-/// The per-run figure behind a statement, and the standard deviation of its counting noise: a
-/// figure made of samples is a count `k` of them (a share of `N` counted samples, or `k` sampling
-/// periods), and counts scatter by about `√k` from run to run — at least one sample's worth, so
-/// that a function seen in one sample of each base run and in none of the new ones is not an
-/// exact difference. Counts of threads and clusters carry no such noise (0).
-fn figure(statement: &str, artifact: &str, view: &ReportView, times: &HashMap<String, FunctionTimes>) -> Option<(f64, f64)> {
+/// One run's figures that changes are tested on: its report view (per artifact), its functions'
+/// times ([`tracediff::function_times`]) and, when a change is about a waited-on object, its
+/// waits view.
+struct RunFigures {
+    view: ReportView,
+    times: HashMap<String, FunctionTimes>,
+    waits: Option<crate::waits::WaitsView>,
+}
+
+/// The per-run value of a change's figure ([`Figure`], never its words), and the standard
+/// deviation of its counting noise: a figure made of samples is a count `k` of them (a share of
+/// `N` counted samples, or `k` sampling periods), and counts scatter by about `√k` from run to
+/// run — at least one sample's worth, so that a function seen in one sample of each base run and
+/// in none of the new ones is not an exact difference; a count of events (futile wake-ups) by
+/// `√max(k, 1)` events. Counts of threads and clusters carry no such noise (0). `None` when the
+/// run cannot give the figure (no waits on the object, no wait data).
+fn figure(ch: &Change, run: &RunFigures) -> Option<(f64, f64)> {
+    let (view, times) = (&run.view, &run.times);
     let period = view.run.period_s;
     // `k` periods of time: √max(k, 1) periods.
     let timed = |s: f64| (s, if period > 0.0 { (s / period).max(1.0).sqrt() * period } else { 0.0 });
-    if artifact == "program" && statement.contains("finishes") {
-        return Some((view.run.duration_s, period));
-    }
-    if statement.contains("finishes") {
-        return Some((times.get(artifact).map_or(0.0, |t| t.finish_s), period));
-    }
-    if statement.contains("waiting time") {
-        return Some(timed(times.get(artifact).map_or(0.0, |t| t.idle_s)));
-    }
-    if statement.contains("time in it") {
-        return Some(timed(times.get(artifact).map_or(0.0, |t| t.stack_s)));
-    }
-    if statement.contains(": wake-ups seen ") {
-        return times.get(artifact).filter(|t| t.waits > 0).map(|t| {
-            let (_, sd) = timed(t.idle_s);
-            (t.idle_s / t.waits as f64, sd / t.waits as f64)
-        });
-    }
+    let time = |f: &dyn Fn(&FunctionTimes) -> f64| times.get(&ch.artifact).map_or(0.0, f);
     let a = view
         .artifacts
         .iter()
-        .find(|a| a.qualname == artifact && a.file_kind == FileKind::User)
-        .or_else(|| view.artifacts.iter().find(|a| a.qualname == artifact));
-    if statement.contains(": run by ") {
-        return Some((a.map_or(0.0, |a| a.threads as f64), 0.0));
+        .find(|a| a.qualname == ch.artifact && a.kind == ch.kind && a.file_kind == ch.file_kind)
+        .or_else(|| view.artifacts.iter().find(|a| a.qualname == ch.artifact && a.kind == ch.kind));
+    let object = || -> Option<Option<&crate::waits::ObjectSummary>> {
+        let w = run.waits.as_ref().filter(|w| !w.intervals.is_empty())?;
+        let key = ch.object.as_deref()?;
+        Some(w.objects.iter().find(|o| tracediff::object_key(o) == key))
+    };
+    match ch.figure {
+        Figure::Finish if ch.artifact == "program" && ch.file.is_none() => Some((view.run.duration_s, period)),
+        Figure::Finish => Some((time(&|t| t.finish_s), period)),
+        Figure::WaitTime => Some(timed(time(&|t| t.idle_s))),
+        Figure::StackTime => Some(timed(time(&|t| t.stack_s))),
+        Figure::MeanWait => times.get(&ch.artifact).filter(|t| t.waits > 0).map(|t| {
+            let (_, sd) = timed(t.idle_s);
+            (t.idle_s / t.waits as f64, sd / t.waits as f64)
+        }),
+        Figure::Threads => Some((a.map_or(0.0, |a| a.threads as f64), 0.0)),
+        Figure::Clusters => Some((a.map_or(0.0, |a| a.clusters.len() as f64), 0.0)),
+        Figure::Cluster => {
+            let cell = a.and_then(|a| a.glyph.iter().find(|c| Some(c.colour) == ch.cluster));
+            Some((cell.map_or(0.0, |c| c.threads as f64), 0.0))
+        }
+        Figure::Crt => {
+            // crt = k / N counted samples: √max(k, 1) / N.
+            let crt = a.map_or(0.0, |a| a.crt);
+            let n = view.counted_samples as f64;
+            Some((crt, if n > 0.0 { (crt * n).max(1.0).sqrt() / n } else { 0.0 }))
+        }
+        Figure::FutileWakeups => {
+            let k = object()?.map_or(0, |o| o.futile_wakeups) as f64;
+            Some((k, k.max(1.0).sqrt()))
+        }
+        Figure::ObjectMeanWait => object()?.filter(|o| o.waits > 0).map(|o| {
+            let (_, sd) = timed(o.wait_s);
+            (o.wait_s / o.waits as f64, sd / o.waits as f64)
+        }),
     }
-    if statement.contains("cluster") {
-        return Some((a.map_or(0.0, |a| a.clusters.len() as f64), 0.0));
-    }
-    // crt = k / N counted samples: √max(k, 1) / N.
-    let crt = a.map_or(0.0, |a| a.crt);
-    let n = view.counted_samples as f64;
-    Some((crt, if n > 0.0 { (crt * n).max(1.0).sqrt() / n } else { 0.0 }))
 }
 
-/// Marks each change of `c` significant or within noise: [`welch_p`] on the per-run figure
-/// behind its statement over all runs of both sets, with [`holm`] over the changes tested
+/// Marks each change of `c` significant or within noise: [`welch_p`] on the per-run values of its
+/// figure (`Change::figure`) over all runs of both sets, with [`holm`] over the changes tested
 /// (family-wise [`ALPHA`]). A side with one run has no spread: the changes stay unmarked
 /// (`significant: None`) and the returned note says so. Sets `c.significance` and returns it.
 pub fn mark_significance(c: &mut Comparison, base: &[Run], new: &[Run], options: &Options, level: Level) -> Result<Significance, AnalysisError> {
@@ -256,12 +276,15 @@ pub fn mark_significance(c: &mut Comparison, base: &[Run], new: &[Run], options:
     // Every run of both sets counts the same way (`auto` is CPU time only if all have it).
     let all: Vec<&Run> = base.iter().chain(new).collect();
     let options = &Options { states: options.states.resolve(&all), ..options.clone() };
-    let per_run = |runs: &[Run]| -> Result<Vec<(ReportView, HashMap<String, FunctionTimes>)>, AnalysisError> {
+    // The waits views only when a change is about a waited-on object (they cost the most).
+    let objects = c.changes.iter().any(|ch| ch.object.is_some());
+    let per_run = |runs: &[Run]| -> Result<Vec<RunFigures>, AnalysisError> {
         runs.iter()
             .map(|r| {
                 let a = Analysis::new(r, options)?;
-                let v = ReportView::build(r, &a, &ViewOptions { level, top: None, ..ViewOptions::default() })?;
-                Ok((v, tracediff::function_times(r)))
+                let view = ReportView::build(r, &a, &ViewOptions { level, top: None, ..ViewOptions::default() })?;
+                let waits = objects.then(|| crate::waits::waits(r, &crate::waits::WaitsOptions::default()));
+                Ok(RunFigures { view, times: tracediff::function_times(r), waits })
             })
             .collect()
     };
@@ -269,8 +292,8 @@ pub fn mark_significance(c: &mut Comparison, base: &[Run], new: &[Run], options:
     // p-values of the changes whose figure could be tested, then Holm's correction over them.
     let mut tested: Vec<(usize, f64)> = Vec::new();
     for (i, ch) in c.changes.iter().enumerate() {
-        let xs: Option<Vec<(f64, f64)>> = b.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
-        let ys: Option<Vec<(f64, f64)>> = n.iter().map(|(v, t)| figure(&ch.statement, &ch.artifact, v, t)).collect();
+        let xs: Option<Vec<(f64, f64)>> = b.iter().map(|r| figure(ch, r)).collect();
+        let ys: Option<Vec<(f64, f64)>> = n.iter().map(|r| figure(ch, r)).collect();
         if let Some(p) = xs.zip(ys).and_then(|(xs, ys)| welch_p_counted(&xs, &ys)) {
             tested.push((i, p));
         }
@@ -327,6 +350,62 @@ pub fn stability(runs: &[(&Run, &Analysis, &Analysis)], level: Level) -> Stabili
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::compare::CompareOptions;
+    use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
+    use threadradar_profiler::run::{Meta, Sample, ThreadSample, ThreadState};
+
+    /// A run of `cluster_finishes` (a name that holds the words "cluster" and "finishes") computing
+    /// in each of `threads` threads for `per_thread` samples, one thread after the other, then
+    /// `main` for `tail` samples: the function ends at the same time whatever `threads` is.
+    fn run(threads: u32, per_thread: u64, tail: u64) -> Run {
+        let mut b = RunBuilder::new(Meta { interval_ms: 3.0, cwd: "/p".into(), ..Meta::default() });
+        let file = b.file("/p/prog.py", FileKind::User, None);
+        let f = b.function(file, &FunctionSpec { qualname: "cluster_finishes", class: None, line: 3, end_line: 9, class_line: 0 });
+        let main = b.function(file, &FunctionSpec { qualname: "main", class: None, line: 12, end_line: 20, class_line: 0 });
+        for t in 0..threads.max(1) {
+            b.thread(new_thread(10, 11 + t, t as u64, &format!("T{t}"), "Worker"));
+        }
+        let (fs, ms) = (b.frame(f, f + 1), b.frame(main, main + 1));
+        let (fs, ms) = (b.stack(&[fs]), b.stack(&[ms]));
+        let mut tick = 0;
+        let mut push = |b: &mut RunBuilder, thread: u32, stack| {
+            b.push_sample(Sample { t: tick * 3_000_000, threads: vec![ThreadSample { thread, stack, state: ThreadState::Computing, ..Default::default() }] });
+            tick += 1;
+        };
+        for t in 0..threads {
+            for _ in 0..per_thread {
+                push(&mut b, t, fs);
+            }
+        }
+        for _ in 0..tail {
+            push(&mut b, 0, ms);
+        }
+        b.finish()
+    }
+
+    /// The figure a change is tested on is its type: `cluster_finishes: run by 3 threads → 1` is a
+    /// change of threads (3 in every base run, 1 in every new one: exact, significant), not of
+    /// when the function finishes (the same in every run) nor of its clusters, which its name's
+    /// words would once have picked.
+    #[test]
+    fn the_tested_figure_is_the_changes_type_not_its_words() {
+        let base: Vec<Run> = (0..3).map(|_| run(3, 20, 40)).collect();
+        let new: Vec<Run> = (0..3).map(|_| run(1, 60, 40)).collect();
+        let options = Options::default();
+        let (a, b) = (Analysis::new(&base[0], &options).unwrap(), Analysis::new(&new[0], &options).unwrap());
+        let mut c = Comparison::build(&base[0], &a, &new[0], &b, &CompareOptions::default()).unwrap();
+        let threads = c.changes.iter().position(|ch| ch.artifact == "cluster_finishes" && ch.figure == Figure::Threads).expect("a change of threads");
+        assert_eq!(c.changes[threads].statement, "cluster_finishes: run by 3 threads → 1");
+        assert!(c.changes.iter().all(|ch| ch.figure != Figure::Crt || ch.artifact != "cluster_finishes"), "the same share in both: {:?}", c.changes);
+        let sig = mark_significance(&mut c, &base, &new, &options, Level::Function).unwrap();
+        assert!(sig.tested >= 1, "{sig:?}");
+        let ch = &c.changes[threads];
+        assert_eq!((ch.p, ch.significant), (Some(0.0), Some(true)), "threads 3 → 1 in every run: {ch:?}");
+        // Its finish, which the words "finishes" would have tested, is the same in every run.
+        let (tb, tn) = (tracediff::function_times(&base[0]), tracediff::function_times(&new[0]));
+        assert_eq!(tb["cluster_finishes"].finish_s, tn["cluster_finishes"].finish_s);
+    }
 
     #[test]
     fn spread_of_values() {

@@ -42,6 +42,9 @@
 //! `matched_share` = matched stack time of both runs / all stack time of both runs (matched
 //! threads and unmatched ones).
 
+use crate::artifact::ArtifactKind;
+use crate::changes::{Change, ChangeEvidence as Evidence, EvidenceSource as Source, EvidenceUnit as Unit, Figure};
+use crate::compare::DeltaStatus;
 use crate::timeline::{Lane, TimelineIndex};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -907,6 +910,10 @@ pub struct FunctionTimes {
     /// Waits: runs of consecutive samples of one thread not computing with the function on the
     /// stack (a wait shorter than the sampling interval can be missed).
     pub waits: u64,
+    /// Thread samples with the function on the stack (the evidence behind `stack_s` and `finish_s`)…
+    pub samples: u64,
+    /// …and of those, the ones not computing (behind `idle_s`).
+    pub idle_samples: u64,
 }
 
 /// [`FunctionTimes`] of the program's own functions of a run, by qualified name.
@@ -940,8 +947,10 @@ pub fn function_times(run: &Run) -> HashMap<String, FunctionTimes> {
                 let e = out.entry(run.strings[f.qualname as usize].clone()).or_default();
                 e.finish_s = e.finish_s.max(secs(next));
                 e.stack_s += secs(dt);
+                e.samples += 1;
                 if waiting {
                     e.idle_s += secs(dt);
+                    e.idle_samples += 1;
                     if !waiting_in[ts.thread as usize].contains(&fid) {
                         e.waits += 1;
                     }
@@ -954,92 +963,115 @@ pub fn function_times(run: &Run) -> HashMap<String, FunctionTimes> {
     out
 }
 
-/// The statements that only a trace comparison can make, each backed by figures of the two runs:
+/// What the trace's changes are measured against: the smallest shift worth stating (two sampling
+/// periods of the coarser run) and the runs' durations. From a [`TraceDiff`], or from the runs
+/// alone where no trace was built (the `compare` method): the same figures.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceScale {
+    pub same_shift_s: f64,
+    pub a_duration_s: f64,
+    pub b_duration_s: f64,
+}
+
+impl TraceScale {
+    pub fn of(diff: &TraceDiff) -> TraceScale {
+        TraceScale { same_shift_s: diff.same_shift_s, a_duration_s: diff.a_duration_s, b_duration_s: diff.b_duration_s }
+    }
+
+    /// As [`TraceDiff::build`] and [`TimelineIndex::duration_s`] compute them.
+    pub fn of_runs(a: &Run, b: &Run) -> TraceScale {
+        let (pa, pb) = (crate::period::sampling_period_ns(a), crate::period::sampling_period_ns(b));
+        let duration = |r: &Run, p: u64| r.samples.last().map_or(0.0, |s| secs(s.t + p));
+        TraceScale { same_shift_s: secs(2 * pa.max(pb)), a_duration_s: duration(a, pa), b_duration_s: duration(b, pb) }
+    }
+}
+
+/// The changes that only a trace comparison can find, each backed by figures of the two runs:
 /// the program or a function finishing earlier or later, a function's threads waiting less or more.
-/// `artifacts` are the qualified names the comparison lists (the program's own functions), so
-/// statements stay on artifacts the table shows. `same_s` is the smallest shift worth stating.
-pub fn trace_statements(diff: &TraceDiff, base: &Run, new: &Run, artifacts: &[String]) -> Vec<(String, String)> {
+/// `artifacts` are the listed artifacts of the program's own code (name, kind, file, line), so
+/// changes stay on artifacts the table shows; at most five of each kind, largest first.
+pub fn trace_changes(scale: TraceScale, base: &Run, new: &Run, artifacts: &[(String, ArtifactKind, Option<String>, Option<u32>)]) -> Vec<Change> {
     let mut out = Vec::new();
-    let same_s = diff.same_shift_s.max(0.1);
-    let d = diff.b_duration_s - diff.a_duration_s;
-    if d.abs() >= same_s && d.abs() >= 0.05 * diff.a_duration_s.max(diff.b_duration_s) {
-        out.push(("program".to_string(), format!("program: finishes {} ({:.2} s → {:.2} s)", earlier(d), diff.a_duration_s, diff.b_duration_s)));
+    let same_s = scale.same_shift_s.max(0.1);
+    let d = scale.b_duration_s - scale.a_duration_s;
+    let samples = |r: &Run| r.samples.len() as u64;
+    let sampled = |b: u64, n: u64, unit: Unit| Evidence { source: Source::Sampled, unit, base: b, new: n, threads_base: 0, threads_new: 0 };
+    if d.abs() >= same_s && d.abs() >= 0.05 * scale.a_duration_s.max(scale.b_duration_s) {
+        let ev = sampled(samples(base), samples(new), Unit::Samples);
+        out.push(Change::new("program", ArtifactKind::File, FileKind::Unknown, Figure::Finish, DeltaStatus::Changed, scale.a_duration_s, scale.b_duration_s, ev));
     }
     let (ta, tb) = (function_times(base), function_times(new));
-    let mut finish: Vec<(f64, String, String)> = Vec::new();
-    let mut waits: Vec<(f64, String, String)> = Vec::new();
-    let mut time_in: Vec<(f64, String, String)> = Vec::new();
-    let mut wait_length: Vec<(f64, String, String)> = Vec::new();
-    for name in artifacts {
+    let mut finish: Vec<(f64, Change)> = Vec::new();
+    let mut waits: Vec<(f64, Change)> = Vec::new();
+    let mut time_in: Vec<(f64, Change)> = Vec::new();
+    let mut wait_length: Vec<(f64, Change)> = Vec::new();
+    for (name, kind, file, line) in artifacts {
         let (Some(x), Some(y)) = (ta.get(name), tb.get(name)) else { continue };
+        let change = |figure: Figure, before: f64, after: f64, ev: Evidence| {
+            Change::new(name, *kind, FileKind::User, figure, DeltaStatus::Changed, before, after, ev).at(file.clone(), *line)
+        };
         let d = y.finish_s - x.finish_s;
         if d.abs() >= same_s && d.abs() >= 0.05 * x.finish_s.max(y.finish_s) {
-            finish.push((d.abs(), name.clone(), format!("{name}: finishes {} ({:.2} s → {:.2} s after the start)", earlier(d), x.finish_s, y.finish_s)));
+            finish.push((d.abs(), change(Figure::Finish, x.finish_s, y.finish_s, sampled(x.samples, y.samples, Unit::Samples))));
         }
         let w = y.idle_s - x.idle_s;
         if w.abs() >= same_s && w.abs() >= 0.25 * x.idle_s.max(y.idle_s) {
-            let verb = if w < 0.0 { "cut" } else { "up" };
-            let rel = if x.idle_s > 0.0 { format!(" ({:+.0}%)", 100.0 * w / x.idle_s) } else { String::new() };
-            waits.push((w.abs(), name.clone(), format!("{name}: threads' waiting time {verb}, {:.2} s → {:.2} s{rel}", x.idle_s, y.idle_s)));
+            waits.push((w.abs(), change(Figure::WaitTime, x.idle_s, y.idle_s, sampled(x.idle_samples, y.idle_samples, Unit::Samples))));
         }
         let t = y.stack_s - x.stack_s;
         if t.abs() >= same_s && t.abs() >= 0.25 * x.stack_s.max(y.stack_s) {
-            let verb = if t < 0.0 { "cut" } else { "up" };
-            time_in.push((t.abs(), name.clone(), format!("{name}: threads' time in it {verb}, {:.2} s → {:.2} s ({:+.0}%)", x.stack_s, y.stack_s, 100.0 * t / x.stack_s.max(1e-9))));
+            time_in.push((t.abs(), change(Figure::StackTime, x.stack_s, y.stack_s, sampled(x.samples, y.samples, Unit::Samples))));
         }
         // The mean wait, when both runs saw enough waits for a mean to say something.
         if x.waits >= 5 && y.waits >= 5 {
             let (mx, my) = (x.idle_s / x.waits as f64, y.idle_s / y.waits as f64);
             // At least half again, and by more than one sampling period (the edges' uncertainty).
-            if (my - mx).abs() >= 0.5 * mx.min(my) && (my - mx).abs() >= diff.same_shift_s / 2.0 {
-                let how = if my < mx { "shorter" } else { "longer" };
-                wait_length.push((
-                    (my / mx).ln().abs(),
-                    name.clone(),
-                    format!("{name}: wake-ups seen {} → {}, waits {how} ({:.1} ms → {:.1} ms on average)", x.waits, y.waits, mx * 1e3, my * 1e3),
-                ));
+            if (my - mx).abs() >= 0.5 * mx.min(my) && (my - mx).abs() >= scale.same_shift_s / 2.0 {
+                wait_length.push(((my / mx).ln().abs(), change(Figure::MeanWait, mx, my, sampled(x.waits, y.waits, Unit::Waits))));
             }
         }
     }
     for list in [&mut waits, &mut wait_length, &mut time_in, &mut finish] {
-        list.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.1.cmp(&y.1)));
-        out.extend(list.drain(..).take(5).map(|(_, a, s)| (a, s)));
+        list.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.1.artifact.cmp(&y.1.artifact)));
+        out.extend(list.drain(..).take(5).map(|(_, c)| c));
     }
-    out.extend(wait_statements(base, new));
+    out.extend(wait_changes(base, new));
     out
 }
 
-fn earlier(d: f64) -> String {
-    if d < 0.0 {
-        format!("{:.2} s earlier", -d)
-    } else {
-        format!("{d:.2} s later")
-    }
-}
-
-/// Statements about futile wake-ups and wait lengths per waited-on object (issue #16's `waits`
+/// Changes of futile wake-ups and wait lengths per waited-on object (issue #16's `waits`
 /// analysis, [`crate::waits`]), e.g. "Consumer.take: threading.Condition self.not_empty: 412 futile
 /// wake-ups → 0". None unless both runs have wait data (wait intervals): a run recorded without it
 /// says nothing about waits, not "no waits".
-pub fn wait_statements(base: &Run, new: &Run) -> Vec<(String, String)> {
+pub fn wait_changes(base: &Run, new: &Run) -> Vec<Change> {
     let opts = crate::waits::WaitsOptions::default();
-    wait_statements_of(&crate::waits::waits(base, &opts), &crate::waits::waits(new, &opts))
+    wait_changes_of(&crate::waits::waits(base, &opts), &crate::waits::waits(new, &opts))
 }
 
 /// What identifies an object across two runs: its label, unless that is only an address (which
 /// differs from run to run), then its type and the function it was first waited in.
-fn object_key(o: &crate::waits::ObjectSummary) -> String {
+pub(crate) fn object_key(o: &crate::waits::ObjectSummary) -> String {
     match (&o.name, o.addr, &o.frame) {
         (None, Some(_), Some(f)) => format!("{} in {}", o.type_name, f.function),
         _ => o.object.clone(),
     }
 }
 
-/// [`wait_statements`] on the two runs' waits views. Futile wake-ups: stated when they change by
+/// How an object's waits were observed in both runs: the kernel's wake-ups where both runs had
+/// them, else inferred from the samples.
+pub(crate) fn wait_source(a: &crate::waits::WaitsView, b: &crate::waits::WaitsView) -> Source {
+    if a.evidence.kernel && b.evidence.kernel {
+        Source::KernelExact
+    } else {
+        Source::Inferred
+    }
+}
+
+/// [`wait_changes`] on the two runs' waits views. Futile wake-ups: a change when they differ by
 /// at least 5 and a quarter (an object waited on in one run only counts 0 in the other). Mean wait:
 /// when both runs saw at least 5 waits on the object and the mean changed by half again and by
 /// more than one sampling period (the intervals' uncertainty).
-pub fn wait_statements_of(a: &crate::waits::WaitsView, b: &crate::waits::WaitsView) -> Vec<(String, String)> {
+pub fn wait_changes_of(a: &crate::waits::WaitsView, b: &crate::waits::WaitsView) -> Vec<Change> {
     if a.intervals.is_empty() || b.intervals.is_empty() {
         return Vec::new();
     }
@@ -1047,78 +1079,86 @@ pub fn wait_statements_of(a: &crate::waits::WaitsView, b: &crate::waits::WaitsVi
     keys.sort();
     keys.dedup();
     let period = a.period_s.max(b.period_s);
-    let mut futile: Vec<(u64, String, String)> = Vec::new();
-    let mut mean: Vec<(f64, String, String)> = Vec::new();
+    let source = wait_source(a, b);
+    let mut futile: Vec<(u64, Change)> = Vec::new();
+    let mut mean: Vec<(f64, Change)> = Vec::new();
     for key in keys {
         let (x, y) = (a.objects.iter().find(|o| object_key(o) == key), b.objects.iter().find(|o| object_key(o) == key));
         let Some(any) = x.or(y) else { continue };
         let artifact = any.frame.as_ref().map_or_else(|| key.clone(), |f| f.function.clone());
+        // Which function the object is waited in (the program's own code, or not known).
+        let file_kind = if any.frame.is_some() { FileKind::User } else { FileKind::Unknown };
+        let at = (any.frame.as_ref().map(|f| f.file.clone()), any.frame.as_ref().map(|f| f.line));
+        let change = |figure: Figure, before: f64, after: f64, unit: Unit, eb: u64, en: u64| {
+            let ev = Evidence { source, unit, base: eb, new: en, threads_base: 0, threads_new: 0 };
+            Change::new(&artifact, ArtifactKind::Function, file_kind, figure, DeltaStatus::Changed, before, after, ev).at(at.0.clone(), at.1).on_object(&key)
+        };
         let (fx, fy) = (x.map_or(0, |o| o.futile_wakeups), y.map_or(0, |o| o.futile_wakeups));
         if fx.abs_diff(fy) >= 5 && fx.abs_diff(fy) * 4 >= fx.max(fy) {
-            futile.push((fx.abs_diff(fy), artifact.clone(), format!("{artifact}: {key}: {fx} futile wake-ups → {fy}")));
+            futile.push((fx.abs_diff(fy), change(Figure::FutileWakeups, fx as f64, fy as f64, Unit::WakeUps, fx, fy)));
         }
         if let (Some(x), Some(y)) = (x, y) {
             if x.waits >= 5 && y.waits >= 5 {
                 let (mx, my) = (x.wait_s / x.waits as f64, y.wait_s / y.waits as f64);
                 if (my - mx).abs() >= 0.5 * mx.min(my) && (my - mx).abs() > period {
-                    mean.push((
-                        (my / mx).ln().abs(),
-                        artifact.clone(),
-                        format!("{artifact}: {key}: mean wait {:.1} ms → {:.1} ms ({} → {} waits)", mx * 1e3, my * 1e3, x.waits, y.waits),
-                    ));
+                    mean.push(((my / mx).ln().abs(), change(Figure::ObjectMeanWait, mx, my, Unit::Waits, x.waits, y.waits)));
                 }
             }
         }
     }
-    futile.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.2.cmp(&y.2)));
-    mean.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.2.cmp(&y.2)));
-    futile.into_iter().take(5).map(|(_, a, s)| (a, s)).chain(mean.into_iter().take(5).map(|(_, a, s)| (a, s))).collect()
+    futile.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.statement.cmp(&y.1.statement)));
+    mean.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.1.statement.cmp(&y.1.statement)));
+    futile.into_iter().take(5).map(|(_, c)| c).chain(mean.into_iter().take(5).map(|(_, c)| c)).collect()
 }
 
-/// Cluster statements from two glyphs of one artifact: a colour present on one side only.
-pub fn cluster_statements(qualname: &str, base: &[crate::glyph::GlyphCell], new: &[crate::glyph::GlyphCell]) -> Vec<String> {
-    let name = |c: crate::glyph::ClusterColour| format!("{c:?}").to_lowercase();
-    let threads = |n: usize| if n == 1 { "1 thread".to_string() } else { format!("{n} threads") };
+/// Cluster changes from two glyphs of one artifact: a colour present on one side only.
+fn cluster_changes(a: &crate::compare::ArtifactDelta, base: &crate::compare::SideFigures, new: &crate::compare::SideFigures) -> Vec<Change> {
+    let ev = Evidence { source: Source::Sampled, unit: Unit::Samples, base: base.samples, new: new.samples, threads_base: base.threads, threads_new: new.threads };
+    let change = |colour, before: usize, after: usize| {
+        Change::new(&a.qualname, a.kind, a.file_kind, Figure::Cluster, DeltaStatus::Changed, before as f64, after as f64, ev.clone())
+            .at(a.file_new.clone().or_else(|| a.file_base.clone()), a.line_new.or(a.line_base))
+            .of_cluster(colour)
+    };
     let mut out = Vec::new();
-    for cell in base {
-        if !new.iter().any(|c| c.colour == cell.colour) {
-            out.push(format!("{qualname}: cluster {} ({}) dissolved", name(cell.colour), threads(cell.threads)));
+    for cell in &base.glyph {
+        if !new.glyph.iter().any(|c| c.colour == cell.colour) {
+            out.push(change(cell.colour, cell.threads, 0));
         }
     }
-    for cell in new {
-        if !base.iter().any(|c| c.colour == cell.colour) {
-            out.push(format!("{qualname}: new cluster {} ({})", name(cell.colour), threads(cell.threads)));
+    for cell in &new.glyph {
+        if !base.glyph.iter().any(|c| c.colour == cell.colour) {
+            out.push(change(cell.colour, 0, cell.threads));
         }
     }
     out
 }
 
-/// Adds the trace comparison's statements to a comparison's changes, after the "run by"
-/// statements of the program's own code: clusters that dissolved or appeared (per listed artifact
-/// of the program's own code), waiting time, earlier or later finishes ([`trace_statements`]).
-/// Their `significant` is `None`: one run per side has no spread to test against.
+/// Adds the trace comparison's changes to a comparison's: clusters that dissolved or appeared (per
+/// listed artifact of the program's own code), waiting time, earlier or later finishes
+/// ([`trace_changes`]), futile wake-ups and waits per object ([`wait_changes`]); then ranks them
+/// all ([`crate::changes::rank`]). Their `significant` is `None`: one run per side has no spread to
+/// test against.
 pub fn extend_changes(c: &mut crate::compare::Comparison, diff: &TraceDiff, base: &Run, new: &Run) {
-    use crate::compare::Change;
-    use crate::artifact::ArtifactKind;
+    extend_changes_scaled(c, TraceScale::of(diff), base, new)
+}
+
+/// [`extend_changes`] without a trace comparison: its scale from the runs ([`TraceScale::of_runs`]).
+pub fn extend_changes_scaled(c: &mut crate::compare::Comparison, scale: TraceScale, base: &Run, new: &Run) {
     let user: Vec<&crate::compare::ArtifactDelta> = c.artifacts.iter().filter(|a| a.file_kind == FileKind::User).collect();
-    let kind_of = |name: &str| user.iter().find(|a| a.qualname == name).map_or(ArtifactKind::Function, |a| a.kind);
     let mut added: Vec<Change> = Vec::new();
     for a in &user {
         if let (Some(b), Some(n)) = (&a.base, &a.new) {
-            for statement in cluster_statements(&a.qualname, &b.glyph, &n.glyph) {
-                added.push(Change { artifact: a.qualname.clone(), kind: a.kind, statement, significant: None, p: None });
-            }
+            added.extend(cluster_changes(a, b, n));
         }
     }
-    let names: Vec<String> = if c.level == crate::artifact::Level::Function { user.iter().map(|a| a.qualname.clone()).collect() } else { Vec::new() };
-    for (artifact, statement) in trace_statements(diff, base, new, &names) {
-        let kind = kind_of(&artifact);
-        added.push(Change { artifact, kind, statement, significant: None, p: None });
-    }
-    let split = c.changes.iter().take_while(|ch| ch.statement.contains(": run by ") && user.iter().any(|a| a.qualname == ch.artifact)).count();
-    let rest = c.changes.split_off(split);
+    let listed: Vec<_> = if c.level == crate::artifact::Level::Function {
+        user.iter().map(|a| (a.qualname.clone(), a.kind, a.file_new.clone().or_else(|| a.file_base.clone()), a.line_new.or(a.line_base))).collect()
+    } else {
+        Vec::new()
+    };
+    added.extend(trace_changes(scale, base, new, &listed));
     c.changes.extend(added);
-    c.changes.extend(rest);
+    crate::changes::rank(c);
 }
 
 #[cfg(test)]
@@ -1176,7 +1216,7 @@ mod tests {
         // Addresses differ between runs: the object is matched by type and waiting function.
         let a = view("threading.Condition at 0x10", Some(0x10), 412, 40, 0.050);
         let b = view("threading.Condition at 0x99", Some(0x99), 0, 40, 0.010);
-        let s: Vec<String> = wait_statements_of(&a, &b).into_iter().map(|(_, s)| s).collect();
+        let s: Vec<String> = wait_changes_of(&a, &b).into_iter().map(|c| c.statement).collect();
         assert_eq!(
             s,
             [
@@ -1186,13 +1226,13 @@ mod tests {
         );
         // Small changes say nothing: 3 futile wake-ups, a mean within one period.
         let c = view("threading.Condition at 0x99", Some(0x99), 409, 40, 0.052);
-        assert!(wait_statements_of(&a, &c).is_empty());
+        assert!(wait_changes_of(&a, &c).is_empty());
         // A run without wait data: no statements at all.
         let mut none = b.clone();
         none.intervals.clear();
         none.objects.clear();
-        assert!(wait_statements_of(&a, &none).is_empty());
-        assert!(wait_statements_of(&none, &a).is_empty());
+        assert!(wait_changes_of(&a, &none).is_empty());
+        assert!(wait_changes_of(&none, &a).is_empty());
     }
     use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
     use threadradar_profiler::run::{Meta, Sample, ThreadSample};
@@ -1377,8 +1417,12 @@ mod tests {
         let a = run(1.0, &[("main", &[(&["main", "load"], 300), (&["main", "work"], 400)])]);
         let b = run(1.0, &[("main", &[(&["main", "load"], 100), (&["main", "work"], 400)])]);
         let d = diff(&a, &b);
-        let s = trace_statements(&d, &a, &b, &["load".into(), "work".into()]);
-        let text: Vec<&str> = s.iter().map(|x| x.1.as_str()).collect();
+        let listed = |n: &str| (n.to_string(), ArtifactKind::Function, None, None);
+        let s = trace_changes(TraceScale::of(&d), &a, &b, &[listed("load"), listed("work")]);
+        let text: Vec<&str> = s.iter().map(|x| x.statement.as_str()).collect();
+        // Without the trace, from the runs alone: the same changes.
+        let plain: Vec<String> = trace_changes(TraceScale::of_runs(&a, &b), &a, &b, &[listed("load"), listed("work")]).into_iter().map(|c| c.statement).collect();
+        assert_eq!(text, plain);
         assert!(text.contains(&"program: finishes 0.20 s earlier (0.70 s → 0.50 s)"), "{text:?}");
         assert!(text.contains(&"load: finishes 0.20 s earlier (0.30 s → 0.10 s after the start)"), "{text:?}");
     }

@@ -160,8 +160,11 @@ fn print_changes(c: &Comparison, t: &TraceDiff, out: &mut dyn Write) -> anyhow::
                 Some(false) => "  (within noise)",
                 None => "",
             };
-            writeln!(out, "  - {}{mark}", ch.statement)?;
+            writeln!(out, "  - {}  [{}]{mark}", ch.statement, ch.evidence_text)?;
         }
+    }
+    if let Some(note) = &c.suppressed_note {
+        writeln!(out, "  ({note})")?;
     }
     let only = |x: &[tracediff::ThreadPair], a: bool| -> f64 {
         // + 0.0: an empty float sum is -0.0.

@@ -122,6 +122,22 @@ H.run("compare", function()
   local crt_part = line:match("^%s*(%S+) →%s*(%S+)")
   H.eq({ line:match("^%s*(%S+) →%s*(%S+)") }, { H.pct(init_buggy.crt), H.pct(init_fixed.crt) }, "crt base → new = the two reports' (" .. tostring(crt_part) .. ")")
   H.eq(item and item.file, H.env("TR_WS") .. "/bug1_worker_manager/fixed.py", "its new file")
+  -- The changes: the server's data (figure, before → after, evidence) in its words and order,
+  -- each with its evidence; what it left out for too few samples, said as it says it.
+  local changes = view.data.changes
+  H.check(#changes > 0, "the server found changes")
+  for i, ch in ipairs(changes) do
+    if i > 10 then
+      break
+    end
+    H.check(type(ch.figure) == "string" and type(ch.before) == "number" and type(ch.after) == "number", "a typed change: " .. vim.inspect(ch))
+    local shown = "• " .. ch.statement .. "  [" .. ch.evidence_text .. "]"
+    H.check(text:find(shown, 1, true) ~= nil, "change " .. i .. " with its evidence: " .. shown .. "\n" .. text)
+  end
+  local note = view.data.suppressed_note
+  if note ~= vim.NIL and note ~= nil then
+    H.check(text:find(note, 1, true) ~= nil, "the suppressed changes are said: " .. note)
+  end
 
   -- `s`: the standard library hidden (as `compare --no-stdlib`); again: shown.
   local before = #rows_of(view)

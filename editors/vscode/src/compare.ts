@@ -45,9 +45,10 @@ export function significanceText(result: CompareResult): string {
 
 /** A change in words with its verdict against the sets' spread (none with one run per side). */
 export function changeText(c: CompareResult["changes"][number]): string {
-  if (c.significant === null) return c.statement;
+  const words = `${c.statement} [${c.evidence_text}]`;
+  if (c.significant === null) return words;
   const p = c.p === null ? "" : `, p = ${c.p < 0.001 ? c.p.toExponential(1) : c.p.toFixed(3)}`;
-  return `${c.statement} (${c.significant ? "significant" : "within noise"}${p})`;
+  return `${words} (${c.significant ? "significant" : "within noise"}${p})`;
 }
 
 function pct(share: number): string {
@@ -138,6 +139,7 @@ export function compareHeader(result: CompareResult): CompareHeader {
     result.base.path === result.new.path && result.significance === null ? "Both sides are the same run." : "",
     escapeMarkdown(significanceText(result)),
     ...result.changes.slice(0, 10).map((c) => `- ${escapeMarkdown(changeText(c))}`),
+    result.suppressed_note === null ? "" : escapeMarkdown(result.suppressed_note),
   ]
     .filter((l) => l !== "")
     .join("\n\n");

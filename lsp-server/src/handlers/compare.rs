@@ -2,12 +2,16 @@
 //! the active run against the run recorded before it. A side may be a run set (a manifest, or a
 //! list of runs): the table shows its first run and each change is tested against the sets'
 //! spread (`threadradar_analysis::runset::mark_significance`), as `threadradar compare` does.
+//! The changes are typed (`threadradar_analysis::changes`): figure, before, after, evidence, and
+//! the words rendered from them; ranked by evidence and effect, too thin ones counted in
+//! `suppressed`.
 
 use crate::host::Host;
 use crate::protocol::{CompareParams, ErrorCode, ProtocolError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use threadradar_analysis::panel::{Panels, Params};
+use threadradar_analysis::tracediff::{self, TraceScale};
 use threadradar_analysis::{CompareOptions, Comparison, Options};
 use threadradar_profiler::{runfile, runset, Run};
 
@@ -23,6 +27,9 @@ pub fn compare(host: &dyn Host, req: CompareParams) -> Result<Comparison, Protoc
     let (ba, na) = (base.analysis(&params)?, new.analysis(&params)?);
     let opts = CompareOptions { level: req.level, filter, top: req.top };
     let mut c = Comparison::build(base.run(), &ba, new.run(), &na, &opts)?;
+    // The changes only the runs' timelines and waits show (finishes, waiting time, futile
+    // wake-ups), measured as `threadradar compare` does, and all of them ranked by evidence.
+    tracediff::extend_changes_scaled(&mut c, TraceScale::of_runs(base.run(), new.run()), base.run(), new.run());
     c.base.path = Some(base_path.display().to_string());
     c.new.path = Some(new_path.display().to_string());
     sides.mark(&mut c, (&base_path, &new_path), params.states, req.level)?;

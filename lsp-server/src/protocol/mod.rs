@@ -330,6 +330,10 @@ pub fn typescript() -> String {
         a::Trend,
         a::ArtifactDelta,
         a::compare::Change,
+        a::changes::Figure,
+        a::changes::ChangeEvidence,
+        a::changes::EvidenceSource,
+        a::changes::EvidenceUnit,
         a::runset::Significance,
         // documents
         DocumentArtifactsParams,

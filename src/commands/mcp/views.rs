@@ -250,6 +250,9 @@ pub fn compare(c: &Value) -> String {
             let _ = writeln!(t, "- {}{mark}", clean(s(ch, "statement")));
         }
     }
+    if let Some(note) = c["suppressed_note"].as_str() {
+        let _ = writeln!(t, "({})", clean(note));
+    }
     let _ = writeln!(t, "Per {} (crt before → after):", s(c, "level"));
     for d in arr(c, "artifacts") {
         let q = clean(s(d, "qualname"));

@@ -248,8 +248,9 @@ function M.params(base, new)
   return p
 end
 
---- The lines on run sets and the changes in words (the server's): the n's and the test, then
---- each statement with its verdict (none with one run per side).
+--- The lines on run sets and the changes in words (the server's, ranked by evidence and effect):
+--- the n's and the test, then each statement with its evidence and its verdict (none with one run
+--- per side), then how many changes the server left out and why.
 function M.change_lines(result)
   local out = {}
   local sig = null(result.significance)
@@ -263,7 +264,16 @@ function M.change_lines(result)
     end
     local s = null(c.significant)
     local mark = s == nil and "" or (s and "  (significant)" or "  (within noise)")
-    table.insert(out, { { "  • " .. c.statement, s and "ThreadRadarSection" or nil }, { mark, "ThreadRadarText" } })
+    table.insert(out, {
+      { "  • " .. c.statement, s and "ThreadRadarSection" or nil },
+      { "  [" .. (null(c.evidence_text) or "") .. "]", "ThreadRadarText" },
+      { mark, "ThreadRadarText" },
+    })
+  end
+  -- The changes the server left out for resting on too few samples: how many, and why.
+  local note = null(result.suppressed_note)
+  if note then
+    table.insert(out, { { "  (" .. note .. ")", "ThreadRadarText" } })
   end
   return out
 end

@@ -75,6 +75,8 @@ const RESULT: CompareResult = {
   only_in_base: 1,
   only_in_new: 1,
   changes: [],
+  suppressed: 0,
+  suppressed_note: null,
   significance: null,
 };
 
@@ -170,11 +172,22 @@ describe("run sets", () => {
     expect(compareParams({ base: ["a.json", "b.json"], new: "c.json" }, "function")).toEqual({ level: "function", hide_stdlib: true, top: 200, base_runs: ["a.json", "b.json"], new: "c.json" });
     expect(compareParams({ base: ["a.json"], new: ["c.json", "d.json"] }, "class")).toEqual({ level: "class", hide_stdlib: true, top: 200, base: "a.json", new_runs: ["c.json", "d.json"] });
   });
-  test("a change says its verdict and p; without sets it is only the statement", () => {
-    const c = { artifact: "f", kind: "function" as const, statement: "f: run by 4 threads → 1" };
-    expect(changeText({ ...c, significant: null, p: null })).toBe("f: run by 4 threads → 1");
-    expect(changeText({ ...c, significant: false, p: 0.41 })).toBe("f: run by 4 threads → 1 (within noise, p = 0.410)");
-    expect(changeText({ ...c, significant: true, p: 0 })).toBe("f: run by 4 threads → 1 (significant, p = 0.0e+0)");
+  test("a change says its evidence, verdict and p; without sets only the statement and its evidence", () => {
+    const c: CompareResult["changes"][number] = {
+      artifact: "f", kind: "function", file: "/p/a.py", line: 3, file_kind: "user", object: null, cluster: null,
+      figure: "threads", status: "changed", before: 4, after: 1,
+      evidence: { source: "sampled", unit: "samples", base: 80, new: 30, threads_base: 4, threads_new: 1 },
+      effect: 0.75, score: 0.3, statement: "f: run by 4 threads → 1", evidence_text: "sampled: 80 → 30 samples in 4 → 1 threads",
+      significant: null, p: null,
+    };
+    const words = "f: run by 4 threads → 1 [sampled: 80 → 30 samples in 4 → 1 threads]";
+    expect(changeText(c)).toBe(words);
+    expect(changeText({ ...c, significant: false, p: 0.41 })).toBe(`${words} (within noise, p = 0.410)`);
+    expect(changeText({ ...c, significant: true, p: 0 })).toBe(`${words} (significant, p = 0.0e+0)`);
+  });
+  test("the changes the server left out are counted in the header, in its words", () => {
+    const note = "3 changes not listed: they rest on fewer than 10 samples or events";
+    expect(compareHeader({ ...RESULT, suppressed: 3, suppressed_note: note }).tooltip).toContain(escapeMarkdown(note));
   });
 });
 

@@ -155,7 +155,22 @@ describe("compare → the comparison view", () => {
   test("one run per side: no verdicts, only the statements", () => {
     expect(result.significance).toBeNull();
     expect(significanceText(result)).toBe("");
-    for (const c of result.changes) expect(changeText(c)).toBe(c.statement);
+    for (const c of result.changes) expect(changeText(c)).toBe(`${c.statement} [${c.evidence_text}]`);
+  });
+
+  test("changes are the server's data: a figure, before → after and the evidence, shown as it words them", () => {
+    expect(result.changes.length).toBeGreaterThan(0);
+    for (const c of result.changes) {
+      expect(typeof c.figure).toBe("string");
+      expect(typeof c.before).toBe("number");
+      expect(typeof c.after).toBe("number");
+      expect(["sampled", "inferred", "kernel-exact"]).toContain(c.evidence.source);
+      expect(c.evidence_text.startsWith(c.evidence.source + ":")).toBe(true);
+    }
+    // What the server left out for too few samples is said in the tooltip, as it says it.
+    const h = compareHeader(result);
+    if (result.suppressed_note !== null) expect(h.tooltip).toContain(escapeMarkdown(result.suppressed_note));
+    else expect(result.suppressed).toBe(0);
   });
 
   test("run sets: the n's, the test, and each change's verdict as the server decided it", () => {
