@@ -689,8 +689,123 @@ fn a_large_line_oriented_file_is_read_line_by_line() {
     assert!(big_peak < small_peak + (32 << 20), "the import's peak resident memory was {} MB for a {} MB file, {} MB for its samples alone", big_peak >> 20, size >> 20, small_peak >> 20);
 }
 
+/// A Firefox Profiler file as CPython 3.15 writes it, of one thread with `samples` samples and
+/// `markers` markers of a kind the importer does not read (CPython's `Native Code`, with their
+/// `data` objects), written to `file`.
+fn write_gecko(file: &Path, samples: usize, markers: usize) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(file).unwrap());
+    let list = |w: &mut std::io::BufWriter<std::fs::File>, n: usize, item: &dyn Fn(usize) -> String| {
+        for i in 0..n {
+            write!(w, "{}{}", if i > 0 { "," } else { "" }, item(i)).unwrap();
+        }
+    };
+    write!(w, r#"{{"meta":{{"interval":1.0,"startTime":1000.0,"product":"Python","importedFrom":"Tachyon Sampling Profiler","preprocessedProfileVersion":57,"categories":[{{"name":"Python"}}]}},"threads":[{{"name":"Thread-7","isMainThread":true,"pid":"99","tid":7,"samples":{{"stack":["#).unwrap();
+    list(&mut w, samples, &|i| (i % 2).to_string());
+    w.write_all(br#"],"time":["#).unwrap();
+    list(&mut w, samples, &|i| format!("{}.0", i));
+    w.write_all(br#"],"weight":null,"weightType":"samples"},"stackTable":{"frame":[0,1],"prefix":[null,0]},"frameTable":{"func":[0,1],"line":[1,2]},"funcTable":{"name":[0,1],"fileName":[2,2]},"markers":{"data":["#).unwrap();
+    list(&mut w, markers, &|i| format!(r#"{{"type":"NativeCode","duration":5.024999999999999,"tid":{}}}"#, 7 + i % 3));
+    w.write_all(br#"],"name":["#).unwrap();
+    list(&mut w, markers, &|_| "3".into());
+    w.write_all(br#"],"startTime":["#).unwrap();
+    list(&mut w, markers, &|i| format!("{}.991", i % 1000));
+    w.write_all(br#"],"endTime":["#).unwrap();
+    list(&mut w, markers, &|i| format!("{}.016", i % 1000 + 1));
+    w.write_all(br#"],"phase":["#).unwrap();
+    list(&mut w, markers, &|_| "1".into());
+    w.write_all(br#"]}}],"shared":{"stringArray":["main","work","app.py","Native Code"]}}"#).unwrap();
+}
+
+/// The JSON formats are read as they go (issue 31): a Firefox Profiler file of a thousand samples
+/// and a million markers the importer skips (CPython's `Native Code`, 80 MB) imports with the
+/// peak resident memory of the thousand samples alone plus less than half the file's size (the
+/// three marker columns it reads, 20 bytes a marker: a marker's name is known only at the
+/// string table, which comes last). Parsed into a tree, the markers took several times the file.
+#[test]
+fn a_large_gecko_file_is_not_held_as_a_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let (big, small) = (dir.path().join("big.gecko.json"), dir.path().join("small.gecko.json"));
+    write_gecko(&big, 1000, 1_000_000);
+    write_gecko(&small, 1000, 0);
+    let (big_peak, small_peak) = (import_peak_rss_of(dir.path(), &big, 1000), import_peak_rss_of(dir.path(), &small, 1000));
+    let size = std::fs::metadata(&big).unwrap().len();
+    eprintln!("imported {} MB of gecko with a peak resident memory of {} MB; without the markers, {} MB", size >> 20, big_peak >> 20, small_peak >> 20);
+    assert!(big_peak < small_peak + size / 2, "the import's peak resident memory was {} MB for a {} MB file, {} MB for its samples alone", big_peak >> 20, size >> 20, small_peak >> 20);
+}
+
+/// A speedscope file of 5 000 samples of a recursion 10 000 frames deep (100 MB; each sample's
+/// frame list is 20 kB of text) imports with the peak resident memory of the same samples one
+/// frame deep, give or take 32 MB: a sample's frames are walked into the stack tree as they are
+/// read, never held (held as lists, they took 400 MB).
+#[test]
+fn a_large_speedscope_file_is_read_sample_by_sample() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, depth: usize| {
+        let file = dir.path().join(name);
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
+        w.write_all(br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","profiles":[{"type":"sampled","name":"Thread 7 \"main\"","unit":"seconds","startValue":0,"endValue":50,"samples":["#).unwrap();
+        let stack = format!("[{}]", vec!["0"; depth].join(","));
+        for i in 0..5000 {
+            write!(w, "{}{stack}", if i > 0 { "," } else { "" }).unwrap();
+        }
+        w.write_all(br#"],"weights":["#).unwrap();
+        w.write_all(vec!["0.01"; 5000].join(",").as_bytes()).unwrap();
+        w.write_all(br#"]}],"shared":{"frames":[{"name":"rec","file":"app.py","line":3}]},"exporter":"py-spy@0.4.3"}"#).unwrap();
+        drop(w);
+        file
+    };
+    let (big, small) = (write("big.speedscope.json", 10_000), write("small.speedscope.json", 1));
+    let (big_peak, small_peak) = (import_peak_rss_of(dir.path(), &big, 5000), import_peak_rss_of(dir.path(), &small, 5000));
+    let size = std::fs::metadata(&big).unwrap().len();
+    eprintln!("imported {} MB of speedscope with a peak resident memory of {} MB; one frame deep, {} MB", size >> 20, big_peak >> 20, small_peak >> 20);
+    assert!(big_peak < small_peak + (32 << 20), "the import's peak resident memory was {} MB for a {} MB file, {} MB one frame deep", big_peak >> 20, size >> 20, small_peak >> 20);
+}
+
+/// JSON files claiming more samples than an import holds, by writing them (a samples table of
+/// 100 million rows, 200 MB; 100 million speedscope samples, 400 MB): one sentence naming the
+/// limit, under a 2 GiB address space. Parsed whole, they needed 3 to 6 GB and the import was
+/// killed by the failing allocation.
+#[test]
+fn json_files_claiming_more_samples_than_an_import_holds_are_one_sentence() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 100_000_000;
+    let gecko = dir.path().join("claims.gecko.json");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&gecko).unwrap());
+    w.write_all(br#"{"meta":{"preprocessedProfileVersion":57,"interval":1},"threads":[{"name":"a","tid":7,"samples":{"stack":[0"#).unwrap();
+    for _ in 1..rows {
+        w.write_all(b",0").unwrap();
+    }
+    w.write_all(br#"],"time":[0.0]},"stackTable":{"frame":[0],"prefix":[null]},"frameTable":{"func":[0]},"funcTable":{"name":[0]},"stringArray":["f"]}]}"#).unwrap();
+    drop(w);
+    let ss = dir.path().join("claims.speedscope.json");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&ss).unwrap());
+    w.write_all(br#"{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[{"name":"f"}]},"profiles":[{"type":"sampled","name":"t","unit":"none","startValue":0,"endValue":1,"samples":[[0]"#).unwrap();
+    for _ in 1..rows {
+        w.write_all(b",[0]").unwrap();
+    }
+    w.write_all(b"]}]}").unwrap();
+    drop(w);
+    for (file, what) in [(&gecko, "rows in a samples table"), (&ss, "its samples add up to more than")] {
+        let o = threadradar_in_2gib(dir.path(), &["import", file.to_str().unwrap(), "-o", "out.json"]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{}: {e}", file.display());
+        assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+        assert!(e.contains(what) && e.contains("limit") && e.contains("shorter"), "{e}");
+        assert!(!dir.path().join("out.json").exists());
+    }
+}
+
 /// Imports `file` (its thousand samples checked) and returns the importer's peak resident memory.
 fn import_peak_rss(dir: &Path, file: &Path) -> u64 {
+    import_peak_rss_of(dir, file, 1000)
+}
+
+/// Imports `file` (its `samples` thread-samples checked) and returns the importer's peak resident
+/// memory.
+fn import_peak_rss_of(dir: &Path, file: &Path, samples: usize) -> u64 {
     use std::os::unix::process::ExitStatusExt;
     let out = dir.join("run.json");
     let child = std::process::Command::new(bin())
@@ -706,6 +821,6 @@ fn import_peak_rss(dir: &Path, file: &Path) -> u64 {
     assert_eq!(r, child.id() as i32);
     assert!(std::process::ExitStatus::from_raw(status).success(), "import of {} failed", file.display());
     let run = threadradar_profiler::runfile::read(&out).unwrap();
-    assert_eq!(run.samples.iter().map(|s| s.threads.len()).sum::<usize>(), 1000);
+    assert_eq!(run.samples.iter().map(|s| s.threads.len()).sum::<usize>(), samples);
     usage.ru_maxrss as u64 * 1024
 }

@@ -127,3 +127,71 @@ fn files_are_capped_by_size_json_more_tightly() {
     let e = threadradar_formats::import::import_file(&f, &opts(None)).unwrap_err().to_string();
     assert!(e.contains("bytes, above the limit of 1000 bytes"), "{e}");
 }
+
+/// What the JSON and MOJO formats claim beyond samples and stacks — a string's size, nesting, a
+/// table's or a string table's rows, MOJO's string and frame definitions — is capped while the
+/// file is read, with one sentence (small limits here, so each case is quick).
+#[test]
+fn json_strings_nesting_tables_and_mojo_definitions_are_capped() {
+    let limits = Limits { samples: 1_000, frames: 100, stacks: 1_000, name_bytes: 1_000, ..Limits::default() };
+    let refused_with = |format, bytes: &[u8], what: &str| {
+        let opts = ImportOptions { format: Some(format), limits, ..Default::default() };
+        let e = match import_bytes(bytes, Path::new("in.profile"), &opts) {
+            Ok(run) => panic!("{format:?} imported ({} samples) instead of refusing {what}", run.samples.len()),
+            Err(e) => e.to_string(),
+        };
+        assert!(!e.contains('\n') && e.len() < 400, "one short sentence: {e}");
+        assert!(e.contains("limit") && e.contains(what), "{e}");
+    };
+    let gecko = |thread_extra: &str, stacks: &str, strings: &str| {
+        format!(r#"{{"meta":{{"preprocessedProfileVersion":55,"interval":1}},"threads":[{{"name":"a","tid":7{thread_extra},"samples":{{"stack":[{stacks}],"time":[0.0]}},"stackTable":{{"frame":[0],"prefix":[null]}},"frameTable":{{"func":[0]}},"funcTable":{{"name":[0]}},"stringArray":[{strings}]}}]}}"#)
+    };
+    // A string the importer would skip is as capped as a name: serde_json would buffer it.
+    let long = format!(r#","note":"{}""#, "x".repeat(1_001));
+    refused_with(ImportFormat::Gecko, gecko(&long, "0", r#""f""#).as_bytes(), "more than 1000 bytes long");
+    let ss = format!(r#"{{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{{"frames":[{{"name":"{}"}}]}},"profiles":[]}}"#, "y".repeat(5_000));
+    refused_with(ImportFormat::Speedscope, ss.as_bytes(), "more than 1000 bytes long");
+    // Nesting, in a key the importer skips.
+    let deep = format!(r#","x":{}{}"#, "[".repeat(1_001), "]".repeat(1_001));
+    refused_with(ImportFormat::Gecko, gecko(&deep, "0", r#""f""#).as_bytes(), "nested more than 1000 deep");
+    // A samples table, a string table.
+    refused_with(ImportFormat::Gecko, gecko("", &vec!["0"; 1_001].join(","), r#""f""#).as_bytes(), "rows in a samples table");
+    refused_with(ImportFormat::Gecko, gecko("", "0", &vec![r#""s""#; 201].join(",")).as_bytes(), "strings in a string table");
+    // Speedscope's shared frames.
+    let ss = format!(r#"{{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{{"frames":[{}]}},"profiles":[]}}"#, vec![r#"{"name":"f"}"#; 101].join(","));
+    refused_with(ImportFormat::Speedscope, ss.as_bytes(), "rows in a frame or function table");
+    // MOJO: string definitions (event 11, key, NUL-terminated string).
+    let mut mojo = b"MOJ\x03".to_vec();
+    for key in 0..201u8 {
+        mojo.extend_from_slice(&[11, key & 0x3f | if key > 0x3f { 0x80 } else { 0 }]);
+        if key > 0x3f {
+            mojo.push(key >> 6);
+        }
+        mojo.extend_from_slice(b"s\0");
+    }
+    refused_with(ImportFormat::AustinMojo, &mojo, "strings");
+}
+
+/// The JSON importers keep their behaviour when the file's keys come in another order than
+/// their writers' (JSON objects are unordered): speedscope's `shared` before or after the
+/// profiles, a Firefox profile's string table before or after its threads.
+#[test]
+fn json_keys_in_any_order_give_the_same_run() {
+    let stacks = |run: &threadradar_profiler::run::Run| -> Vec<(u64, Vec<String>)> {
+        run.samples.iter().map(|s| (s.t, s.threads.iter().map(|t| format!("{}:{:?}", t.thread, t.stack)).collect())).collect()
+    };
+    let profiles = r#""profiles":[{"type":"sampled","name":"Thread 7 \"main\"","unit":"milliseconds","startValue":0,"endValue":3,"samples":[[0,1],[0],[0,1,1]],"weights":[1,1,1]}]"#;
+    let shared = r#""shared":{"frames":[{"name":"main","file":"app.py","line":1},{"name":"work","file":"app.py","line":2}]}"#;
+    let schema = r#""$schema":"https://www.speedscope.app/file-format-schema.json""#;
+    let a = import(ImportFormat::Speedscope, format!("{{{schema},{profiles},{shared}}}").as_bytes()).unwrap();
+    let b = import(ImportFormat::Speedscope, format!("{{{shared},{profiles},{schema}}}").as_bytes()).unwrap();
+    assert_eq!(stacks(&a), stacks(&b));
+    assert_eq!(a.samples.len(), 3);
+    let threads = r#""threads":[{"name":"a","tid":7,"samples":{"stack":[1,0],"time":[0.0,1.0]},"stackTable":{"frame":[0,1],"prefix":[null,0]},"frameTable":{"func":[0,1]},"funcTable":{"name":[0,1]}}]"#;
+    let meta = r#""meta":{"preprocessedProfileVersion":55,"interval":1}"#;
+    let strings = r#""shared":{"stringArray":["main","work"]}"#;
+    let a = import(ImportFormat::Gecko, format!("{{{meta},{threads},{strings}}}").as_bytes()).unwrap();
+    let b = import(ImportFormat::Gecko, format!("{{{strings},{threads},{meta}}}").as_bytes()).unwrap();
+    assert_eq!(stacks(&a), stacks(&b));
+    assert_eq!(a.samples.len(), 2);
+}

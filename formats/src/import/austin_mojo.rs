@@ -23,29 +23,50 @@
 
 use super::{quote, Ctx, ImportError, Profile, RawFrame, RawSample};
 use std::collections::HashMap;
+use std::io::BufRead;
 use threadradar_profiler::run::ThreadState;
 
 pub fn looks_like(bytes: &[u8]) -> bool {
     bytes.starts_with(b"MOJ")
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
+/// The file's bytes as they are read: only the current string is held.
+struct Reader<'a, R> {
+    reader: R,
+    /// Bytes read so far.
     at: usize,
     ctx: &'a Ctx<'a>,
+    buf: Vec<u8>,
 }
 
-impl Reader<'_> {
+impl<R: BufRead> Reader<'_, R> {
+    fn io(&self, e: std::io::Error) -> ImportError {
+        ImportError::Io { path: self.ctx.path.to_path_buf(), source: e }
+    }
+
     fn truncated(&self) -> ImportError {
-        ImportError::Truncated { path: self.ctx.path.to_path_buf(), format: self.ctx.format, at: format!("byte {}", self.bytes.len()) }
+        ImportError::Truncated { path: self.ctx.path.to_path_buf(), format: self.ctx.format, at: format!("byte {}", self.at) }
     }
 
     fn error(&self, at: usize, detail: impl Into<String>) -> ImportError {
         ImportError::Parse { path: self.ctx.path.to_path_buf(), format: self.ctx.format, at: format!("byte {at}"), detail: detail.into() }
     }
 
+    /// Whether the file has ended.
+    fn at_end(&mut self) -> Result<bool, ImportError> {
+        match self.reader.fill_buf() {
+            Ok(buf) => Ok(buf.is_empty()),
+            Err(e) => Err(self.io(e)),
+        }
+    }
+
     fn byte(&mut self) -> Result<u8, ImportError> {
-        let b = *self.bytes.get(self.at).ok_or_else(|| self.truncated())?;
+        let b = match self.reader.fill_buf() {
+            Ok(buf) => buf.first().copied(),
+            Err(e) => return Err(self.io(e)),
+        };
+        let b = b.ok_or_else(|| self.truncated())?;
+        self.reader.consume(1);
         self.at += 1;
         Ok(b)
     }
@@ -67,20 +88,27 @@ impl Reader<'_> {
         Ok(if negative { (n as i64).wrapping_neg() } else { n as i64 })
     }
 
-    /// A NUL-terminated string, at most `max` bytes long.
+    /// A NUL-terminated string, at most `max` bytes long (a longer one is refused once `max` + 1
+    /// bytes of it are read, before the rest is).
     fn string(&mut self, max: usize) -> Result<String, ImportError> {
-        let rest = &self.bytes[self.at..];
-        let end = rest.iter().position(|&b| b == 0).ok_or_else(|| self.truncated())?;
-        if end > max {
+        use std::io::Read;
+        let start = self.at;
+        self.buf.clear();
+        let n = (&mut self.reader).take(max as u64 + 1).read_until(0, &mut self.buf).map_err(|e| ImportError::Io { path: self.ctx.path.to_path_buf(), source: e })?;
+        self.at += n;
+        if self.buf.last() == Some(&0) {
+            self.buf.pop();
+            return Ok(String::from_utf8_lossy(&self.buf).into_owned());
+        }
+        if n > max {
             return Err(ImportError::TooLarge {
                 path: self.ctx.path.to_path_buf(),
-                what: format!("the string at byte {} is {end} bytes long", self.at),
+                what: format!("the string at byte {start} is more than {max} bytes long"),
                 limit: format!("{max} bytes"),
                 next: super::profile::NOT_A_PROFILE,
             });
         }
-        self.at += end + 1;
-        Ok(String::from_utf8_lossy(&rest[..end]).into_owned())
+        Err(self.truncated())
     }
 }
 
@@ -95,19 +123,22 @@ struct Current {
 }
 
 /// A sample's event (a frame, a metric) outside any sample is not austin's.
-fn need_sample(r: &Reader, at: usize, event: u8, c: &Option<Current>) -> Result<(), ImportError> {
+fn need_sample<R: BufRead>(r: &Reader<R>, at: usize, event: u8, c: &Option<Current>) -> Result<(), ImportError> {
     match c {
         Some(_) => Ok(()),
         None => Err(r.error(at, format!("event {event} comes before any sample"))),
     }
 }
 
-pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let mut r = Reader { bytes, at: 0, ctx };
-    if !looks_like(bytes) {
+pub fn parse(reader: impl BufRead, ctx: &Ctx) -> Result<Profile, ImportError> {
+    let mut r = Reader { reader, at: 0, ctx, buf: Vec::new() };
+    let mut magic = [0u8; 3];
+    for m in &mut magic {
+        *m = r.byte().map_err(|_| r.error(0, "it does not start with MOJ"))?;
+    }
+    if !looks_like(&magic) {
         return Err(r.error(0, "it does not start with MOJ"));
     }
-    r.at = 3;
     let version = r.int()?;
     if !(1..=3).contains(&version) {
         return Err(r.error(3, format!("it is MOJO version {version}; this build reads versions 1 to 3 (austin 3.x): convert it with austin's `mojo2austin` and import the text")));
@@ -131,7 +162,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
         }
         Ok(())
     };
-    while r.at < bytes.len() {
+    while !r.at_end()? {
         let at = r.at;
         let event = r.byte()?;
         match event {
@@ -173,6 +204,10 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                 };
                 let frame = RawFrame { file: string(file)?, name: string(scope)?, line: line.max(0) as u32 };
                 let id = p.frame(frame)?;
+                if frames.len() >= ctx.limits.frames && !frames.contains_key(&(pid, key)) {
+                    let n = ctx.limits.frames;
+                    return Err(p.too_large(format!("it defines more than {n} frames"), format!("{n} frames"), super::profile::SPLIT));
+                }
                 frames.insert((pid, key), id);
             }
             5 => {
@@ -203,6 +238,11 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                 let key = r.int()?;
                 let s = r.string(max)?;
                 let pid = current.as_ref().map_or(0, |c| c.pid);
+                // Every frame has a file and a scope: twice the frame limit in strings.
+                let n = ctx.limits.frames.saturating_mul(2);
+                if strings.len() >= n && !strings.contains_key(&(pid, key)) {
+                    return Err(p.too_large(format!("it defines more than {n} strings"), format!("{n} strings"), super::profile::SPLIT));
+                }
                 strings.insert((pid, key), s);
             }
             12 => {

@@ -18,8 +18,11 @@
 //! `isMainThread`.
 
 use super::gecko_states::{ms_to_ns, StateMarkers};
+use super::json::{self, Categories, Col, Count, Flag, Frames, Id, Ix, Line, Markers, Num, Samples, Stacks, Str, Strings, Threads};
 use super::{bounded, quote, Ctx, ImportError, Profile, RawFrame, RawSample};
-use serde_json::Value;
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use std::io::BufRead;
 use threadradar_profiler::run::ThreadState;
 
 /// Whether JSON text looks like a processed Firefox profile (the first 64 KiB suffice: `meta`
@@ -32,19 +35,103 @@ fn err(ctx: &Ctx, at: impl Into<String>, detail: impl Into<String>) -> ImportErr
     ImportError::Parse { path: ctx.path.to_path_buf(), format: ctx.format, at: at.into(), detail: bounded(detail.into()) }
 }
 
-/// A column of a table: the array, or (as fxprof writes columns whose every value is the same)
-/// nothing, which reads as all-null.
-fn column<'a>(table: &'a Value, key: &str) -> &'a [Value] {
-    table.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+// The file as the importer reads it: only what it uses, typed and capped (`json.rs`); every
+// other key is skipped as it is read. Columns that are not arrays read as empty, values of
+// another type than expected as absent, as the Firefox Profiler itself tolerates them.
+
+#[derive(Deserialize)]
+struct File {
+    meta: Option<Meta>,
+    threads: Option<Col<Thread, Threads>>,
+    shared: Option<Shared>,
 }
 
-fn index(v: Option<&Value>) -> Option<usize> {
-    v.and_then(Value::as_u64).map(|i| i as usize)
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Meta {
+    preprocessed_profile_version: Option<Count>,
+    imported_from: Str,
+    product: Str,
+    interval: Option<Num>,
+    start_time: Option<Num>,
+    categories: Col<Category, Categories>,
 }
 
-/// A number or a numeric string (pids and tids are either, depending on the writer).
-fn id(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Category {
+    name: Str,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Shared {
+    string_array: Col<Str, Strings>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Thread {
+    name: Str,
+    tid: Id,
+    pid: Id,
+    is_main_thread: Flag,
+    samples: Option<SampleTable>,
+    stack_table: Option<StackTable>,
+    frame_table: Option<FrameTable>,
+    func_table: Option<FuncTable>,
+    string_array: Option<Col<Str, Strings>>,
+    string_table: Option<Col<Str, Strings>>,
+    markers: Option<MarkerTable>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct SampleTable {
+    stack: Col<Ix, Samples>,
+    time: Col<Num, Samples>,
+    time_deltas: Col<Num, Samples>,
+    weight: Col<Count, Samples>,
+    weight_type: Str,
+    /// Firefox's raw (unprocessed) format has a `schema` here.
+    schema: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct StackTable {
+    frame: Col<Ix, Stacks>,
+    prefix: Col<Ix, Stacks>,
+    category: Col<Ix, Stacks>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct FrameTable {
+    func: Col<Ix, Frames>,
+    line: Col<Line, Frames>,
+    category: Col<Ix, Frames>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct FuncTable {
+    name: Col<Ix, Frames>,
+    file_name: Col<Ix, Frames>,
+    line_number: Col<Line, Frames>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+pub(super) struct MarkerTable {
+    pub name: Col<Ix, Markers>,
+    pub start_time: Col<Num, Markers>,
+    pub end_time: Col<Num, Markers>,
+}
+
+/// An index column's entry `i`, if it has one.
+fn index(col: &[Ix], i: usize) -> Option<usize> {
+    col.get(i).and_then(|x| x.get())
 }
 
 /// `Worker.run (app.py:12)` → (`Worker.run`, `app.py`, 12).
@@ -54,12 +141,12 @@ fn split_label(name: &str) -> Option<(String, String, u32)> {
     Some((n.to_string(), file.to_string(), line.parse().ok()?))
 }
 
-/// The file as JSON, its `meta` and its `threads`; a raw (unprocessed) Gecko profile is refused.
-fn read_root<'a>(root: &'a Value, ctx: &Ctx) -> Result<(&'a Value, &'a [Value]), ImportError> {
-    let meta = root.get("meta").filter(|m| m.is_object()).ok_or_else(|| err(ctx, "the top-level object", "it has no \"meta\" object"))?;
-    let threads = root.get("threads").and_then(Value::as_array).ok_or_else(|| err(ctx, "the top-level object", "it has no \"threads\" array"))?;
-    if meta.get("preprocessedProfileVersion").is_none() {
-        let raw = threads.iter().any(|t| t.get("samples").and_then(|s| s.get("schema")).is_some());
+/// The file's `meta` and `threads`; a raw (unprocessed) Gecko profile is refused.
+fn read_root(file: File, ctx: &Ctx) -> Result<(Meta, Vec<Thread>, Shared), ImportError> {
+    let meta = file.meta.ok_or_else(|| err(ctx, "the top-level object", "it has no \"meta\" object"))?;
+    let threads = file.threads.ok_or_else(|| err(ctx, "the top-level object", "it has no \"threads\" array"))?.0;
+    if meta.preprocessed_profile_version.is_none() {
+        let raw = threads.iter().any(|t| t.samples.as_ref().is_some_and(|s| s.schema.is_some()));
         return Err(err(
             ctx,
             "meta",
@@ -70,13 +157,13 @@ fn read_root<'a>(root: &'a Value, ctx: &Ctx) -> Result<(&'a Value, &'a [Value]),
             },
         ));
     }
-    Ok((meta, threads))
+    Ok((meta, threads, file.shared.unwrap_or_default()))
 }
 
 /// ThreadRadar's categories, by index: the thread states they stand for (empty for other
 /// writers' categories).
-fn category_states(meta: &Value) -> Vec<Option<ThreadState>> {
-    let names: Vec<&str> = meta.get("categories").and_then(Value::as_array).map_or(Vec::new(), |c| c.iter().map(|c| c.get("name").and_then(Value::as_str).unwrap_or("")).collect());
+fn category_states(meta: &Meta) -> Vec<Option<ThreadState>> {
+    let names: Vec<&str> = meta.categories.iter().map(|c| c.name.get().unwrap_or("")).collect();
     if !(names.contains(&"GIL wait") && names.contains(&"Idle") && names.contains(&"Python")) {
         return Vec::new();
     }
@@ -91,72 +178,71 @@ fn category_states(meta: &Value) -> Vec<Option<ThreadState>> {
         .collect()
 }
 
-pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
-    let root: Value = serde_json::from_slice(bytes).map_err(|e| {
-        let at = format!("line {} column {}", e.line(), e.column());
-        if e.is_eof() {
-            ImportError::Truncated { path: ctx.path.to_path_buf(), format: ctx.format, at }
-        } else {
-            err(ctx, at, e.to_string())
-        }
-    })?;
-    let (meta, threads) = read_root(&root, ctx)?;
-    let version = meta["preprocessedProfileVersion"].as_u64().unwrap_or(0);
-    let from_cpython = meta.get("importedFrom").and_then(Value::as_str).is_some_and(|s| s.contains("Tachyon")) || meta.get("product").and_then(Value::as_str) == Some("Python");
+pub fn parse(reader: impl BufRead, ctx: &Ctx) -> Result<Profile, ImportError> {
+    let file: File = json::read(reader, ctx, |de| File::deserialize(de))?;
+    let (meta, threads, shared) = read_root(file, ctx)?;
+    let version = meta.preprocessed_profile_version.map_or(0, |v| v.0);
+    let from_cpython = meta.imported_from.get().is_some_and(|s| s.contains("Tachyon")) || meta.product.get() == Some("Python");
     let mut p = Profile::new(ctx, if from_cpython { format!("CPython profiling.sampling gecko (processed profile v{version})") } else { format!("Firefox Profiler processed profile v{version}") });
-    if let Some(i) = meta.get("interval").and_then(Value::as_f64).filter(|i| *i > 0.0) {
+    if let Some(i) = meta.interval.and_then(Num::get).filter(|i| *i > 0.0) {
         p.interval_ns = Some((i * 1e6).round() as u64);
     }
     // `startTime` is the Unix epoch in ms for fxprof's writer; CPython's is a monotonic clock.
-    let start_ms = meta.get("startTime").and_then(Value::as_f64).unwrap_or(0.0);
+    let start_ms = meta.start_time.and_then(Num::get).unwrap_or(0.0);
     if start_ms > 1e12 && !from_cpython {
         p.start_unix_ms = Some(start_ms as u64);
     }
-    if let Some(product) = meta.get("product").and_then(Value::as_str).filter(|s| !s.is_empty() && !from_cpython && *s != "ThreadRadar run") {
+    if let Some(product) = meta.product.get().filter(|s| !s.is_empty() && !from_cpython && *s != "ThreadRadar run") {
         p.check_name(product)?;
         p.command = product.split(' ').map(str::to_string).collect();
     }
-    let states = category_states(meta);
-    let shared_strings = column(root.get("shared").unwrap_or(&Value::Null), "stringArray");
+    let states = category_states(&meta);
+    let shared_strings = &shared.string_array[..];
     // CPython writes its own pid (the sampler's) for every thread; the program's is its main
     // thread's tid (CPython flags the main thread; on Linux its tid is the process id).
-    let main_tid = threads.iter().find(|t| t.get("isMainThread").and_then(Value::as_bool) == Some(true)).and_then(|t| t.get("tid").and_then(id));
+    let main_tid = threads.iter().find(|t| t.is_main_thread.0 == Some(true)).and_then(|t| t.tid.0);
     let cpython_pid = main_tid.unwrap_or(0) as u32;
     // The profile's last sample time: CPython closes every open state marker there.
-    let profile_end = threads.iter().flat_map(|t| column(t.get("samples").unwrap_or(&Value::Null), "time")).filter_map(Value::as_f64).fold(0.0, f64::max);
+    let profile_end = threads.iter().flat_map(|t| t.samples.iter().flat_map(|s| s.time.iter())).filter_map(|t| t.get()).fold(0.0, f64::max);
     let mut any_states = false;
     // Sample times are milliseconds from the profile's start; the earliest becomes 0 unless the
     // file's clock starts at the profile's (fxprof), so the threads keep their relative times.
     let mut any_sample = false;
+    let (no_stacks, no_frames, no_funcs) = (StackTable::default(), FrameTable::default(), FuncTable::default());
     for (ti, th) in threads.iter().enumerate() {
-        let name = th.get("name").and_then(Value::as_str).unwrap_or("");
+        let name = th.name.get().unwrap_or("");
         let quoted = quote(name);
         let at = |what: String| format!("thread {ti} ({quoted}) {what}");
-        let strings = th.get("stringArray").or_else(|| th.get("stringTable")).and_then(Value::as_array).map_or(shared_strings, Vec::as_slice);
-        let string = |i: Option<usize>| i.and_then(|i| strings.get(i)).and_then(Value::as_str);
-        let tid = th.get("tid").and_then(id).unwrap_or(ti as u64 + 1) as u32;
-        let pid = if from_cpython { cpython_pid } else { th.get("pid").and_then(id).unwrap_or(0) as u32 };
+        let strings: &[Str] = th.string_array.as_deref().or(th.string_table.as_deref()).unwrap_or(shared_strings);
+        let string = |i: Option<usize>| i.and_then(|i| strings.get(i)).and_then(Str::get);
+        let tid = th.tid.0.unwrap_or(ti as u64 + 1) as u32;
+        let pid = if from_cpython { cpython_pid } else { th.pid.0.unwrap_or(0) as u32 };
         let thread_name = (!from_cpython && !name.is_empty()).then_some(name);
         let thread = p.thread(pid, tid, thread_name)?;
-        if let Some(main) = th.get("isMainThread").and_then(Value::as_bool) {
+        if let Some(main) = th.is_main_thread.0 {
             p.threads[thread].main = Some(main);
         }
-        let markers = if states.is_empty() { StateMarkers::read(th, |i| strings.get(i).and_then(Value::as_str), ms_to_ns(profile_end)) } else { None };
+        let markers = match &th.markers {
+            Some(m) if states.is_empty() => StateMarkers::read(m, |i| strings.get(i).and_then(Str::get), ms_to_ns(profile_end)),
+            _ => None,
+        };
         any_states |= markers.is_some();
-        let samples = th.get("samples").ok_or_else(|| err(ctx, at("".into()), "it has no \"samples\" table"))?;
-        let (stacks, frames, funcs) = (&th["stackTable"], &th["frameTable"], &th["funcTable"]);
-        let (stack_frame, stack_prefix, stack_category) = (column(stacks, "frame"), column(stacks, "prefix"), column(stacks, "category"));
-        let frame_category = column(frames, "category");
+        let samples = th.samples.as_ref().ok_or_else(|| err(ctx, at("".into()), "it has no \"samples\" table"))?;
+        let stacks = th.stack_table.as_ref().unwrap_or(&no_stacks);
+        let frames = th.frame_table.as_ref().unwrap_or(&no_frames);
+        let funcs = th.func_table.as_ref().unwrap_or(&no_funcs);
+        let (stack_frame, stack_prefix, stack_category) = (&stacks.frame[..], &stacks.prefix[..], &stacks.category[..]);
+        let frame_category = &frames.category[..];
         // A sample's state: the category of its stack (or of the stack's frame).
         let state_of = |st: usize| -> Option<ThreadState> {
             if states.is_empty() {
                 return None;
             }
-            let c = index(stack_category.get(st)).or_else(|| index(stack_frame.get(st)).and_then(|f| index(frame_category.get(f))))?;
+            let c = index(stack_category, st).or_else(|| index(stack_frame, st).and_then(|f| index(frame_category, f)))?;
             states.get(c).copied().flatten()
         };
-        let (frame_func, frame_line) = (column(frames, "func"), column(frames, "line"));
-        let (func_name, func_file, func_line) = (column(funcs, "name"), column(funcs, "fileName"), column(funcs, "lineNumber"));
+        let (frame_func, frame_line) = (&frames.func[..], &frames.line[..]);
+        let (func_name, func_file, func_line) = (&funcs.name[..], &funcs.file_name[..], &funcs.line_number[..]);
         // The profile's frame for each frame index, and its stack for each stack index, made
         // when a sample first uses them: each sample then costs one lookup.
         let mut made: Vec<Option<u32>> = vec![None; stack_frame.len().max(frame_func.len())];
@@ -164,10 +250,10 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             if let Some(Some(r)) = made.get(f) {
                 return Ok(*r);
             }
-            let func = index(frame_func.get(f)).ok_or_else(|| err(ctx, at(format!("sample {si}")), format!("frame {f} has no function (the frame table has {})", frame_func.len())))?;
-            let label = string(index(func_name.get(func))).ok_or_else(|| err(ctx, at(format!("sample {si}")), format!("function {func} has no name in the string table")))?;
-            let line = frame_line.get(f).and_then(Value::as_u64).or_else(|| func_line.get(func).and_then(Value::as_u64)).unwrap_or(0) as u32;
-            let r = match string(index(func_file.get(func))) {
+            let func = index(frame_func, f).ok_or_else(|| err(ctx, at(format!("sample {si}")), format!("frame {f} has no function (the frame table has {})", frame_func.len())))?;
+            let label = string(index(func_name, func)).ok_or_else(|| err(ctx, at(format!("sample {si}")), format!("function {func} has no name in the string table")))?;
+            let line = frame_line.get(f).and_then(|l| l.0).or_else(|| func_line.get(func).and_then(|l| l.0)).unwrap_or(0);
+            let r = match string(index(func_file, func)) {
                 Some(file) => RawFrame { file: file.to_string(), name: label.to_string(), line },
                 None => match split_label(label) {
                     Some((n, file, l)) => RawFrame { file, name: n, line: if line > 0 { line } else { l } },
@@ -182,19 +268,16 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             Ok(id)
         };
         let mut stack_ids: Vec<Option<u32>> = vec![None; stack_frame.len()];
-        let stack_col = column(samples, "stack");
-        let times = column(samples, "time");
-        let deltas = column(samples, "timeDeltas");
-        let weights = column(samples, "weight");
-        let counts_samples = samples.get("weightType").and_then(Value::as_str).is_none_or(|w| w == "samples");
+        let (stack_col, times, deltas, weights) = (&samples.stack[..], &samples.time[..], &samples.time_deltas[..], &samples.weight[..]);
+        let counts_samples = samples.weight_type.get().is_none_or(|w| w == "samples");
         if times.is_empty() && deltas.is_empty() && !stack_col.is_empty() {
             return Err(err(ctx, at("samples".into()), "it has neither \"time\" nor \"timeDeltas\""));
         }
         let mut t_ms = 0.0;
         for (si, s) in stack_col.iter().enumerate() {
             t_ms = match (times.get(si), deltas.get(si)) {
-                (Some(t), _) => t.as_f64().ok_or_else(|| err(ctx, at(format!("sample {si}")), "its time is not a number"))?,
-                (None, Some(d)) => t_ms + d.as_f64().ok_or_else(|| err(ctx, at(format!("sample {si}")), "its time delta is not a number"))?,
+                (Some(t), _) => t.get().ok_or_else(|| err(ctx, at(format!("sample {si}")), "its time is not a number"))?,
+                (None, Some(d)) => t_ms + d.get().ok_or_else(|| err(ctx, at(format!("sample {si}")), "its time delta is not a number"))?,
                 (None, None) => {
                     return Err(err(ctx, at(format!("sample {si}")), format!("it has no time: the time column has {} entries for {} samples", times.len().max(deltas.len()), stack_col.len())))
                 }
@@ -202,7 +285,7 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
             // The stack: its prefixes walked, innermost first, up to one already made; a null
             // stack is a sample without frames.
             let mut chain = Vec::new();
-            let mut next = index(Some(s));
+            let mut next = s.get();
             let mut parent = None;
             while let Some(st) = next {
                 if let Some(Some(id)) = stack_ids.get(st) {
@@ -212,9 +295,9 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                 if chain.len() > stack_frame.len() {
                     return Err(err(ctx, at(format!("sample {si}")), format!("stack {st}'s prefixes loop")));
                 }
-                let f = index(stack_frame.get(st)).ok_or_else(|| err(ctx, at(format!("sample {si}")), format!("stack {st} does not exist (the stack table has {})", stack_frame.len())))?;
+                let f = index(stack_frame, st).ok_or_else(|| err(ctx, at(format!("sample {si}")), format!("stack {st} does not exist (the stack table has {})", stack_frame.len())))?;
                 chain.push((st, f));
-                next = index(stack_prefix.get(st));
+                next = index(stack_prefix, st);
             }
             for &(st, f) in chain.iter().rev() {
                 let frame = frame_of(&mut p, f, si)?;
@@ -222,11 +305,11 @@ pub fn parse(bytes: &[u8], ctx: &Ctx) -> Result<Profile, ImportError> {
                 stack_ids[st] = Some(id);
                 parent = Some(id);
             }
-            let count = if counts_samples { weights.get(si).and_then(Value::as_u64).filter(|&w| w > 0).unwrap_or(1) } else { 1 };
+            let count = if counts_samples { weights.get(si).map(|w| w.0).filter(|&w| w > 0).unwrap_or(1) } else { 1 };
             let t_ns = ms_to_ns(t_ms);
             let (state, gil) = match &markers {
                 Some(m) => m.at(t_ns).map_or((None, false), |(s, g)| (Some(s), g)),
-                None => (index(Some(s)).and_then(state_of), false),
+                None => (s.get().and_then(state_of), false),
             };
             p.push_sample(RawSample { thread, t_ns: Some(t_ns), duration_ns: None, stack: parent, count, state, gil })?;
             any_sample = true;

@@ -15,7 +15,7 @@
 //! GIL — which is CPython's own idea of idle (`--skip-idle`), and includes blocking I/O, which a
 //! recording counts as computing. The GIL holder is kept too.
 
-use serde_json::Value;
+use super::gecko::MarkerTable;
 use threadradar_profiler::run::ThreadState;
 
 /// One kind of marker: spans `(start, end, value)` in ns, sorted by start.
@@ -48,13 +48,10 @@ pub(super) fn ms_to_ns(ms: f64) -> u64 {
 impl StateMarkers {
     /// The thread's markers; `None` when it has none of the state markers. `string` resolves a
     /// marker's name; `profile_end` is the last sample time of the whole profile, in ns.
-    pub fn read<'a>(thread: &'a Value, string: impl Fn(usize) -> Option<&'a str>, profile_end: u64) -> Option<StateMarkers> {
-        let m = thread.get("markers")?;
-        let col = |k: &str| m.get(k).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-        let (names, starts, ends) = (col("name"), col("startTime"), col("endTime"));
+    pub fn read<'a>(m: &'a MarkerTable, string: impl Fn(usize) -> Option<&'a str>, profile_end: u64) -> Option<StateMarkers> {
         let mut out = StateMarkers { gil: Kind::default(), cpu: Kind::default(), waiting: Kind::default(), profile_end };
-        for ((n, s), e) in names.iter().zip(starts).zip(ends) {
-            let (Some(name), Some(s), Some(e)) = (n.as_u64().and_then(|i| string(i as usize)), s.as_f64(), e.as_f64()) else { continue };
+        for ((n, s), e) in m.name.iter().zip(m.start_time.iter()).zip(m.end_time.iter()) {
+            let (Some(name), Some(s), Some(e)) = (n.get().and_then(&string), s.get(), e.get()) else { continue };
             let (kind, value) = match name {
                 "Has GIL" => (&mut out.gil, true),
                 "No GIL" => (&mut out.gil, false),

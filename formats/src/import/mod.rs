@@ -24,6 +24,7 @@ mod build;
 mod collapsed;
 mod gecko;
 mod gecko_states;
+mod json;
 mod lines;
 mod perf;
 mod profile;
@@ -132,14 +133,16 @@ pub struct Limits {
     pub frames: usize,
     /// Distinct stacks (nodes of the stack tree).
     pub stacks: usize,
-    /// Bytes of one name: a function, file or thread name, a frame label.
+    /// Bytes of one name: a function, file or thread name, a frame label; in the JSON formats,
+    /// of any string (as written), and in MOJO of any string.
     pub name_bytes: usize,
     /// Nanoseconds from the first sample to the last.
     pub span_ns: u64,
-    /// Bytes of a JSON file (speedscope, Firefox Profiler), which is parsed into memory whole at
-    /// up to about 20 times its size.
+    /// Bytes of a JSON file (speedscope, Firefox Profiler). It is read as it goes, but a Firefox
+    /// profile's tables are held (typed, 4 to 8 bytes a value) until its end, since its string
+    /// table may come last.
     pub json_bytes: u64,
-    /// Bytes of any other file, which is read into memory once.
+    /// Bytes of any other file (read as it goes).
     pub file_bytes: u64,
 }
 
@@ -164,11 +167,12 @@ impl Default for Limits {
     }
 }
 
-/// Reads a file written by another profiler and makes a run of it. The line-oriented formats
-/// (folded stacks, austin's text, perf script) are read line by line, never held whole; MOJO and
-/// the JSON formats are read into memory, within their size limits.
+/// Reads a file written by another profiler and makes a run of it. Every format is read from
+/// the file as it goes, never held whole: the line-oriented ones (folded stacks, austin's text,
+/// perf script) line by line, MOJO event by event, and the JSON formats (speedscope, Firefox
+/// Profiler) through typed, capped deserializers (`json.rs`).
 pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Run, ImportError> {
-    use std::io::{BufRead, Read};
+    use std::io::BufRead;
     let io = |e| ImportError::Io { path: path.to_path_buf(), source: e };
     let size = std::fs::metadata(path).map_err(io)?.len();
     check_size(size, path, opts.limits.file_bytes.max(opts.limits.json_bytes), None)?;
@@ -184,25 +188,35 @@ pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Run, ImportError
             }
         }
     };
-    if !format.line_oriented() {
-        let mut bytes = Vec::with_capacity(size.min(opts.limits.json_bytes.max(opts.limits.file_bytes)) as usize);
-        reader.read_to_end(&mut bytes).map_err(io)?;
-        return import_bytes(&bytes, path, &ImportOptions { format: Some(format), ..opts.clone() });
-    }
-    check_size(size, path, opts.limits.file_bytes, Some(format))?;
+    check_size(size, path, size_limit(format, &opts.limits), Some(format))?;
     let interval_ns = interval_ns(opts)?;
     let head = reader.fill_buf().map_err(io)?;
     if (head.len() as u64) >= size && head.iter().all(u8::is_ascii_whitespace) {
         return Err(ImportError::Empty { path: path.to_path_buf(), format: format.name() });
     }
-    let ctx = Ctx { path, format: format.name(), limits: opts.limits };
-    let mut src = lines::LineSource::new(reader, &ctx);
-    let profile = match format {
-        ImportFormat::Collapsed => collapsed::parse(&mut src, &ctx)?,
-        ImportFormat::Austin => austin::parse(&mut src, &ctx)?,
-        _ => perf::parse(&mut src, &ctx)?,
-    };
+    let profile = parse(format, reader, path, opts)?;
     finish(profile, path, format, opts, interval_ns)
+}
+
+/// The largest file of `format` an import takes.
+fn size_limit(format: ImportFormat, limits: &Limits) -> u64 {
+    match format {
+        ImportFormat::Speedscope | ImportFormat::Gecko => limits.json_bytes,
+        _ => limits.file_bytes,
+    }
+}
+
+/// A file of `format` from `reader`, as its parser reads it.
+fn parse(format: ImportFormat, reader: impl std::io::BufRead, path: &Path, opts: &ImportOptions) -> Result<Profile, ImportError> {
+    let ctx = Ctx { path, format: format.name(), limits: opts.limits };
+    match format {
+        ImportFormat::Collapsed => collapsed::parse(&mut lines::LineSource::new(reader, &ctx), &ctx),
+        ImportFormat::Austin => austin::parse(&mut lines::LineSource::new(reader, &ctx), &ctx),
+        ImportFormat::Perf => perf::parse(&mut lines::LineSource::new(reader, &ctx), &ctx),
+        ImportFormat::AustinMojo => austin_mojo::parse(reader, &ctx),
+        ImportFormat::Speedscope => speedscope::parse(reader, &ctx),
+        ImportFormat::Gecko => gecko::parse(reader, &ctx),
+    }
 }
 
 /// A file within the size limit of its format (`None`: of any format).
@@ -232,18 +246,9 @@ pub fn import_bytes(bytes: &[u8], path: &Path, opts: &ImportOptions) -> Result<R
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ImportError::Empty { path: path.to_path_buf(), format: format.name() });
     }
-    let json = matches!(format, ImportFormat::Speedscope | ImportFormat::Gecko);
-    check_size(bytes.len() as u64, path, if json { opts.limits.json_bytes } else { opts.limits.file_bytes }, Some(format))?;
+    check_size(bytes.len() as u64, path, size_limit(format, &opts.limits), Some(format))?;
     let interval_ns = interval_ns(opts)?;
-    let ctx = Ctx { path, format: format.name(), limits: opts.limits };
-    let profile = match format {
-        ImportFormat::Collapsed => collapsed::parse(&mut lines::LineSource::new(bytes, &ctx), &ctx)?,
-        ImportFormat::Austin => austin::parse(&mut lines::LineSource::new(bytes, &ctx), &ctx)?,
-        ImportFormat::AustinMojo => austin_mojo::parse(bytes, &ctx)?,
-        ImportFormat::Speedscope => speedscope::parse(bytes, &ctx)?,
-        ImportFormat::Perf => perf::parse(&mut lines::LineSource::new(bytes, &ctx), &ctx)?,
-        ImportFormat::Gecko => gecko::parse(bytes, &ctx)?,
-    };
+    let profile = parse(format, bytes, path, opts)?;
     finish(profile, path, format, opts, interval_ns)
 }
 

@@ -199,21 +199,28 @@ fn add(n: isize) {
     });
 }
 
+// SAFETY: every method passes its arguments unchanged to the system allocator, which upholds
+// GlobalAlloc's contract; the counting beside it touches only thread-local integers (`try_with`,
+// so it neither allocates nor panics, also while a thread's locals are torn down).
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         add(layout.size() as isize);
+        // SAFETY: the caller's guarantees for this method are the system allocator's.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         add(-(layout.size() as isize));
+        // SAFETY: the caller's guarantees for this method are the system allocator's.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         add(layout.size() as isize);
+        // SAFETY: the caller's guarantees for this method are the system allocator's.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         add(new_size as isize - layout.size() as isize);
+        // SAFETY: the caller's guarantees for this method are the system allocator's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
