@@ -929,10 +929,11 @@ fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool, (exact, unseen): (us
     }
     let targets = has_targets(run);
     if !kernel {
+        let rest = if run.locks.is_some() { "every edge but the exact lock hand-offs is inferred from the samples" } else { "every edge is inferred from the samples" };
         notes.push(if no_kernel {
-            "kernel scheduler events were not used (--no-kernel): every edge is inferred from the samples".to_string()
+            format!("kernel scheduler events were not used (--no-kernel): {rest}")
         } else {
-            "no kernel scheduler events in this run (record with --sched where permitted): every edge is inferred from the samples".to_string()
+            format!("no kernel scheduler events in this run (record with --sched where permitted): {rest}")
         });
     }
     if !targets {

@@ -136,6 +136,28 @@ pub fn raw_handoffs(run: &Run) -> Vec<RawHandoff> {
     out
 }
 
+/// Every hand-off of the run's lock events counted per (lock, releaser, waiter), most frequent
+/// first, with the place of the lock from `exact` (the hand-off table of `threadradar waits`).
+/// Unlike [`crate::locksections::handoffs`], which counts the executions' hand-offs, it has the
+/// acquisitions never released too (a `Condition`'s waiter lock after `notify`).
+pub fn handoff_table(run: &Run, exact: &crate::locksections::ExactSectionsView) -> Vec<crate::locksections::Handoff> {
+    let places: HashMap<&str, &Option<String>> = exact.locks.iter().map(|l| (l.lock.as_str(), &l.place)).collect();
+    let thread = crate::waits::thread_of_tid(run);
+    let name = |tid: u32, t: u64| thread(tid, t).map_or_else(|| tid.to_string(), |th| run.threads[th as usize].name.clone());
+    let mut pairs: HashMap<(String, String, String), (usize, f64)> = HashMap::new();
+    for h in raw_handoffs(run) {
+        let p = pairs.entry((format!("{:#x}", h.lock), name(h.waker_tid, h.released), name(h.wakee_tid, h.acquired))).or_default();
+        p.0 += 1;
+        p.1 += (h.acquired - h.called) as f64 / 1e9;
+    }
+    let mut out: Vec<crate::locksections::Handoff> = pairs
+        .into_iter()
+        .map(|((lock, from, to), (count, waited_s))| crate::locksections::Handoff { place: places.get(lock.as_str()).and_then(|p| (*p).clone()), lock, from, to, count, waited_s })
+        .collect();
+    out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| (&a.lock, &a.from, &a.to).cmp(&(&b.lock, &b.from, &b.to))));
+    out
+}
+
 /// Adds the run's exact hand-offs to `edges` (rules in the module's documentation); gives how
 /// many became edges and how many had no sampled wait to end.
 pub fn add_edges(run: &Run, inputs: &Inputs, edges: &mut Vec<WakeEdge>, mut waker_frame: impl FnMut(ThreadId, u64) -> Option<Location>) -> (usize, usize) {
