@@ -6,10 +6,11 @@ logged by the consumer that got the item, on the clock of the lock events
 
 usage: notify_truth.py LOG [KIND] [ITEMS] [INTERVAL]
 
-LOG gets one JSON object per line and hand-off:
+LOG gets one JSON object per line and hand-off (ITEMS of them, and one per consumer for the
+None that stops it):
 {"waker": "producer", "wakee": consumer's thread name, "called_ns": before wait()/get(),
- "returned_ns": after it returned with the item, "woken": the consumer actually blocked (its
- wait()/get() found nothing at first)}
+ "returned_ns": after it returned with the item, "woken": the consumer actually blocked in
+ Condition.wait (for the queue: its get() called not_empty.wait(), seen by a wrapper)}
 """
 import json
 import queue
@@ -40,22 +41,37 @@ def consume_condition(name):
                 cond.wait()
             returned = time.monotonic_ns()
             item = items.pop(0)
-        if item is None:
-            return
         with log_lock:
             log.append({"waker": "producer", "wakee": name, "called_ns": called, "returned_ns": returned, "woken": woken})
+        if item is None:
+            return
+
+
+# Whether this thread's q.get() blocked: Queue.get calls self.not_empty.wait() only when the queue
+# is empty, and the instance attribute shadows Condition.wait.
+blocked = threading.local()
+_wait = q.not_empty.wait
+
+
+def logged_wait(timeout=None):
+    blocked.yes = True
+    return _wait(timeout)
+
+
+q.not_empty.wait = logged_wait
 
 
 def consume_queue(name):
     while True:
         called = time.monotonic_ns()
-        woken = q.empty()
+        blocked.yes = False
         item = q.get()
         returned = time.monotonic_ns()
-        if item is None:
-            return
+        woken = blocked.yes
         with log_lock:
             log.append({"waker": "producer", "wakee": name, "called_ns": called, "returned_ns": returned, "woken": woken})
+        if item is None:
+            return
 
 
 def produce():
