@@ -104,7 +104,7 @@ fn check(python: &str, kind: &str) {
     // `waits` lists the same hand-offs as exact edges.
     let o = threadradar(dir.path(), &["waits", out.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&o.stdout);
-    let line = text.lines().find(|l| l.contains("exact lock hand-offs")).unwrap_or_else(|| panic!("waits lists the exact hand-offs: {text}"));
+    let line = text.lines().find(|l| l.contains("exact lock hand-offs (evidence lock-event")).unwrap_or_else(|| panic!("waits lists the exact hand-offs: {text}"));
     let total: usize = line.split_whitespace().next().unwrap().parse().unwrap();
     assert!(total >= handoffs, "waits counts {total} hand-offs, sections --exact {handoffs} on the guard alone");
     assert!(text.contains("-> worker-"), "{text}");
