@@ -226,7 +226,10 @@ fn check_handoffs(python: &str, kind: &str) -> (f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
     let log = dir.path().join("truth.jsonl");
-    let args = ["record", "--no-progress", "--exact-locks", "--interval-ms", "2", "-o", out.to_str().unwrap(), "--", python, &script("notify_truth.py"), log.to_str().unwrap(), kind];
+    // The Condition with the scheduler's wake-ups too (where the kernel allows them): each exact
+    // edge replaces the kernel edge of the same wake-up.
+    let sched = if kind == "condition" { "--sched" } else { "--no-sched" };
+    let args = ["record", "--no-progress", sched, "--exact-locks", "--interval-ms", "2", "-o", out.to_str().unwrap(), "--", python, &script("notify_truth.py"), log.to_str().unwrap(), kind];
     let o = threadradar(dir.path(), &args);
     assert!(o.status.success(), "record failed: {}", stderr(&o));
     let run = read(&out);
@@ -273,6 +276,12 @@ fn check_handoffs(python: &str, kind: &str) -> (f64, f64) {
     let exact_waits: std::collections::HashSet<u64> = exact.iter().filter(|e| e["kind"] == "wake").map(|e| e["interval"].as_u64().unwrap()).collect();
     let doubled = edges.iter().filter(|e| ["same-object", "running-thread"].contains(&e["evidence"].as_str().unwrap()) && exact_waits.contains(&e["interval"].as_u64().unwrap())).count();
     assert_eq!(doubled, 0, "inferred edges on waits an exact hand-off ended");
+    let twice = edges
+        .iter()
+        .filter(|e| e["evidence"] == "kernel")
+        .filter(|e| exact.iter().any(|x| x["interval"] == e["interval"] && x["waker_thread"] == e["waker_thread"] && (x["time_s"].as_f64().unwrap() - e["time_s"].as_f64().unwrap()).abs() < 1e-3))
+        .count();
+    assert_eq!(twice, 0, "kernel edges beside the exact edge of the same wake-up");
     assert!(view["evidence"]["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("exact lock hand-offs")), "the view says how many hand-offs are edges");
     // The text table lists them with their evidence.
     let o = threadradar(dir.path(), &["waits", out.to_str().unwrap()]);
