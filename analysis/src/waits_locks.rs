@@ -257,6 +257,42 @@ mod tests {
     use threadradar_profiler::lockevents::kind::{ACQUIRED as A, CALL as C, RELEASED as R};
     use threadradar_profiler::run::{LockEvent, LockInfo, Meta};
 
+    fn edge(interval: u32, waker: ThreadId, time_s: f64, evidence: Evidence, futile: bool) -> WakeEdge {
+        WakeEdge {
+            time_s,
+            waker_thread: waker,
+            wakee_thread: 9,
+            waker: String::new(),
+            wakee: String::new(),
+            object: String::new(),
+            object_index: 0,
+            interval,
+            evidence,
+            confidence: 1.0,
+            futile,
+            kind: WakeKind::Wake,
+            waker_frame: None,
+            exact: None,
+        }
+    }
+
+    #[test]
+    fn an_exact_edge_replaces_the_kernel_and_inferred_edges_of_the_same_wake_up_only() {
+        let mut edges = vec![
+            edge(0, 1, 0.0100, Evidence::Kernel, true),      // the same wake-up: replaced, futile kept
+            edge(0, 2, 0.0101, Evidence::Kernel, false),     // another waker: kept
+            edge(0, 1, 0.0300, Evidence::Kernel, false),     // 20 ms later: another wake-up, kept
+            edge(1, 1, 0.0100, Evidence::Kernel, false),     // another wait: kept
+            edge(2, 3, 0.0500, Evidence::SameObject, false), // a guess at the wait an exact wake-up ended
+            edge(3, 3, 0.0500, Evidence::RunningThread, false),
+        ];
+        let mut exact = vec![edge(0, 1, 0.0102, Evidence::LockEvent, false), edge(2, 1, 0.049, Evidence::LockEvent, false)];
+        replace_same_wakeups(&mut edges, &mut exact);
+        let left: Vec<(u32, ThreadId, Evidence)> = edges.iter().map(|e| (e.interval, e.waker_thread, e.evidence)).collect();
+        assert_eq!(left, [(0, 2, Evidence::Kernel), (0, 1, Evidence::Kernel), (1, 1, Evidence::Kernel), (3, 3, Evidence::RunningThread)]);
+        assert!(exact[0].futile && !exact[1].futile);
+    }
+
     #[test]
     fn a_condition_waiter_lock_is_a_signal_and_a_mutex_is_handed_over() {
         let mut run = Run::new(Meta::default());
