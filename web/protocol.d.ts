@@ -1430,7 +1430,8 @@ first_s: number, last_s: number, };
  */
 export type EdgeCounts = { all: number, 
 /**
- * From the kernel's scheduler events: exact.
+ * Measured by the kernel, exact: its scheduler's wake-ups, and the lock hand-offs of
+ * `record --exact-locks` (evidence `lock-event`).
  */
 kernel: number, 
 /**
@@ -1544,18 +1545,45 @@ kind: WakeKind,
 /**
  * Where the waker was at the sample nearest the edge.
  */
-waker_frame: Location | null, };
+waker_frame: Location | null, 
+/**
+ * For a `lock-event` edge: the lock, the wakee's exact wait and the hold the release ended.
+ */
+exact?: ExactHandoff, };
 
 /**
  * How an edge was found.
  */
-export type Evidence = "kernel" | "gil-holder" | "same-object" | "running-thread";
+export type Evidence = "kernel" | "gil-holder" | "same-object" | "running-thread" | "lock-event";
 
 /**
  * What a kernel wake-up did to a wait on a condition-like object (`Condition`, `Event`,
  * `Queue`, …), told apart by the futex the woken thread slept on.
  */
 export type WakeKind = "wake" | "lock-handoff";
+
+/**
+ * What the lock events say about one hand-off (the `exact` field of a `lock-event` edge).
+ */
+export type ExactHandoff = { 
+/**
+ * The lock's address in the target (the lock functions' first argument), as hex.
+ */
+lock: string, 
+/**
+ * When the wakee called the acquire function and when it returned with the lock, seconds
+ * since the run's start (the release is the edge's `time_s`).
+ */
+called_s: number, acquired_s: number, 
+/**
+ * `acquired_s − called_s`: the wakee's exact wait to enter.
+ */
+wait_s: number, 
+/**
+ * How long the lock had been held when it was released, and by whom: the waker, or, for a
+ * lock used as a signal (a `Condition`'s waiter lock), the wakee itself.
+ */
+hold_s: number | null, held_by: string | null, };
 
 /**
  * Per waited-on object.

@@ -27,12 +27,16 @@
   const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#86bc86"];
   const EVIDENCE = {
     "kernel": "kernel-exact: the scheduler's wake-up event",
+    "lock-event": "exact (uprobe): the waker's release of the lock, then the wakee's acquire returned (record --exact-locks)",
     "gil-holder": "inferred: the thread that held the GIL next",
     "same-object": "inferred: the thread last seen releasing the same object",
     "running-thread": "inferred: the only thread running when the wait ended",
   };
 
   const { el } = window.ThreadRadarDom;
+  // An exact hand-off's figures (the server's `exact` field of a lock-event edge), as text.
+  const exactText = (e) => !e.exact ? "" :
+    " · waited " + fmtS(e.exact.wait_s) + " to acquire" + (e.exact.hold_s != null ? " · held " + fmtS(e.exact.hold_s) + (e.exact.held_by ? " by " + e.exact.held_by : "") + " before the release" : "") + (e.kind === "lock-handoff" ? " (a hand-off of the object's lock)" : "");
   // `?view=waits&object=…` (Neovim's `:ThreadRadarWaits browser`, `b` in its float): the panel
   // opens with that object selected — the object with that label, else the first whose label,
   // type or name contains it (case-insensitive, as the `waits` method's own filter). Once per page.
@@ -156,7 +160,7 @@
       evidence.replaceChildren(
         ...parts.map((p) => el("div", { class: "tr-evidence-line", text: p })),
         ...v.evidence.notes.map((n) => el("div", { class: "tr-evidence-note", text: n })),
-        el("div", { class: "tr-legend", text: "solid line: kernel-exact · dashed: inferred · grey: futile wake-up (the thread waited again) · hatched end: the wait never ended in the run" }));
+        el("div", { class: "tr-legend", text: "solid line: kernel-exact · square end: exact lock hand-off (uprobe) · dashed: inferred · grey: futile wake-up (the thread waited again) · hatched end: the wait never ended in the run" }));
     }
 
     // One row per group (objects of one type at one site; an object's inner lock merged in),
@@ -338,12 +342,13 @@
         g.globalAlpha = dim(l.object) ? 0.12 : 1;
         g.strokeStyle = l.futile === l.count ? "#999" : colourOf(l.wakee, l.object);
         g.lineWidth = l.count > 1 ? Math.min(1 + Math.log2(l.count), 5) : 1.5;
-        g.setLineDash(l.evidence === "kernel" ? [] : [4, 3]);
+        g.setLineDash(l.evidence === "kernel" || l.evidence === "lock-event" ? [] : [4, 3]);
         g.beginPath(); g.moveTo(x, ya); g.lineTo(x, yb); g.stroke();
         g.setLineDash([]);
         // the waker's end: a dot; the woken end: an arrow head
         g.fillStyle = g.strokeStyle;
-        g.beginPath(); g.arc(x, ya, 2.5, 0, 2 * Math.PI); g.fill();
+        if (l.evidence === "lock-event") g.fillRect(x - 3, ya - 3, 6, 6); // the release, exact
+        else { g.beginPath(); g.arc(x, ya, 2.5, 0, 2 * Math.PI); g.fill(); }
         const dir = yb > ya ? 1 : -1;
         g.beginPath(); g.moveTo(x, yb); g.lineTo(x - 3.5, yb - dir * 5); g.lineTo(x + 3.5, yb - dir * 5); g.closePath(); g.fill();
         if (l.count > 1) {
@@ -409,7 +414,7 @@
         if (w.syscall) out.push("blocked in: " + w.syscall);
         if (w.frame) out.push("at: " + w.frame.function + " " + w.frame.file + ":" + w.frame.line + " (click to open)");
         if (w.futile) out.push("ended in a futile wake-up: the thread waited again");
-        if (ended.length) for (const e of ended) out.push("woken by " + e.waker + " — " + (EVIDENCE[e.evidence] || e.evidence) + ", confidence " + e.confidence.toFixed(2));
+        if (ended.length) for (const e of ended) out.push("woken by " + e.waker + " — " + (EVIDENCE[e.evidence] || e.evidence) + ", confidence " + e.confidence.toFixed(2) + exactText(e));
         else out.push("waker: none found (no evidence for one)");
         const release = releaseOf(h.idx);
         if (release) out.push("released at: " + release.function + " " + release.file + ":" + release.line + " (Alt+click to open)");
@@ -425,6 +430,7 @@
       if (l.futile) out.push(l.futile + " futile (the thread waited again)");
       if (l.edge !== undefined) {
         const e = v.edges[l.edge];
+        if (e && e.exact) out.push("lock " + e.exact.lock + exactText(e));
         if (e && e.waker_frame) out.push("waker at: " + e.waker_frame.function + " " + e.waker_frame.file + ":" + e.waker_frame.line + (l.count > 1 ? " (the first of the bundle)" : "") + " (click to open)");
         else out.push("waker's code: no sample near the wake-up");
       }

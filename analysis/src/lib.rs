@@ -67,6 +67,7 @@ pub mod view;
 pub mod waitcounts;
 pub mod waits;
 pub mod waits_groups;
+pub mod waits_locks;
 
 pub use analysis::{Analysis, Cluster, Options, TimeWindow, Window};
 pub use artifact::{Artifact, ArtifactId, ArtifactKind, Artifacts, Level};

@@ -16,7 +16,8 @@ pub struct EvidenceCount {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, ts_rs::TS)]
 pub struct EdgeCounts {
     pub all: u32,
-    /// From the kernel's scheduler events: exact.
+    /// Measured by the kernel, exact: its scheduler's wake-ups, and the lock hand-offs of
+    /// `record --exact-locks` (evidence `lock-event`).
     pub kernel: u32,
     /// Inferred from samples (`all − kernel`).
     pub inferred: u32,
@@ -39,7 +40,7 @@ pub struct WaitCounts {
 impl EdgeCounts {
     fn add(&mut self, e: Evidence) {
         self.all += 1;
-        if e == Evidence::Kernel {
+        if e.is_exact() {
             self.kernel += 1;
             return;
         }

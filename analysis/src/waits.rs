@@ -49,6 +49,7 @@
 //!   same object at the same frame (several wake-ups between the same two samples count once).
 
 use crate::glyph::{text_glyph, GlyphCell};
+use crate::waits_locks;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -132,12 +133,22 @@ pub enum Evidence {
     GilHolder,
     SameObject,
     RunningThread,
+    /// An exact lock hand-off from the lock events of `record --exact-locks` (kernel uprobes on
+    /// the interpreter's lock functions): the waker's release, then the wakee's acquire returned.
+    LockEvent,
 }
 
 impl Evidence {
+    /// Measured by the kernel (the scheduler's wake-up, or a lock hand-off from uprobes), not
+    /// inferred from samples.
+    pub fn is_exact(self) -> bool {
+        matches!(self, Evidence::Kernel | Evidence::LockEvent)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Evidence::Kernel => "kernel",
+            Evidence::LockEvent => "lock-event",
             Evidence::GilHolder => "gil-holder",
             Evidence::SameObject => "same-object",
             Evidence::RunningThread => "running-thread",
@@ -182,6 +193,10 @@ pub struct WakeEdge {
     pub kind: WakeKind,
     /// Where the waker was at the sample nearest the edge.
     pub waker_frame: Option<Location>,
+    /// For a `lock-event` edge: the lock, the wakee's exact wait and the hold the release ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub exact: Option<crate::waits_locks::ExactHandoff>,
 }
 
 /// Per waited-on object.
@@ -541,6 +556,12 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         edges.extend(e);
         futile_kernel.extend(f);
     }
+    // Exact lock hand-offs (`record --exact-locks`), replacing what describes the same wake-up.
+    let kinds: Vec<waits_locks::ObjectKind> = b.objects.iter().map(object_kind).collect();
+    let mut cursor = vec![0; per_thread.len()];
+    let (exact_edges, exact_unseen) = waits_locks::add_edges(run, &waits_locks::Inputs { intervals: &intervals, kinds: &kinds, labels: &labels }, &mut edges, |th, t_ns| {
+        nearest_frame(&per_thread[th as usize], &times, &mut cursor, th, t_ns).map(|f| location(run, f))
+    });
 
     // 5. Objects.
     let mut per_obj: Vec<Vec<f64>> = vec![Vec::new(); b.objects.len()];
@@ -600,7 +621,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     let mut view = WaitsView {
         started_at: run.meta.started_at,
         period_s: crate::period::sampling_period_s(run),
-        evidence: evidence_notes(run, kernel.is_some(), opts.no_kernel),
+        evidence: evidence_notes(run, kernel.is_some(), opts.no_kernel, (exact_edges, exact_unseen)),
         threads: run
             .threads
             .iter()
@@ -678,6 +699,7 @@ impl EdgeInputs<'_, '_> {
                 futile,
                 kind,
                 waker_frame: nearest_frame(&per_thread[waker as usize], times, &mut scratch.cursor, waker, time_ns).map(|f| location(run, f)),
+                exact: None,
             });
         };
         if let Some(kw) = kernel {
@@ -886,14 +908,32 @@ fn restrict(view: &mut WaitsView, opts: &WaitsOptions) {
     });
 }
 
-fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool) -> EvidenceAvailable {
+/// What a waited-on object is, for telling an exact lock hand-off from a wake-up.
+fn object_kind(o: &ObjInfo) -> waits_locks::ObjectKind {
+    let t = o.type_name.to_lowercase();
+    if matches!(o.key, Key::Gil(_)) {
+        waits_locks::ObjectKind::Gil
+    } else if t.contains("lock") && !t.contains("condition") {
+        waits_locks::ObjectKind::Lock
+    } else {
+        waits_locks::ObjectKind::Other
+    }
+}
+
+fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool, (exact, unseen): (usize, usize)) -> EvidenceAvailable {
     let mut notes = Vec::new();
+    if run.locks.is_some() {
+        notes.push(format!(
+            "{exact} exact lock hand-offs (record --exact-locks, evidence lock-event) are edges; {unseen} more ended waits no sample saw (shorter than a period) and are only in the hand-off table of `threadradar waits`"
+        ));
+    }
     let targets = has_targets(run);
     if !kernel {
+        let rest = if run.locks.is_some() { "every edge but the exact lock hand-offs is inferred from the samples" } else { "every edge is inferred from the samples" };
         notes.push(if no_kernel {
-            "kernel scheduler events were not used (--no-kernel): every edge is inferred from the samples".to_string()
+            format!("kernel scheduler events were not used (--no-kernel): {rest}")
         } else {
-            "no kernel scheduler events in this run (record with --sched where permitted): every edge is inferred from the samples".to_string()
+            format!("no kernel scheduler events in this run (record with --sched where permitted): {rest}")
         });
     }
     if !targets {

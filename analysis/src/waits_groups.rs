@@ -20,7 +20,7 @@
 //! Lock hand-offs of kernel evidence (a condition's own lock passed on) are counted apart, as in
 //! [`crate::waits::ObjectSummary`].
 
-use crate::waits::{Evidence, Location, WaitThread, WaitsView, WakeKind};
+use crate::waits::{Location, WaitThread, WaitsView, WakeKind};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use threadradar_profiler::run::ThreadId;
@@ -226,7 +226,7 @@ pub fn groups(view: &WaitsView, width: Option<(u32, f64, f64)>) -> WaitsGroups {
                 *x = true;
             }
         }
-        if e.evidence == Evidence::Kernel {
+        if e.evidence.is_exact() {
             out[g].kernel_edges += 1;
         } else {
             out[g].inferred_edges += 1;
@@ -243,7 +243,7 @@ pub fn groups(view: &WaitsView, width: Option<(u32, f64, f64)>) -> WaitsGroups {
         });
         c.count += 1;
         c.futile += e.futile as u64;
-        c.kernel += (e.evidence == Evidence::Kernel) as u64;
+        c.kernel += e.evidence.is_exact() as u64;
         if !e.futile {
             if let Some(w) = view.intervals.get(e.interval as usize) {
                 c.wait_s += w.end_s - w.start_s;

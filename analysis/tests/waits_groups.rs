@@ -49,6 +49,7 @@ fn edge(time_s: f64, waker: u32, wakee: u32, object: u32, interval: u32, evidenc
         futile,
         kind: WakeKind::Wake,
         waker_frame: None,
+        exact: None,
     }
 }
 

@@ -21,6 +21,10 @@
 //!   `unique-string` (the same storage: an index into the thread's string table holding the id in
 //!   hexadecimal) and the schema's format is rewritten to `flow-id` as the file is written
 //!   ([`FlowFormat`]).
+//! - `ThreadRadarLock` (interval), for runs recorded with `record --exact-locks`: every wait to
+//!   enter a lock (`Lock wait (exact)`: its acquire function called → returned) and every hold
+//!   (`Lock held (exact)`: → released), named by the lock's address and place, with the thread
+//!   whose release let it in; exact (kernel uprobes), category `Lock (exact)`.
 //! - `ThreadRadarSection` (interval): every execution of a critical section found by
 //!   `threadradar sections`, named `Critical section` (or `Critical section (outlier)`), with
 //!   the section, its lock, the estimate's error, the wait to enter and the waiters.
@@ -211,6 +215,39 @@ impl StaticSchemaMarker for SectionMarker {
     }
 }
 
+/// One wait to enter or one hold of a lock, from the lock events of `record --exact-locks`.
+struct LockMarker {
+    name: StringHandle,
+    category: CategoryHandle,
+    /// lock, the thread whose release let it in (or `-`).
+    strings: [StringHandle; 2],
+}
+
+impl StaticSchemaMarker for LockMarker {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "ThreadRadarLock";
+    const DESCRIPTION: Option<&'static str> = Some(
+        "Exact (uprobe): a wait to enter a lock (its acquire function called → returned with it) or a hold (→ released), from kernel uprobes on the interpreter's lock functions (`record --exact-locks`), no sampling error.",
+    );
+    const CHART_LABEL: Option<&'static str> = Some("{marker.data.lock}");
+    const TABLE_LABEL: Option<&'static str> = Some("{marker.name}: {marker.data.lock}, let in by {marker.data.waitedFor}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[
+        StaticSchemaMarkerField { key: "lock", label: "Lock", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
+        StaticSchemaMarkerField { key: "waitedFor", label: "Let in by", format: MarkerFieldFormat::String, flags: MarkerFieldFlags::SEARCHABLE },
+    ];
+    fn name(&self, _: &mut Profile) -> StringHandle {
+        self.name
+    }
+    fn category(&self, _: &mut Profile) -> CategoryHandle {
+        self.category
+    }
+    fn string_field_value(&self, i: u32) -> StringHandle {
+        self.strings[(i as usize).min(1)]
+    }
+    fn number_field_value(&self, _: u32) -> f64 {
+        0.0
+    }
+}
+
 /// The profile, ready to serialise (with the waits, wake-ups and critical sections of
 /// [`Overlay::of`]; write it with [`write`], which declares the flow fields as `flow-id`).
 pub fn build(run: &Run) -> Profile {
@@ -223,7 +260,7 @@ pub fn build(run: &Run) -> Profile {
 /// What [`build_samples`] hands to [`add_markers`].
 struct Parts {
     handles: Vec<fxprof_processed_profile::ThreadHandle>,
-    cats: [CategoryHandle; 5],
+    cats: [CategoryHandle; 6],
     observations: Vec<Vec<crate::timeline::Observation>>,
 }
 
@@ -243,6 +280,7 @@ fn build_samples(run: &Run) -> (Profile, Parts) {
         p.add_category("Idle", CategoryColor::Transparent),
         p.add_category("Wake-up", CategoryColor::Green),
         p.add_category("Critical section", CategoryColor::Red),
+        p.add_category("Lock (exact)", CategoryColor::Purple),
     ];
     let cat_of = |s: ThreadState| match s {
         ThreadState::Computing => cats[0],
@@ -342,6 +380,16 @@ fn add_markers(run: &Run, p: &mut Profile, parts: &Parts, overlay: &Overlay) {
             numbers: [s.error_ns as f64 / 1e6, s.samples as f64, s.waiters as f64],
         };
         p.add_marker(handles[s.thread as usize], MarkerTiming::Interval(at(s.start_ns), at(s.end_ns.max(s.start_ns))), marker);
+    }
+    let (wait_name, hold_name, nobody) = (p.intern_string("Lock wait (exact)"), p.intern_string("Lock held (exact)"), p.intern_string("-"));
+    for l in &overlay.locks {
+        let lock = p.intern_string(&l.lock);
+        let by = l.waited_for.as_deref().map_or(nobody, |b| p.intern_string(b));
+        let handle = handles[l.thread as usize];
+        if l.acquired_ns > l.called_ns {
+            p.add_marker(handle, MarkerTiming::Interval(at(l.called_ns), at(l.acquired_ns)), LockMarker { name: wait_name, category: cats[5], strings: [lock, by] });
+        }
+        p.add_marker(handle, MarkerTiming::Interval(at(l.acquired_ns), at(l.released_ns.max(l.acquired_ns))), LockMarker { name: hold_name, category: cats[5], strings: [lock, by] });
     }
 }
 

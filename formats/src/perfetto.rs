@@ -27,6 +27,12 @@
 //! - `Critical section: <function> (<file>:<line>)`, one per section the thread executed: a slice
 //!   per execution (category `section`), named with its lock and ` — outlier` for the outliers.
 //!
+//! - `Lock events (exact, uprobe): lock 0x… (<place>)`, one per lock the thread took, for runs
+//!   recorded with `record --exact-locks`: a slice `waits for <lock>` from the acquire call to its
+//!   return (when it waited) and `holds <lock>` from there to the release (category `lock`), with
+//!   the wait, the hold and the thread whose release let it in as annotations. Exact: the
+//!   kernel's uprobes on the interpreter's lock functions, no sampling error.
+//!
 //! The overlay is computed (by the analysis crate) on another thread while the samples' slices
 //! are written, and its tracks follow them in the file.
 //!
@@ -204,6 +210,7 @@ const CATEGORY_WAIT: u64 = 3;
 const CATEGORY_WAKEUP: u64 = 4;
 const CATEGORY_SCHED: u64 = 5;
 const CATEGORY_SECTION: u64 = 6;
+const CATEGORY_LOCK: u64 = 7;
 /// Track uuids: the note's track, then threads (`THREAD_BASE + thread id`), then processes; small
 /// numbers, because every slice event carries its track's uuid as a varint.
 const NOTE_TRACK: u64 = 1;
@@ -311,7 +318,7 @@ pub fn write(run: &Run, out: &mut dyn Write) -> Result<(), ExportError> {
 
 fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportError> {
     let note = format!(
-        "Exported by threadradar {}: slices are inferred from samples taken every {} ms (a slice spans the samples that showed its frame, its ends known to within one sampling period); the outermost slice is the thread state observed at each sample (computing, waiting for the GIL, idle). The child tracks hold the waits and wake-ups of `threadradar waits` (wake-ups with kernel evidence are exact, the others inferred from samples), the kernel's scheduler states (exact, when recorded with --sched) and the critical-section executions of `threadradar sections`",
+        "Exported by threadradar {}: slices are inferred from samples taken every {} ms (a slice spans the samples that showed its frame, its ends known to within one sampling period); the outermost slice is the thread state observed at each sample (computing, waiting for the GIL, idle). The child tracks hold the waits and wake-ups of `threadradar waits` (wake-ups with kernel evidence are exact, the others inferred from samples), the kernel's scheduler states (exact, when recorded with --sched), the critical-section executions of `threadradar sections` (estimated from samples) and, with --exact-locks, every lock's waits to enter and holds from the interpreter's lock functions (exact, kernel uprobes)",
         env!("CARGO_PKG_VERSION"),
         crate::timeline::period_ms_label(run)
     );
@@ -328,6 +335,7 @@ fn write_trace(run: &Run, mut w: &mut crate::pipe::Chunks) -> Result<(), ExportE
                     EventCategory { iid: Some(CATEGORY_WAKEUP), name: Some("wakeup".into()) },
                     EventCategory { iid: Some(CATEGORY_SCHED), name: Some("sched".into()) },
                     EventCategory { iid: Some(CATEGORY_SECTION), name: Some("section".into()) },
+                    EventCategory { iid: Some(CATEGORY_LOCK), name: Some("lock".into()) },
                 ],
                 event_names: Vec::new(),
             }),
@@ -446,6 +454,9 @@ enum Ev {
     WakeOut(u32),
     WakeIn(u32),
     Section(u32),
+    /// The overlay's `index`-th lock execution: its wait to enter, or its hold.
+    LockWait(u32),
+    LockHold(u32),
 }
 
 /// Events of a child track are written by time: ends before instants before begins at one
@@ -536,6 +547,27 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut crate::pipe::Chunks, mut 
         events.push(ChildEvent { t_ns: start, order: 2, ev: Ev::Section(i as u32) });
         events.push(ChildEvent::end(s.end_ns.max(start + 1)));
     }
+    // Per thread, per lock: its exact waits to enter and holds (`record --exact-locks`), one after
+    // the other on the lock's track (a thread's executions of one lock never overlap).
+    let mut locks: Vec<std::collections::BTreeMap<&str, Vec<ChildEvent>>> = vec![Default::default(); n];
+    let mut lock_iids: FxHashMap<&str, (u64, u64)> = FxHashMap::default();
+    for (i, l) in overlay.locks.iter().enumerate() {
+        if !lock_iids.contains_key(&*l.lock) {
+            let wait = names.get(w, Cow::Owned(format!("waits for {}", l.lock)))?;
+            let hold = names.get(w, Cow::Owned(format!("holds {}", l.lock)))?;
+            lock_iids.insert(&l.lock, (wait, hold));
+        }
+        let events = locks[l.thread as usize].entry(&l.lock).or_default();
+        let from = events.last().map_or(0, |e| e.t_ns);
+        let called = l.called_ns.max(from);
+        let acquired = l.acquired_ns.max(called);
+        if acquired > called {
+            events.push(ChildEvent { t_ns: called, order: 2, ev: Ev::LockWait(i as u32) });
+            events.push(ChildEvent::end(acquired));
+        }
+        events.push(ChildEvent { t_ns: acquired, order: 2, ev: Ev::LockHold(i as u32) });
+        events.push(ChildEvent::end(l.released_ns.max(acquired + 1)));
+    }
     // The wake-up instants (two per edge) are written from one packet, its strings and vectors
     // refilled in place: the same message as one built per event, without its allocations.
     let mut wake_packet = TracePacket {
@@ -581,6 +613,9 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut crate::pipe::Chunks, mut 
         for (section, events) in std::mem::take(&mut sections[th]) {
             let label = overlay.sections.iter().find(|s| s.section == section).map_or("", |s| s.label.as_str());
             tracks.push((format!("Critical section: {label}"), events));
+        }
+        for (lock, events) in std::mem::take(&mut locks[th]) {
+            tracks.push((format!("Lock events (exact, uprobe): {lock}"), events));
         }
         for (name, mut events) in tracks {
             let uuid = next_uuid;
@@ -632,6 +667,21 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut crate::pipe::Chunks, mut 
                             args.push(DebugAnnotation::double("wait_to_enter_ms", wt as f64 / 1e6));
                         }
                         TrackEvent { category_iids: vec![CATEGORY_SECTION], r#type: Some(TYPE_SLICE_BEGIN), name_iid: Some(section_iids[i as usize]), debug_annotations: args, ..Default::default() }
+                    }
+                    Ev::LockWait(i) | Ev::LockHold(i) => {
+                        let l = &overlay.locks[i as usize];
+                        let hold = matches!(e.ev, Ev::LockHold(_));
+                        let iids = lock_iids[&*l.lock];
+                        let mut args = vec![
+                            DebugAnnotation::string("lock", &*l.lock),
+                            DebugAnnotation::string("evidence", "lock-event (exact, uprobe)"),
+                            DebugAnnotation::double("wait_to_enter_ms", (l.acquired_ns - l.called_ns.min(l.acquired_ns)) as f64 / 1e6),
+                            DebugAnnotation::double("held_ms", l.released_ns.saturating_sub(l.acquired_ns) as f64 / 1e6),
+                        ];
+                        if let Some(by) = &l.waited_for {
+                            args.push(DebugAnnotation::string("waited_for", by.as_str()));
+                        }
+                        TrackEvent { category_iids: vec![CATEGORY_LOCK], r#type: Some(TYPE_SLICE_BEGIN), name_iid: Some(if hold { iids.1 } else { iids.0 }), debug_annotations: args, ..Default::default() }
                     }
                 };
                 let event = TrackEvent { track_uuid: Some(uuid), ..event };

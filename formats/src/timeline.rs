@@ -390,6 +390,22 @@ pub struct SectionSpan {
     pub waiters: u32,
 }
 
+/// One execution of a lock by one thread from the lock events of `record --exact-locks`
+/// (kernel uprobes on the interpreter's lock functions): exact, no sampling error.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockSpan {
+    pub thread: ThreadId,
+    /// `lock 0x7f… (app.py:12 Store.update)`: the address, and the place its samples show.
+    pub lock: std::sync::Arc<str>,
+    /// The acquire function called (the wait to enter begins), returned with the lock, and the
+    /// release: `called_ns..acquired_ns` is the wait, `acquired_ns..released_ns` the hold.
+    pub called_ns: u64,
+    pub acquired_ns: u64,
+    pub released_ns: u64,
+    /// The thread whose release let it in, when it waited for one.
+    pub waited_for: Option<String>,
+}
+
 /// What a run knows beyond its samples, computed once per export by the analysis crate.
 #[derive(Clone, Debug, Default)]
 pub struct Overlay {
@@ -398,6 +414,9 @@ pub struct Overlay {
     /// Per thread (by id), its scheduler states in time order; empty without `record --sched`.
     pub sched: Vec<Vec<SchedSpan>>,
     pub sections: Vec<SectionSpan>,
+    /// Every lock execution of the run's lock events, by lock and then time; empty without
+    /// `record --exact-locks`.
+    pub locks: Vec<LockSpan>,
     /// How the edges were found (the waits view's evidence notes) and what is missing, as
     /// sentences.
     pub notes: Vec<String>,
@@ -416,6 +435,32 @@ fn ns(s: f64) -> u64 {
     }
 }
 
+/// The exact lock executions of `run` ([`threadradar_analysis::locksections`]) of the threads
+/// the sampler saw.
+fn lock_spans(run: &Run) -> Vec<LockSpan> {
+    let Some(view) = threadradar_analysis::locksections::analyse(run) else { return Vec::new() };
+    let mut out = Vec::new();
+    for l in view.locks {
+        let label: std::sync::Arc<str> = match &l.place {
+            Some(p) => format!("lock {} ({})", l.lock, p.rsplit('/').next().unwrap_or(p)).into(),
+            None => format!("lock {}", l.lock).into(),
+        };
+        for e in l.executions {
+            let Some(thread) = e.thread_id else { continue };
+            let acquired_ns = ns(e.start_s);
+            out.push(LockSpan {
+                thread,
+                lock: label.clone(),
+                called_ns: ns(e.called_s).min(acquired_ns),
+                acquired_ns,
+                released_ns: acquired_ns + ns(e.duration_s),
+                waited_for: e.waited_for,
+            });
+        }
+    }
+    out
+}
+
 impl Overlay {
     /// The waits view, scheduler states and critical sections of `run` (which must have passed
     /// [`Run::validate`], as every run read from a file has). Sections need the program's source
@@ -424,7 +469,7 @@ impl Overlay {
         // The three are independent: the scheduler states and the sections (which parse the
         // program's source) are found on a thread of their own while the waits view is computed.
         let others = |run: &Run| {
-            let mut o = Overlay { sched: sched_spans(run), ..Overlay::default() };
+            let mut o = Overlay { sched: sched_spans(run), locks: lock_spans(run), ..Overlay::default() };
             o.add_sections(run);
             o
         };
@@ -439,6 +484,7 @@ impl Overlay {
         });
         o.sched = rest.sched;
         o.sections = rest.sections;
+        o.locks = rest.locks;
         // The notes in the order they were always given: the waits view's, then the sections'.
         o.notes.extend(rest.notes);
         o

@@ -52,14 +52,14 @@ pub fn run(args: WaitsArgs) -> anyhow::Result<ExitCode> {
     }
     print_table(&mut out, &view, &args)?;
     if let Some(exact) = threadradar_analysis::locksections::analyse(&run) {
-        print_handoffs(&mut out, &exact, &run.meta.cwd, args.top)?;
+        print_handoffs(&mut out, &threadradar_analysis::waits_locks::handoff_table(&run, &exact), &run.meta.cwd, args.top)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The exact lock hand-offs of a run recorded with `--exact-locks` (evidence `lock-event`).
-fn print_handoffs(out: &mut impl Write, exact: &threadradar_analysis::locksections::ExactSectionsView, cwd: &str, top: usize) -> std::io::Result<()> {
-    let h = threadradar_analysis::locksections::handoffs(exact);
+/// Every exact lock hand-off of a run recorded with `--exact-locks` (evidence `lock-event`),
+/// those whose wait no sample saw included (the edges above have only the sampled waits').
+fn print_handoffs(out: &mut impl Write, h: &[threadradar_analysis::locksections::Handoff], cwd: &str, top: usize) -> std::io::Result<()> {
     writeln!(out)?;
     writeln!(out, "{} exact lock hand-offs (evidence lock-event: a release, then the waiter's acquire returned); the top {}:", h.iter().map(|x| x.count).sum::<usize>(), top.min(h.len()))?;
     writeln!(out, "{:>6}  {:<20}    {:<20} {:<16} {:>9}  place", "count", "releaser", "waiter", "lock", "waited")?;

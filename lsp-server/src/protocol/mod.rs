@@ -379,6 +379,7 @@ pub fn typescript() -> String {
         a::waits::WakeEdge,
         a::waits::Evidence,
         a::waits::WakeKind,
+        a::waits_locks::ExactHandoff,
         a::waits::ObjectSummary,
         a::waits::Location,
         NavigateParams,

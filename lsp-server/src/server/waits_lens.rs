@@ -301,7 +301,11 @@ fn hover_markdown(l: &LineWaits) -> String {
         let mut v: Vec<_> = o.wakers.iter().collect();
         v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
         for (name, (n, ev)) in v {
-            let ev: Vec<&str> = ev.iter().map(|e| if *e == "kernel" { "kernel" } else { "inferred" }).collect::<BTreeSet<_>>().into_iter().collect();
+            let ev: Vec<&str> = ev.iter().map(|e| match *e {
+                "kernel" => "kernel",
+                "lock-event" => "exact lock event",
+                _ => "inferred",
+            }).collect::<BTreeSet<_>>().into_iter().collect();
             out.push_str(&format!("  - woken by {} {:.0} % ({}, {})\n", code(name), *n as f64 * 100.0 / total as f64, plural(*n, "edge", "edges"), ev.join(", ")));
         }
         if o.lock_handoffs > 0 {

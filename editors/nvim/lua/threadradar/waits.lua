@@ -173,7 +173,7 @@ end
 
 --- An edge row's cells as text: time, waker → wakee, evidence, marks, the waker's line.
 local function edge_cells(e)
-  local ev = e.evidence == "kernel" and "kernel" or ("inferred (" .. M.clean(e.evidence) .. ")")
+  local ev = (e.evidence == "kernel" and "kernel") or (e.evidence == "lock-event" and "exact (lock event)") or ("inferred (" .. M.clean(e.evidence) .. ")")
   local marks = {}
   if e.futile then
     table.insert(marks, "futile")
