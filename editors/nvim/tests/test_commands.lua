@@ -128,6 +128,9 @@ H.run("commands", function()
     end
   end
   H.check(hover_text:find("Worker.run", 1, true) ~= nil and hover_text:find(H.pct(run.crt), 1, true) ~= nil, "the hover: " .. hover_text)
+  -- The server writes program names as code spans, never with backslash escapes (K shows them).
+  H.check(not hover_text:find("\\[%p]"), "no backslash escapes in K's hover: " .. hover_text)
+  H.check(hover_text:find("`Worker.run`", 1, true) ~= nil, "the name as a code span: " .. hover_text)
   for _, w in ipairs(api.nvim_list_wins()) do
     if api.nvim_win_get_config(w).relative ~= "" then
       api.nvim_win_close(w, true)

@@ -85,7 +85,14 @@ impl Backend {
         } else {
             self.show(
                 MessageType::INFO,
-                format!("ThreadRadar timeline of {}: {} span(s) on {} thread(s), {:.2}–{:.2} s", focus.name, focus.span_count, focus.threads.len(), focus.from_s, focus.to_s),
+                format!(
+                    "ThreadRadar timeline of {}: {} on {}, {:.2}–{:.2} s",
+                    focus.name,
+                    super::waits_lens::plural(focus.span_count as u64, "span", "spans"),
+                    super::waits_lens::plural(focus.threads.len() as u64, "thread", "threads"),
+                    focus.from_s,
+                    focus.to_s
+                ),
             )
             .await;
         }
