@@ -6,7 +6,9 @@ local api = vim.api
 H.run("commands", function()
   local opened = {}
   local native = vim.lsp.inlay_hint ~= nil -- Neovim >= 0.10
+  -- annotations = "all": the figures, Timeline, wait and section lenses (the default "hints" has none).
   H.setup({
+    annotations = "all",
     native_inlay_hints = native,
     open_cmd = function(url)
       table.insert(opened, url)
