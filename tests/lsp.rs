@@ -139,7 +139,7 @@ fn hint_line(h: &Value) -> u64 {
 
 /// The hint whose tooltip names `qualname`.
 fn hint_for<'a>(hints: &'a [Value], qualname: &str) -> Option<&'a Value> {
-    let needle = format!("**{qualname}** (");
+    let needle = format!("**`{qualname}`** (");
     hints.iter().find(|h| h["tooltip"]["value"].as_str().is_some_and(|t| t.starts_with(&needle)))
 }
 
@@ -219,10 +219,9 @@ fn hints_lenses_hover_edits_filter_symbols_and_new_runs() {
     // wait lens (tests/lsp_waits.rs); they are not declarations' lenses.
     let lenses: Vec<Value> = lenses
         .into_iter()
-        .filter(|l| l["command"]["command"] != "threadradar.openTimeline")
         .filter(|l| {
-            let title = l["command"]["title"].as_str().unwrap_or("");
-            !title.starts_with("critical section") && !title.starts_with("waited ")
+            let command = l["command"]["command"].as_str().unwrap_or("");
+            !["threadradar.openTimeline", "threadradar.openSections", "threadradar.openWaits"].contains(&command)
         })
         .collect();
     assert_eq!(lenses.len(), expected.len() + 1);
@@ -236,7 +235,7 @@ fn hints_lenses_hover_edits_filter_symbols_and_new_runs() {
     // Hover: figures, clusters with their threads, callers and callees; text only for this client.
     let hover = c.hover(&ws.script, (run_line - 1) as u32, 8);
     let md = hover["contents"]["value"].as_str().unwrap();
-    assert!(md.starts_with(&format!("**Worker.run** (method) — crt **{}** ({})", pct(run_fn["crt"].as_f64().unwrap()), secs(run_fn["seconds"].as_f64().unwrap()))), "{md}");
+    assert!(md.starts_with(&format!("**`Worker.run`** (method) — crt **{}** ({})", pct(run_fn["crt"].as_f64().unwrap()), secs(run_fn["seconds"].as_f64().unwrap()))), "{md}");
     assert!(md.contains(&format!("{} threads of", run_fn["threads"])), "{md}");
     assert!(md.contains("**Top callees**") && md.contains("`busy_work`"), "{md}");
     assert!(md.contains("**Top callers**"), "{md}");
@@ -294,7 +293,7 @@ fn hints_lenses_hover_edits_filter_symbols_and_new_runs() {
     assert_eq!(label(hint_for(&hints_f, "Worker.run").unwrap()), expected_label(run_f));
     assert_ne!(expected_label(run_f), expected_label(run_fn), "excluding a worker changes Worker.run");
     let hover = c.hover(&ws.script, (run_line - 1) as u32, 0);
-    assert!(hover["contents"]["value"].as_str().unwrap().contains("thread filter: 1 excluded (worker-0)"));
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("thread filter: 1 excluded (`worker-0`)"));
     c.execute("threadradar.clearThreadFilter", json!({})).unwrap();
     assert_eq!(label(hint_for(&c.inlay_hints(&ws.script), "Worker.run").unwrap()), expected_label(run_fn));
     // Unknown names are one clear error, and change nothing.

@@ -103,9 +103,10 @@ fn a_lens_on_each_wait_line_with_waits_wakers_and_futile_wakeups() {
     if lines_of.len() == 1 {
         assert_eq!(row["waits"].as_u64().unwrap() as usize, ks.len(), "lens and waits view agree on {object}: {title} vs {row}");
     }
-    // Without an object (the editors' "open the waits" commands): the whole view, no row.
-    let whole = c.execute("threadradar.openWaits", json!({ "line": 3 })).unwrap();
-    assert!(whole["object"].is_null() && whole["row"].is_null(), "{whole}");
+    // Without an object the whole view opens (the editors' "open the waits" commands); an object
+    // that is not a name is one clear error.
+    assert_eq!(c.execute("threadradar.openWaits", json!({ "line": 3 })).unwrap(), json!({ "object": null, "row": null }));
+    assert!(c.execute("threadradar.openWaits", json!({ "object": 3 })).unwrap_err()["message"].as_str().unwrap().contains("needs"));
 
     let hover = c.hover(&script, line as u32 - 1, 4);
     let md_text = hover["contents"]["value"].as_str().unwrap_or_else(|| panic!("no hover: {hover}"));

@@ -33,6 +33,24 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// A name from the profiled program as a Markdown code span: shown as written, safe in every
+/// renderer (no HTML, no emphasis), and with no backslash escapes (Neovim's Markdown float shows
+/// those literally). Line breaks become spaces; a name holding a backtick gets a longer fence.
+pub fn code(s: &str) -> String {
+    let s = s.replace(['\r', '\n'], " ");
+    if s.contains('`') {
+        format!("`` {s} ``")
+    } else {
+        format!("`{s}`")
+    }
+}
+
+/// [`code`] for a Markdown table cell: GFM ends a cell at a `|` even inside a code span, so that
+/// one character (rare in a name) keeps its escape.
+fn code_cell(s: &str) -> String {
+    code(s).replace('|', "\\|")
+}
+
 /// The text glyph: one cell per cluster, `▂▅×9 ██×1`.
 pub fn cells(glyph: &[GlyphCell]) -> String {
     glyph.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
@@ -73,7 +91,7 @@ fn colour_word(c: ClusterColour) -> &'static str {
 /// The figures of an artifact as markdown: the hint's tooltip and the body of the hover.
 pub fn figures_markdown(a: &ArtifactView, f: &Figures) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "**{}** ({}) — crt **{}** ({}), self {} ({})", a.qualname, kind_word(a), pct(a.crt), secs(a.seconds), pct(a.self_crt), secs(a.self_seconds));
+    let _ = writeln!(out, "**{}** ({}) — crt **{}** ({}), self {} ({})", code(&a.qualname), kind_word(a), pct(a.crt), secs(a.seconds), pct(a.self_crt), secs(a.self_seconds));
     let _ = writeln!(out);
     let mut types: Vec<(&str, usize)> = Vec::new();
     for t in &a.per_thread {
@@ -83,7 +101,7 @@ pub fn figures_markdown(a: &ArtifactView, f: &Figures) -> String {
             None => types.push((ty, 1)),
         }
     }
-    let types: Vec<String> = types.iter().map(|(n, c)| format!("{n} ×{c}")).collect();
+    let types: Vec<String> = types.iter().map(|(n, c)| format!("{} ×{c}", code(n))).collect();
     let _ = writeln!(
         out,
         "{} of {} ({}) · {} `{}` · {} samples",
@@ -106,7 +124,7 @@ pub fn figures_markdown(a: &ArtifactView, f: &Figures) -> String {
         if list.is_empty() {
             return;
         }
-        let items: Vec<String> = list.iter().take(5).map(|e| format!("`{}` {}", e.qualname, pct(e.share))).collect();
+        let items: Vec<String> = list.iter().take(5).map(|e| format!("{} {}", code(&e.qualname), pct(e.share))).collect();
         let _ = writeln!(out, "\n**{title}** (share of this function's runtime): {}", items.join(" · "));
     };
     edges("Top callers", &a.callers, &mut out);
@@ -116,13 +134,13 @@ pub fn figures_markdown(a: &ArtifactView, f: &Figures) -> String {
 
 fn thread_list(ids: &[u32], f: &Figures) -> String {
     const SHOWN: usize = 8;
-    let names: Vec<&str> = ids.iter().take(SHOWN).map(|&t| f.thread_name(t)).collect();
+    let names: Vec<String> = ids.iter().take(SHOWN).map(|&t| code_cell(f.thread_name(t))).collect();
     let more = ids.len().saturating_sub(SHOWN);
     let mut s = names.join(", ");
     if more > 0 {
         let _ = write!(s, " … +{more}");
     }
-    s.replace('|', "\\|")
+    s
 }
 
 /// The code lens above a declaration: `ThreadRadar 37.2 % · 10 threads · 2 clusters`.
@@ -150,9 +168,9 @@ pub fn file_lens_title(file: &FileFigures, stale: usize) -> String {
 
 /// A footer naming the run and the analysis options.
 pub fn footer(run_name: &str, f: &Figures) -> String {
-    let mut s = format!("_run {run_name} · states {}", serde_json::to_value(f.params.states).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default());
+    let mut s = format!("_run {} · states {}", code(run_name), serde_json::to_value(f.params.states).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default());
     if !f.params.exclude_threads.is_empty() {
-        let names: Vec<&str> = f.params.exclude_threads.iter().map(|&t| f.thread_name(t)).collect();
+        let names: Vec<String> = f.params.exclude_threads.iter().map(|&t| code(f.thread_name(t))).collect();
         let _ = write!(s, " · thread filter: {} excluded ({})", f.params.exclude_threads.len(), names.join(", "));
     }
     if let Some(w) = f.params.window {

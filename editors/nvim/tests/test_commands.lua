@@ -6,7 +6,9 @@ local api = vim.api
 H.run("commands", function()
   local opened = {}
   local native = vim.lsp.inlay_hint ~= nil -- Neovim >= 0.10
+  -- annotations = "all": the figures, Timeline, wait and section lenses (the default "hints" has none).
   H.setup({
+    annotations = "all",
     native_inlay_hints = native,
     open_cmd = function(url)
       table.insert(opened, url)
@@ -128,6 +130,9 @@ H.run("commands", function()
     end
   end
   H.check(hover_text:find("Worker.run", 1, true) ~= nil and hover_text:find(H.pct(run.crt), 1, true) ~= nil, "the hover: " .. hover_text)
+  -- The server writes program names as code spans, never with backslash escapes (K shows them).
+  H.check(not hover_text:find("\\[%p]"), "no backslash escapes in K's hover: " .. hover_text)
+  H.check(hover_text:find("`Worker.run`", 1, true) ~= nil, "the name as a code span: " .. hover_text)
   for _, w in ipairs(api.nvim_list_wins()) do
     if api.nvim_win_get_config(w).relative ~= "" then
       api.nvim_win_close(w, true)

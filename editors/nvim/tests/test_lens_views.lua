@@ -106,7 +106,8 @@ local function find_lens(pattern)
 end
 
 H.run("lens views", function()
-  H.setup({ open_cmd = function() end })
+  -- annotations = "all": the section, wait and Timeline lenses (the default "hints" has none).
+  H.setup({ annotations = "all", open_cmd = function() end })
   local dir, run = project()
   vim.cmd("cd " .. vim.fn.fnameescape(dir))
   vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/contend.py"))

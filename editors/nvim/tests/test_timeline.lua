@@ -31,7 +31,9 @@ local function highlighted_threads(view)
 end
 
 H.run("timeline", function()
+  -- annotations = "all": the Timeline lens (the default "hints" has none).
   H.setup({
+    annotations = "all",
     open_cmd = function(url)
       table.insert(opened, url)
     end,

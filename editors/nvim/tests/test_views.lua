@@ -53,8 +53,8 @@ H.run("views", function()
   local url = opened[1] or ""
   H.check(url:match("^http://127%.0%.0%.1:%d+/%?view=sections&file=") ~= nil and url:find("&line=" .. s.line, 1, true) ~= nil, "the Sections tab on the section: " .. url)
   -- The served page is the panel (the URL answers).
-  local page = vim.fn.system({ "python3", "-c", "import sys,urllib.request;print(urllib.request.urlopen(sys.argv[1]).read().decode()[:20000])", url })
-  H.check(page:find("open-sections", 1, true) ~= nil, "the page has the Sections tab")
+  local page = vim.fn.system({ "python3", "-c", "import sys,urllib.request;print(urllib.request.urlopen(sys.argv[1]).read().decode())", url })
+  H.check(page:find("open-sections", 1, true) ~= nil, "the page has the Sections tab: " .. page:sub(1, 400))
 
   call("threadRadar/views", { delete = saved.saved })
   local left = call("threadRadar/views", vim.empty_dict())

@@ -194,7 +194,7 @@ mkdir -p "$shots"
 set +e
 TR_E2E_URL="http://127.0.0.1:$port" TR_E2E_UNTRUSTED_URL="http://127.0.0.1:$uport" \
 TR_E2E_WS="$ws" TR_E2E_UNTRUSTED_WS="$untrusted" TR_E2E_SHOTS="$shots" \
-TR_E2E_USER_SETTINGS="$tmp/trusted-data/User/settings.json" TR_E2E_REPORT="$tmp/report.json" \
+TR_E2E_REPORT="$tmp/report.json" \
 TR_E2E_RUN_NEW="$run_new" TR_E2E_RUN_OLD="$run_old" TR_E2E_PYTEST_RC="$pytest_rc" TR_E2E_FAILING_RC="$failing_rc" \
   node --import tsx --test --test-concurrency=1 --test-timeout=1200000 --test-reporter=spec test/e2e/editor.e2e.ts
 rc=$?

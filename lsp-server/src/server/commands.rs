@@ -50,12 +50,12 @@ impl Backend {
             self.show(
                 MessageType::INFO,
                 format!(
-                    "ThreadRadar {}: crt {} ({}), {} threads, {} clusters",
+                    "ThreadRadar {}: crt {} ({}), {}, {}",
                     a["qualname"].as_str().unwrap_or("?"),
                     render::pct(a["crt"].as_f64().unwrap_or(0.0)),
                     render::secs(a["seconds"].as_f64().unwrap_or(0.0)),
-                    a["threads"],
-                    a["clusters"].as_array().map_or(0, |c| c.len())
+                    super::waits_lens::plural(a["threads"].as_u64().unwrap_or(0), "thread", "threads"),
+                    super::waits_lens::plural(a["clusters"].as_array().map_or(0, |c| c.len()) as u64, "cluster", "clusters")
                 ),
             )
             .await;
@@ -85,7 +85,14 @@ impl Backend {
         } else {
             self.show(
                 MessageType::INFO,
-                format!("ThreadRadar timeline of {}: {} span(s) on {} thread(s), {:.2}–{:.2} s", focus.name, focus.span_count, focus.threads.len(), focus.from_s, focus.to_s),
+                format!(
+                    "ThreadRadar timeline of {}: {} on {}, {:.2}–{:.2} s",
+                    focus.name,
+                    super::waits_lens::plural(focus.span_count as u64, "span", "spans"),
+                    super::waits_lens::plural(focus.threads.len() as u64, "thread", "threads"),
+                    focus.from_s,
+                    focus.to_s
+                ),
             )
             .await;
         }

@@ -215,8 +215,9 @@ impl Backend {
         let num = |x: f64| format!("{x:.1}");
         let secs = |x: f64| format!("{x:.2} s");
         Some(format!(
-            "**Run set** `{}` ({n} runs, executed in {}): crt {} · threads {} · {} · clusters {}",
-            set["label"].as_str().unwrap_or("?").replace('`', "'"),
+            "**Run set** {} ({}, executed in {}): crt {} · threads {} · {} · clusters {}",
+            crate::render::code(set["label"].as_str().unwrap_or("?")),
+            if n == 1 { "1 run".to_string() } else { format!("{n} runs") },
             found["executed_in"],
             spread(&found["crt"], &pct),
             spread(&found["threads"], &num),

@@ -181,7 +181,7 @@ fn hover_markdown(s: &SectionFigures, source: WaitSource) -> String {
     out.push_str(&format!("Found {}.", s.kind.how_found()));
     if !s.lock_objects.is_empty() {
         // From the recorded wait targets: which object(s) this line locks, told apart by address.
-        let objects: Vec<String> = s.lock_objects.iter().map(|o| format!("{} at {} ({} samples)", code(&o.type_name), o.address, o.samples)).collect();
+        let objects: Vec<String> = s.lock_objects.iter().map(|o| format!("{} at {} ({})", code(&o.type_name), o.address, super::waits_lens::plural(o.samples as u64, "sample", "samples"))).collect();
         out.push_str(&format!(" Threads waited here on {}.", objects.join(", ")));
     }
     out.push_str("\n\n");
@@ -190,7 +190,7 @@ fn hover_markdown(s: &SectionFigures, source: WaitSource) -> String {
         return out;
     }
     if !durations.is_empty() {
-        out.push_str(&format!("`{}` {} executions in time order, longest {}\n\n", sparkline(&durations, 60), durations.len(), duration(s.max_s)));
+        out.push_str(&format!("`{}` {} in time order, longest {}\n\n", sparkline(&durations, 60), super::waits_lens::plural(durations.len() as u64, "execution", "executions"), duration(s.max_s)));
     }
     out.push_str(&format!(
         "{} ({} listed, ≥ {} shorter than ~1 interval) · held {} · median {} · p95 {} · p99 {} · CV {:.2}\n\n",

@@ -178,6 +178,9 @@ impl Backend {
     /// view); a client without panels gets the object's figures in a message. Answers the
     /// object's row of the waits view (`null` when the active run has no such object).
     pub(super) async fn open_waits(&self, arg: Value) -> Result<Option<Value>> {
+        if arg.get("object").is_some_and(|o| !o.is_null() && !o.is_string()) {
+            return Err(invalid("threadradar.openWaits needs {\"object\": the object's name as a string} (or no object for the whole view)"));
+        }
         let Some(object) = arg.get("object").and_then(|o| o.as_str()).map(String::from) else {
             if self.settings().panels {
                 self.client.send_notification::<OpenPanel>(json!({ "panel": "waits", "object": null })).await;
@@ -252,17 +255,8 @@ pub fn lens_title(o: &ObjectAtLine) -> String {
     t
 }
 
-/// A name from the profiled program as a Markdown code span: shown as written, safe in every
-/// renderer (no HTML, no emphasis), and with no backslash escapes (Neovim's Markdown float shows
-/// those literally).
-pub fn code(s: &str) -> String {
-    let s = s.replace(['\r', '\n'], " ");
-    if s.contains('`') {
-        format!("`` {s} ``")
-    } else {
-        format!("`{s}`")
-    }
-}
+/// Names from the program as Markdown code spans, as in the figures hover.
+pub use crate::render::code;
 
 fn hover_markdown(l: &LineWaits) -> String {
     let waits: u64 = l.objects.iter().map(|o| o.waits_here).sum();
@@ -270,11 +264,11 @@ fn hover_markdown(l: &LineWaits) -> String {
     let threads: BTreeSet<&String> = l.objects.iter().flat_map(|o| o.threads.iter()).collect();
     let futile: u64 = l.objects.iter().map(|o| o.futile).sum();
     let mut out = format!(
-        "**Waits** on this line: {} by {}, {} in all, {} futile wake-ups\n\n",
+        "**Waits** on this line: {} by {}, {} in all, {}\n\n",
         plural(waits, "wait", "waits"),
         plural(threads.len() as u64, "thread", "threads"),
         duration(wait_s),
-        count(futile)
+        plural(futile, "futile wake-up", "futile wake-ups")
     );
     for o in &l.objects {
         out.push_str(&format!(
