@@ -268,8 +268,11 @@ impl Sampler {
                 return Err(RecordError::ExitedBeforeSampling);
             }
             // A process that has run for a while without any python binary or libpython mapped
-            // (not a wrapper about to exec python) is not going to become Python.
-            let settled = began.elapsed() >= Duration::from_millis(1500);
+            // (not a wrapper about to exec python) is not going to become Python. A shell is such
+            // a wrapper (pyenv's shims are bash scripts that exec python): on a loaded machine it
+            // can take seconds to get there, so it is given the whole start-up timeout.
+            let wrapper = matches!(process_name(root).as_str(), "bash" | "sh" | "dash" | "zsh" | "env" | "pyenv");
+            let settled = began.elapsed() >= Duration::from_millis(1500) && !wrapper;
             if settled && !opts.subprocesses && !procfs::maps_python(root) {
                 return Err(RecordError::NotPython {
                     pid: root,
