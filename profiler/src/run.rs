@@ -224,6 +224,11 @@ pub struct Meta {
     pub failed_samples: u64,
     /// Thread observations dropped because the thread vanished while it was being read.
     pub skipped_threads: u64,
+    /// Thread observations taken without reading the thread: the scheduler's switch events said
+    /// it had not run since a reading that found it asleep, so that reading and its stack stood
+    /// (kernel-exact: a thread that does not run changes neither its state nor its frames).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unchanged_thread_reads: u64,
     /// Samples per second actually achieved.
     pub achieved_rate_hz: f64,
     /// Version of threadradar that wrote the file.
@@ -834,4 +839,8 @@ mod tests {
         run.threads.push(crate::builder::new_thread(1, 1, 1, "t", "Thread"));
         assert_eq!(run.validate().unwrap_err().target, "wait");
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -114,6 +114,12 @@ struct ThreadEntry {
     held_gil: bool,
     /// The kernel's view read just before this tick's stack walk.
     pre: Option<KernelReading>,
+    /// The last reading that found the thread asleep, while the scheduler has not run it since:
+    /// it stands for this tick's reading (see [`Sampler::quiet_threads`]).
+    last_read: Option<KernelReading>,
+    /// This thread's entry in the previous sample: a quiet thread's entry now is the same
+    /// (without CPU time), with no stack, wait or state worked out again.
+    last_sample: Option<ThreadSample>,
     /// Attempts left to read the thread's type from its `threading.Thread` object, spent only
     /// at ticks when `Thread._bootstrap_inner` (whose `self` is that object) is on its stack.
     type_attempts: u8,
@@ -131,7 +137,8 @@ struct ThreadEntry {
 #[derive(Clone, Copy, Debug)]
 enum KernelReading {
     /// `at`: when the reading began (the state is read first).
-    Read { stat: procfs::StatReading, sched: Option<SchedStat>, syscall: Option<procfs::Syscall>, at: Instant },
+    /// `mono`: the same instant on `CLOCK_MONOTONIC` (the scheduler events' clock).
+    Read { stat: procfs::StatReading, sched: Option<SchedStat>, syscall: Option<procfs::Syscall>, at: Instant, mono: u64 },
     /// The thread had exited.
     Vanished,
 }
@@ -139,8 +146,9 @@ enum KernelReading {
 impl KernelReading {
     fn take(p: &mut ThreadProc) -> KernelReading {
         let at = Instant::now();
+        let mono = crate::sched::monotonic_ns();
         match p.state_and_syscall() {
-            Ok((stat, syscall)) => KernelReading::Read { stat, sched: p.schedstat(), syscall, at },
+            Ok((stat, syscall)) => KernelReading::Read { stat, sched: p.schedstat(), syscall, at, mono },
             Err(_) => KernelReading::Vanished,
         }
     }
@@ -186,6 +194,10 @@ pub struct Sampler {
     sched_pids: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
     /// New threads' tids, for the scheduler's drain (which empties it).
     sched_tids: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
+    /// The scheduler's lost-event count at the last tick (see [`Sampler::quiet_threads`]).
+    sched_lost_seen: u64,
+    /// This tick's quiet threads (tids) of the process being sampled.
+    quiet_now: HashSet<u32>,
     sched_start: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The lock uprobes being recorded (`--exact-locks`); they share the pids and t = 0 above.
     locks: Option<crate::uprobes::LockRecorder>,
@@ -224,6 +236,7 @@ struct Stats {
     late: u64,
     failed: u64,
     skipped_threads: u64,
+    quiet_threads: u64,
 }
 
 impl Sampler {
@@ -330,6 +343,8 @@ impl Sampler {
             sched: None,
             sched_pids: Default::default(),
             sched_tids: Default::default(),
+            sched_lost_seen: 0,
+            quiet_now: HashSet::new(),
             sched_start: Default::default(),
             locks: None,
         };
@@ -714,6 +729,32 @@ impl Sampler {
         }
     }
 
+    /// The tids of process `pid`'s threads that the scheduler has not run since a reading that
+    /// found them asleep: their state, CPU time, system call and frames are what that reading
+    /// and the stack walk after it saw, so neither is read again. Known exactly only while
+    /// scheduler events are recorded and none was lost since the last tick (a lost switch-in
+    /// could hide a thread that ran): otherwise none is quiet and every thread is read.
+    fn quiet_threads(&mut self, pid: u32) -> HashSet<u32> {
+        let Some(rec) = self.sched.as_ref() else { return HashSet::new() };
+        let last_lost = &mut self.sched_lost_seen;
+        let threads = &self.threads;
+        rec.switch_ins(|last_in, lost| {
+            if lost != *last_lost {
+                *last_lost = lost;
+                return HashSet::new();
+            }
+            threads
+                .iter()
+                .filter(|((p, k), _)| *p == pid && k >> 63 == 0)
+                .filter_map(|((_, k), e)| {
+                    let tid = *k as u32;
+                    let Some(KernelReading::Read { mono, .. }) = e.last_read else { return None };
+                    last_in.get(&tid).is_none_or(|&t| t < mono).then_some(tid)
+                })
+                .collect()
+        })
+    }
+
     fn sample_once(&mut self, at: Instant) {
         let t = (at - self.start).as_nanos() as u64;
         self.tick_at = at;
@@ -729,19 +770,29 @@ impl Sampler {
             // apart instead of a whole stack walk apart (which mislabels short bursts).
             let pid = self.spies[si].pid;
             let known: Vec<u64> = self.threads.iter().filter(|(k, _)| k.0 == pid).map(|(_, e)| e.python_id).collect();
+            let quiet = self.quiet_threads(pid);
             let spy = &mut self.spies[si];
             self.tick_holder = spy.spy.gil_holder(&known);
             // Free-threaded builds run without a GIL unless an extension turned it on.
             spy.runtime.set_gil(spy.spy.gil_enabled());
-            for ((p, _), e) in self.threads.iter_mut() {
+            for ((p, k), e) in self.threads.iter_mut() {
                 if *p != pid {
                     continue;
                 }
+                if quiet.contains(&(*k as u32)) && e.proc.is_some() {
+                    // Asleep since its last reading: that reading stands, no file is read.
+                    e.pre = e.last_read;
+                    continue;
+                }
                 e.pre = e.proc.as_mut().map(KernelReading::take);
+                e.last_read = e.pre.filter(|r| matches!(r, KernelReading::Read { stat, .. } if stat.state != b'R'));
                 if matches!(e.pre, Some(KernelReading::Vanished)) {
                     e.proc = None;
                 }
             }
+            self.stats.quiet_threads += quiet.len() as u64;
+            spy.spy.set_quiet(quiet.iter().map(|&t| u64::from(t)).collect());
+            self.quiet_now = quiet;
             let traces = match self.spies[si].spy.stack_traces() {
                 Ok(t) => one_trace_per_thread(t),
                 Err(_) => {
@@ -804,6 +855,19 @@ impl Sampler {
     fn observe(&mut self, si: usize, pid: u32, trace: py_spy::StackTrace, wants_type: &mut bool, unnamed: &mut bool) -> Option<ThreadSample> {
         let tid = trace.os_thread_id.map(|t| t as u32);
         let key = thread_key(pid, tid, trace.thread_id);
+        // Not run since its last reading (the scheduler says): its entry of the last sample
+        // stands, without CPU time — unless something about it is still being learnt.
+        if let (Some(t), Some(e)) = (tid, self.threads.get(&key)) {
+            if self.quiet_now.contains(&t) && e.python_id == trace.thread_id && !e.name_pending && e.type_attempts == 0 {
+                if let Some(prev) = e.last_sample {
+                    let gil = match self.tick_holder {
+                        Some(holder) => holder == Some(trace.thread_id),
+                        None => prev.gil,
+                    };
+                    return Some(ThreadSample { cpu_ns: 0, runq_ns: 0, read_us: 0, gil, ..prev });
+                }
+            }
+        }
         let mut entry = self.threads.remove(&key);
         // The kernel's view: read before the stack walk, or now for a thread new in this tick.
         let mut reading = entry.as_mut().and_then(|e| e.pre.take());
@@ -830,6 +894,7 @@ impl Sampler {
                     e.proc = ThreadProc::open(pid, tid).ok();
                 }
                 reading = e.proc.as_mut().map(KernelReading::take).or(Some(KernelReading::Vanished));
+                e.last_read = reading.filter(|r| matches!(r, KernelReading::Read { stat, .. } if stat.state != b'R'));
             }
             if let Some(KernelReading::Read { stat, .. }) = reading {
                 if e.start_time.is_some_and(|st| st != stat.start_time) {
@@ -846,7 +911,7 @@ impl Sampler {
             entry = Some(self.new_thread_entry(si, pid, None, &trace, None));
         }
         let (stat, sched, syscall, read_us) = match reading {
-            Some(KernelReading::Read { stat, sched, syscall, at }) => (Some(stat), sched, syscall, at.saturating_duration_since(self.tick_at).as_micros().min(u32::MAX as u128) as u32),
+            Some(KernelReading::Read { stat, sched, syscall, at, .. }) => (Some(stat), sched, syscall, at.saturating_duration_since(self.tick_at).as_micros().min(u32::MAX as u128) as u32),
             Some(KernelReading::Vanished) => {
                 // Exited between the kernel read and the stack walk.
                 self.stats.skipped_threads += 1;
@@ -927,8 +992,10 @@ impl Sampler {
         let stack = self.intern_stack(pid, &trace.frames);
         let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, state, blocked, syscall, stack, &trace.frames) } else { None };
         let blocked = blocked.map(|b| self.builder.string(b));
+        let sample = ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait, read_us };
+        e.last_sample = Some(sample);
         self.threads.insert(key, e);
-        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait, read_us })
+        Some(sample)
     }
 
     /// What a blocked thread waits on (see `waits`); the object, when it needs the frames'
@@ -1006,6 +1073,8 @@ impl Sampler {
             last_sched_was_fresh: false,
             held_gil: false,
             pre: None,
+            last_read: None,
+            last_sample: None,
             type_attempts: if is_main { 0 } else { 3 },
             type_patience: 300,
             inherited_comm,
@@ -1164,6 +1233,7 @@ impl Sampler {
         m.late_samples = self.stats.late;
         m.failed_samples = self.stats.failed;
         m.skipped_threads = self.stats.skipped_threads;
+        m.unchanged_thread_reads = self.stats.quiet_threads;
 
         self.builder.finish()
     }

@@ -22,7 +22,7 @@
 use crate::perfring::{self, online_cpus, Ring};
 use crate::run::{SchedInfo, SchedSwitch, SchedWakeup};
 use perf_event_open_sys as sys;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -209,6 +209,8 @@ pub struct SchedRecorder {
     stop: Arc<AtomicBool>,
     lost: Arc<AtomicU64>,
     collected: Arc<Mutex<Collected>>,
+    /// The buffers, read by the drain thread and by [`SchedRecorder::switch_ins`].
+    rings: Arc<Mutex<Rings>>,
     thread: Option<std::thread::JoinHandle<()>>,
     info: SchedInfo,
 }
@@ -323,15 +325,26 @@ impl SchedRecorder {
         let stop = Arc::new(AtomicBool::new(false));
         let lost = Arc::new(AtomicU64::new(0));
         let collected = Arc::new(Mutex::new(Collected::default()));
-        let (s, l, c) = (stop.clone(), lost.clone(), collected.clone());
+        let pfds: Vec<libc::pollfd> = rings.iter().map(|r| libc::pollfd { fd: r.fds[0], events: libc::POLLIN, revents: 0 }).collect();
+        let shared = Arc::new(Mutex::new(Rings {
+            rings,
+            sfmt,
+            wfmt,
+            start_mono_ns: start_mono_ns.clone(),
+            lost: lost.clone(),
+            events: Vec::new(),
+            learned: HashSet::new(),
+            last_in: HashMap::new(),
+        }));
+        let (s, c, r) = (stop.clone(), collected.clone(), shared.clone());
         let thread = std::thread::Builder::new()
             .name("threadradar-sched".into())
             .spawn(move || {
-                let mut d = Drain { rings, sfmt, wfmt, start_mono_ns, targets: Targets { pids, seen: tids, current: Vec::new(), known: HashMap::new() }, undecided: Vec::new(), lost: l, out: c };
-                d.run(&s)
+                let mut d = Drain { rings: r, start_mono_ns, targets: Targets { pids, seen: tids, current: Vec::new(), known: HashMap::new() }, undecided: Vec::new(), out: c };
+                d.run(&s, pfds)
             })
             .map_err(|e| off(&format!("cannot start the drain thread ({e})")))?;
-        Ok(SchedRecorder { stop, lost, collected, thread: Some(thread), info: SchedInfo { source: "perf_event_open".into(), lost_events: 0, note } })
+        Ok(SchedRecorder { stop, lost, collected, rings: shared, thread: Some(thread), info: SchedInfo { source: "perf_event_open".into(), lost_events: 0, note } })
     }
 
     /// The events collected so far that are older than the hold-back, in time order, and the
@@ -345,6 +358,18 @@ impl SchedRecorder {
 
     fn info(&self) -> SchedInfo {
         SchedInfo { lost_events: self.lost.load(Ordering::Relaxed), ..self.info.clone() }
+    }
+
+    /// Reads the buffers up to now (memory only: no system call) and calls `f` with when each
+    /// thread last got a CPU (`CLOCK_MONOTONIC` ns of its latest switch-in, by tid) and the
+    /// count of events lost so far. A thread whose latest switch-in is older than a reading of
+    /// it that found it asleep has not run since that reading (while no event was lost since):
+    /// the sampler then reuses that reading instead of reading the thread again.
+    pub fn switch_ins<R>(&self, f: impl FnOnce(&HashMap<u32, u64>, u64) -> R) -> R {
+        let mut rings = self.rings.lock().unwrap();
+        rings.read_all();
+        let lost = self.lost.load(Ordering::Relaxed);
+        f(&rings.last_in, lost)
     }
 
     /// Stops recording, drains what is left and returns it, in time order.
@@ -375,32 +400,101 @@ fn take_older(c: &mut Collected, cut: Option<u64>) -> (Vec<SchedSwitch>, Vec<Sch
     (c.switches.drain(..ns).collect(), c.wakeups.drain(..nw).collect())
 }
 
-struct Drain {
+/// The per-CPU buffers and what reading them has yielded so far. Read by the drain thread every
+/// few milliseconds and by the sampler at each tick ([`SchedRecorder::switch_ins`]), so that the
+/// sampler knows who ran up to the moment it samples.
+struct Rings {
     rings: Vec<Ring>,
     sfmt: SwitchFormat,
     wfmt: WakeFormat,
     start_mono_ns: Arc<AtomicU64>,
+    lost: Arc<AtomicU64>,
+    /// Decoded events the drain thread has not taken yet.
+    events: Vec<Event>,
+    /// (pid, tid) of the task on the CPU of each event: whose thread a tid is (see [`Targets`]).
+    learned: HashSet<(u32, u32)>,
+    /// `CLOCK_MONOTONIC` ns of each tid's latest switch-in, for any task on the machine.
+    last_in: HashMap<u32, u64>,
+}
+
+impl Rings {
+    fn read_all(&mut self) {
+        let rings = std::mem::take(&mut self.rings);
+        for r in &rings {
+            r.for_each(|typ, rec| self.record(typ, rec));
+        }
+        self.rings = rings;
+        if self.last_in.len() > 200_000 {
+            // Keep the last second: a thread read at every tick has a reading newer than that.
+            let newest = self.last_in.values().copied().max().unwrap_or(0);
+            self.last_in.retain(|_, t| newest.saturating_sub(*t) < 1_000_000_000);
+        }
+    }
+
+    fn record(&mut self, typ: u32, rec: &[u8]) {
+        let Some(f) = perfring::sample(typ, rec, &self.lost) else { return };
+        let (u32_at, u64_at) = (|o| f.u32_at(o), |o| f.u64_at(o));
+        // header(8) | pid u32, tid u32 | time u64 | raw size u32 | raw data
+        let (Some(cur_pid), Some(cur_tid), Some(time), Some(raw_len)) = (u32_at(8), u32_at(12), u64_at(16), u32_at(24)) else { return };
+        // Every event, kept or not, says whose thread the task on the CPU is.
+        if cur_tid != 0 {
+            self.learned.insert((cur_pid, cur_tid));
+        }
+        let raw = match rec.get(28..28 + raw_len as usize) {
+            Some(r) => r,
+            None => return,
+        };
+        let r32 = |o: usize| raw.get(o..o + 4).map(|b| i32::from_ne_bytes(b.try_into().unwrap()) as u32);
+        let Some(common_type) = raw.get(0..2).map(|b| u16::from_ne_bytes(b.try_into().unwrap())) else { return };
+        if common_type == self.sfmt.id {
+            let (Some(prev), Some(next)) = (r32(self.sfmt.prev_pid), r32(self.sfmt.next_pid)) else { return };
+            if next != 0 {
+                let t = self.last_in.entry(next).or_insert(0);
+                *t = (*t).max(time);
+            }
+            let Some(t) = time.checked_sub(self.start_mono_ns.load(Ordering::Relaxed)) else { return };
+            let (so, ss) = self.sfmt.prev_state;
+            let state = raw.get(so..so + ss).map(|b| b.iter().rev().fold(0u64, |a, &x| a << 8 | x as u64)).unwrap_or(0);
+            self.events.push(Event::Switch(SchedSwitch { t, prev_tid: prev, prev_state: state_letter(state), next_tid: next }));
+        } else if common_type == self.wfmt.id {
+            let Some(t) = time.checked_sub(self.start_mono_ns.load(Ordering::Relaxed)) else { return };
+            let Some(wakee) = r32(self.wfmt.pid) else { return };
+            let flags = raw.get(2).copied().unwrap_or(0);
+            let waker = if flags & IRQ_FLAGS != 0 { 0 } else { cur_tid };
+            self.events.push(Event::Wake(SchedWakeup { t, waker_tid: waker, wakee_tid: wakee }));
+        }
+    }
+}
+
+struct Drain {
+    rings: Arc<Mutex<Rings>>,
+    start_mono_ns: Arc<AtomicU64>,
     targets: Targets,
     /// Events of exited threads not claimed yet (see [`Whose::Unknown`]), decided next round.
     undecided: Vec<Event>,
-    lost: Arc<AtomicU64>,
     out: Arc<Mutex<Collected>>,
 }
 
 impl Drain {
-    fn run(&mut self, stop: &AtomicBool) {
-        let mut pfds: Vec<libc::pollfd> = self.rings.iter().map(|r| libc::pollfd { fd: r.fds[0], events: libc::POLLIN, revents: 0 }).collect();
+    fn run(&mut self, stop: &AtomicBool, mut pfds: Vec<libc::pollfd>) {
         loop {
             let stopping = stop.load(Ordering::Relaxed);
             let mut events = std::mem::take(&mut self.undecided);
+            // The buffers are read under the lock (memory only); deciding whose each event is
+            // (which may look in /proc) happens after, without it.
+            let learned = {
+                let mut rings = self.rings.lock().unwrap();
+                rings.read_all();
+                events.append(&mut rings.events);
+                std::mem::take(&mut rings.learned)
+            };
             self.targets.refresh();
-            for i in 0..self.rings.len() {
-                self.drain_ring(i, &mut events);
+            for (pid, tid) in learned {
+                self.targets.learn(pid, tid);
             }
             // Decided after every buffer is read: the events that say whose an exited thread was
             // may be in another CPU's buffer than the events about it.
-            let batch = self.decide(events, stopping);
-            let mut batch = batch;
+            let mut batch = self.decide(events, stopping);
             if !batch.switches.is_empty() || !batch.wakeups.is_empty() {
                 let mut out = self.out.lock().unwrap();
                 out.switches.append(&mut batch.switches);
@@ -410,8 +504,9 @@ impl Drain {
                 return;
             }
             // SAFETY: `pfds` is a live Vec of `pfds.len()` initialised pollfds, borrowed mutably
-            // for the call (the kernel writes `revents`); their fds belong to `self.rings`, open
-            // while `self` lives. Wakes early when a buffer passes its watermark.
+            // for the call (the kernel writes `revents`); their fds belong to the rings, which
+            // `self.rings` keeps open while `self` lives. Wakes early when a buffer passes its
+            // watermark.
             unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, DRAIN_EVERY.as_millis() as i32) };
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -440,39 +535,6 @@ impl Drain {
             }
         }
         batch
-    }
-
-    fn drain_ring(&mut self, i: usize, batch: &mut Vec<Event>) {
-        let rings = std::mem::take(&mut self.rings);
-        rings[i].for_each(|typ, rec| self.record(typ, rec, batch));
-        self.rings = rings;
-    }
-
-    fn record(&mut self, typ: u32, rec: &[u8], batch: &mut Vec<Event>) {
-        let Some(f) = perfring::sample(typ, rec, &self.lost) else { return };
-        let (u32_at, u64_at) = (|o| f.u32_at(o), |o| f.u64_at(o));
-        // header(8) | pid u32, tid u32 | time u64 | raw size u32 | raw data
-        let (Some(cur_pid), Some(cur_tid), Some(time), Some(raw_len)) = (u32_at(8), u32_at(12), u64_at(16), u32_at(24)) else { return };
-        // Every event, kept or not, says whose thread the task on the CPU is.
-        self.targets.learn(cur_pid, cur_tid);
-        let raw = match rec.get(28..28 + raw_len as usize) {
-            Some(r) => r,
-            None => return,
-        };
-        let Some(t) = time.checked_sub(self.start_mono_ns.load(Ordering::Relaxed)) else { return };
-        let r32 = |o: usize| raw.get(o..o + 4).map(|b| i32::from_ne_bytes(b.try_into().unwrap()) as u32);
-        let Some(common_type) = raw.get(0..2).map(|b| u16::from_ne_bytes(b.try_into().unwrap())) else { return };
-        if common_type == self.sfmt.id {
-            let (Some(prev), Some(next)) = (r32(self.sfmt.prev_pid), r32(self.sfmt.next_pid)) else { return };
-            let (so, ss) = self.sfmt.prev_state;
-            let state = raw.get(so..so + ss).map(|b| b.iter().rev().fold(0u64, |a, &x| a << 8 | x as u64)).unwrap_or(0);
-            batch.push(Event::Switch(SchedSwitch { t, prev_tid: prev, prev_state: state_letter(state), next_tid: next }));
-        } else if common_type == self.wfmt.id {
-            let Some(wakee) = r32(self.wfmt.pid) else { return };
-            let flags = raw.get(2).copied().unwrap_or(0);
-            let waker = if flags & IRQ_FLAGS != 0 { 0 } else { cur_tid };
-            batch.push(Event::Wake(SchedWakeup { t, waker_tid: waker, wakee_tid: wakee }));
-        }
     }
 }
 

@@ -102,6 +102,15 @@ impl StackSource {
         }
     }
 
+    /// The native ids of threads the scheduler has not run since their last reading, for the
+    /// next [`StackSource::stack_traces`]: the own reader reuses their stacks without reading
+    /// their frames; py-spy's reads every thread anyway.
+    pub fn set_quiet(&mut self, tids: std::collections::HashSet<u64>) {
+        if let StackSource::DebugOffsets(i) = self {
+            i.set_quiet(tids);
+        }
+    }
+
     /// Like [`StackSource::stack_traces`], with each frame's arguments (`self` as
     /// `<Worker at 0x…>`): dearer, for learning thread types.
     pub fn stack_traces_with_arguments(&mut self) -> anyhow::Result<Vec<StackTrace>> {

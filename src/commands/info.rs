@@ -92,6 +92,9 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     let pids: Vec<String> = m.pids.iter().map(|p| p.to_string()).collect();
     writeln!(out, "processes    {} (pid {})", m.pids.len(), pids.join(", "))?;
     // How each process was read, and where its files are when its `/` was not ours.
+    if m.unchanged_thread_reads > 0 {
+        writeln!(out, "unchanged    {} thread observations not read: the scheduler's switch events showed the thread had not run since it was last read asleep", m.unchanged_thread_reads)?;
+    }
     for p in run.processes.iter().filter(|p| p.reader.is_some() || p.root.is_some()) {
         let root = p.root.as_deref().map(|r| format!("; its / is {r}")).unwrap_or_default();
         writeln!(out, "read         pid {} by {}{}", p.pid, p.reader.as_deref().unwrap_or("an unnamed reader"), root)?;

@@ -82,6 +82,13 @@ pub struct Interpreter {
     stacks: HashMap<(usize, u64), (Vec<RawFrame>, Vec<Frame>)>,
     /// System calls made by the last [`Interpreter::stack_traces`] (benchmarks, tests).
     pub last_reads: usize,
+    /// The thread states the last walk went through, in order: the next walk reads them all in
+    /// one call ([`Memory::bytes_many`]) and follows the list through that copy.
+    prev_tstates: Vec<usize>,
+    /// Native ids of threads the scheduler has not run since they were last read
+    /// ([`Interpreter::set_quiet`]): their frames cannot have changed, so their last stack is
+    /// reused without reading their frames.
+    quiet: HashSet<u64>,
     /// Whether the layout is the one built in for 3.11/3.12 (else the interpreter's own table).
     built_in: bool,
 }
@@ -161,6 +168,8 @@ impl Interpreter {
             local_names: HashMap::new(),
             stacks: HashMap::new(),
             last_reads: 0,
+            prev_tstates: Vec::new(),
+            quiet: HashSet::new(),
             built_in,
         };
         if built_in && !interp.fits() {
@@ -323,6 +332,14 @@ impl Interpreter {
         Ok(Some(self.mem.u64(ts + self.o().tstate_thread_id as usize)?))
     }
 
+    /// The native ids of threads that have not run since they were last read, for the next
+    /// walk (the sampler knows it from the scheduler's switch events): a thread that did not run
+    /// cannot have changed its frames, so its stack from the previous walk is reused without a
+    /// read, when its thread state still points at the same innermost frame.
+    pub fn set_quiet(&mut self, tids: HashSet<u64>) {
+        self.quiet = tids;
+    }
+
     /// Forgets one thread ident's cached name.
     pub fn forget_thread_name(&mut self, ident: u64) {
         self.names.remove(&ident);
@@ -346,7 +363,21 @@ impl Interpreter {
         let o = self.o().clone();
         let mut out = Vec::new();
         let mut visited = HashSet::new();
+        let mut order = Vec::new();
+        let mut reused = 0;
         let mut reads = 0;
+        // Every thread state the last walk met, in one call: the lists are followed through this
+        // copy (their `next` fields as read now), and only a state new since then is read on its
+        // own.
+        let frame_field = o.tstate_cframe.unwrap_or(o.tstate_current_frame);
+        let span = [o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, frame_field, o.tstate_datastack_chunk, o.tstate_base_frame].into_iter().max().unwrap_or(0) as usize + 8;
+        let mut copies: HashMap<usize, Vec<u8>> = HashMap::new();
+        if self.prev_tstates.len() > 1 {
+            let regions: Vec<(usize, usize)> = self.prev_tstates.iter().map(|&a| (a, span)).collect();
+            let (got, calls) = self.mem.bytes_many(&regions);
+            reads += calls;
+            copies = self.prev_tstates.iter().copied().zip(got).filter_map(|(a, b)| Some((a, b?))).collect();
+        }
         for (k, &interp) in interps.iter().enumerate() {
             let holder = match (k == interps.len() - 1, tick_holder) {
                 (false, _) => 0,
@@ -355,13 +386,16 @@ impl Interpreter {
             };
             let mut ts = self.mem.ptr(interp + o.interp_threads_head as usize)?;
             let mut seen = 0;
-            // The fields of a thread state, read in one system call.
-            let frame_field = o.tstate_cframe.unwrap_or(o.tstate_current_frame);
-            let span = [o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, frame_field, o.tstate_datastack_chunk, o.tstate_base_frame].into_iter().max().unwrap_or(0) as usize + 8;
             while ts != 0 && seen < MAX_THREADS && visited.insert(ts) {
                 seen += 1;
-                reads += 1;
-                let head = self.mem.bytes(ts, span)?;
+                order.push(ts);
+                let head = match copies.remove(&ts) {
+                    Some(h) => h,
+                    None => {
+                        reads += 1;
+                        self.mem.bytes(ts, span)?
+                    }
+                };
                 let field = |off: u64| u64::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
                 let next = field(o.tstate_next) as usize;
                 let thread_id = field(o.tstate_thread_id);
@@ -377,8 +411,12 @@ impl Interpreter {
                     ts = next;
                     continue;
                 }
+                // A thread the scheduler has not run since the last walk cannot have moved its
+                // frames: on 3.11/3.12 its frame pointer (behind `cframe`) is not read again.
+                let quiet = !locals && self.quiet.contains(&native) && self.stacks.contains_key(&(ts, thread_id));
                 let frame = match o.tstate_cframe {
                     None => field(o.tstate_current_frame) as usize,
+                    Some(_) if quiet => self.stacks[&(ts, thread_id)].0.first().map_or(0, |f| f.addr),
                     // 3.11, 3.12: tstate->cframe->current_frame.
                     Some(_) => match field(frame_field) as usize {
                         0 => 0,
@@ -390,7 +428,12 @@ impl Interpreter {
                 };
                 let chunk = if o.tstate_datastack_chunk != 0 { field(o.tstate_datastack_chunk) as usize } else { 0 };
                 let base = if o.tstate_base_frame != 0 { field(o.tstate_base_frame) as usize } else { 0 };
-                let (frames, n) = self.frames((ts, thread_id), (chunk, base), frame, locals);
+                let reuse = quiet && frame != 0 && self.stacks.get(&(ts, thread_id)).is_some_and(|(chain, _)| chain.first().is_some_and(|f| f.addr == frame));
+                reused += reuse as usize;
+                let (frames, n) = match reuse {
+                    true => (self.stacks[&(ts, thread_id)].1.clone(), 0),
+                    false => self.frames((ts, thread_id), (chunk, base), frame, locals),
+                };
                 reads += n;
                 let thread_name = self.thread_name(interp, thread_id);
                 out.push(StackTrace { pid: self.pid as py_spy::Pid, thread_id, thread_name, os_thread_id: Some(native), active: true, owns_gil: ts == holder, frames, process_info: None });
@@ -399,11 +442,15 @@ impl Interpreter {
         }
         // Threads that ended take their cached stacks with them.
         self.stacks.retain(|(ts, _), _| visited.contains(ts));
+        self.prev_tstates = order;
         self.last_reads = reads;
         tracing::debug!(
             pid = self.pid,
             threads = out.len(),
             reads,
+            reused,
+            quiet = self.quiet.len(),
+            batched = self.prev_tstates.len(),
             frames = out.iter().map(|t| t.frames.len()).sum::<usize>(),
             elapsed_us = began.elapsed().as_micros() as u64,
             "stacks read through the debug offsets"

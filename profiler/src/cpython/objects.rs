@@ -6,6 +6,9 @@ use super::offsets::DebugOffsets;
 use anyhow::{bail, Result};
 use remoteprocess::ProcessMemory;
 
+/// Regions per `process_vm_readv` (the kernel's `UIO_MAXIOV`).
+const IOV_MAX: usize = 1024;
+
 /// Longest string read (names and paths).
 const MAX_STRING: usize = 4096;
 /// Most entries read from one dict, items from one tuple.
@@ -56,6 +59,49 @@ impl Memory {
         let mut buf = vec![0u8; len];
         self.process.read(addr, &mut buf)?;
         Ok(buf)
+    }
+
+    /// Several regions in as few system calls as possible: one `process_vm_readv` takes up to
+    /// [`IOV_MAX`] regions. The kernel stops at the first region it cannot read, so a short
+    /// answer leaves that region and the ones after it `None` in this call; they are tried again
+    /// from the next one on. Returns the regions' bytes in order and the system calls made.
+    pub fn bytes_many(&self, regions: &[(usize, usize)]) -> (Vec<Option<Vec<u8>>>, usize) {
+        let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(regions.len());
+        let mut calls = 0;
+        let pid = self.process.pid as libc::pid_t;
+        while out.len() < regions.len() {
+            let batch = &regions[out.len()..(out.len() + IOV_MAX).min(regions.len())];
+            if batch[0].0 == 0 {
+                out.push(None);
+                continue;
+            }
+            let mut bufs: Vec<Vec<u8>> = batch.iter().map(|&(_, len)| vec![0u8; len]).collect();
+            let local: Vec<libc::iovec> = bufs.iter_mut().map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() }).collect();
+            let remote: Vec<libc::iovec> = batch.iter().map(|&(addr, len)| libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len }).collect();
+            calls += 1;
+            // SAFETY: `local` describes `bufs`' heap buffers, each writable for its iov_len bytes
+            // and alive (not moved: only their Vec headers are borrowed) until after the call;
+            // `remote` only names addresses in the target, which the kernel checks (a bad one
+            // ends the transfer, it is never dereferenced here). Both arrays have `batch.len()`
+            // ≤ IOV_MAX entries.
+            let got = unsafe { libc::process_vm_readv(pid, local.as_ptr(), local.len() as libc::c_ulong, remote.as_ptr(), remote.len() as libc::c_ulong, 0) };
+            let mut left = if got < 0 { 0 } else { got as usize };
+            let before = out.len();
+            for b in bufs {
+                if left >= b.len() {
+                    left -= b.len();
+                    out.push(Some(b));
+                } else {
+                    break;
+                }
+            }
+            if out.len() == before {
+                tracing::debug!(pid, got, errno = std::io::Error::last_os_error().raw_os_error(), regions = batch.len(), first = batch[0].0, len = batch[0].1, "a batched read stopped at its first region");
+                // The first region itself could not be read: give it up and go on after it.
+                out.push(None);
+            }
+        }
+        (out, calls)
     }
 
     pub fn u64(&self, addr: usize) -> Result<u64> {
@@ -311,5 +357,29 @@ impl Memory {
             }
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regions of this process read in one call each thousand; an unreadable one costs only
+    /// itself.
+    #[test]
+    fn bytes_many_reads_regions_in_batches() {
+        let data: Vec<[u8; 16]> = (0..2500u32).map(|i| { let mut b = [0u8; 16]; b[..4].copy_from_slice(&i.to_ne_bytes()); b }).collect();
+        let mem = Memory::new(remoteprocess::Process::new(std::process::id() as remoteprocess::Pid).unwrap());
+        let mut regions: Vec<(usize, usize)> = data.iter().map(|b| (b.as_ptr() as usize, 16)).collect();
+        let (got, calls) = mem.bytes_many(&regions);
+        assert_eq!(calls, 3);
+        for (i, g) in got.iter().enumerate() {
+            assert_eq!(&g.as_ref().unwrap()[..4], &(i as u32).to_ne_bytes());
+        }
+        // Page 1 of the address space is never mapped.
+        regions[10] = (4096, 16);
+        let (got, calls) = mem.bytes_many(&regions);
+        assert!(got[10].is_none() && got[9].is_some() && got[11].is_some() && got[2499].is_some());
+        assert_eq!(calls, 5, "10 in the first call, the bad one alone, then the rest in three");
     }
 }
