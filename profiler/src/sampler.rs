@@ -117,9 +117,6 @@ struct ThreadEntry {
     /// The last reading that found the thread asleep, while the scheduler has not run it since:
     /// it stands for this tick's reading (see [`Sampler::quiet_threads`]).
     last_read: Option<KernelReading>,
-    /// This thread's entry in the previous sample: a quiet thread's entry now is the same
-    /// (without CPU time), with no stack, wait or state worked out again.
-    last_sample: Option<ThreadSample>,
     /// Attempts left to read the thread's type from its `threading.Thread` object, spent only
     /// at ticks when `Thread._bootstrap_inner` (whose `self` is that object) is on its stack.
     type_attempts: u8,
@@ -196,8 +193,6 @@ pub struct Sampler {
     sched_tids: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
     /// The scheduler's lost-event count at the last tick (see [`Sampler::quiet_threads`]).
     sched_lost_seen: u64,
-    /// This tick's quiet threads (tids) of the process being sampled.
-    quiet_now: HashSet<u32>,
     sched_start: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The lock uprobes being recorded (`--exact-locks`); they share the pids and t = 0 above.
     locks: Option<crate::uprobes::LockRecorder>,
@@ -221,6 +216,9 @@ struct Stream {
     /// The threads as last written, to write only the ones that changed.
     threads: Vec<Thread>,
 }
+
+/// From how many threads of a process the threads the scheduler did not run are not read again.
+const QUIET_FROM_THREADS: usize = 64;
 
 /// How often the run file is appended to while recording: at most this much is lost when the
 /// recorder is killed.
@@ -344,7 +342,6 @@ impl Sampler {
             sched_pids: Default::default(),
             sched_tids: Default::default(),
             sched_lost_seen: 0,
-            quiet_now: HashSet::new(),
             sched_start: Default::default(),
             locks: None,
         };
@@ -736,6 +733,12 @@ impl Sampler {
     /// could hide a thread that ran): otherwise none is quiet and every thread is read.
     fn quiet_threads(&mut self, pid: u32) -> HashSet<u32> {
         let Some(rec) = self.sched.as_ref() else { return HashSet::new() };
+        // Only where reading every thread costs: below this many threads every thread is read,
+        // as before (the waits reader's object reads were seen to miss under load with it; to
+        // be understood before it applies to every program).
+        if self.threads.keys().filter(|(p, _)| *p == pid).count() < QUIET_FROM_THREADS {
+            return HashSet::new();
+        }
         let last_lost = &mut self.sched_lost_seen;
         let threads = &self.threads;
         rec.switch_ins(|last_in, lost| {
@@ -791,8 +794,7 @@ impl Sampler {
                 }
             }
             self.stats.quiet_threads += quiet.len() as u64;
-            spy.spy.set_quiet(quiet.iter().map(|&t| u64::from(t)).collect());
-            self.quiet_now = quiet;
+            spy.spy.set_quiet(quiet.into_iter().map(u64::from).collect());
             let traces = match self.spies[si].spy.stack_traces() {
                 Ok(t) => one_trace_per_thread(t),
                 Err(_) => {
@@ -855,19 +857,6 @@ impl Sampler {
     fn observe(&mut self, si: usize, pid: u32, trace: py_spy::StackTrace, wants_type: &mut bool, unnamed: &mut bool) -> Option<ThreadSample> {
         let tid = trace.os_thread_id.map(|t| t as u32);
         let key = thread_key(pid, tid, trace.thread_id);
-        // Not run since its last reading (the scheduler says): its entry of the last sample
-        // stands, without CPU time — unless something about it is still being learnt.
-        if let (Some(t), Some(e)) = (tid, self.threads.get(&key)) {
-            if self.quiet_now.contains(&t) && e.python_id == trace.thread_id && !e.name_pending && e.type_attempts == 0 {
-                if let Some(prev) = e.last_sample {
-                    let gil = match self.tick_holder {
-                        Some(holder) => holder == Some(trace.thread_id),
-                        None => prev.gil,
-                    };
-                    return Some(ThreadSample { cpu_ns: 0, runq_ns: 0, read_us: 0, gil, ..prev });
-                }
-            }
-        }
         let mut entry = self.threads.remove(&key);
         // The kernel's view: read before the stack walk, or now for a thread new in this tick.
         let mut reading = entry.as_mut().and_then(|e| e.pre.take());
@@ -992,10 +981,8 @@ impl Sampler {
         let stack = self.intern_stack(pid, &trace.frames);
         let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, state, blocked, syscall, stack, &trace.frames) } else { None };
         let blocked = blocked.map(|b| self.builder.string(b));
-        let sample = ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait, read_us };
-        e.last_sample = Some(sample);
         self.threads.insert(key, e);
-        Some(sample)
+        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait, read_us })
     }
 
     /// What a blocked thread waits on (see `waits`); the object, when it needs the frames'
@@ -1074,7 +1061,6 @@ impl Sampler {
             held_gil: false,
             pre: None,
             last_read: None,
-            last_sample: None,
             type_attempts: if is_main { 0 } else { 3 },
             type_patience: 300,
             inherited_comm,
