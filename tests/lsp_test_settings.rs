@@ -337,8 +337,12 @@ fn annotations_choose_hints_and_lenses_and_markdown_images_bring_the_hover_image
     if let Some(w) = waits.first() {
         let before = c.notifications.len();
         c.execute("threadradar.openWaits", w["command"]["arguments"][0].clone()).unwrap();
-        // The notification comes before the command's answer.
-        let open = c.notifications[before..].iter().find(|m| m["method"] == "threadRadar/openPanel").cloned().unwrap_or_else(|| panic!("{:?}", &c.notifications[before..]));
+        // The notification is sent before the answer, but the server's notifications and answers
+        // travel separate queues: it may arrive just after.
+        let seen = c.notifications[before..].iter().find(|m| m["method"] == "threadRadar/openPanel").cloned();
+        let open = seen
+            .or_else(|| c.wait_for(Duration::from_secs(10), |m| m["method"] == "threadRadar/openPanel"))
+            .unwrap_or_else(|| panic!("no threadRadar/openPanel: {:?}", &c.notifications[before..]));
         assert_eq!(open["params"]["panel"], "waits", "{open}");
         assert_eq!(open["params"]["object"], w["command"]["arguments"][0]["object"], "{open}");
     }
