@@ -36,20 +36,23 @@ fn runs() -> &'static Runs {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compare_cli");
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        // The race nearly always lets several workers construct a manager; it need not.
+        // The race nearly always lets several workers construct a manager; it need not. And the
+        // compare lists a change of threads only on enough samples of it (two per thread, at
+        // least 10: `changes::supported`); a loaded machine can start the constructors before
+        // the sampler attaches, so a recording without that evidence is recorded again.
         let mut seen = Vec::new();
         let mut buggy = None;
-        for attempt in 0..3 {
+        for attempt in 0..5 {
             let run = record_bug1(&dir, "buggy", attempt);
-            let threads =
-                init(&report_json(&run, &["--include", r"^WorkerManager\.__init__$"])).map_or(0, |a| a["threads"].as_u64().unwrap());
-            seen.push(threads);
-            if threads >= 2 {
+            let (threads, samples) = init(&report_json(&run, &["--include", r"^WorkerManager\.__init__$"]))
+                .map_or((0, 0), |a| (a["threads"].as_u64().unwrap(), a["samples"].as_u64().unwrap_or(0)));
+            seen.push((threads, samples));
+            if threads >= 2 && samples >= 10.max(2 * threads) {
                 buggy = Some(run);
                 break;
             }
         }
-        let buggy = buggy.unwrap_or_else(|| panic!("buggy: WorkerManager.__init__ ran in {seen:?} threads per recording"));
+        let buggy = buggy.unwrap_or_else(|| panic!("buggy: WorkerManager.__init__ (threads, samples) per recording: {seen:?}"));
         let fixed = record_bug1(&dir, "fixed", 0);
         Runs { dir, buggy, fixed }
     })

@@ -266,13 +266,15 @@ impl Comparison {
         let listed = artifacts.len();
         let only_in_base = artifacts.iter().filter(|a| a.status == DeltaStatus::Removed).count();
         let only_in_new = artifacts.iter().filter(|a| a.status == DeltaStatus::Added).count();
-        artifacts.truncate(opts.top.unwrap_or(usize::MAX));
+        // What changed is worked out over every listed artifact: `top` cuts the table, not the
+        // changes (a change of a function low in the crt order may lead them).
         let changes = artifacts.iter_mut().flat_map(|a| {
             let changes = artifact_changes(a);
             a.statements = changes.iter().map(|c| c.statement.clone()).collect();
             changes
         });
         let changes = changes.collect();
+        artifacts.truncate(opts.top.unwrap_or(usize::MAX));
         let mut c = Comparison { level: opts.level, base, new, artifacts, listed, only_in_base, only_in_new, changes, suppressed: 0, suppressed_note: None, significance: None };
         crate::changes::rank(&mut c);
         Ok(c)
