@@ -307,12 +307,33 @@ impl Backend {
         });
     }
 
-    /// Waits (a bounded time) for the first scan, so a request right after `initialized` sees
-    /// the newest run instead of nothing.
     /// `f` of the active run and a document's key in it, off the protocol thread, when the
     /// document's current text is the recorded one (same sha256): line-anchored figures (section
     /// and wait lenses) of an edited file could not be vouched for.
     async fn for_recorded_document<T: Send + 'static>(&self, uri: &Uri, f: impl FnOnce(&Arc<LoadedRun>, &str) -> Option<T> + Send + 'static) -> Option<T> {
+        self.for_document(uri, move |loaded, key, recorded| if recorded { f(loaded, key) } else { None }).await
+    }
+
+    /// Whether a document's wait and section lenses are hidden because its text is no longer the
+    /// recorded one (another sha256) while the run has waits or sections in it: the editor then
+    /// says so instead of dropping them without a word.
+    async fn line_figures_stale(&self, uri: &Uri) -> bool {
+        self.for_document(uri, |loaded, key, recorded| {
+            if recorded {
+                return Some(false);
+            }
+            let waits = waits_lens::view_of(loaded).intervals.iter().any(|iv| iv.frame.as_ref().is_some_and(|f| f.file == key));
+            let sections = sections::view_of(loaded).is_ok_and(|v| v.sections.iter().any(|s| s.file == key));
+            Some(waits || sections)
+        })
+        .await
+        .unwrap_or(false)
+    }
+
+    /// `f` of the active run, a document's key in it and whether the document's current text is
+    /// the recorded one (same sha256), off the protocol thread; `None` when the run has no such
+    /// file or no hash of it.
+    async fn for_document<T: Send + 'static>(&self, uri: &Uri, f: impl FnOnce(&Arc<LoadedRun>, &str, bool) -> Option<T> + Send + 'static) -> Option<T> {
         let path = uri.to_file_path().map(|p| p.into_owned())?;
         let doc = DocRef { path, uri: Some(uri.as_str().to_string()) };
         self.wait_scanned().await;
@@ -322,40 +343,15 @@ impl Backend {
             let run = loaded.run();
             let recorded = run.files.iter().find(|f| run.str(f.path) == key)?.sha256.clone()?;
             let (text, _) = Host::document(b, &doc, &loaded, &key)?;
-            if threadradar_profiler::source::sha256_hex(text.text().as_bytes()) != recorded {
-                return None;
-            }
-            f(&loaded, &key)
+            let same = threadradar_profiler::source::sha256_hex(text.text().as_bytes()) == recorded;
+            f(&loaded, &key, same)
         })
         .await
         .flatten()
     }
 
-    /// Whether a document's wait and section lenses are hidden because its text is no longer the
-    /// recorded one (another sha256) while the run has waits or sections in it: the editor then
-    /// says so instead of dropping them without a word.
-    async fn line_figures_stale(&self, uri: &Uri) -> bool {
-        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else { return false };
-        let doc = DocRef { path, uri: Some(uri.as_str().to_string()) };
-        self.wait_scanned().await;
-        self.blocking(move |b| {
-            let loaded = Host::active(b).ok()?;
-            let key = loaded.file_key(&doc.path)?.to_string();
-            let run = loaded.run();
-            let recorded = run.files.iter().find(|f| run.str(f.path) == key)?.sha256.clone()?;
-            let (text, _) = Host::document(b, &doc, &loaded, &key)?;
-            if threadradar_profiler::source::sha256_hex(text.text().as_bytes()) == recorded {
-                return Some(false);
-            }
-            let waits = waits_lens::view_of(&loaded).intervals.iter().any(|iv| iv.frame.as_ref().is_some_and(|f| f.file == key));
-            let sections = sections::view_of(&loaded).is_ok_and(|v| v.sections.iter().any(|s| s.file == key));
-            Some(waits || sections)
-        })
-        .await
-        .flatten()
-        .unwrap_or(false)
-    }
-
+    /// Waits (a bounded time) for the first scan, so a request right after `initialized` sees
+    /// the newest run instead of nothing.
     async fn wait_scanned(&self) {
         let mut rx = self.scanned.subscribe();
         let _ = tokio::time::timeout(Duration::from_secs(30), rx.wait_for(|v| *v)).await;

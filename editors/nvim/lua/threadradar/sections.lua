@@ -246,13 +246,8 @@ end
 --- contains it), or with opts.browser the web panel.
 function M.open(opts)
   opts = opts or {}
-  local client = lsp.require_client()
+  local client = lsp.require_method("threadRadar/sections", "list critical sections", "update it, or run `threadradar sections RUN` in a terminal.")
   if not client then
-    return
-  end
-  local caps = client.server_capabilities or client.resolved_capabilities
-  if caps and caps.experimental and caps.experimental.threadRadar and not lsp.supports(client, "threadRadar/sections") then
-    util.warn("this threadradar server cannot list critical sections: update it, or run `threadradar sections RUN` in a terminal.")
     return
   end
   if opts.browser then

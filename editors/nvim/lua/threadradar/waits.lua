@@ -492,14 +492,8 @@ end
 --- opts.browser the web panel on opts.object.
 function M.open(opts)
   opts = opts or {}
-  local client = lsp.require_client()
+  local client = lsp.require_method("threadRadar/waits", "show who waited for whom", "update it, or run `threadradar waits RUN` in a terminal.")
   if not client then
-    return
-  end
-  -- A server that has said what it answers and not this (one older than the waits view).
-  local caps = client.server_capabilities or client.resolved_capabilities
-  if caps and caps.experimental and caps.experimental.threadRadar and not lsp.supports(client, "threadRadar/waits") then
-    util.warn("this threadradar server cannot show who waited for whom: update it, or run `threadradar waits RUN` in a terminal.")
     return
   end
   if opts.browser then
