@@ -481,7 +481,7 @@ impl Interpreter {
             let (first, n) = self.bytecode_start(raw, &code);
             reads += n;
             let line = raw.instr.checked_sub(first).and_then(|lasti| linetable::line_at(&code.linetable, code.first_line, lasti / 2)).unwrap_or(code.first_line);
-            let locals = if locals { Some(self.arguments(&code, raw.addr)) } else { None };
+            let locals = if locals { self.arguments_if_unmoved(&code, raw) } else { None };
             frames.push(Frame { name: code.qualname, filename: code.filename, module: None, short_filename: None, line, locals, is_entry: false, is_shim_entry: false });
         }
         if !locals {
@@ -554,6 +554,18 @@ impl Interpreter {
         self.codes.insert(addr, (key, code.clone(), walk));
         // The header, and each string's and the table's header and contents.
         Some((code, 7))
+    }
+
+    /// The frame's arguments ([`Interpreter::arguments`]) when the frame still runs the same code
+    /// after they were read: the target is not paused, and a call that returned in between
+    /// leaves its frame's address to the next call (`q.get()` returns, `fut.result()` is called:
+    /// `self` read there is the future, not the queue). `None` when it moved.
+    fn arguments_if_unmoved(&mut self, code: &Code, raw: &RawFrame) -> Option<Vec<LocalVariable>> {
+        let args = self.arguments(code, raw.addr);
+        let o = self.o();
+        let now = self.mem.ptr(raw.addr + o.frame_executable as usize).ok()?;
+        let now = if o.executable_is_stackref { now & !3 } else { now };
+        (now == raw.executable).then_some(args)
     }
 
     /// A frame's local variables, arguments first (flagged), each bound one as `<Type at 0x…>`:
