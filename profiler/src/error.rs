@@ -22,8 +22,9 @@ pub enum RecordError {
     // the error's source.
     #[error("could not start `{command}`: {cause}; check the command and that it is on PATH")]
     Launch { command: String, cause: std::io::Error },
-    #[error("nothing was sampled: the program ended or was interrupted before the first sample")]
-    NoSamples,
+    /// `ended` says how the program ended when it is known (" (the program ended with exit code 1)").
+    #[error("nothing was sampled: the program ended or was interrupted before the first sample{ended}")]
+    NoSamples { ended: String },
     #[error("no Python process appeared: `{command}` ran for {seconds:.1} s without starting Python; check that the command runs a Python program")]
     NoPythonProcess { command: String, seconds: f64 },
     #[error(transparent)]

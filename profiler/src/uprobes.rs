@@ -236,6 +236,11 @@ impl LockRecorder {
                     }
                     let fd = match open_probe(ty, &path, p.offset, ret, cpu) {
                         Ok(fd) => fd,
+                        // A process that has exited (a zombie too) has no root to resolve the path through.
+                        Err(_) if std::fs::read_link(format!("/proc/{pid}/root")).is_err() => {
+                            perfring::close_all(&fds);
+                            return Err(off(&format!("process {pid} ended before the probes were in place")));
+                        }
                         Err(e) => {
                             perfring::close_all(&fds);
                             return Err(off(&format!("perf_event_open of a {} on {}+{:#x} (CPU {cpu}) failed ({e})", if ret { "uretprobe" } else { "uprobe" }, p.name, p.offset)));

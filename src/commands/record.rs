@@ -274,8 +274,9 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         if run.meta.pids.is_empty() {
             return Err(RecordError::NoPythonProcess { command: command_line, seconds: run.meta.duration_s }.into());
         }
-        let _ = stopped;
-        return Err(RecordError::NoSamples.into());
+        // How it ended says why (a crash, an exception at start-up): "… (the program ended with exit code 1)".
+        let ended = status.map(|s| (s, None)).or(stopped).map(|(st, sent)| format!(" ({})", how_it_ended(st, sent))).unwrap_or_default();
+        return Err(RecordError::NoSamples { ended }.into());
     }
     if let Some(l) = &run.locks {
         // What the probes cost and what they missed, said once.
