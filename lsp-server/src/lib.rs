@@ -75,6 +75,7 @@ where
         .custom_method("threadRadar/views", server::Server::views)
         .custom_method("threadRadar/runSet", server::Server::run_set)
         .custom_method("threadRadar/navigate", server::Server::navigate)
+        .custom_method("threadRadar/splitCommand", server::Server::split_command)
         .custom_method("window/workDoneProgress/cancel", server::Server::cancel_progress)
         .custom_method(framing::INVALID_MESSAGE, server::Server::invalid_message);
     // A handler that panics on purpose, for the test that its message reaches the client.

@@ -30,6 +30,7 @@ pub mod runset;
 pub mod sections;
 pub mod sourceroots;
 pub mod synth;
+pub mod tasks;
 
 pub use run::Run;
 

@@ -75,6 +75,18 @@ pub struct Run {
     /// in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lock_events: Vec<LockEvent>,
+    /// How asyncio tasks were recorded (CPython 3.14+); `None` when they were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks_info: Option<crate::tasks::TasksInfo>,
+    /// The asyncio tasks seen ([`crate::tasks`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<crate::tasks::Task>,
+    /// Which task each event-loop thread ran, as runs of samples.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_runs: Vec<crate::tasks::TaskRun>,
+    /// The tasks' states as they changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_states: Vec<crate::tasks::TaskState>,
 }
 
 /// What a thread was waiting on at a sample: the system call, its futex address or file
@@ -652,6 +664,10 @@ impl Run {
             wakeups: Vec::new(),
             locks: None,
             lock_events: Vec::new(),
+            tasks_info: None,
+            tasks: Vec::new(),
+            task_runs: Vec::new(),
+            task_states: Vec::new(),
         }
     }
 

@@ -102,6 +102,12 @@ struct Chunk {
     sched_packed: Option<PackedSched>,
     locks: Option<LockInfo>,
     lock_events: Vec<LockEvent>,
+    tasks_info: Option<crate::tasks::TasksInfo>,
+    tasks: Vec<crate::tasks::Task>,
+    /// Tasks of earlier chunks seen again (their last sample, name or state moved on).
+    task_updates: Vec<(crate::tasks::TaskId, crate::tasks::Task)>,
+    task_runs: Vec<crate::tasks::TaskRun>,
+    task_states: Vec<crate::tasks::TaskState>,
     end: bool,
 }
 
@@ -140,6 +146,16 @@ pub struct ChunkRef<'a> {
     pub locks: Option<&'a LockInfo>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub lock_events: &'a [LockEvent],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks_info: Option<&'a crate::tasks::TasksInfo>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub tasks: &'a [crate::tasks::Task],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub task_updates: &'a [(crate::tasks::TaskId, &'a crate::tasks::Task)],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub task_runs: &'a [crate::tasks::TaskRun],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub task_states: &'a [crate::tasks::TaskState],
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub end: bool,
 }
@@ -205,6 +221,18 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
             run.locks = c.locks;
         }
         run.lock_events.extend(c.lock_events);
+        if c.tasks_info.is_some() {
+            run.tasks_info = c.tasks_info;
+        }
+        run.tasks.extend(c.tasks);
+        for (id, t) in c.task_updates {
+            match run.tasks.get_mut(id as usize) {
+                Some(slot) => *slot = t,
+                None => return Err(RunFileError::Corrupt { path: p(), detail: format!("chunk {} updates task {id}, which it does not have", i + 1) }),
+            }
+        }
+        run.task_runs.extend(c.task_runs);
+        run.task_states.extend(c.task_states);
         run.switches.extend(c.switches);
         run.wakeups.extend(c.wakeups);
         if let Some(packed) = c.sched_packed {
@@ -352,6 +380,11 @@ pub fn write(run: &Run, path: &Path) -> Result<(), RunFileError> {
             wakeups: &run.wakeups,
             locks: run.locks.as_ref(),
             lock_events: &run.lock_events,
+            tasks_info: run.tasks_info.as_ref(),
+            tasks: &run.tasks,
+            task_updates: &[],
+            task_runs: &run.task_runs,
+            task_states: &run.task_states,
             end: true,
         };
         serde_json::to_writer(&mut w, &PackedChunk::new(&all, &mut Packer::default())).map_err(std::io::Error::other)?;

@@ -569,6 +569,8 @@ impl Sampler {
             locks: run.locks.as_ref(),
             lock_events: &run.lock_events[st.lock_events..],
             end: false,
+            // Tasks are not recorded yet (issue #34).
+            ..Default::default()
         };
         if let Err(e) = st.writer.as_mut().unwrap().append(&chunk) {
             tracing::warn!("stopped writing the run while recording: {e}");

@@ -106,7 +106,8 @@ H.run("compare", function()
   H.check(init_buggy ~= nil and init_fixed ~= nil, "both reports have WorkerManager.__init__")
   H.check(init_buggy.threads > 1, "the buggy run built the manager in several threads")
   compare.reset()
-  vim.cmd("ThreadRadarCompare " .. buggy .. " " .. fixed)
+  -- Quoted names: the server splits the argument line (threadRadar/splitCommand).
+  vim.cmd("ThreadRadarCompare '" .. buggy .. "' \"" .. fixed .. "\"")
   H.wait(10000, function()
     return compare.view() ~= nil
   end, "the comparison float")
@@ -215,4 +216,17 @@ H.run("compare", function()
   H.eq(#notes, 1, "one notification")
   H.check(compare.view() == nil, "no float")
   H.eq(vim.v.errmsg, "", "no error message")
+  -- Three runs: the usage, once; an unclosed quote: the server's sentence, once.
+  vim.cmd("ThreadRadarCompare a b c")
+  vim.cmd("ThreadRadarCompare 'a b")
+  H.wait(5000, function()
+    return #notes >= 3
+  end, "two more notifications")
+  vim.wait(200, function()
+    return false
+  end)
+  H.eq(#notes, 3, "one notification each")
+  H.check(notes[2].msg:find("at most two runs", 1, true) ~= nil, notes[2].msg)
+  H.check(notes[3].msg:find("a quote is not closed", 1, true) ~= nil, notes[3].msg)
+  H.check(compare.view() == nil, "no float")
 end)

@@ -33,35 +33,12 @@ local function count(list, pattern)
 end
 
 H.run("record", function()
-  -- The splitter (pure).
-  local util = require("threadradar.util")
-  H.eq(util.split_command("python3  -m pytest"), { "python3", "-m", "pytest" }, "blanks")
-  H.eq(util.split_command([[python3 app.py --name 'a b' "c \"d\"" e\ f x'y z'w]]), { "python3", "app.py", "--name", "a b", 'c "d"', "e f", "xy zw" }, "quotes and escapes")
-  H.eq(util.split_command([['' "" 'it''s']]), { "", "", "its" }, "empty quotes are words")
-  H.eq(util.split_command([["C:\path"]]), { [[C:\path]] }, "a backslash before another character stays in double quotes")
-  H.eq(util.split_command("   "), {}, "nothing")
-  local words, err = util.split_command("python3 'app.py")
-  H.check(words == nil and err:find("unclosed", 1, true) ~= nil, "an unclosed quote is an error")
-  -- The same words as the language server for every shared case.
-  local cases_file = os.getenv("TR_TESTS") .. "/../../../lsp-server/src/cmdline_cases.json"
-  local cases = vim.fn.json_decode(table.concat(vim.fn.readfile(cases_file), "\n"))
-  H.check(#cases >= 10, "the shared cases are read")
-  for _, c in ipairs(cases) do
-    local got, e = util.split_command(c.line)
-    if c.words ~= nil then
-      H.eq(got, c.words, "shared case " .. vim.inspect(c.line))
-    else
-      H.check(got == nil and e ~= nil, "shared case " .. vim.inspect(c.line) .. " is an error")
-    end
-  end
-
   -- :ThreadRadarRecord's argument (pure): `%`, the default, errors.
   local record = require("threadradar.record")
-  H.eq(record.build_command("%", "/p/app.py"), { "python3", "/p/app.py" }, "% alone")
-  H.eq(record.build_command("% --workers 3", "/p/app.py"), { "python3", "/p/app.py", "--workers", "3" }, "% with arguments")
-  H.eq(record.build_command("python3 -X dev % -v", "/p/app.py"), { "python3", "-X", "dev", "/p/app.py", "-v" }, "% inside")
-  H.eq(record.build_command("  ", "/p/app.py"), nil, "no argument: the server's recordCommand")
-  local none, why = record.build_command("%", nil)
+  H.eq(record.build_command({ "%" }, "/p/app.py"), { "python3", "/p/app.py" }, "% alone")
+  H.eq(record.build_command({ "%", "--workers", "3" }, "/p/app.py"), { "python3", "/p/app.py", "--workers", "3" }, "% with arguments")
+  H.eq(record.build_command({ "python3", "-X", "dev", "%", "-v" }, "/p/app.py"), { "python3", "-X", "dev", "/p/app.py", "-v" }, "% inside")
+  local none, why = record.build_command({ "%" }, nil)
   H.check(none == nil and why ~= nil, "% without a file is an error")
   H.eq(record.program_name({ "python3", "-m", "pytest", "-x" }), "pytest", "program name of -m")
   H.eq(record.program_name({ "python3", "-u", "/p/app.py" }), "app.py", "program name of a script")
@@ -74,7 +51,8 @@ H.run("record", function()
   config.set(built)
   local s = config.server_settings()
   config.set(saved)
-  H.eq(s.recordCommand, { "python3", "-m", "pytest", "-k", "a b" }, "recordCommand from record_command")
+  H.eq(s.recordCommand, "python3 -m pytest -k 'a b'", "recordCommand from record_command: the line, which the server splits")
+  H.check(not pcall(config.build, { record_command = "   " }), "a blank record_command is refused")
   H.eq(s.recordSubprocesses, false, "recordSubprocesses from record_subprocesses")
   H.eq(config.server_settings().recordCommand, nil, "no recordCommand by default (the server's)")
   H.check(not pcall(config.build, { record_command = {} }), "an empty record_command is refused")
@@ -111,6 +89,35 @@ H.run("record", function()
     return require("threadradar.virtual_text").data(src) ~= nil
   end, "the first answer for buggy.py")
   H.eq(H.count(H.marks(src)), 0, "no marks: the runs are of another copy of buggy.py")
+
+  -- The one splitter is the server's (threadRadar/splitCommand): every shared case.
+  local client = lsp.client_for(src)
+  local function split(line)
+    return lsp.request_sync(client, "threadRadar/splitCommand", { line = line }, 5000)
+  end
+  H.eq(split([[python3 app.py --name 'a b' "c \"d\"" e\ f x'y z'w]]).words, { "python3", "app.py", "--name", "a b", 'c "d"', "e f", "xy zw" }, "quotes and escapes")
+  local cases_file = os.getenv("TR_TESTS") .. "/../../../lsp-server/src/cmdline_cases.json"
+  local cases = vim.fn.json_decode(table.concat(vim.fn.readfile(cases_file), "\n"))
+  H.check(#cases >= 10, "the shared cases are read")
+  for _, c in ipairs(cases) do
+    local got = split(c.line)
+    if c.words ~= nil then
+      H.eq(got.words, c.words, "shared case " .. vim.inspect(c.line))
+    else
+      H.check(type(got.error) == "string" and got.error:find("a quote is not closed", 1, true) ~= nil, "shared case " .. vim.inspect(c.line) .. " is an error")
+    end
+  end
+  -- An unclosed quote: one warning, nothing recorded.
+  local quote_notes = H.capture_notifications()
+  vim.cmd("ThreadRadarRecord python3 'app.py")
+  H.wait(5000, function()
+    return #quote_notes > 0
+  end, "a warning for the unclosed quote")
+  H.eq(#quote_notes, 1, "one warning")
+  H.check(quote_notes[1].msg:find("a quote is not closed", 1, true) ~= nil, quote_notes[1].msg)
+  vim.wait(300)
+  H.eq(#runs_in(rec), 2, "nothing recorded")
+  H.check(not lsp.state(client.id).recording, "not recording")
 
   local changes = {}
   lsp.on_change(function(_, change)

@@ -21,6 +21,7 @@ export const Requests = {
   views: "threadRadar/views",
   runSet: "threadRadar/runSet",
   navigate: "threadRadar/navigate",
+  splitCommand: "threadRadar/splitCommand",
 } as const satisfies Record<keyof P.MethodTypes, `threadRadar/${keyof P.MethodTypes}`>;
 
 /** Custom notifications (server → client). */
@@ -96,6 +97,7 @@ export type Colour = P.ClusterColour;
 export type RunEntry = P.RunItem;
 export type RunSummary = P.RunSummary;
 export type RunsResult = P.RunsResult;
+export type SplitCommandResult = P.SplitCommandResult;
 export type Cluster = P.ClusterInfo;
 /** An entry of the overview's `functions` and `classes`. */
 export type OverviewEntry = P.ArtifactEntry;
@@ -139,7 +141,8 @@ export interface ChangedParams {
 
 /** The argument of `threadradar.record` (docs/lsp.md). */
 export interface RecordParams {
-  command?: string[];
+  /** Words, or one line the server splits (`threadRadar/splitCommand`'s rules). */
+  command?: string[] | string;
   cwd?: string;
   subprocesses?: boolean;
   duration?: number;

@@ -1,85 +1,14 @@
 // Recording a run from the editor (`threadradar.record`): what "ThreadRadar: Record a Run…" offers
-// and the argument it sends, the custom command line split into words, and the short program name
+// and the argument it sends, what is wrong with a custom command line as the server split it, and the short program name
 // the status bar shows while the recording runs. Pure: `extension.ts` asks and sends.
 
 import * as path from "node:path";
-import type { RecordParams } from "./protocol";
+import type { RecordParams, SplitCommandResult } from "./protocol";
 
-export type SplitResult = { ok: true; args: string[] } | { ok: false; error: string };
-
-/**
- * Splits a command line into words exactly as the language server does (the `shell-words` crate,
- * `lsp-server/src/cmdline.rs`; both are checked against `lsp-server/src/cmdline_cases.json`): a
- * POSIX shell's quoting without expansions. Space, tab and line feed separate words; `'…'` is
- * literal; in `"…"` a backslash escapes `"`, `\`, `$`, `` ` `` and a line break (any other
- * backslash stays); outside quotes a backslash escapes the next character (a line break is
- * removed, a trailing backslash kept); quotes join with what touches them (`a"b c"` is `ab c`;
- * `""` is an empty word); a `#` starting a word begins a comment to the end of the line. No
- * variables, globs, redirections or pipes: the program is started directly, not by a shell.
- */
-export function splitCommandLine(text: string): SplitResult {
-  const args: string[] = [];
-  let word = "";
-  type State = "delimiter" | "backslash" | "unquoted" | "unquotedBackslash" | "single" | "double" | "doubleBackslash" | "comment";
-  let state: State = "delimiter";
-  const blank = (c: string): boolean => c === " " || c === "\t" || c === "\n";
-  for (let i = 0; ; i++) {
-    const c = i < text.length ? text.charAt(i) : undefined;
-    switch (state) {
-      case "delimiter":
-      case "unquoted": {
-        const inWord: boolean = state === "unquoted";
-        if (c === undefined) {
-          if (inWord) args.push(word);
-          return { ok: true, args };
-        }
-        if (c === "'" || c === '"') state = c === "'" ? "single" : "double";
-        else if (c === "\\") state = inWord ? "unquotedBackslash" : "backslash";
-        else if (blank(c)) {
-          if (inWord) args.push(word);
-          word = "";
-          state = "delimiter";
-        } else if (c === "#" && !inWord) state = "comment";
-        else {
-          word += c;
-          state = "unquoted";
-        }
-        break;
-      }
-      case "backslash":
-      case "unquotedBackslash":
-        if (c === undefined) {
-          args.push(word + "\\");
-          return { ok: true, args };
-        }
-        if (c === "\n") state = state === "backslash" ? "delimiter" : "unquoted";
-        else {
-          word += c;
-          state = "unquoted";
-        }
-        break;
-      case "single":
-        if (c === undefined) return { ok: false, error: "A single quote (') is not closed." };
-        if (c === "'") state = "unquoted";
-        else word += c;
-        break;
-      case "double":
-        if (c === undefined) return { ok: false, error: 'A double quote (") is not closed.' };
-        if (c === '"') state = "unquoted";
-        else if (c === "\\") state = "doubleBackslash";
-        else word += c;
-        break;
-      case "doubleBackslash":
-        if (c === undefined) return { ok: false, error: 'A double quote (") is not closed.' };
-        if (c !== "\n") word += '"\\$`'.includes(c) ? c : "\\" + c;
-        state = "double";
-        break;
-      case "comment":
-        if (c === undefined) return { ok: true, args };
-        if (c === "\n") state = "delimiter";
-        break;
-    }
-  }
+/** What is wrong with a typed command line as the server split it (`threadRadar/splitCommand`), or `undefined`. */
+export function inputError(r: SplitCommandResult): string | undefined {
+  if (r.error !== null) return r.error;
+  return r.words.length === 0 ? "Type the program to record and its arguments." : undefined;
 }
 
 /** One word as a shell would need it typed: bare when safe, else in single quotes. */
@@ -89,7 +18,7 @@ export function quoteArg(arg: string): string {
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
-/** A command as one line that `splitCommandLine` reads back into the same words. */
+/** A command as one line for display, quoted so that the server's splitter reads it back into the same words. */
 export function formatCommand(args: readonly string[]): string {
   return args.map(quoteArg).join(" ");
 }

@@ -4,9 +4,9 @@
 
 import * as vscode from "vscode";
 import { config } from "./client";
-import { Commands, ServerCommands } from "./protocol";
-import type { RecordingInfo, RecordParams } from "./protocol";
-import { recordChoices, splitCommandLine } from "./record";
+import { Commands, Requests, ServerCommands } from "./protocol";
+import type { RecordingInfo, RecordParams, SplitCommandResult } from "./protocol";
+import { inputError, recordChoices } from "./record";
 import { recordCommand } from "./settings";
 import type { RunStatus } from "./statusBar";
 import { command, isPythonEditor, setContext } from "./workbench";
@@ -47,17 +47,13 @@ export class Recorder {
         prompt: "The program and its arguments, quoted as on a shell command line (no pipes, redirections or variables)",
         placeHolder: "python3 app.py --workers 4",
         value: this.lastCustomCommand,
-        validateInput: (t: string) => {
-          const r = splitCommandLine(t);
-          if (!r.ok) return r.error;
-          return r.args.length === 0 ? "Type the program to record and its arguments." : undefined;
-        },
+        // The server splits the line (`threadRadar/splitCommand`), as it will when recording it.
+        validateInput: async (t: string) => inputError(await this.split(t)),
       });
       if (text === undefined) return;
-      const words = splitCommandLine(text);
-      if (!words.ok || words.args.length === 0) return;
+      if (inputError(await this.split(text)) !== undefined) return;
       this.lastCustomCommand = text;
-      params = { ...params, command: words.args };
+      params = { ...params, command: text };
     }
     // The program runs from disk: unsaved edits of the file it runs would not be profiled.
     if (pick.choice.kind === "file" && python?.document.isDirty === true) await python.document.save();
@@ -65,6 +61,10 @@ export class Recorder {
     // the run), passes the program's output on as log messages, and says when the run is written;
     // `threadRadar/changed` ("recording") drives the status bar.
     await this.w.server.executeCommand(ServerCommands.record, params);
+  }
+
+  private async split(line: string): Promise<SplitCommandResult> {
+    return (await this.w.server.sendRequest(Requests.splitCommand, { line })) as SplitCommandResult;
   }
 
   async stop(): Promise<void> {

@@ -39,10 +39,23 @@ pub fn dispatch(host: &dyn Host, method: &str, params: Value) -> Result<Value, P
         p::Views::NAME => call::<p::Views>(host, params, views::views),
         p::RunSet::NAME => call::<p::RunSet>(host, params, runset::run_set),
         p::Navigate::NAME => call::<p::Navigate>(host, params, |h, req| h.navigate(&req.file, req.line)),
+        p::SplitCommand::NAME => call::<p::SplitCommand>(host, params, |_, req| split_command(req)),
         other => Err(ProtocolError::new(
             p::ErrorCode::UnknownMethod,
             format!("no method {other:?}: {}", p::METHODS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")),
         )),
+    }
+}
+
+/// `splitCommand`: the server's one command-line splitter ([`crate::cmdline`]) for the editors.
+fn split_command(req: p::SplitCommandParams) -> Result<p::SplitCommandResult, ProtocolError> {
+    match (req.line, req.words) {
+        (Some(line), None) => Ok(match crate::cmdline::split(&line) {
+            Ok(words) => p::SplitCommandResult { line: crate::cmdline::join(&words), words, error: None },
+            Err(e) => p::SplitCommandResult { words: Vec::new(), line, error: Some(e) },
+        }),
+        (None, Some(words)) => Ok(p::SplitCommandResult { line: crate::cmdline::join(&words), words, error: None }),
+        _ => Err(ProtocolError::new(p::ErrorCode::InvalidParams, "splitCommand takes either `line` (a command line to split) or `words` (words to join), not both or neither")),
     }
 }
 

@@ -112,6 +112,8 @@ methods! {
         "A run set's figures (by default the set the active run belongs to): the mean, standard deviation and range over its runs of the program's and each artifact's crt, seconds, threads and clusters.";
     Navigate = "navigate", NavigateParams => NavigateResult,
         "Asks the host to show a file at a line (the editor opens it; `serve` prints it).";
+    SplitCommand = "splitCommand", SplitCommandParams => SplitCommandResult,
+        "A command line split into a program and its arguments as the server splits `recordCommand` and `threadradar.record`'s line (a shell's quoting, no expansions), or the sentence saying why it cannot be; or words joined into such a line. The editors' one way to read a typed command.";
 }
 
 /// What kind of failure a [`ProtocolError`] is; decides the HTTP status and the JSON-RPC code.
@@ -384,6 +386,8 @@ pub fn typescript() -> String {
         a::waits::Location,
         NavigateParams,
         NavigateResult,
+        SplitCommandParams,
+        SplitCommandResult,
         // traceCompare
         TraceCompareParams,
         TraceCompareResult,

@@ -227,6 +227,26 @@ pub struct ArtifactAtResult {
     pub class: Option<DocumentArtifact>,
 }
 
+/// `splitCommand`: `line` split into words, or `words` joined into a line (one of the two).
+#[derive(Clone, Debug, Default, Deserialize, TS)]
+pub struct SplitCommandParams {
+    #[serde(default)]
+    #[ts(optional)]
+    pub line: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub words: Option<Vec<String>>,
+}
+
+/// The words and the one line that reads back into them; `error` (one sentence) instead when
+/// the line cannot be split (an unclosed quote): the words are then empty.
+#[derive(Clone, Debug, Serialize, TS)]
+pub struct SplitCommandResult {
+    pub words: Vec<String>,
+    pub line: String,
+    pub error: Option<String>,
+}
+
 /// `navigate`: show `file` at `line` (1-based).
 #[derive(Clone, Debug, Deserialize, TS)]
 pub struct NavigateParams {

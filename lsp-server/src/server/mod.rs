@@ -533,6 +533,10 @@ impl Server {
     pub async fn navigate(&self, p: Value) -> Result<Value> {
         self.0.request(protocol::Navigate::NAME, p).await
     }
+    pub async fn split_command(&self, p: Value) -> Result<Value> {
+        // Answered without waiting for the runs' scan: a prompt validates while the user types.
+        self.answer(protocol::SplitCommand::NAME, move |b| handlers::dispatch(b, protocol::SplitCommand::NAME, p)).await
+    }
     pub async fn cancel_progress(&self, p: Value) {
         self.0.progress_cancel(p).await
     }

@@ -372,10 +372,9 @@ end
 
 --- :ThreadRadarCompare's argument line: up to two run names or paths (quotes keep blanks).
 function M.command(args)
-  local words = util.two_runs(args, "ThreadRadarCompare takes at most two runs: [base] [new].")
-  if words then
+  lsp.two_runs(args, "ThreadRadarCompare takes at most two runs: [base] [new].", function(words)
     M.open(words[1], words[2])
-  end
+  end)
 end
 
 --- Completion: the names of the runs (threadRadar/runs), newest first.

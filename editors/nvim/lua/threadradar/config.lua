@@ -206,22 +206,22 @@ function M.virtual_text()
   return { position = vt.position or "eol", label = vt.label or "full" }
 end
 
---- A command as a list of words (record_command): a list of strings, or a command line split
---- by util.split_command. nil when it is empty or not made of strings.
+--- A command (record_command) as the server takes it: a non-empty list of strings (copied), or a
+--- command line, which the server splits (threadRadar/splitCommand's rules: quotes keep blanks).
+--- nil when it is empty or not made of strings.
 function M.command_words(cmd)
-  local words = cmd
   if type(cmd) == "string" then
-    words = require("threadradar.util").split_command(cmd)
+    return vim.trim(cmd) ~= "" and cmd or nil
   end
-  if type(words) ~= "table" or #words == 0 then
+  if type(cmd) ~= "table" or #cmd == 0 then
     return nil
   end
-  for _, w in ipairs(words) do
+  for _, w in ipairs(cmd) do
     if type(w) ~= "string" then
       return nil
     end
   end
-  return vim.deepcopy(words)
+  return vim.deepcopy(cmd)
 end
 
 --- initializationOptions for the server.

@@ -197,7 +197,8 @@ function M.check()
     })
   end
   local words = opts.record_command ~= nil and config.command_words(opts.record_command) or nil
-  r.info("recorded without arguments: " .. (words and table.concat(words, " ") or (py.python .. " -m pytest")))
+  local shown = type(words) == "string" and words or (words and table.concat(words, " "))
+  r.info("recorded without arguments: " .. (shown or (py.python .. " -m pytest")))
   local runs = vim.fn.glob(root .. "/.threadradar/runs/*.json", true, true)
   if #runs > 0 then
     r.ok(("%d run(s) in %s/.threadradar/runs"):format(#runs, root))

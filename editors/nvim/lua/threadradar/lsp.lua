@@ -594,6 +594,42 @@ function M.when_ready(client, fn)
   end
 end
 
+--- Splits a typed command line with the server's splitter (threadRadar/splitCommand: a shell's
+--- quoting without expansions; no client splits one itself): cb(words), or one notification
+--- saying why it cannot be split (an unclosed quote).
+function M.split_command(client, line, cb)
+  M.request(client, "threadRadar/splitCommand", { line = line or "" }, function(res)
+    if type(res) ~= "table" then
+      return
+    end
+    if type(res.error) == "string" then
+      util.warn(res.error .. ".")
+      return
+    end
+    cb(res.words or {})
+  end)
+end
+
+--- A command's argument line of at most two run names or paths (quotes keep blanks), split by
+--- the server: cb(words), or one notification (`usage`, e.g. "X takes at most two runs: [a] [b].").
+function M.two_runs(args, usage, cb)
+  if vim.trim(args or "") == "" then
+    cb({})
+    return
+  end
+  local client = M.require_client()
+  if not client then
+    return
+  end
+  M.split_command(client, args, function(words)
+    if #words > 2 then
+      util.warn(usage)
+      return
+    end
+    cb(words)
+  end)
+end
+
 --- A request answered before returning (for completions): the result, or nil.
 function M.request_sync(client, method, params, timeout_ms)
   if not ready[client.id] or call(client, "is_stopped") then

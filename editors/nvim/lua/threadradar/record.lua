@@ -20,19 +20,11 @@ local ticker -- redraws the status line every second while something is recorded
 
 -- Commands ----------------------------------------------------------------------------------
 
---- The words to record from :ThreadRadarRecord's argument (pure). "" → nil (the server's
---- `recordCommand`). The line is split by util.split_command (quotes keep blanks). A first word
---- `%` stands for `<python> <file>` (`python`: the project's interpreter, python3 when not
---- given); any other `%` word for <file>. Returns words, or nil and an error.
-function M.build_command(args, file, python)
-  args = vim.trim(args or "")
-  if args == "" then
-    return nil
-  end
-  local words, err = util.split_command(args)
-  if not words then
-    return nil, "cannot read the command: " .. err .. "."
-  end
+--- The words to record from :ThreadRadarRecord's argument, as the server split it
+--- (threadRadar/splitCommand; pure). A first word `%` stands for `<python> <file>` (`python`: the
+--- project's interpreter, python3 when not given); any other `%` word for <file>. Returns words,
+--- or nil and an error.
+function M.build_command(words, file, python)
   local out = {}
   for i, w in ipairs(words) do
     if w == "%" then
@@ -111,16 +103,35 @@ function M.record(args, count)
   end
   -- The project's interpreter (as ▶ Profile uses it), not python3 from PATH.
   local python = require("threadradar.locate").python_here(client.config and client.config.root_dir).python
-  local words, err = M.build_command(args, file, python)
-  if err then
-    util.warn(err)
-    return
-  end
   local o = require("threadradar.config").options
-  if not words and o.record_command == nil and (o.settings or {}).recordCommand == nil then
-    -- No argument and no record_command: the server's default (pytest) run by that interpreter.
-    words = { python, "-m", "pytest" }
+  -- The argument split by the server (quotes keep blanks), then `%` replaced.
+  local function with_words(typed)
+    local words, err
+    if typed then
+      words, err = M.build_command(typed, file, python)
+      if err then
+        util.warn(err)
+        return
+      end
+    elseif o.record_command == nil and (o.settings or {}).recordCommand == nil then
+      -- No argument and no record_command: the server's default (pytest) run by that interpreter.
+      words = { python, "-m", "pytest" }
+    end
+    M.start(client, bufnr, file, words, count)
   end
+  lsp.when_ready(client, function()
+    if vim.trim(args or "") == "" then
+      with_words(nil)
+    else
+      lsp.split_command(client, args, function(typed)
+        with_words(#typed > 0 and typed or nil)
+      end)
+    end
+  end)
+end
+
+--- Sends `threadradar.record` for `words` (nil: the server's recordCommand) once it can.
+function M.start(client, bufnr, file, words, count)
   lsp.when_ready(client, function()
     if not lsp.supports(client, "threadradar.record") then
       util.warn("this threadradar server cannot record from the editor: update it, or run `threadradar record -- python3 your_program.py` in a terminal.")

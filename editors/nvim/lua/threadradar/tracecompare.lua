@@ -246,10 +246,9 @@ end
 
 --- :ThreadRadarTraceCompare's argument line: up to two run names or paths, [a] [b].
 function M.command(args)
-  local words = util.two_runs(args, "ThreadRadarTraceCompare takes at most two runs: [a] [b].")
-  if words then
+  lsp.two_runs(args, "ThreadRadarTraceCompare takes at most two runs: [a] [b].", function(words)
     M.open(words[1], words[2])
-  end
+  end)
 end
 
 --- close() and the open view (tests and integrations).

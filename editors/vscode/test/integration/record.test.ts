@@ -1,15 +1,15 @@
 // Recording through the real server as the extension asks for it: `threadradar.record` with the
 // argument "ThreadRadar: Record a Run…" builds (record.ts), then `threadRadar/changed` while it runs
 // and when it ends, the new run in the list, the program's output as log messages; a custom command
-// line split by record.ts, stopped with `threadradar.stopRecording` (the run so far is kept).
+// line sent as typed (the server splits it; the prompt validates it with `threadRadar/splitCommand`), stopped with `threadradar.stopRecording` (the run so far is kept).
 
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect } from "expect";
 import { after, before, describe, test } from "node:test";
-import type { ChangedParams, RecordResult, RunsResult } from "../../src/protocol";
+import type { ChangedParams, RecordResult, RunsResult, SplitCommandResult } from "../../src/protocol";
 import { Requests, ServerCommands, parseChanged } from "../../src/protocol";
-import { recordChoices, splitCommandLine } from "../../src/record";
+import { formatCommand, inputError, recordChoices } from "../../src/record";
 import { recordCommand } from "../../src/settings";
 import { BUGGY, bug1Workspace, startServer } from "../support/server";
 import type { ServerSession, Workspace } from "../support/server";
@@ -88,15 +88,30 @@ describe("recording from the editor", () => {
     expect(shownMessages).toEqual([{ type: 3, message: expect.stringMatching(/^ThreadRadar: recorded /) }]);
   });
 
+  test("the prompt's splitter is the server's: every shared case (lsp-server/src/cmdline_cases.json), its sentences, and formatCommand read back", async () => {
+    const split = async (line: string) => (await server.sendRequest(Requests.splitCommand, { line })) as SplitCommandResult;
+    const file = path.join(__dirname, "..", "..", "..", "..", "lsp-server", "src", "cmdline_cases.json");
+    const cases = JSON.parse(fs.readFileSync(file, "utf8")) as { line: string; words?: string[] }[];
+    expect(cases.length).toBeGreaterThanOrEqual(10);
+    for (const c of cases) {
+      const r = await split(c.line);
+      if (c.words !== undefined) expect({ line: c.line, words: r.words, error: r.error }).toEqual({ line: c.line, words: c.words, error: null });
+      else expect({ line: c.line, error: r.error }).toEqual({ line: c.line, error: expect.stringContaining("a quote is not closed") });
+    }
+    expect(inputError(await split("python3 'app.py"))).toMatch(/^cannot split the command line .*a quote is not closed/);
+    expect(inputError(await split("   "))).toBe("Type the program to record and its arguments.");
+    expect(inputError(await split("python3 app.py"))).toBeUndefined();
+    const tricky = ["python3", "my app.py", "it's", 'say "hi"', "$HOME", "a\\b", "", "*", "tab\there", "ünï"];
+    expect((await split(formatCommand(tricky))).words).toEqual(tricky);
+  });
+
   test("a custom command line, stopped: the run so far is kept and shown", async () => {
+    // Sent as typed: the server splits it (quotes keep the blanks and the line breaks).
     const line = `python3 -c "import time\nend = time.time() + 60\nwhile time.time() < end: pass" 'spin forever'`;
-    const split = splitCommandLine(line);
-    expect(split).toEqual({ ok: true, args: ["python3", "-c", "import time\nend = time.time() + 60\nwhile time.time() < end: pass", "spin forever"] });
-    if (!split.ok) return;
     const count = (await runs()).runs.length;
     const t0 = Date.now();
     const from = server.notifications.length;
-    const answer = (await server.executeCommand(ServerCommands.record, { command: split.args, cwd: ws.dir })) as RecordResult;
+    const answer = (await server.executeCommand(ServerCommands.record, { command: line, cwd: ws.dir })) as RecordResult;
     await changed(from, (c) => c.reason === "recording" && c.recording?.output === answer.output, 10_000);
     await new Promise((r) => setTimeout(r, 1500));
     expect(await server.executeCommand(ServerCommands.stopRecording)).toEqual({ stopping: true });
