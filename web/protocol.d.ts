@@ -21,6 +21,7 @@ export const Methods = {
   views: "views",
   runSet: "runSet",
   navigate: "navigate",
+  splitCommand: "splitCommand",
 } as const;
 
 /** The parameters and result of each method. */
@@ -41,6 +42,7 @@ export interface MethodTypes {
   views: { params: ViewsParams; result: ViewsResult };
   runSet: { params: RunSetParams; result: RunSetAnswer };
   navigate: { params: NavigateParams; result: NavigateResult };
+  splitCommand: { params: SplitCommandParams; result: SplitCommandResult };
 }
 
 /**
@@ -1648,6 +1650,17 @@ export type NavigateResult = { ok: boolean,
  * `file:line` as it was shown.
  */
 shown: string, };
+
+/**
+ * `splitCommand`: `line` split into words, or `words` joined into a line (one of the two).
+ */
+export type SplitCommandParams = { line?: string, words?: Array<string>, };
+
+/**
+ * The words and the one line that reads back into them; `error` (one sentence) instead when
+ * the line cannot be split (an unclosed quote): the words are then empty.
+ */
+export type SplitCommandResult = { words: Array<string>, line: string, error: string | null, };
 
 /**
  * Parameters of `traceCompare`.
