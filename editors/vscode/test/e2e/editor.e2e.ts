@@ -673,7 +673,7 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     await shot("record-custom-unclosed-quote");
     // Closed: no complaint (and Escape records nothing).
     await input.fill("python3 'my app.py' --workers 4");
-    await page.waitForFunction(() => !(document.querySelector(".quick-input-widget .quick-input-message")?.textContent ?? "").includes("quote"), null, { timeout: 20_000 });
+    await page.waitForFunction(() => !(document.querySelector(".quick-input-widget .quick-input-message")?.textContent ?? "").includes("not closed"), null, { timeout: 20_000 });
     await page.keyboard.press("Escape");
   });
 
