@@ -142,6 +142,7 @@ fn check(python: &str, kind: &str, probes: Probes, force: bool) {
         }
     }
     assert!(matched * 100 >= truth.len() * 95, "{kind} on {python}: {matched} of {} executions listed exactly; misses: {misses:#?}", truth.len());
+    eprintln!("{kind} on {python} ({probes:?} probes{}): {matched} of {} executions listed exactly", if force { ", forced" } else { "" }, truth.len());
     // Three threads take turns: most entries wait for another thread's release.
     let handoffs = found.iter().filter(|e| e.3.is_some()).count();
     assert!(handoffs * 2 >= found.len(), "hand-offs named for {handoffs} of {} executions", found.len());

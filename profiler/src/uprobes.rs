@@ -11,6 +11,13 @@
 //! interpreter is built shared, else the executable — read through `/proc/<pid>/root`; the probe
 //! goes at its file offset (`vaddr − segment vaddr + segment file offset`).
 //!
+//! A file without `.symtab` (a stripped distribution build: Debian's 3.11, 3.14, 3.15) has the
+//! lock functions inlined into the lock methods by link-time optimisation, so there the C
+//! functions of `_thread.lock`'s and `_thread.RLock`'s methods are probed instead, found from the
+//! types' specs in the file's data (`lockmethods.rs`): the lock is then the object (`self`, the
+//! first argument), an acquire's return is `Py_True` when it took it, and an `RLock`'s level is
+//! counted here ([`Pairs`]) so that only its outermost release frees it.
+//!
 //! Opened per CPU for every task (pid −1), not per target thread: a uprobe is a breakpoint in the
 //! file's pages, so a CPU-wide event fires for whichever process runs that code, and the events of
 //! the target's processes are kept by their process id (`PERF_SAMPLE_TID`). A per-task event
@@ -99,8 +106,9 @@ const DRAIN_EVERY: Duration = Duration::from_millis(10);
 /// still hold older events of the same thread.
 const HOLD_BACK_NS: u64 = 30_000_000;
 /// The default cap on kept events per second (over one-second windows) before the probes are
-/// stopped: at the 5–7 µs per event docs/benchmarks.md measured (a trap per probe hit, two for an
-/// acquire's return), 20 000 events a second cost the program at most about 13 %.
+/// stopped: at the 2–12 µs per event docs/benchmarks.md measured (a trap per probe hit, two for an
+/// acquire's return and for an instruction the kernel cannot emulate), 20 000 events a second cost
+/// the program at most about 13 % (24 % on 3.14/3.15, whose probed functions begin with `endbr64`).
 pub const DEFAULT_CAP_PER_S: u64 = 20_000;
 
 /// x86_64 `perf_regs` indexes of the registers read: rax (return value) and rdi (first argument).
