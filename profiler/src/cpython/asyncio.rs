@@ -34,8 +34,15 @@ const MAX_CHAIN: usize = 64;
 /// `_Py_AsyncioModuleDebugOffsets`: 13 `uint64_t`.
 const TABLE_WORDS: usize = 13;
 
-/// `_PyFrameState` of 3.14 and 3.15: suspended in an `await` (`yield from`).
-const FRAME_SUSPENDED_YIELD_FROM: i8 = -1;
+/// `_PyFrameState`'s "suspended in an `await`" (`FRAME_SUSPENDED_YIELD_FROM`): -1 in 3.14; 2 in
+/// 3.15, which renumbered the states from 0.
+fn suspended_yield_from(minor: u64) -> i8 {
+    if minor >= 15 {
+        2
+    } else {
+        -1
+    }
+}
 
 /// The offsets `_asyncio` publishes, and the two derived from them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -348,6 +355,7 @@ impl Interpreter {
         let o = self.o().clone();
         let Some((coro_type, _)) = self.type_of(coro) else { return Vec::new() };
         let len = (o.gen_iframe + o.frame_size) as usize;
+        let awaiting = suspended_yield_from(o.header.minor());
         let mut out = Vec::new();
         let mut at = coro;
         let mut seen = HashSet::new();
@@ -362,16 +370,17 @@ impl Interpreter {
             let lasti = instr.checked_sub(exe + o.code_adaptive as usize);
             let line = lasti.and_then(|l| super::linetable::line_at(&code.linetable, code.first_line, l / 2)).unwrap_or(code.first_line);
             out.push(Frame { name: code.qualname, filename: code.filename, module: None, short_filename: None, line, locals: None, is_entry: false, is_shim_entry: false });
-            if state != FRAME_SUSPENDED_YIELD_FROM || o.frame_stackpointer == 0 {
+            if state != awaiting || o.frame_stackpointer == 0 {
                 break;
             }
+            // The awaited object is the top of the frame's stack (3.14), or the item under it
+            // (3.15 keeps the value sent in on top): the one of the two that is a coroutine of
+            // the same type is followed (a future ends the chain).
             let sp = ptr(frame + o.frame_stackpointer);
-            let Some(top) = sp.checked_sub(8).and_then(|p| self.mem.ptr(p).ok()) else { break };
-            let next = top & !3;
-            // Only a coroutine of the same type is followed (a future ends the chain).
-            if next == 0 || self.mem.ptr(next + o.object_type as usize).ok() != Some(coro_type) {
-                break;
-            }
+            let Some(top) = sp.checked_sub(16).and_then(|p| self.mem.bytes(p, 16).ok()) else { break };
+            let under = if o.header.minor() >= 15 { usize::from_ne_bytes(top[..8].try_into().unwrap()) & !3 } else { 0 };
+            let items = [usize::from_ne_bytes(top[8..16].try_into().unwrap()) & !3, under];
+            let Some(next) = items.into_iter().find(|&i| i != 0 && self.mem.ptr(i + o.object_type as usize).ok() == Some(coro_type)) else { break };
             at = next;
         }
         out.reverse();
