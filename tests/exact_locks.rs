@@ -110,6 +110,12 @@ fn check(python: &str, kind: &str, probes: Probes, force: bool) {
     if run.locks.as_ref().unwrap().probes.iter().any(|p| p.starts_with("_thread.lock.acquire")) {
         let id = std::fs::read_to_string(&log).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(t.lines().next()?).ok()?["lock_id"].as_u64());
         assert_eq!(guard["lock"].as_str(), id.map(|id| format!("{id:#x}")).as_deref(), "the lock is the object entered by `with`");
+        // Where a sample read the guard from a waiting frame, the exact lock carries its name.
+        let read = run.waits.iter().filter_map(|w| w.object.as_ref()).find(|o| Some(o.addr) == id && run.str(o.type_name).contains("lock"));
+        if let Some(o) = read {
+            let object = guard["object"].as_str().unwrap_or_else(|| panic!("the guard was read at its address ({}) but the exact lock has no object", run.str(o.type_name)));
+            assert!(object.contains("lock"), "{object}");
+        }
     }
     let place = guard["place"].as_str().unwrap_or("");
     assert!(place.contains("guarded600.py") && place.contains("section"), "the samples inside name the section: {place}");
