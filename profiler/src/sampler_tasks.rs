@@ -16,17 +16,20 @@ use std::time::{Duration, Instant};
 /// finished)…
 const LIST_EVERY_CHANGED: Duration = Duration::from_millis(50);
 /// …and this often anyway (a task's state changes without its list changing).
-const LIST_EVERY: Duration = Duration::from_millis(500);
+const LIST_EVERY: Duration = Duration::from_secs(1);
 /// How often a 3.14+ process without `_asyncio` yet is looked at again (it is loaded when the
 /// program imports asyncio): soon once a file of the `asyncio` package was seen in a stack (the
 /// import is under way, or the loop runs), else now and then (a read of its memory map each).
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 const LOOK_EVERY_ASYNCIO_SEEN: Duration = Duration::from_millis(20);
-/// At most this many new tasks are described (name, coroutine) per tick, and this many await
-/// chains read: a program that starts 10 000 tasks at once is described over a few ticks
-/// instead of in one long one. A running task is always described at once.
-const DESCRIBE_PER_TICK: usize = 400;
-const CHAINS_PER_TICK: usize = 64;
+/// New tasks are described (name, coroutine) and await chains read only while a tick's task
+/// reading has taken less than this: a program that starts 10 000 tasks at once is described
+/// over many ticks instead of in one long one. A running task is always described at once.
+const TICK_BUDGET: Duration = Duration::from_micros(500);
+/// The lists are read at most this often relative to what the last reading cost (a reading
+/// that took 5 ms waits at least 500 ms), so that following them costs at most about 1 % of the
+/// recorder's time however many tasks there are.
+const LIST_COST_FACTOR: u32 = 100;
 
 /// What is known of one task of a process.
 #[derive(Clone, Copy, Debug)]
@@ -51,6 +54,8 @@ struct ProcTasks {
     order: Vec<usize>,
     listed_at: Option<Instant>,
     ends: Vec<(u64, (usize, usize))>,
+    /// What the last reading of the lists (with its handling) cost.
+    list_cost: Duration,
     /// Tasks seen in a list but not described yet (over budget).
     pending: Vec<(TaskHead, Option<ThreadId>)>,
 }
@@ -89,7 +94,11 @@ impl Sampler {
         let mut pt = self.tasks.procs.remove(&pid).unwrap_or_default();
         self.tasks_tick(si, pid, sample, threads, &mut pt);
         self.tasks.procs.insert(pid, pt);
-        self.tasks.spent += began.elapsed();
+        let spent = began.elapsed();
+        self.tasks.spent += spent;
+        if spent >= Duration::from_millis(1) {
+            tracing::debug!(pid, sample, spent_us = spent.as_micros() as u64, "a long tick of task reading");
+        }
     }
 
     fn tasks_tick(&mut self, si: usize, pid: u32, sample: u32, threads: &[ThreadSample], pt: &mut ProcTasks) {
@@ -144,13 +153,18 @@ impl Sampler {
         let ends: Vec<(u64, (usize, usize))> = athreads.iter().map(|t| (t.native_id, t.head)).collect();
         let due = match pt.listed_at {
             None => true,
-            Some(at) => at.elapsed() >= LIST_EVERY || (ends != pt.ends && at.elapsed() >= LIST_EVERY_CHANGED),
+            Some(at) => {
+                let since = at.elapsed();
+                since >= pt.list_cost * LIST_COST_FACTOR && (since >= LIST_EVERY || (ends != pt.ends && since >= LIST_EVERY_CHANGED))
+            }
         };
         let mut lists: Option<TaskLists> = None;
         if due {
             pt.listed_at = Some(Instant::now());
             pt.ends = ends;
+            let at = Instant::now();
             lists = ip.read_task_lists(&pt.order);
+            tracing::debug!(pid, tasks = pt.order.len(), elapsed_us = at.elapsed().as_micros() as u64, "asyncio task lists read");
             self.tasks.lists_read += 1;
         }
         if let Some(l) = &lists {
@@ -161,11 +175,11 @@ impl Sampler {
             }
         }
         // New tasks are described (running ones first), within the budget.
-        let mut budget = DESCRIBE_PER_TICK;
+        let began = Instant::now();
+        let deadline = began + TICK_BUDGET;
         let mut queue: Vec<(TaskHead, Option<ThreadId>)> = std::mem::take(&mut pt.pending);
         let mut seen_now: HashSet<usize> = HashSet::new();
         let mut awaited_by: HashMap<usize, usize> = HashMap::new();
-        let mut chains = CHAINS_PER_TICK;
         for (h, th) in heads.iter().chain(queue.iter()).copied().collect::<Vec<_>>() {
             if !seen_now.insert(h.addr) {
                 continue;
@@ -185,11 +199,10 @@ impl Sampler {
                     k.id
                 }
                 None => {
-                    if budget == 0 && !running_now.contains(&h.addr) {
+                    if !running_now.contains(&h.addr) && Instant::now() >= deadline {
                         pt.pending.push((h, th));
                         continue;
                     }
-                    budget = budget.saturating_sub(1);
                     let name = ip.task_name(h.name).unwrap_or_else(|| format!("<task at 0x{:x}>", h.addr));
                     let coro = ip.coro_code(h.coro);
                     let thread = th.or_else(|| present.values().min().copied()).unwrap_or(0);
@@ -209,8 +222,7 @@ impl Sampler {
             }
             if h.awaited_by != 0 && !h.awaited_by_is_set {
                 awaited_by.insert(h.awaited_by, h.addr);
-            } else if h.awaited_by_is_set && chains > 0 {
-                chains -= 1;
+            } else if h.awaited_by_is_set && Instant::now() < deadline {
                 let ip = interp(&mut self.spies[si].spy).unwrap();
                 for by in ip.awaited_by(&h) {
                     awaited_by.entry(by).or_insert(h.addr);
@@ -237,9 +249,10 @@ impl Sampler {
                 _ => None,
             };
             let chain = match kind {
-                TaskStateKind::Awaiting if k.fut_waiter == h.fut_waiter && k.last.is_some_and(|l| l.0 == TaskStateKind::Awaiting) => k.last.and_then(|l| l.2),
-                TaskStateKind::Awaiting if chains > 0 => {
-                    chains -= 1;
+                // The same await as at the last reading: its chain stands (one not read then, for
+                // want of time, is read now if there is time).
+                TaskStateKind::Awaiting if k.fut_waiter == h.fut_waiter && k.last.is_some_and(|l| l.0 == TaskStateKind::Awaiting && l.2.is_some()) => k.last.and_then(|l| l.2),
+                TaskStateKind::Awaiting if Instant::now() < deadline => {
                     let ip = interp(&mut self.spies[si].spy).unwrap();
                     let frames = ip.await_chain(h.coro);
                     self.intern_stack(pid, &frames)
@@ -285,7 +298,8 @@ impl Sampler {
             pt.running.insert(th, addr);
         }
         if let Some(l) = &lists {
-            tracing::debug!(pid, tasks = pt.order.len(), reads = l.reads, complete = l.complete, pending = pt.pending.len(), "asyncio task lists read");
+            pt.list_cost = pt.listed_at.map_or(Duration::ZERO, |at| at.elapsed());
+            tracing::debug!(pid, tasks = pt.order.len(), reads = l.reads, complete = l.complete, pending = pt.pending.len(), cost_us = pt.list_cost.as_micros() as u64, "asyncio task lists handled");
         }
     }
 

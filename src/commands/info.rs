@@ -53,6 +53,7 @@ fn info_json(run: &Run, path: &std::path::Path) -> serde_json::Value {
         "processes": run.processes,
         "tables": { "strings": run.strings.len(), "files": run.files.len(), "functions": run.functions.len(), "frames": run.frames.len(), "stacks": run.stacks.len() },
         "threads": threads,
+        "tasks": { "count": run.tasks.len(), "runs": run.task_runs.len(), "states": run.task_states.len(), "info": run.tasks_info },
     })
 }
 
@@ -145,6 +146,9 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     types.sort();
     types.dedup();
     writeln!(out, "threads      {} of {} types ({})", run.threads.len(), types.len(), types.join(", "))?;
+    if let Some(line) = tasks_line(run) {
+        writeln!(out, "tasks        {line}")?;
+    }
     writeln!(out)?;
     // Per-thread counts by state.
     let counts = state_counts(run);
@@ -174,6 +178,19 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "blocking I/O: the computing samples in which the kernel said the thread slept in an I/O call (read, recv, poll, disk…); the metrics count them as computing (docs/run-format.md, \"Thread states\"), cpu s says how little CPU they used")?;
     }
     Ok(())
+}
+
+/// The asyncio tasks line: how many, of how many coroutines, and where they were read from (or
+/// why they were not); `None` for a run that says nothing about tasks.
+fn tasks_line(run: &Run) -> Option<String> {
+    let info = run.tasks_info.as_ref()?;
+    if let Some(note) = &info.note {
+        return Some(if run.tasks.is_empty() { note.clone() } else { format!("{} asyncio tasks; {note}", run.tasks.len()) });
+    }
+    let mut coros: Vec<&str> = run.tasks.iter().map(|t| t.coro.as_str()).collect();
+    coros.sort();
+    coros.dedup();
+    Some(format!("{} asyncio tasks of {} coroutines, {} runs on threads, {} state changes; read from {}", run.tasks.len(), coros.len(), run.task_runs.len(), run.task_states.len(), info.source))
 }
 
 /// Cuts a name to `n` characters for a table column, marking the cut.

@@ -263,9 +263,7 @@ impl Interpreter {
     pub fn read_task_lists(&mut self, prev: &[usize]) -> Option<TaskLists> {
         let a = self.asyncio.offsets.clone()?;
         let size = a.task_size as usize;
-        let regions: Vec<(usize, usize)> = prev.iter().map(|&t| (t, size)).collect();
-        let (got, mut reads) = if regions.is_empty() { (Vec::new(), 0) } else { self.mem.bytes_many(&regions) };
-        let mut copies: HashMap<usize, Vec<u8>> = prev.iter().copied().zip(got).filter_map(|(t, b)| Some((t, b?))).collect();
+        let (mut copies, mut reads) = self.read_tasks_near(prev, size);
         let mut heads: Vec<(Option<u64>, usize, usize)> =
             self.asyncio.threads.iter().map(|t| (Some(t.native_id), t.tstate + a.tstate_tasks_head as usize, t.head.0)).collect();
         // The interpreters' lists of tasks whose thread exited (usually empty: one read each).
@@ -313,6 +311,50 @@ impl Interpreter {
         }
         out.reads = reads;
         Some(out)
+    }
+
+    /// The first `size` bytes of each task at `addrs`, read in few calls: the allocator puts
+    /// tasks side by side (small objects share pools), so the addresses sorted are merged into
+    /// runs of memory up to [`GAP`] apart, each read as one region (a region read costs about as
+    /// much per call as per byte: 10 000 scattered 168-byte regions took 8–25 ms, the same
+    /// tasks read as a few runs of memory a fraction of that). A run that cannot be read whole
+    /// (a page unmapped in between) is read task by task.
+    fn read_tasks_near(&self, addrs: &[usize], size: usize) -> (HashMap<usize, Vec<u8>>, usize) {
+        const GAP: usize = 4096;
+        const MAX_RUN: usize = 1 << 20;
+        let mut sorted: Vec<usize> = addrs.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut runs: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+        for a in sorted {
+            match runs.last_mut() {
+                Some((start, end, members)) if a <= *end + GAP && a + size - *start <= MAX_RUN => {
+                    *end = (*end).max(a + size);
+                    members.push(a);
+                }
+                _ => runs.push((a, a + size, vec![a])),
+            }
+        }
+        let regions: Vec<(usize, usize)> = runs.iter().map(|(s, e, _)| (*s, e - s)).collect();
+        let (got, mut reads) = if regions.is_empty() { (Vec::new(), 0) } else { self.mem.bytes_many(&regions) };
+        let mut out = HashMap::with_capacity(addrs.len());
+        let mut retry: Vec<(usize, usize)> = Vec::new();
+        for ((start, _, members), bytes) in runs.into_iter().zip(got) {
+            match bytes {
+                Some(b) => {
+                    for a in members {
+                        out.insert(a, b[a - start..a - start + size].to_vec());
+                    }
+                }
+                None => retry.extend(members.into_iter().map(|a| (a, size))),
+            }
+        }
+        if !retry.is_empty() {
+            let (got, calls) = self.mem.bytes_many(&retry);
+            reads += calls;
+            out.extend(retry.iter().zip(got).filter_map(|(&(a, _), b)| Some((a, b?))));
+        }
+        (out, reads)
     }
 
     /// The name of the object's type, cached by type.
