@@ -450,3 +450,34 @@ impl Interpreter {
         entries.chunks_exact(16).map(|e| usize::from_ne_bytes(e[..8].try_into().unwrap())).filter(|&k| k != 0).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `.AsyncioDebug` section of Debian's 3.14.10 `_asyncio` (objdump -s -j .AsyncioDebug).
+    const DEBIAN_3_14: [u64; 13] = [0xa8, 0x88, 0x60, 0x6c, 0x6d, 0x80, 0x98, 0x37248, 0x2a80, 0x3a8, 0x360, 0x368, 0x370];
+
+    fn bytes(words: &[u64]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_ne_bytes()).collect()
+    }
+
+    #[test]
+    fn the_3_14_table_parses_and_gives_the_derived_fields() {
+        let o = AsyncioOffsets::parse(&bytes(&DEBIAN_3_14), "_asyncio.so").unwrap();
+        assert_eq!((o.task_coro, o.task_name, o.task_node, o.tstate_running_task), (128, 136, 152, 0x368));
+        // TaskObj: ... fut_state (int) @104, is_task @108 ...; fut_waiter @120, coro @128.
+        assert_eq!((o.fut_state(), o.fut_waiter()), (104, 120));
+    }
+
+    #[test]
+    fn a_table_of_another_shape_is_refused() {
+        let mut w = DEBIAN_3_14;
+        w[4] = 0x70; // awaited_by_is_set no longer right after is_task
+        assert!(AsyncioOffsets::parse(&bytes(&w), "x").is_none());
+        let mut w = DEBIAN_3_14;
+        w[12] = 0x3a0; // the thread's list head outside the thread state
+        assert!(AsyncioOffsets::parse(&bytes(&w), "x").is_none());
+        assert!(AsyncioOffsets::parse(&bytes(&DEBIAN_3_14[..12]), "x").is_none());
+    }
+}
