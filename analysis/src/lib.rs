@@ -31,6 +31,8 @@
 //! - [`runset`]: repeated runs: mean and spread, clustering stability, Welch's t-test, and
 //!   `mark_significance`, which tests a comparison's changes against two run sets (every client's).
 //! - [`tracediff`]: two runs as traces (TraceDiff): threads paired, timeline stretches matched.
+//! - [`units`]: asyncio tasks as the units of concurrency (`--units tasks`): a run whose tasks are
+//!   entries of `threads`, so every view counts them.
 //!
 //! ```
 //! use threadradar_analysis::{Analysis, Options, ReportView, ViewOptions};
@@ -63,6 +65,7 @@ pub mod threads;
 pub mod timeline;
 pub mod runset;
 pub mod tracediff;
+pub mod units;
 pub mod view;
 pub mod waitcounts;
 pub mod waits;
@@ -76,5 +79,6 @@ pub use compare::{ArtifactDelta, Change, CompareOptions, Comparison, DeltaStatus
 pub use error::AnalysisError;
 pub use filter::{ArtifactFilter, FilterSpec};
 pub use metrics::{Metrics, TimeSource};
+pub use units::Units;
 pub use threads::{has_cpu_accounting, thread_types, CountedStates, ThreadFilter, ThreadType};
 pub use view::{ReportView, ViewOptions};

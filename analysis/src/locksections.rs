@@ -204,7 +204,9 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 pub fn analyse(run: &Run) -> Option<ExactSectionsView> {
     let info = run.locks.as_ref()?;
     let (raw, unreleased, failed_attempts) = executions(run);
-    let by_tid: HashMap<u32, ThreadId> = run.threads.iter().enumerate().map(|(i, t)| (t.tid, i as ThreadId)).collect();
+    // Lock events name kernel tids: the threads', never a task's that shares its loop's tid.
+    let by_tid: HashMap<u32, ThreadId> =
+        run.threads.iter().enumerate().filter(|(_, t)| !crate::units::is_task(t)).map(|(i, t)| (t.tid, i as ThreadId)).collect();
     let name = |tid: u32| by_tid.get(&tid).map_or_else(|| tid.to_string(), |&i| run.threads[i as usize].name.clone());
     // Each thread's samples (time, stack), in time order, to find the first inside an execution.
     let mut samples: HashMap<ThreadId, Vec<(u64, Option<StackId>)>> = HashMap::new();

@@ -1021,7 +1021,9 @@ fn kernel_wakeups(run: &Run) -> Option<KernelWakeups> {
 /// exports' scheduler tracks too).
 pub fn thread_of_tid(run: &Run) -> impl Fn(u32, u64) -> Option<ThreadId> + '_ {
     let mut by_tid: HashMap<u32, Vec<ThreadId>> = HashMap::new();
-    for (i, th) in run.threads.iter().enumerate() {
+    // An asyncio task shown as a unit (`--units tasks`) shares its loop's tid: kernel events are
+    // the thread's.
+    for (i, th) in run.threads.iter().enumerate().filter(|(_, th)| !crate::units::is_task(th)) {
         by_tid.entry(th.tid).or_default().push(i as ThreadId);
     }
     let span = |th: ThreadId| {

@@ -475,6 +475,10 @@ pub enum TypeSource {
     RootFunction,
     /// The main thread.
     Main,
+    /// Not a thread: an asyncio task shown as a unit of concurrency (`--units tasks`, made by
+    /// `threadradar_analysis::units::tasks_as_units` from [`Run::tasks`]); its type is its root
+    /// coroutine's qualified name, its `tid` its event loop's thread. Never written by `record`.
+    Task,
     /// Nothing to go on.
     #[default]
     Unknown,
