@@ -22,6 +22,7 @@ const LIST_EVERY: Duration = Duration::from_secs(1);
 /// import is under way, or the loop runs), else now and then (a read of its memory map each).
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 const LOOK_EVERY_ASYNCIO_SEEN: Duration = Duration::from_millis(20);
+const LOOK_SOON_FOR: Duration = Duration::from_secs(2);
 /// New tasks are described (name, coroutine) and await chains read only while a tick's task
 /// reading has taken less than this: a program that starts 10 000 tasks at once is described
 /// over many ticks instead of in one long one. A running task is always described at once.
@@ -45,6 +46,8 @@ struct Known {
 #[derive(Default)]
 struct ProcTasks {
     looked: Option<Instant>,
+    /// When the sampler first saw asyncio in a stack while this process had no table yet.
+    asyncio_seen_at: Option<Instant>,
     checked: HashSet<String>,
     known: HashMap<usize, Known>,
     /// Each thread's running task address at the last tick, and its open run.
@@ -114,7 +117,13 @@ impl Sampler {
             return;
         };
         if ip.asyncio_offsets().is_none() {
-            let every = if self.tasks.asyncio_seen { LOOK_EVERY_ASYNCIO_SEEN } else { LOOK_EVERY };
+            // Soon after asyncio appeared in a stack, then (an interpreter without the table)
+            // at the slow pace again.
+            if self.tasks.asyncio_seen && pt.asyncio_seen_at.is_none() {
+                pt.asyncio_seen_at = Some(Instant::now());
+            }
+            let soon = pt.asyncio_seen_at.is_some_and(|t| t.elapsed() < LOOK_SOON_FOR);
+            let every = if soon { LOOK_EVERY_ASYNCIO_SEEN } else { LOOK_EVERY };
             if pt.looked.is_some_and(|t| t.elapsed() < every) {
                 return;
             }

@@ -107,9 +107,9 @@ impl AsyncioOffsets {
     }
 }
 
-/// Looks for the `.AsyncioDebug` section in the files mapped into process `pid`: in a file whose
-/// name has `_asyncio` in it, and once each in the executable and `libpython` (`checked` holds
-/// the files already looked at). Files are opened through `/proc/<pid>/root`, so a program in a
+/// Looks for the `.AsyncioDebug` section in the files mapped into process `pid` whose name starts
+/// with `_asyncio`, `python` or `libpython`, each once (`checked` holds the files already looked
+/// into): the next call only reads the memory map, until `_asyncio` is loaded. Files are opened through `/proc/<pid>/root`, so a program in a
 /// chroot or a container is read where it runs.
 pub fn find_offsets(pid: u32, checked: &mut HashSet<String>) -> Option<AsyncioOffsets> {
     let maps = proc_maps::get_process_maps(pid as proc_maps::Pid).ok()?;
@@ -123,19 +123,18 @@ pub fn find_offsets(pid: u32, checked: &mut HashSet<String>) -> Option<AsyncioOf
         }
     }
     for path in paths {
-        let name = path.rsplit('/').next().unwrap_or(&path).to_string();
-        // `_asyncio` is looked at until it parses; the interpreter's own files once.
-        if !name.starts_with("_asyncio") && !checked.insert(path.clone()) {
+        // Each file is looked into once (again only when it could not be read).
+        if !checked.insert(path.clone()) {
             continue;
         }
-        let Ok(bytes) = std::fs::read(format!("/proc/{pid}/root{path}")) else { continue };
+        let Ok(bytes) = std::fs::read(format!("/proc/{pid}/root{path}")) else {
+            checked.remove(&path);
+            continue;
+        };
         let Some(section) = section(&bytes, ".AsyncioDebug") else { continue };
         match AsyncioOffsets::parse(section, &path) {
             Some(o) => return Some(o),
-            None => {
-                tracing::info!(pid, path, "an .AsyncioDebug section with an unknown layout; asyncio tasks are not read");
-                checked.insert(path);
-            }
+            None => tracing::info!(pid, path, "an .AsyncioDebug section with an unknown layout; asyncio tasks are not read"),
         }
     }
     None
