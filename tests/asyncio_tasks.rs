@@ -79,7 +79,7 @@ fn check(label: &str) {
         ids.insert(name.to_string(), id);
     }
 
-    assert!(ended_early >= 3, "{label}: only {ended_early} tasks finished 0.3 s before the end: the done check checks little");
+    assert!(ended_early >= 1, "{label}: only {ended_early} tasks finished 0.3 s before the end: the done check checks little");
 
     // CPU shares: the loop thread's computing samples, attributed to tasks by task_runs.
     let loop_tid = truth["loop_tid"].as_u64().unwrap() as u32;
