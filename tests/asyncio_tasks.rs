@@ -3,7 +3,8 @@
 //! and coroutines of its tasks, the CPU time each task measured around its own steps, and which
 //! task awaited which.
 //!
-//! - every task of the log is in `run.tasks` with its coroutine;
+//! - every task of the log is in `run.tasks` with its coroutine, and is `done` when it finished
+//!   0.3 s or more before the program ended;
 //! - each task's share of the event loop thread's computing samples (attributed through
 //!   `task_runs`) is within 2 percentage points of its share of the logged CPU time;
 //! - a task that awaited another task has that task as `awaits` in some state;
@@ -60,6 +61,7 @@ fn check(label: &str) {
     // Names and coroutines.
     let logged = truth["tasks"].as_array().unwrap();
     let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut ended_early = 0;
     for t in logged {
         let name = t["name"].as_str().unwrap();
         let found: Vec<(u32, &threadradar_profiler::tasks::Task)> = run.tasks.iter().enumerate().filter(|(_, r)| r.name == name).map(|(i, r)| (i as u32, r)).collect();
@@ -69,9 +71,15 @@ fn check(label: &str) {
         let f = task.function.unwrap_or_else(|| panic!("{label}: {name}'s coroutine is no function of the run"));
         let fname = &run.strings[run.functions[f as usize].qualname as usize];
         assert_eq!(fname, task.coro.as_str(), "{label}: {name}'s function");
-        assert!(task.done, "{label}: {name} finished before the program ended");
+        // A task that finished a while before the program did was seen to (the lists are read
+        // again within 50 ms of a change here); one that finished in its last moments may not be.
+        let before_end = t["finished_before_end_s"].as_f64().unwrap();
+        ended_early += (before_end >= 0.3) as usize;
+        assert!(task.done || before_end < 0.3, "{label}: {name} finished {before_end:.2} s before the program ended, but the run does not say it is done");
         ids.insert(name.to_string(), id);
     }
+
+    assert!(ended_early >= 1, "{label}: only {ended_early} tasks finished 0.3 s before the end: the done check checks little");
 
     // CPU shares: the loop thread's computing samples, attributed to tasks by task_runs.
     let loop_tid = truth["loop_tid"].as_u64().unwrap() as u32;

@@ -105,36 +105,7 @@ impl Sampler {
     }
 
     fn tasks_tick(&mut self, si: usize, pid: u32, sample: u32, threads: &[ThreadSample], pt: &mut ProcTasks) {
-        let version = self.spies[si].spy.version();
-        let Some(ip) = interp(&mut self.spies[si].spy).filter(|i| i.major_minor() >= (3, 14)) else {
-            // An older interpreter: say once that tasks need 3.14+, when the program uses asyncio.
-            if self.tasks.asyncio_seen && self.builder.run().tasks_info.is_none() {
-                self.builder.run_mut().tasks_info = Some(TasksInfo {
-                    source: String::new(),
-                    note: Some(format!("asyncio tasks are not recorded: reading them from outside needs CPython 3.14+ (this program runs CPython {version})")),
-                });
-            }
-            return;
-        };
-        if ip.asyncio_offsets().is_none() {
-            // Soon after asyncio appeared in a stack, then (an interpreter without the table)
-            // at the slow pace again.
-            if self.tasks.asyncio_seen && pt.asyncio_seen_at.is_none() {
-                pt.asyncio_seen_at = Some(Instant::now());
-            }
-            let soon = pt.asyncio_seen_at.is_some_and(|t| t.elapsed() < LOOK_SOON_FOR);
-            let every = if soon { LOOK_EVERY_ASYNCIO_SEEN } else { LOOK_EVERY };
-            if pt.looked.is_some_and(|t| t.elapsed() < every) {
-                return;
-            }
-            pt.looked = Some(Instant::now());
-            let Some(o) = find_offsets(pid, &mut pt.checked) else { return };
-            let file = o.file.clone();
-            if ip.set_asyncio(o) {
-                tracing::info!(pid, file, "asyncio tasks are read through _asyncio's debug offsets");
-                self.builder.run_mut().tasks_info.get_or_insert(TasksInfo { source: format!("_asyncio debug offsets (CPython {version}, {file})"), note: None });
-            }
-            // The threads' fields are read from the next walk on.
+        if !self.asyncio_ready(si, pid, pt) {
             return;
         }
         // The threads of this sample, by native id.
@@ -279,18 +250,59 @@ impl Sampler {
                 self.builder.run_mut().tasks[id as usize].last_sample = sample;
             }
         }
-        // Tasks gone from complete lists, and not running: finished (a finished task leaves its
-        // list).
         if let Some(l) = lists.as_ref().filter(|l| l.complete) {
-            let listed: HashSet<usize> = l.lists.iter().flat_map(|(_, ts)| ts.iter().map(|t| t.addr)).collect();
-            let gone: Vec<usize> = pt.known.keys().copied().filter(|a| !listed.contains(a) && !running_now.contains(a)).collect();
-            for addr in gone {
-                let k = pt.known.remove(&addr).unwrap();
-                self.end_task(k, sample);
-            }
+            self.end_unlisted(pt, l, &running_now, sample);
         }
-        // Runs: which task each thread of this sample ran.
-        for &(th, addr) in &running {
+        self.extend_runs(pt, &running, sample);
+        if let Some(l) = &lists {
+            pt.list_cost = pt.listed_at.map_or(Duration::ZERO, |at| at.elapsed());
+            tracing::debug!(pid, tasks = pt.order.len(), reads = l.reads, complete = l.complete, pending = pt.pending.len(), cost_us = pt.list_cost.as_micros() as u64, "asyncio task lists handled");
+        }
+    }
+
+    /// Whether process `si`'s tasks can be read at this tick: its interpreter is 3.14+ and its
+    /// `_asyncio` table was found (looked for here, see [`LOOK_EVERY`]); on an older one, the
+    /// note that tasks need 3.14+ once the program uses asyncio.
+    fn asyncio_ready(&mut self, si: usize, pid: u32, pt: &mut ProcTasks) -> bool {
+        let version = self.spies[si].spy.version();
+        let Some(ip) = interp(&mut self.spies[si].spy).filter(|i| i.major_minor() >= (3, 14)) else {
+            // An older interpreter: say once that tasks need 3.14+, when the program uses asyncio.
+            if self.tasks.asyncio_seen && self.builder.run().tasks_info.is_none() {
+                self.builder.run_mut().tasks_info = Some(TasksInfo {
+                    source: String::new(),
+                    note: Some(format!("asyncio tasks are not recorded: reading them from outside needs CPython 3.14+ (this program runs CPython {version})")),
+                });
+            }
+            return false;
+        };
+        if ip.asyncio_offsets().is_none() {
+            // Soon after asyncio appeared in a stack, then (an interpreter without the table)
+            // at the slow pace again.
+            if self.tasks.asyncio_seen && pt.asyncio_seen_at.is_none() {
+                pt.asyncio_seen_at = Some(Instant::now());
+            }
+            let soon = pt.asyncio_seen_at.is_some_and(|t| t.elapsed() < LOOK_SOON_FOR);
+            let every = if soon { LOOK_EVERY_ASYNCIO_SEEN } else { LOOK_EVERY };
+            if pt.looked.is_some_and(|t| t.elapsed() < every) {
+                return false;
+            }
+            pt.looked = Some(Instant::now());
+            let Some(o) = find_offsets(pid, &mut pt.checked) else { return false };
+            let file = o.file.clone();
+            if ip.set_asyncio(o) {
+                tracing::info!(pid, file, "asyncio tasks are read through _asyncio's debug offsets");
+                self.builder.run_mut().tasks_info.get_or_insert(TasksInfo { source: format!("_asyncio debug offsets (CPython {version}, {file})"), note: None });
+            }
+            // The threads' fields are read from the next walk on.
+            return false;
+        }
+        true
+    }
+
+    /// Which task each thread of this sample ran (`running`: thread, task address or 0): the
+    /// thread's open run goes on, or is closed (written to the run) and another opened.
+    fn extend_runs(&mut self, pt: &mut ProcTasks, running: &[(ThreadId, usize)], sample: u32) {
+        for &(th, addr) in running {
             let id = (addr != 0).then(|| pt.known.get(&addr).map(|k| k.id)).flatten();
             match (pt.open.get_mut(&th), id) {
                 (Some(r), Some(id)) if r.task == id => r.last = sample,
@@ -305,10 +317,6 @@ impl Sampler {
                 }
             }
             pt.running.insert(th, addr);
-        }
-        if let Some(l) = &lists {
-            pt.list_cost = pt.listed_at.map_or(Duration::ZERO, |at| at.elapsed());
-            tracing::debug!(pid, tasks = pt.order.len(), reads = l.reads, complete = l.complete, pending = pt.pending.len(), cost_us = pt.list_cost.as_micros() as u64, "asyncio task lists handled");
         }
     }
 
@@ -327,6 +335,17 @@ impl Sampler {
                 t.done = true;
                 self.tasks.dirty.insert(k.id);
             }
+        }
+    }
+
+    /// Tasks gone from complete lists, and not running, finished (a finished task leaves its
+    /// list).
+    fn end_unlisted(&mut self, pt: &mut ProcTasks, l: &TaskLists, running_now: &HashSet<usize>, sample: u32) {
+        let listed: HashSet<usize> = l.lists.iter().flat_map(|(_, ts)| ts.iter().map(|t| t.addr)).collect();
+        let gone: Vec<usize> = pt.known.keys().copied().filter(|a| !listed.contains(a) && !running_now.contains(a)).collect();
+        for addr in gone {
+            let k = pt.known.remove(&addr).unwrap();
+            self.end_task(k, sample);
         }
     }
 

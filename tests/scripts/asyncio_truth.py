@@ -6,8 +6,8 @@ measures each step with time.thread_time_ns() around it, adding it to its own to
 it awaits an asyncio.Event (the start), a Queue (parse) or asyncio.sleep (fetch). parse-0 first
 awaits the task fetch-5 itself. Meanwhile `asyncio.to_thread` runs CPU work in the default pool.
 
-The log (JSON, the file named by the first argument): every task's name, coroutine and measured
-CPU nanoseconds, which task awaited which, the event loop thread's native id and the to_thread
+The log (JSON, the file named by the first argument): every task's name, coroutine, measured
+CPU nanoseconds and how long before the program's end it finished, which task awaited which, the event loop thread's native id and the to_thread
 work's CPU nanoseconds.
 
 usage: asyncio_truth.py LOG [SCALE]   (SCALE multiplies the work; 1.0 is about 3 s of CPU)
@@ -22,6 +22,7 @@ LOG = sys.argv[1]
 SCALE = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
 cpu = {}
 coros = {}
+finished = {}
 awaited = []
 pool_cpu = [0]
 
@@ -55,6 +56,7 @@ class Fetcher:
             step(name, (2 + self.i) * 1_000_000)
             await self.queue.put((name, n))
             await asyncio.sleep(0.001 * (self.i % 3))
+        finished[name] = time.monotonic()
 
 
 async def parse(j, queue, wait_for):
@@ -65,6 +67,7 @@ async def parse(j, queue, wait_for):
     while True:
         item = await queue.get()
         if item is None:
+            finished[name] = time.monotonic()
             return
         step(name, (3 + 2 * j) * 1_000_000)
 
@@ -100,10 +103,11 @@ async def main():
 
 
 asyncio.run(main())
+ended = time.monotonic()
 with open(LOG, "w") as f:
     json.dump(
         {
-            "tasks": [{"name": n, "coro": coros[n], "cpu_ns": cpu[n]} for n in cpu],
+            "tasks": [{"name": n, "coro": coros[n], "cpu_ns": cpu[n], "finished_before_end_s": ended - finished[n]} for n in cpu],
             "awaited": awaited,
             "loop_tid": threading.get_native_id(),
             "pool_cpu_ns": pool_cpu[0],
