@@ -206,12 +206,7 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
         run.stacks.extend(c.stacks);
         run.processes.extend(c.processes);
         run.threads.extend(c.threads);
-        for (id, t) in c.thread_updates {
-            match run.threads.get_mut(id as usize) {
-                Some(slot) => *slot = t,
-                None => return Err(RunFileError::Corrupt { path: p(), detail: format!("chunk {} updates thread {id}, which it does not have", i + 1) }),
-            }
-        }
+        apply_updates(&mut run.threads, c.thread_updates).map_err(|id| RunFileError::Corrupt { path: p(), detail: format!("chunk {} updates thread {id}, which it does not have", i + 1) })?;
         run.samples.extend(c.samples);
         run.waits.extend(c.waits);
         if c.sched.is_some() {
@@ -225,12 +220,7 @@ fn from_stream(body: &[u8], path: &Path) -> Result<Run, RunFileError> {
             run.tasks_info = c.tasks_info;
         }
         run.tasks.extend(c.tasks);
-        for (id, t) in c.task_updates {
-            match run.tasks.get_mut(id as usize) {
-                Some(slot) => *slot = t,
-                None => return Err(RunFileError::Corrupt { path: p(), detail: format!("chunk {} updates task {id}, which it does not have", i + 1) }),
-            }
-        }
+        apply_updates(&mut run.tasks, c.task_updates).map_err(|id| RunFileError::Corrupt { path: p(), detail: format!("chunk {} updates task {id}, which it does not have", i + 1) })?;
         run.task_runs.extend(c.task_runs);
         run.task_states.extend(c.task_states);
         run.switches.extend(c.switches);
@@ -491,6 +481,15 @@ pub fn new_run_path(dir: &Path, program: &str, now: std::time::SystemTime) -> Pa
         n += 1;
     }
     path
+}
+
+/// Replaces entries of an earlier chunk's table (threads, tasks) by their newer versions; the id
+/// of an update whose entry does not exist is the error.
+fn apply_updates<T>(table: &mut [T], updates: Vec<(u32, T)>) -> Result<(), u32> {
+    for (id, t) in updates {
+        *table.get_mut(id as usize).ok_or(id)? = t;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
