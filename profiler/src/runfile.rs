@@ -606,6 +606,40 @@ mod tests {
         assert!(matches!(read(&path), Err(RunFileError::Truncated { .. })));
     }
 
+    /// Tasks stream like threads: a later chunk updates a task of an earlier one; an update of a
+    /// thread or task the file does not have is corruption, said with the chunk.
+    #[test]
+    fn tasks_and_their_updates_stream_and_a_bad_update_is_corrupt() {
+        use crate::builder::{new_thread, RunBuilder};
+        use crate::run::{Sample, ThreadSample};
+        use crate::tasks::{Task, TaskRun};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.json");
+        let mut b = RunBuilder::new(Meta { interval_ms: 3.0, ..Meta::default() });
+        let t = b.thread(new_thread(1, 1, 7, "MainThread", "_MainThread"));
+        b.push_sample(Sample { t: 0, threads: vec![ThreadSample { thread: t, ..Default::default() }] });
+        let mut task = Task { pid: 1, address: 0x1000, name: "Task-1".into(), coro: "main".into(), thread: t, ..Default::default() };
+        let mut w = StreamWriter::create(&path).unwrap();
+        let run = b.run();
+        w.append(&ChunkRef { meta: Some(&run.meta), threads: &run.threads, samples: &run.samples, tasks: std::slice::from_ref(&task), ..Default::default() }).unwrap();
+        task.name = "fetch-0".into();
+        task.last_sample = 1;
+        task.done = true;
+        let runs = [TaskRun { thread: t, task: 0, first: 0, last: 1 }];
+        w.append(&ChunkRef { task_updates: &[(0, &task)], task_runs: &runs, ..Default::default() }).unwrap();
+        let whole = fs::read(&path).unwrap();
+        let got = read(&path).unwrap();
+        assert_eq!(got.tasks, vec![task.clone()]);
+        assert_eq!(got.task_runs, runs);
+        for (what, chunk) in [("task 3", r#"{"task_updates":[[3,{"pid":1,"address":1,"name":"x","coro":"c","thread":0,"first_sample":0,"last_sample":0}]]}"#), ("thread 5", r#"{"thread_updates":[[5,{"pid":1,"tid":1,"python_id":1,"name":"x","type":"T","type_source":"unknown","is_main":false,"first_sample":0,"last_sample":0}]]}"#)] {
+            fs::write(&path, [&whole[..], chunk.as_bytes(), b"\n"].concat()).unwrap();
+            match read(&path) {
+                Err(RunFileError::Corrupt { detail, .. }) => assert!(detail.contains(&format!("updates {what}, which it does not have")), "{detail}"),
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+    }
+
     /// A run with every wait and scheduler table filled, appended in two chunks and cut off
     /// mid-way through a third (the recorder killed): what was flushed stays.
     #[test]
