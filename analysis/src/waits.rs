@@ -301,6 +301,11 @@ struct Obs<'r> {
     user: bool,
 }
 
+/// How far a thread's reading and the kernel's events about it may disagree: the reading's time
+/// is taken before its system calls, which take some microseconds (more on a loaded machine), and
+/// a wake-up reaches the state that `/proc` shows a moment after its event.
+const READ_SLACK_NS: u64 = 500_000;
+
 /// The kernel's events per thread of the run: its wake-ups, `(t_ns, waker thread)`, and the
 /// times it left a CPU (`sched_switch` out) with whether it went to sleep (not preempted), both
 /// in time order.
@@ -315,28 +320,62 @@ impl KernelWakeups {
     /// When the sleep that observation `first` of `thread` saw began: the thread's last switch
     /// out before it was read, if that was into a sleep, after its previous observation, and no
     /// wake-up came between the two (it still slept when read).
+    ///
+    /// A reading is not one instant: the kernel's view of the thread (its state, its system
+    /// call) and the kernel's events may disagree for a moment. A thread that switched into a
+    /// sleep within [`READ_SLACK_NS`] after the reading, not woken up in between, was awake when
+    /// read — inside the blocking call, on its way into this sleep — whatever an earlier switch
+    /// out says (the events of two CPUs may be some microseconds out of order): the sleep began
+    /// then.
     fn sleep_began(&self, thread: ThreadId, obs: &[Obs], first: usize, t: impl Fn(u32) -> u64) -> Option<u64> {
         let seen = |o: &Obs| o.ts.seen_at(t(o.tick));
         let at = seen(&obs[first]);
         let before = first.checked_sub(1).map_or(0, |p| seen(&obs[p]));
         let outs = &self.switched_out[thread as usize];
-        let (x, slept) = *outs.get(outs.partition_point(|&(x, _)| x <= at).checked_sub(1)?)?;
+        let k = outs.partition_point(|&(x, _)| x <= at);
+        if let Some(&(x, true)) = outs.get(k) {
+            if x <= at + READ_SLACK_NS && !self.woken_between(thread, at, x) {
+                return Some(x);
+            }
+        }
+        let (x, slept) = outs[k.checked_sub(1)?];
+        (slept && x > before && !self.woken_between(thread, x, at)).then_some(x)
+    }
+
+    /// Whether `thread` was woken up after `from` and at or before `to`.
+    fn woken_between(&self, thread: ThreadId, from: u64, to: u64) -> bool {
         let wakes = &self.wakeups[thread as usize];
-        let woken = wakes.get(wakes.partition_point(|&(y, _)| y <= x)).is_some_and(|&(y, _)| y <= at);
-        (slept && x > before && !woken).then_some(x)
+        wakes.get(wakes.partition_point(|&(y, _)| y <= from)).is_some_and(|&(y, _)| y <= to)
     }
 
     /// When the sleep that observation `last` of `thread` saw ended: the first wake-up after it
     /// was read, if it came before the thread's next observation (`next`) and the thread was
     /// not switched out in between (it had not run).
+    ///
+    /// As for [`KernelWakeups::sleep_began`], a reading and the kernel's events may disagree
+    /// for a moment: a thread seen runnable at its next observation may have been woken up to
+    /// [`READ_SLACK_NS`] after that reading's time (a later wake-up cannot be another sleep's
+    /// end, which needs a switch out first); and a thread still seen asleep may have been woken
+    /// up to [`READ_SLACK_NS`] before — that wake-up ends this sleep when it followed a switch
+    /// into a sleep and the thread had not switched out again by the reading.
     fn sleep_ended(&self, thread: ThreadId, obs: &[Obs], last: usize, next: Option<usize>, t: impl Fn(u32) -> u64) -> Option<u64> {
         let seen = |o: &Obs| o.ts.seen_at(t(o.tick));
-        let (at, upto) = (seen(&obs[last]), seen(&obs[next?]));
+        let (at, upto) = (seen(&obs[last]), seen(&obs[next?]) + READ_SLACK_NS);
         let wakes = &self.wakeups[thread as usize];
-        let (y, _) = *wakes.get(wakes.partition_point(|&(y, _)| y <= at))?;
         let outs = &self.switched_out[thread as usize];
-        let ran = outs.get(outs.partition_point(|&(x, _)| x <= at)).is_some_and(|&(x, _)| x < y);
-        (y <= upto && !ran).then_some(y)
+        let w = wakes.partition_point(|&(y, _)| y <= at);
+        if let Some(&(y, _)) = wakes.get(w) {
+            let ran = outs.get(outs.partition_point(|&(x, _)| x <= at)).is_some_and(|&(x, _)| x < y);
+            if y <= upto && !ran {
+                return Some(y);
+            }
+        }
+        // Woken just before the reading that still saw it asleep.
+        let &(y, _) = wakes.get(w.checked_sub(1)?)?;
+        let k = outs.partition_point(|&(x, _)| x <= y);
+        let slept_before = k.checked_sub(1).is_some_and(|i| outs[i].1);
+        let out_since = outs.get(k).is_some_and(|&(x, _)| x <= at);
+        (at.saturating_sub(y) <= READ_SLACK_NS && slept_before && !out_since).then_some(y)
     }
 }
 
@@ -447,7 +486,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
 
     let t = |tick: u32| run.samples[tick as usize].t;
     let kernel = if opts.no_kernel { None } else { kernel_wakeups(run) };
-    let mut intervals: Vec<WaitInterval> = raws
+    let (mut intervals, kernel_ends): (Vec<WaitInterval>, Vec<(ThreadId, Option<u64>)>) = raws
         .par_iter()
         .map(|r| {
             let obs = &per_thread[r.thread as usize];
@@ -475,7 +514,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 }
             }
             let syscall = calls.into_iter().max_by_key(|&(c, k)| (k, std::cmp::Reverse(c))).map(|(c, _)| run.str(c).to_string());
-            WaitInterval {
+            (WaitInterval {
                 thread: r.thread,
                 object: r.obj,
                 start_s: secs(start),
@@ -487,9 +526,9 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
                 frame: obs[r.site].frame.map(|f| location(run, f)),
                 open: r.next.is_none(),
                 futile: false,
-            }
+            }, (r.thread, kernel_end))
         })
-        .collect();
+        .unzip();
 
     // 3. Futile wake-ups seen by sampling: the next wait of the same thread on the same object at
     //    the same frame, with the waiting function on the stack at the same depth all along.
@@ -544,6 +583,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         labels: &labels,
         times: &times,
         touching: &Touching::new(run, &b.objects),
+        kernel_ends: &kernel_ends,
     };
     let chunk = raws.len().div_ceil(4 * rayon::current_num_threads()).max(4096);
     let found: Vec<(Vec<WakeEdge>, Vec<u64>)> = raws
@@ -668,6 +708,9 @@ struct EdgeInputs<'a, 'r> {
     labels: &'a [String],
     times: &'a Times,
     touching: &'a Touching<'r>,
+    /// Each wait's end where it is the kernel's wake-up: that wake-up is this wait's, not the
+    /// next one's (whose first sample may come a moment before it, see `sleep_ended`).
+    kernel_ends: &'a [(ThreadId, Option<u64>)],
 }
 
 /// What one thread finding edges keeps from wait to wait: where its last search of each
@@ -683,7 +726,7 @@ impl EdgeInputs<'_, '_> {
     /// The edges of wait `k` (`r`), appended to `edges`; gives the number of its futile kernel
     /// wake-ups.
     fn edges_of(&self, scratch: &mut EdgeScratch, k: usize, r: &Raw, edges: &mut Vec<WakeEdge>) -> u64 {
-        let EdgeInputs { run, b, per_thread, waiting_at, kernel, last_of_process, gil_build, labels, times, touching } = *self;
+        let EdgeInputs { run, b, per_thread, waiting_at, kernel, last_of_process, gil_build, labels, times, touching, kernel_ends } = *self;
         let t = |tick: u32| run.samples[tick as usize].t;
         let obs = &per_thread[r.thread as usize];
         let info = &b.objects[r.obj as usize];
@@ -729,7 +772,10 @@ impl EdgeInputs<'_, '_> {
             // sample. Later ones are unconfirmed — the one that ends a wait at the process's exit
             // is the exiting thread killing the others, not a release.
             let upto = r.next.map_or_else(|| last_of_process.get(&run.threads[r.thread as usize].pid).copied().unwrap_or(0), ts_of);
-            let lo = wakes.partition_point(|&(x, _)| x <= first_t);
+            let upto = kernel_ends[k].1.map_or(upto, |y| upto.max(y));
+            // The previous wait's kernel end, when this wait's first sample came before it.
+            let taken = k.checked_sub(1).map(|p| kernel_ends[p]).filter(|&(th, _)| th == r.thread).and_then(|(_, y)| y);
+            let lo = wakes.partition_point(|&(x, _)| x <= first_t.max(taken.unwrap_or(0)));
             let hi = wakes.partition_point(|&(x, _)| x <= upto);
             let mut seen_gap = None;
             for wi in lo..hi {
@@ -1267,7 +1313,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 mod tests {
     use super::*;
     use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
-    use threadradar_profiler::run::{Meta, Sample, WaitTarget};
+    use threadradar_profiler::run::{Meta, Sample, SchedInfo, WaitTarget};
 
     /// A thread first sampled waiting on a socket before its stack shows the program's code (a
     /// thread caught starting: only `Thread.run`) must not make `Thread.run` the socket's site:
@@ -1319,5 +1365,58 @@ mod tests {
         assert_eq!(on_socket.len(), 1, "{on_socket:?}");
         let (i, site) = (on_socket[0], on_socket[0].frame.as_ref().expect("a site"));
         assert_eq!((i.start_s, i.end_s, site.function.as_str()), (0.0, 0.012, "Handoff.wait"));
+    }
+
+    /// A thread's reading and the kernel's events about it disagree for a few microseconds
+    /// (seen on CI in `for t in workers: t.join()`): read inside the blocking call just before
+    /// it switched out, read runnable just before its wake-up's event, read still asleep just
+    /// after it. The waits' ends are still the kernel's, and each wake-up is the edge of the
+    /// wait it ended.
+    #[test]
+    fn kernel_ends_survive_readings_a_few_microseconds_off_the_events() {
+        let mut b = RunBuilder::new(Meta { interval_ms: 2.0, cwd: "/p".into(), ..Meta::default() });
+        let prog = b.file("/p/prog.py", FileKind::User, None);
+        let func = |b: &mut RunBuilder, qualname: &str, line: u32| {
+            let f = b.function(prog, &FunctionSpec { qualname, class: None, line, end_line: line + 5, class_line: 0 });
+            b.frame(f, line + 1)
+        };
+        let (main, first, second, worker) = (func(&mut b, "main", 1), func(&mut b, "first", 10), func(&mut b, "second", 20), func(&mut b, "work", 30));
+        b.thread(new_thread(1, 10, 1, "MainThread", "_MainThread"));
+        b.thread(new_thread(1, 11, 2, "worker", "Thread"));
+        let (recv, futex) = (b.string("recvfrom"), b.string("futex"));
+        let (sock_a, sock_b) = (b.string("socket:[1]"), b.string("socket:[2]"));
+        let a = b.wait(WaitTarget { syscall: recv, fd: Some(3), fd_target: Some(sock_a), ..WaitTarget::default() });
+        let c = b.wait(WaitTarget { syscall: recv, fd: Some(4), fd_target: Some(sock_b), ..WaitTarget::default() });
+        let (in_first, in_second, running) = (b.stack(&[main, first]), b.stack(&[main, second]), b.stack(&[main]));
+        let working = b.stack(&[worker]);
+        let ms = |x: f64| (x * 1e6).round() as u64;
+        for k in 0..7u32 {
+            let t = ms(1.0 + 2.0 * k as f64);
+            let m = match k {
+                0 | 1 => ThreadSample { thread: 0, stack: in_first, state: ThreadState::Idle, blocked: Some(recv), wait: Some(a), ..Default::default() },
+                4 | 5 => ThreadSample { thread: 0, stack: in_second, state: ThreadState::Idle, blocked: Some(recv), wait: Some(c), ..Default::default() },
+                _ => ThreadSample { thread: 0, stack: running, state: ThreadState::Computing, gil: true, ..Default::default() },
+            };
+            let w = ThreadSample { thread: 1, stack: working, state: ThreadState::Idle, blocked: Some(futex), ..Default::default() };
+            b.push_sample(Sample { t, threads: vec![m, w] });
+        }
+        let mut run = b.finish();
+        run.sched = Some(SchedInfo::default());
+        let (s, r) = (b'S', b'R');
+        run.switches = vec![
+            // Read in the call at 1 ms, asleep 3 µs later.
+            (ms(1.003), 10, s, 0).into(),
+            // Read running at 5 ms: its wake-up's event says 2 µs later.
+            (ms(5.010), 0, r, 10).into(),
+            (ms(8.5), 10, s, 0).into(),
+            // Read still asleep at 11 ms, woken 100 µs before.
+            (ms(11.05), 0, r, 10).into(),
+        ];
+        run.wakeups = vec![(ms(5.002), 11, 10).into(), (ms(10.9), 11, 10).into()];
+        let view = waits(&run, &WaitsOptions::default());
+        let ends: Vec<(f64, f64, bool, bool)> = view.intervals.iter().filter(|i| i.thread == 0).map(|i| (i.start_s, i.end_s, i.kernel_start, i.kernel_end)).collect();
+        assert_eq!(ends, [(0.001003, 0.005002, true, true), (0.0085, 0.0109, true, true)], "{:?}", view.intervals);
+        let edges: Vec<(u32, f64, &str)> = view.edges.iter().map(|e| (e.interval, e.time_s, e.waker.as_str())).collect();
+        assert_eq!(edges, [(0, 0.005002, "worker"), (1, 0.0109, "worker")]);
     }
 }

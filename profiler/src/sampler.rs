@@ -848,6 +848,7 @@ impl Sampler {
             if self.waits.has_pending() && self.waits.walk_due(pid, t) {
                 match self.spies[si].spy.stack_traces_with_arguments() {
                     Ok(with_args) => {
+                        self.waits.drop_moved_on(&self.builder, |pid, tid| procfs::ThreadProc::open(pid, tid).ok()?.syscall());
                         let spy = &self.spies[si].spy;
                         let mut attribute = |obj: usize, name: &str| spy.attribute(obj, name);
                         let mut owner = |obj: usize, of: crate::waits::Owner| match of {

@@ -424,6 +424,11 @@ impl WaitReader {
             let mut with = t.clone();
             with.object = Some(obj.clone());
             let id = b.wait(with);
+            // The samples of this wait taken before (the walk for its object was not due)
+            // carry it without the object: they get it too, or the wait would split in two.
+            if let Some(old) = prev.as_ref().and_then(|c| c.wait).filter(|&w| w != id && w == base) {
+                patch_since(b, o.thread, since, old, id);
+            }
             let due = o.now_ns.saturating_sub(read_at) >= REREAD_NS;
             self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: if due { 3 } else { 0 }, object: Some((o.stack, obj, read_at)), since });
             if due {
@@ -518,6 +523,22 @@ impl WaitReader {
             self.pending.clear();
             false
         }
+    }
+
+    /// Drops the queued reads of threads no longer in the futex wait they were observed in,
+    /// asked after the walk with arguments: `syscall_now(pid, tid)` reads the thread's system
+    /// call now. A sample's kernel reading comes before its stack walk, and the walk with
+    /// arguments later still: a thread that has moved on to another wait at the same line (`for
+    /// t in workers: t.join()`) would give the sample the next wait's object. The sample keeps
+    /// the wait without it; the thread's next sample asks again.
+    pub fn drop_moved_on(&mut self, b: &RunBuilder, mut syscall_now: impl FnMut(u32, u32) -> Option<Syscall>) {
+        let run = b.run();
+        self.pending.retain(|p| {
+            let (Some(futex), Some(tid)) = (p.base.futex, run.threads.get(p.thread as usize).map(|t| t.tid).filter(|&t| t != 0)) else {
+                return true;
+            };
+            matches!(syscall_now(p.pid, tid), Some(Syscall::Blocked { nr, arg0 }) if arg0 == futex && syscall_name(nr) == "futex")
+        });
     }
 
     /// Reads the objects of the queued waits from `traces` (a walk of the process with
@@ -631,11 +652,7 @@ impl WaitReader {
                 c.object = Some((c.key.2, obj, now_ns));
             }
             if let Some((since, old)) = patch {
-                for s in b.run_mut().samples.iter_mut().skip(since as usize) {
-                    for ts in s.threads.iter_mut().filter(|ts| ts.thread == p.thread && ts.wait == Some(old)) {
-                        ts.wait = Some(id);
-                    }
-                }
+                patch_since(b, p.thread, since, old, id);
             }
             out.push((p.thread, id));
         }
@@ -657,6 +674,15 @@ impl WaitReader {
 /// the GIL, whose address is 0 too).
 fn without_object(run: &crate::run::Run, t: &WaitTarget) -> bool {
     t.object.as_ref().is_none_or(|o| o.addr == 0 && run.str(o.type_name) != "GIL")
+}
+
+/// Gives `thread`'s samples from `since` on that carry wait `old` the wait `new`.
+fn patch_since(b: &mut RunBuilder, thread: ThreadId, since: u32, old: WaitId, new: WaitId) {
+    for s in b.run_mut().samples.iter_mut().skip(since as usize) {
+        for ts in s.threads.iter_mut().filter(|ts| ts.thread == thread && ts.wait == Some(old)) {
+            ts.wait = Some(new);
+        }
+    }
 }
 
 fn key_thread(o: &Observation) -> ThreadId {
