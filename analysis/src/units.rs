@@ -21,6 +21,7 @@ use serde::Serialize;
 use threadradar_profiler::run::{Run, Thread, ThreadId, TypeSource};
 
 /// What the views count as units of concurrency.
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Units {
@@ -32,6 +33,9 @@ pub enum Units {
 }
 
 impl Units {
+    pub fn is_threads(&self) -> bool {
+        *self == Units::Threads
+    }
     pub fn as_str(self) -> &'static str {
         match self {
             Units::Threads => "threads",

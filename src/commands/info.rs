@@ -46,14 +46,19 @@ fn info_json(run: &Run, path: &std::path::Path) -> serde_json::Value {
             v
         })
         .collect();
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "path": path,
         "version": run.version,
         "meta": run.meta,
         "processes": run.processes,
         "tables": { "strings": run.strings.len(), "files": run.files.len(), "functions": run.functions.len(), "frames": run.frames.len(), "stacks": run.stacks.len() },
         "threads": threads,
-    })
+    });
+    // Only a run with asyncio tasks has the key (CPython 3.14+, issue #34).
+    if let Some(t) = tasks_summary(run) {
+        v["tasks"] = serde_json::to_value(t).unwrap_or_default();
+    }
+    v
 }
 
 /// Samples per thread in each state: computing, GIL, idle; and the computing samples in which
@@ -145,6 +150,18 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     types.sort();
     types.dedup();
     writeln!(out, "threads      {} of {} types ({})", run.threads.len(), types.len(), types.join(", "))?;
+    if let Some(t) = tasks_summary(run) {
+        writeln!(
+            out,
+            "tasks        {} of {} coroutines ({}) on {}, read from {}{}; `--units tasks` counts them as the units",
+            plural(t.count, "asyncio task", "asyncio tasks"),
+            t.coroutines.len(),
+            t.coroutines.join(", "),
+            plural(t.loops, "event-loop thread", "event-loop threads"),
+            t.source,
+            t.note.map(|n| format!(" ({n})")).unwrap_or_default()
+        )?;
+    }
     writeln!(out)?;
     // Per-thread counts by state.
     let counts = state_counts(run);
@@ -174,6 +191,36 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "blocking I/O: the computing samples in which the kernel said the thread slept in an I/O call (read, recv, poll, disk…); the metrics count them as computing (docs/run-format.md, \"Thread states\"), cpu s says how little CPU they used")?;
     }
     Ok(())
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The run's asyncio tasks in a few figures (issue #34), when it has any.
+#[derive(serde::Serialize)]
+struct TasksSummary {
+    count: usize,
+    /// Their distinct root coroutines (the tasks' types), sorted.
+    coroutines: Vec<String>,
+    /// Threads whose event loop ran them.
+    loops: usize,
+    source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+fn tasks_summary(run: &Run) -> Option<TasksSummary> {
+    if run.tasks.is_empty() {
+        return None;
+    }
+    let mut coroutines: Vec<String> = run.tasks.iter().map(|t| t.coro.clone()).collect();
+    coroutines.sort();
+    coroutines.dedup();
+    let loops: std::collections::BTreeSet<u32> = run.tasks.iter().map(|t| t.thread).collect();
+    let info = run.tasks_info.clone().unwrap_or_default();
+    let source = if info.source.is_empty() { "an unnamed source".to_string() } else { info.source };
+    Some(TasksSummary { count: run.tasks.len(), coroutines, loops: loops.len(), source, note: info.note })
 }
 
 /// Cuts a name to `n` characters for a table column, marking the cut.
