@@ -54,6 +54,8 @@ pub fn runs(host: &dyn Host, req: RunsParams) -> Result<RunsResult, ProtocolErro
             command: m.command.join(" "),
             start_unix_ms: m.start_unix_ms,
             python_version: m.python_version.clone(),
+            units: threadradar_analysis::units::units_of(run),
+            tasks: run.tasks.len(),
         }
     });
     Ok(RunsResult {
