@@ -153,9 +153,9 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     if let Some(t) = tasks_summary(run) {
         writeln!(
             out,
-            "tasks        {} of {} coroutines ({}) on {}, read from {}{}; `--units tasks` counts them as the units",
+            "tasks        {} of {} ({}) on {}, read from {}{}; `--units tasks` counts them as the units",
             plural(t.count, "asyncio task", "asyncio tasks"),
-            t.coroutines.len(),
+            plural(t.coroutines.len(), "coroutine", "coroutines"),
             t.coroutines.join(", "),
             plural(t.loops, "event-loop thread", "event-loop threads"),
             t.source,
