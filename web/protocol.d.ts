@@ -21,6 +21,7 @@ export const Methods = {
   views: "views",
   runSet: "runSet",
   navigate: "navigate",
+  splitCommand: "splitCommand",
 } as const;
 
 /** The parameters and result of each method. */
@@ -41,6 +42,7 @@ export interface MethodTypes {
   views: { params: ViewsParams; result: ViewsResult };
   runSet: { params: RunSetParams; result: RunSetAnswer };
   navigate: { params: NavigateParams; result: NavigateResult };
+  splitCommand: { params: SplitCommandParams; result: SplitCommandResult };
 }
 
 /**
@@ -72,6 +74,11 @@ export type ProtocolError = { code: ErrorCode, message: string, };
  * `computing+gil`, `all` or `cpu`.
  */
 export type CountedStates = "auto" | "computing" | "computing-cpu" | "computing+gil" | "all" | "waiting" | "cpu";
+
+/**
+ * What the views count as units of concurrency.
+ */
+export type Units = "threads" | "tasks";
 
 /**
  * The four levels of abstraction the paper computes metrics at. Defined once for `report
@@ -521,7 +528,17 @@ history?: RunHistory, };
 /**
  * The active run in a few figures (status bars, run pickers).
  */
-export type RunSummary = { name: string, samples: number, threads: number, processes: number, duration_s: number, command: string, start_unix_ms: number, python_version: string | null, };
+export type RunSummary = { name: string, samples: number, threads: number, processes: number, duration_s: number, command: string, start_unix_ms: number, python_version: string | null, 
+/**
+ * What the figures count as units (the `units` setting): absent for threads; `tasks` when
+ * the run's asyncio tasks are units (`threads` then counts tasks and threads).
+ */
+units?: Units, 
+/**
+ * The run's asyncio tasks (recorded on CPython 3.14+), whichever units are shown; absent
+ * when it has none.
+ */
+tasks?: number, };
 
 /**
  * `runs`' `label`: sets (or with `null`/empty removes) a run's label.
@@ -1648,6 +1665,17 @@ export type NavigateResult = { ok: boolean,
  * `file:line` as it was shown.
  */
 shown: string, };
+
+/**
+ * `splitCommand`: `line` split into words, or `words` joined into a line (one of the two).
+ */
+export type SplitCommandParams = { line?: string, words?: Array<string>, };
+
+/**
+ * The words and the one line that reads back into them; `error` (one sentence) instead when
+ * the line cannot be split (an unclosed quote): the words are then empty.
+ */
+export type SplitCommandResult = { words: Array<string>, line: string, error: string | null, };
 
 /**
  * Parameters of `traceCompare`.
