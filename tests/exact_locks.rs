@@ -17,13 +17,53 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// CPython 3.13 (and 3.13t) built by tests/pythons.sh.
-fn built_python(label: &str) -> Option<String> {
+/// The interpreters of tests/pythons.sh among `labels` (3.13 and 3.13t built, 3.14 and 3.15
+/// Debian sid's run in its chroot by a wrapper); a missing one is skipped, or fails the test when
+/// `THREADRADAR_REQUIRE_PYTHONS=1` (CI).
+fn built_pythons(labels: &[&str]) -> Vec<String> {
     let dir = std::env::var_os("THREADRADAR_PYTHONS")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/threadradar/pythons"));
-    let exe = dir.join(label).join("bin").join(if label.ends_with('t') { "python3.13t" } else { "python3.13" });
-    exe.exists().then(|| exe.display().to_string())
+    let required = std::env::var("THREADRADAR_REQUIRE_PYTHONS").is_ok_and(|v| v == "1");
+    let mut out = Vec::new();
+    for label in labels {
+        let exe = dir.join(label).join("bin").join(format!("python{label}"));
+        if exe.exists() {
+            out.push(exe.display().to_string());
+        } else {
+            assert!(!required, "CPython {label} is required here (THREADRADAR_REQUIRE_PYTHONS=1) but {} is missing: run `bash tests/pythons.sh`", exe.display());
+            skip("python", &format!("no CPython {label} (install it with `bash tests/pythons.sh`)"));
+        }
+    }
+    out
+}
+
+/// Which lock probes a recording must have used.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Probes {
+    /// The lock functions by name (an interpreter with its `.symtab`).
+    Symbols,
+    /// The lock types' methods (a stripped build, or `THREADRADAR_LOCK_PROBES=methods`).
+    Methods,
+    /// Whichever the rule chooses (the default python3, which differs between machines).
+    Any,
+}
+
+/// `threadradar record --no-progress --exact-locks ARGS…`, with `probes` forced through
+/// `THREADRADAR_LOCK_PROBES` when `force`; checks the run used them and returns it.
+fn record_locks(dir: &Path, out: &Path, args: &[&str], probes: Probes, force: bool) -> (threadradar_profiler::run::Run, std::process::Output) {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(["record", "--no-progress", "--exact-locks", "-o", out.to_str().unwrap()]).args(args).current_dir(dir);
+    if force {
+        cmd.env("THREADRADAR_LOCK_PROBES", if probes == Probes::Methods { "methods" } else { "symbols" });
+    }
+    let o = cmd.output().expect("running threadradar");
+    assert!(o.status.success(), "record failed: {}", stderr(&o));
+    let run = read(out);
+    let info = run.locks.as_ref().unwrap_or_else(|| panic!("the run says how lock events were recorded: {}", stderr(&o)));
+    let methods = info.probes.iter().any(|p| p.starts_with("_thread.lock.acquire"));
+    assert!(probes == Probes::Any || methods == (probes == Probes::Methods), "{probes:?} probes expected: {:?}", info.probes);
+    (run, o)
 }
 
 #[derive(Debug)]
@@ -43,18 +83,16 @@ fn truth(log: &Path) -> Vec<Truth> {
         .collect()
 }
 
-/// Records guarded600.py with `python` and `kind` and checks `sections --exact` against its log.
-fn check(python: &str, kind: &str) {
+/// Records guarded600.py with `python` and `kind` (with `probes`, forced when `force`) and checks
+/// `sections --exact` against its log.
+fn check(python: &str, kind: &str, probes: Probes, force: bool) {
     let _guard = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
     let log = dir.path().join("truth.jsonl");
-    let args = ["record", "--no-progress", "--exact-locks", "-o", out.to_str().unwrap(), "--", python, &script("guarded600.py"), log.to_str().unwrap(), kind];
-    let o = threadradar(dir.path(), &args);
-    assert!(o.status.success(), "record failed: {}", stderr(&o));
+    let (run, o) = record_locks(dir.path(), &out, &["--", python, &script("guarded600.py"), log.to_str().unwrap(), kind], probes, force);
     let err = stderr(&o);
     assert!(err.contains("lock events recorded"), "record says how many lock events it recorded: {err}");
-    let run = read(&out);
     let info = run.locks.as_ref().expect("the run says how lock events were recorded");
     assert!(info.stopped.is_none(), "the cap stopped the probes: {info:?}");
     let base = info.monotonic_at_start_ns;
@@ -67,6 +105,18 @@ fn check(python: &str, kind: &str) {
     let locks = view["locks"].as_array().unwrap();
     // The guard is the lock with the most executions (the others: thread start-up, joins).
     let guard = &locks[0];
+    // Probed by its methods, a lock is known by its object's address (`id()`), as the waits
+    // view's objects are.
+    if run.locks.as_ref().unwrap().probes.iter().any(|p| p.starts_with("_thread.lock.acquire")) {
+        let id = std::fs::read_to_string(&log).ok().and_then(|t| serde_json::from_str::<serde_json::Value>(t.lines().next()?).ok()?["lock_id"].as_u64());
+        assert_eq!(guard["lock"].as_str(), id.map(|id| format!("{id:#x}")).as_deref(), "the lock is the object entered by `with`");
+        // Where a sample read the guard from a waiting frame, the exact lock carries its name.
+        let read = run.waits.iter().filter_map(|w| w.object.as_ref()).find(|o| Some(o.addr) == id && run.str(o.type_name).contains("lock"));
+        if let Some(o) = read {
+            let object = guard["object"].as_str().unwrap_or_else(|| panic!("the guard was read at its address ({}) but the exact lock has no object", run.str(o.type_name)));
+            assert!(object.contains("lock"), "{object}");
+        }
+    }
     let place = guard["place"].as_str().unwrap_or("");
     assert!(place.contains("guarded600.py") && place.contains("section"), "the samples inside name the section: {place}");
     let mut found: Vec<(u32, u64, u64, Option<String>)> = guard["executions"]
@@ -98,6 +148,7 @@ fn check(python: &str, kind: &str) {
         }
     }
     assert!(matched * 100 >= truth.len() * 95, "{kind} on {python}: {matched} of {} executions listed exactly; misses: {misses:#?}", truth.len());
+    eprintln!("{kind} on {python} ({probes:?} probes{}): {matched} of {} executions listed exactly", if force { ", forced" } else { "" }, truth.len());
     // Three threads take turns: most entries wait for another thread's release.
     let handoffs = found.iter().filter(|e| e.3.is_some()).count();
     assert!(handoffs * 2 >= found.len(), "hand-offs named for {handoffs} of {} executions", found.len());
@@ -124,30 +175,58 @@ fn root_or_skip() -> bool {
 #[test]
 fn lock_sections_are_exact_on_the_default_python() {
     if root_or_skip() {
-        check(&python(), "lock");
+        check(&python(), "lock", Probes::Any, false);
     }
 }
 
 #[test]
 fn rlock_sections_are_exact_on_the_default_python() {
     if root_or_skip() {
-        check(&python(), "rlock");
+        check(&python(), "rlock", Probes::Any, false);
     }
 }
 
+/// 3.13 and 3.13t, built here with their symbol tables: the lock functions by name.
 #[test]
 fn lock_and_rlock_sections_are_exact_on_3_13() {
     if !root_or_skip() {
         return;
     }
-    for label in ["3.13", "3.13t"] {
-        match built_python(label) {
-            Some(py) => {
-                check(&py, "lock");
-                check(&py, "rlock");
-            }
-            None => skip("python", &format!("no CPython {label} (build it with `bash tests/pythons.sh`)")),
-        }
+    for py in built_pythons(&["3.13", "3.13t"]) {
+        check(&py, "lock", Probes::Symbols, false);
+        check(&py, "rlock", Probes::Symbols, false);
+    }
+}
+
+/// Debian sid's 3.14 and 3.15, stripped and built with link-time optimisation: the lock types'
+/// methods (their lock functions are inlined copies, never called by name).
+#[test]
+fn lock_and_rlock_sections_are_exact_on_3_14_and_3_15() {
+    if !root_or_skip() {
+        return;
+    }
+    for py in built_pythons(&["3.14", "3.15"]) {
+        check(&py, "lock", Probes::Methods, false);
+        check(&py, "rlock", Probes::Methods, false);
+    }
+}
+
+/// The method probes where the rule chooses the functions by name: on pyenv's 3.11 (a shared
+/// libpython: the method arrays' pointers are relocations) and 3.13 (a PIE), and on Debian's own
+/// stripped /usr/bin/python3.11 (the rule's choice there: its lock functions are inlined too).
+#[test]
+fn method_probes_are_exact_on_3_11_and_3_13_too() {
+    if !root_or_skip() {
+        return;
+    }
+    let mut pythons = vec![python()];
+    pythons.extend(built_pythons(&["3.13"]));
+    for py in &pythons {
+        check(py, "lock", Probes::Methods, true);
+        check(py, "rlock", Probes::Methods, true);
+    }
+    if Path::new("/usr/bin/python3.11").exists() {
+        check("/usr/bin/python3.11", "lock", Probes::Methods, false);
     }
 }
 
@@ -221,7 +300,7 @@ struct Wakeup {
 /// a waiter lock, released by `notify`) against the consumers' log: recall and precision at least
 /// 95 %; an exact edge is never doubled by an inferred one on the same wait; the exports carry
 /// the lock events. Returns (recall, precision) in per cent.
-fn check_handoffs(python: &str, kind: &str) -> (f64, f64) {
+fn check_handoffs(python: &str, kind: &str, probes: Probes, force: bool) -> (f64, f64) {
     let _guard = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
@@ -229,10 +308,8 @@ fn check_handoffs(python: &str, kind: &str) -> (f64, f64) {
     // The Condition with the scheduler's wake-ups too (where the kernel allows them): each exact
     // edge replaces the kernel edge of the same wake-up.
     let sched = if kind == "condition" { "--sched" } else { "--no-sched" };
-    let args = ["record", "--no-progress", sched, "--exact-locks", "--interval-ms", "2", "-o", out.to_str().unwrap(), "--", python, &script("notify_truth.py"), log.to_str().unwrap(), kind];
-    let o = threadradar(dir.path(), &args);
-    assert!(o.status.success(), "record failed: {}", stderr(&o));
-    let run = read(&out);
+    let args = [sched, "--interval-ms", "2", "--", python, &script("notify_truth.py"), log.to_str().unwrap(), kind];
+    let (run, _) = record_locks(dir.path(), &out, &args, probes, force);
     let info = run.locks.as_ref().expect("the run says how lock events were recorded");
     assert!(info.stopped.is_none() && info.lost_events == 0, "every lock event kept: {info:?}");
     let base = info.monotonic_at_start_ns;
@@ -305,8 +382,8 @@ fn check_handoffs(python: &str, kind: &str) -> (f64, f64) {
 #[test]
 fn condition_and_queue_hand_offs_are_exact_edges_on_the_default_python() {
     if root_or_skip() {
-        check_handoffs(&python(), "condition");
-        check_handoffs(&python(), "queue");
+        check_handoffs(&python(), "condition", Probes::Any, false);
+        check_handoffs(&python(), "queue", Probes::Any, false);
     }
 }
 
@@ -315,13 +392,25 @@ fn condition_and_queue_hand_offs_are_exact_edges_on_3_13() {
     if !root_or_skip() {
         return;
     }
-    for label in ["3.13", "3.13t"] {
-        match built_python(label) {
-            Some(py) => {
-                check_handoffs(&py, "condition");
-                check_handoffs(&py, "queue");
-            }
-            None => skip("python", &format!("no CPython {label} (build it with `bash tests/pythons.sh`)")),
-        }
+    for py in built_pythons(&["3.13", "3.13t"]) {
+        check_handoffs(&py, "condition", Probes::Symbols, false);
+        check_handoffs(&py, "queue", Probes::Symbols, false);
+    }
+}
+
+/// On 3.14 and 3.15 by the methods: a `Condition`'s waiter lock is a `_thread.lock` acquired
+/// twice, released by `notify`; its own `RLock` is left and taken back by `_release_save` and
+/// `_acquire_restore`. The same with the methods forced on 3.13.
+#[test]
+fn condition_and_queue_hand_offs_are_exact_edges_on_3_14_and_3_15() {
+    if !root_or_skip() {
+        return;
+    }
+    for py in built_pythons(&["3.14", "3.15"]) {
+        check_handoffs(&py, "condition", Probes::Methods, false);
+        check_handoffs(&py, "queue", Probes::Methods, false);
+    }
+    for py in built_pythons(&["3.13"]) {
+        check_handoffs(&py, "condition", Probes::Methods, true);
     }
 }

@@ -142,6 +142,9 @@ fn requests(ws: &Workspace) -> Vec<(&'static str, &'static str, Value)> {
         ("traceCompare", "trace-compare-sets", json!({ "a_runs": [BUGGY, BUGGY], "b_runs": [FIXED, FIXED], "width_px": 300 })),
         ("views", "views", json!({})),
         ("runSet", "run-set", json!({ "runset": "20260101T000002Z-bug1.runset.json", "top": 5, "hide_stdlib": true })),
+        ("splitCommand", "split-command", json!({ "line": "python3 \"my app.py\" -k 'a b' # comment" })),
+        ("splitCommand", "split-command-unclosed", json!({ "line": "python3 'app.py" })),
+        ("splitCommand", "join-command", json!({ "words": ["python3", "my app.py", "it's", ""] })),
     ]
 }
 
@@ -180,6 +183,7 @@ fn serve_and_lsp_answer_the_same_json_for_every_method() {
         ("waits", json!({ "from_s": 2, "to_s": 1 }), protocol::ErrorCode::InvalidParams),
         ("traceCompare", json!({ "width_px": 0 }), protocol::ErrorCode::InvalidParams),
         ("views", json!({ "delete": "no-such-view" }), protocol::ErrorCode::NotFound),
+        ("splitCommand", json!({}), protocol::ErrorCode::InvalidParams),
         ("noSuchMethod", json!({}), protocol::ErrorCode::UnknownMethod),
     ] {
         let (status, body) = post(&s, method, &params).unwrap_err();

@@ -170,7 +170,8 @@ fn report_units_tasks_counts_the_tasks_and_keeps_the_threads() {
     let o = common::threadradar(&root, &["info", run.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("threads      2 of 2 types"), "{text}");
-    assert!(text.contains("tasks        3 asyncio tasks of 1 coroutine (Crawler.fetch) on 1 event-loop thread"), "{text}");
+    assert!(text.contains("tasks        3 asyncio tasks of 1 coroutine (Crawler.fetch), 12 runs on threads"), "{text}");
+    assert!(text.contains("`--units tasks` counts them as the units"), "{text}");
 }
 
 #[test]

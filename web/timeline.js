@@ -451,6 +451,29 @@
     };
   }
 
+  /** The note under the lanes: how the figures were obtained, the period, what is folded. */
+  function obtainedNote(l, placed) {
+    const folded = placed.filter((p) => p.lane.folded_below > 0).length;
+    return `How this was obtained: ${l.obtained}. Sampling period ${fmtS(l.period_s)}; lighter blocks stand for bars narrower than a pixel (hover for their count).` +
+      (folded ? ` ${folded} lane(s) deeper than ${l.fold.depth} rows show their deepest levels folded into the last row (dashed; +N on the label expands one).` : "") +
+      (l.fold.stdlib ? " Runs of standard-library frames (imports among them) are folded into one band each." : "");
+  }
+
+  /** The toolbar's controls: each changes the state and asks for a new layout (or redraws). */
+  function wireToolbar(st, c, on) {
+    c.theta.addEventListener("input", () => {
+      st.theta = Number(c.theta.value);
+      c.thetaOut.textContent = st.theta > 0 ? `θ ${st.theta}/ms` : "linear";
+      on.request();
+    });
+    c.foldTop.addEventListener("change", () => { st.fold = { ...st.fold, top: Number(c.foldTop.value) }; on.request(); });
+    c.foldStd.addEventListener("change", () => { st.fold = { ...st.fold, stdlib: c.foldStd.checked }; on.request(); });
+    c.depth.addEventListener("change", () => { st.fold = { ...st.fold, depth: Number(c.depth.value) }; st.expand.clear(); on.request(); });
+    c.sort.addEventListener("change", () => { st.sort = c.sort.value; on.rebuild(); });
+    c.resetZoom.addEventListener("click", () => { st.from = st.to = null; on.request(); });
+    c.resetBrush.addEventListener("click", () => { st.brush = null; c.resetBrush.disabled = true; on.onTimeWindow(null, null); on.draw(); });
+  }
+
   function create(root, opts) {
     const fetchLayout = opts.fetchLayout;
     const onNavigate = opts.onNavigate || (() => {});
@@ -534,10 +557,7 @@
       const focus = l.focus ? ` · ${l.focus.name}: ${l.focus.span_count} span(s) on ${l.focus.threads.length} thread(s), highlighted` : "";
       info.textContent = `${fmtS(l.from_s)} – ${fmtS(l.to_s)} of ${fmtS(l.run_to_s)}, ${scale}${focus}`;
       root.setAttribute("data-highlight", l.focus ? l.focus.artifact : "");
-      const folded = placed.filter((p) => p.lane.folded_below > 0).length;
-      note.textContent = `How this was obtained: ${l.obtained}. Sampling period ${fmtS(l.period_s)}; lighter blocks stand for bars narrower than a pixel (hover for their count).` +
-        (folded ? ` ${folded} lane(s) deeper than ${l.fold.depth} rows show their deepest levels folded into the last row (dashed; +N on the label expands one).` : "") +
-        (l.fold.stdlib ? " Runs of standard-library frames (imports among them) are folded into one band each." : "");
+      note.textContent = obtainedNote(l, placed);
     }
     // The first lane the layout lights (the artifact's threads, or a moment's threads), into view.
     function scrollToLit() {
@@ -572,17 +592,7 @@
 
     // ---- interaction ----------------------------------------------------------------------------
     wireInput({ st, root, canvas, tip, resetBrush, request, draw, plotWidth, onNavigate, onTimeWindow });
-    theta.addEventListener("input", () => {
-      st.theta = Number(theta.value);
-      thetaOut.textContent = st.theta > 0 ? `θ ${st.theta}/ms` : "linear";
-      request();
-    });
-    foldTop.addEventListener("change", () => { st.fold = { ...st.fold, top: Number(foldTop.value) }; request(); });
-    foldStd.addEventListener("change", () => { st.fold = { ...st.fold, stdlib: foldStd.checked }; request(); });
-    depth.addEventListener("change", () => { st.fold = { ...st.fold, depth: Number(depth.value) }; st.expand.clear(); request(); });
-    sort.addEventListener("change", () => { st.sort = sort.value; if (st.layout) { build(); paint(); draw(); } });
-    resetZoom.addEventListener("click", () => { st.from = st.to = null; request(); });
-    resetBrush.addEventListener("click", () => { st.brush = null; resetBrush.disabled = true; onTimeWindow(null, null); draw(); });
+    wireToolbar(st, { theta, thetaOut, foldTop, foldStd, depth, sort, resetZoom, resetBrush }, { request, rebuild: () => { if (st.layout) { build(); paint(); draw(); } }, draw, onTimeWindow });
     const resize = () => request();
     window.addEventListener("resize", resize);
 

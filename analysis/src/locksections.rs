@@ -52,6 +52,9 @@ pub struct ExactExecution {
 pub struct ExactLock {
     /// The lock's address in the target (the lock functions' first argument), as hex.
     pub lock: String,
+    /// The lock object the samples read at this address from a waiting frame (see [`objects`]):
+    /// its type and the program's name for it (`_thread.lock guard`).
+    pub object: Option<String>,
     /// The place most of its executions show, and in how many.
     pub place: Option<String>,
     pub place_count: usize,
@@ -169,6 +172,27 @@ fn place_of(run: &Run, stack: StackId) -> Option<String> {
     None
 }
 
+/// The lock objects of the run's waits by the address a lock event gives them: the object's own
+/// address where the lock methods were probed (the event's lock is `self`), and, where 3.13's
+/// `_PyMutex_LockTimed` was probed by name, a `_thread.lock`'s address + 16 too (its `PyMutex`
+/// follows the object's header). Each named `type name` (`type` alone when unnamed).
+pub fn objects(run: &Run) -> HashMap<u64, String> {
+    let mutex_field = run.locks.as_ref().is_some_and(|l| l.probes.iter().any(|p| p.starts_with("_PyMutex_LockTimed@")));
+    let mut out = HashMap::new();
+    for o in run.waits.iter().filter_map(|w| w.object.as_ref()) {
+        let ty = run.str(o.type_name);
+        if !matches!(ty, "_thread.lock" | "_thread.RLock" | "lock" | "RLock" | "threading.Lock" | "threading.RLock") {
+            continue;
+        }
+        let label = o.name.map_or_else(|| ty.to_string(), |n| format!("{ty} {}", run.str(n)));
+        out.entry(o.addr).or_insert_with(|| label.clone());
+        if mutex_field && matches!(ty, "_thread.lock" | "lock" | "threading.Lock") {
+            out.entry(o.addr + 16).or_insert(label);
+        }
+    }
+    out
+}
+
 fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -212,6 +236,7 @@ pub fn analyse(run: &Run) -> Option<ExactSectionsView> {
             place,
         });
     }
+    let named = objects(run);
     let mut out: Vec<ExactLock> = locks
         .into_iter()
         .map(|(lock, executions)| {
@@ -226,6 +251,7 @@ pub fn analyse(run: &Run) -> Option<ExactSectionsView> {
             d.sort_by(f64::total_cmp);
             ExactLock {
                 lock: format!("{lock:#x}"),
+                object: named.get(&lock).cloned(),
                 place,
                 place_count,
                 total_hold_s: d.iter().sum(),
@@ -297,6 +323,36 @@ mod tests {
         run.locks = Some(LockInfo::default());
         run.lock_events = events.iter().map(|&e| LockEvent::from(e)).collect();
         run
+    }
+
+    /// A lock event's address names the lock object the samples read from a waiting frame: the
+    /// object itself (method probes), or a `_thread.lock`'s `PyMutex` 16 bytes in (3.13 by name).
+    #[test]
+    fn the_lock_is_named_by_the_object_at_its_address() {
+        use threadradar_profiler::run::{WaitObject, WaitTarget};
+        let (c, a, r) = (kind::CALL, kind::ACQUIRED, kind::RELEASED);
+        let events = [(10, 1, c, 0x1000), (11, 1, a, 0x1000), (12, 1, r, 0x1000), (20, 1, c, 0x2010), (21, 1, a, 0x2010), (22, 1, r, 0x2010), (30, 1, c, 0x3000), (31, 1, a, 0x3000), (32, 1, r, 0x3000)];
+        let named = |probe: &str| {
+            let mut run = run_of(&events);
+            run.locks.as_mut().unwrap().probes = vec![format!("{probe}@/usr/bin/python3+0x1234")];
+            run.strings = vec!["_thread.lock".into(), "guard".into(), "_thread.RLock".into(), "queue.Queue".into()];
+            let obj = |addr, type_name, name| Some(WaitObject { addr, type_name, name, ..Default::default() });
+            run.waits = vec![WaitTarget { object: obj(0x1000, 0, Some(1)), ..Default::default() }, WaitTarget { object: obj(0x2000, 2, None), ..Default::default() }, WaitTarget { object: obj(0x3000, 3, None), ..Default::default() }];
+            let view = analyse(&run).unwrap();
+            let mut out: Vec<(String, Option<String>)> = view.locks.iter().map(|l| (l.lock.clone(), l.object.clone())).collect();
+            out.sort();
+            out
+        };
+        let s = |x: &str| x.to_string();
+        assert_eq!(named("_thread.lock.acquire/acquire_lock/__enter__"), vec![(s("0x1000"), Some(s("_thread.lock guard"))), (s("0x2010"), None), (s("0x3000"), None)], "not a lock type: no name");
+        // By name on 3.13, 0x1010 would be guard's mutex; an RLock's lock is elsewhere.
+        let mut run = run_of(&[(10, 1, c, 0x1010), (11, 1, a, 0x1010), (12, 1, r, 0x1010)]);
+        run.locks.as_mut().unwrap().probes = vec!["_PyMutex_LockTimed@/x+0x1".into()];
+        run.strings = vec!["_thread.lock".into(), "guard".into()];
+        run.waits = vec![WaitTarget { object: Some(WaitObject { addr: 0x1000, type_name: 0, name: Some(1), ..Default::default() }), ..Default::default() }];
+        assert_eq!(analyse(&run).unwrap().locks[0].object.as_deref(), Some("_thread.lock guard"));
+        run.locks.as_mut().unwrap().probes = vec!["PyThread_acquire_lock_timed@/x+0x1".into()];
+        assert_eq!(analyse(&run).unwrap().locks[0].object, None, "3.11's lock is a semaphore of its own");
     }
 
     #[test]

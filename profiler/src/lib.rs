@@ -50,6 +50,8 @@ pub mod sampler;
 pub mod sched;
 #[cfg(feature = "sampler")]
 pub mod uprobes;
+#[cfg(feature = "sampler")]
+pub mod lockmethods;
 pub mod schedpack;
 #[cfg(feature = "sampler")]
 pub mod perfring;

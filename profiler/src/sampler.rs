@@ -19,6 +19,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
+#[path = "sampler_tasks.rs"]
+mod tasks_rec;
+
 /// How to sample.
 #[derive(Clone, Debug)]
 pub struct SamplerOptions {
@@ -31,6 +34,8 @@ pub struct SamplerOptions {
     pub startup_timeout: Duration,
     /// Read what blocked threads wait on (`Run::waits`).
     pub waits: bool,
+    /// Read asyncio tasks (CPython 3.14+: `Run::tasks`, see `sampler_tasks.rs`).
+    pub tasks: bool,
     /// Record the scheduler's switches and wake-ups (`Run::switches`, `Run::wakeups`).
     pub sched: bool,
     /// Record every call and return of the interpreter's lock functions through kernel uprobes
@@ -46,6 +51,7 @@ impl Default for SamplerOptions {
             subprocesses: false,
             startup_timeout: Duration::from_secs(5),
             waits: true,
+            tasks: true,
             sched: false,
             exact_locks: None,
         }
@@ -196,6 +202,8 @@ pub struct Sampler {
     sched_start: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// The lock uprobes being recorded (`--exact-locks`); they share the pids and t = 0 above.
     locks: Option<crate::uprobes::LockRecorder>,
+    /// asyncio tasks being recorded (`sampler_tasks.rs`).
+    tasks: tasks_rec::TasksRec,
 }
 
 /// How much of the run has been appended to the run file so far.
@@ -213,6 +221,9 @@ struct Stream {
     switches: usize,
     wakeups: usize,
     lock_events: usize,
+    tasks: usize,
+    task_runs: usize,
+    task_states: usize,
     /// The threads as last written, to write only the ones that changed.
     threads: Vec<Thread>,
 }
@@ -344,6 +355,7 @@ impl Sampler {
             sched_lost_seen: 0,
             sched_start: Default::default(),
             locks: None,
+            tasks: Default::default(),
         };
         match first {
             Some(spy) => s.add_spy(root, spy),
@@ -497,6 +509,9 @@ impl Sampler {
             switches: 0,
             wakeups: 0,
             lock_events: 0,
+            tasks: 0,
+            task_runs: 0,
+            task_states: 0,
             threads: Vec::new(),
         });
     }
@@ -550,6 +565,11 @@ impl Sampler {
         let known = st.threads.len().min(run.threads.len());
         let updates: Vec<(ThreadId, &Thread)> =
             (0..known).filter(|&i| run.threads[i] != st.threads[i]).map(|i| (i as ThreadId, &run.threads[i])).collect();
+        // Tasks written before whose name or end changed (a task's last sample alone is not
+        // written again: 10 000 tasks seen again would rewrite them all at every append).
+        let mut task_updates: Vec<(crate::tasks::TaskId, &crate::tasks::Task)> =
+            self.tasks.dirty.iter().filter(|&&i| (i as usize) < st.tasks).map(|&i| (i, &run.tasks[i as usize])).collect();
+        task_updates.sort_by_key(|u| u.0);
         let chunk = crate::runfile::ChunkRef {
             meta: Some(&run.meta),
             strings: &run.strings[st.strings..],
@@ -568,9 +588,14 @@ impl Sampler {
             wakeups: &run.wakeups[st.wakeups..],
             locks: run.locks.as_ref(),
             lock_events: &run.lock_events[st.lock_events..],
+            tasks_info: run.tasks_info.as_ref(),
+            tasks: &run.tasks[st.tasks..],
+            task_updates: &task_updates,
+            // Closed runs only: a thread's open run is written once it ends.
+            task_runs: &run.task_runs[st.task_runs..],
+            // Chains name raw stacks, which are the provisional stacks written above.
+            task_states: &run.task_states[st.task_states..],
             end: false,
-            // Tasks are not recorded yet (issue #34).
-            ..Default::default()
         };
         if let Err(e) = st.writer.as_mut().unwrap().append(&chunk) {
             tracing::warn!("stopped writing the run while recording: {e}");
@@ -586,7 +611,11 @@ impl Sampler {
         st.switches = run.switches.len();
         st.wakeups = run.wakeups.len();
         st.lock_events = run.lock_events.len();
+        st.tasks = run.tasks.len();
+        st.task_runs = run.task_runs.len();
+        st.task_states = run.task_states.len();
         st.threads = run.threads.clone();
+        self.tasks.dirty.clear();
         self.stream = Some(st);
     }
 
@@ -841,6 +870,8 @@ impl Sampler {
             if wants_type {
                 need_types.push(si);
             }
+            let sample = self.builder.run().samples.len() as u32;
+            self.record_tasks(si, pid, sample, &threads[first..]);
         }
         if !any_ok {
             // Ticks before any Python process was found (a wrapper that has not started Python
@@ -1123,6 +1154,9 @@ impl Sampler {
             return id;
         }
         let id = self.file_names.len() as u32;
+        if path.contains("/asyncio/") {
+            self.tasks.asyncio_seen = true;
+        }
         self.file_names.push(path.to_string());
         self.files.insert(path.to_string(), id);
         if let Some(resolver) = &mut self.resolver {
@@ -1135,17 +1169,20 @@ impl Sampler {
         id
     }
 
+    fn intern_raw_frame(&mut self, raw: RawFrame) -> u32 {
+        let next = self.raw_frame_list.len() as u32;
+        *self.raw_frames.entry(raw).or_insert_with_key(|k| {
+            self.raw_frame_list.push(k.clone());
+            next
+        })
+    }
+
     fn intern_stack(&mut self, pid: u32, frames: &[py_spy::Frame]) -> Option<u32> {
         let mut parent = None;
         // py-spy lists the innermost frame first; the prefix tree grows from the outermost.
         for f in frames.iter().rev() {
             let file = self.intern_file(pid, &f.filename);
-            let raw = RawFrame { file, name: f.name.clone(), line: f.line.max(0) as u32 };
-            let next = self.raw_frame_list.len() as u32;
-            let frame = *self.raw_frames.entry(raw).or_insert_with_key(|k| {
-                self.raw_frame_list.push(k.clone());
-                next
-            });
+            let frame = self.intern_raw_frame(RawFrame { file, name: f.name.clone(), line: f.line.max(0) as u32 });
             let key = (parent, frame);
             let next = self.raw_stack_list.len() as u32;
             let node = *self.raw_stacks.entry(key).or_insert_with(|| {
@@ -1211,6 +1248,8 @@ impl Sampler {
             }
         }
         derive_entry_point_types(run, "Thread");
+        self.finish_tasks(&frame_map, &stack_map);
+        let run = self.builder.run_mut();
         let rate = rate_over_lifetimes(run, self.opts.interval);
         let m = &mut run.meta;
         m.achieved_rate_hz = rate;

@@ -11,6 +11,13 @@
 //! interpreter is built shared, else the executable — read through `/proc/<pid>/root`; the probe
 //! goes at its file offset (`vaddr − segment vaddr + segment file offset`).
 //!
+//! A file without `.symtab` (a stripped distribution build: Debian's 3.11, 3.14, 3.15) has the
+//! lock functions inlined into the lock methods by link-time optimisation, so there the C
+//! functions of `_thread.lock`'s and `_thread.RLock`'s methods are probed instead, found from the
+//! types' specs in the file's data (`lockmethods.rs`): the lock is then the object (`self`, the
+//! first argument), an acquire's return is `Py_True` when it took it, and an `RLock`'s level is
+//! counted here ([`Pairs`]) so that only its outermost release frees it.
+//!
 //! Opened per CPU for every task (pid −1), not per target thread: a uprobe is a breakpoint in the
 //! file's pages, so a CPU-wide event fires for whichever process runs that code, and the events of
 //! the target's processes are kept by their process id (`PERF_SAMPLE_TID`). A per-task event
@@ -47,10 +54,50 @@ pub const FUNCTIONS: &[(&str, Role)] = &[
     ("_PyMutex_TryUnlock", Role::Release),
 ];
 
+/// What a probed function does to the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
+    /// Takes it (call + return): `lock.acquire`, `_PyMutex_LockTimed`.
     Acquire,
+    /// Frees it.
     Release,
+    /// `RLock.acquire`/`__enter__` (method probes): takes it, or counts one more level when its
+    /// thread holds it already.
+    RecursiveAcquire,
+    /// `RLock.release`/`__exit__` (method probes): frees it when the last level goes.
+    RecursiveRelease,
+    /// `RLock._release_save` (`Condition.wait`): frees it whatever the level, which is kept.
+    ReleaseAll,
+    /// `RLock._acquire_restore`: takes it back at the kept level (returns `None`).
+    Restore,
+}
+
+impl Role {
+    /// The function takes the lock: its return is probed too.
+    pub fn acquires(self) -> bool {
+        matches!(self, Role::Acquire | Role::RecursiveAcquire | Role::Restore)
+    }
+}
+
+/// How an acquire function's return value says it took the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// `PyLockStatus`: `PY_LOCK_ACQUIRED` = 1 (FAILURE 0, INTR 2).
+    Status,
+    /// A method returning `Py_True` (at this address in the target), `Py_False` or NULL.
+    IsTrue(u64),
+    /// A method returning `None` (any object), or NULL on an error.
+    NotNull,
+}
+
+impl Taken {
+    fn taken(self, ax: u64) -> bool {
+        match self {
+            Taken::Status => ax as u32 == 1,
+            Taken::IsTrue(t) => ax == t,
+            Taken::NotNull => ax != 0,
+        }
+    }
 }
 
 /// How often the drain thread empties the buffers when they do not fill up first.
@@ -59,8 +106,9 @@ const DRAIN_EVERY: Duration = Duration::from_millis(10);
 /// still hold older events of the same thread.
 const HOLD_BACK_NS: u64 = 30_000_000;
 /// The default cap on kept events per second (over one-second windows) before the probes are
-/// stopped: at the 5–7 µs per event docs/benchmarks.md measured (a trap per probe hit, two for an
-/// acquire's return), 20 000 events a second cost the program at most about 13 %.
+/// stopped: at the 2–12 µs per event docs/benchmarks.md measured (a trap per probe hit, two for an
+/// acquire's return and for an instruction the kernel cannot emulate), 20 000 events a second cost
+/// the program at most about 13 % (24 % on 3.14/3.15, whose probed functions begin with `endbr64`).
 pub const DEFAULT_CAP_PER_S: u64 = 20_000;
 
 /// x86_64 `perf_regs` indexes of the registers read: rax (return value) and rdi (first argument).
@@ -70,8 +118,9 @@ const REG_DI: u64 = 5;
 /// One function to probe: where it is and what it does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Probe {
-    pub name: &'static str,
+    pub name: String,
     pub role: Role,
+    pub taken: Taken,
     /// The file as the kernel can open it (through `/proc/<pid>/root`).
     pub path: String,
     /// The path as the program names it.
@@ -103,19 +152,22 @@ pub fn file_offset(elf: &goblin::elf::Elf, vaddr: u64) -> Option<u64> {
         .map(|ph| vaddr - ph.p_vaddr + ph.p_offset)
 }
 
-/// The lock functions an ELF file defines, with their file offsets.
-pub fn probes_in(bytes: &[u8]) -> Result<Vec<(&'static str, Role, u64)>, String> {
+/// The lock functions an ELF file defines, with their file offsets, and whether they were found
+/// in `.symtab` (the full symbol table, which a stripped file lacks).
+pub fn probes_in(bytes: &[u8]) -> Result<(Vec<(&'static str, Role, u64)>, bool), String> {
     let elf = goblin::elf::Elf::parse(bytes).map_err(|e| format!("not an ELF file the recorder can read ({e})"))?;
     let mut found: HashMap<&str, u64> = HashMap::new();
-    let tables = [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)];
-    for (syms, strs) in tables {
+    let mut in_symtab = false;
+    let tables = [(&elf.syms, &elf.strtab, true), (&elf.dynsyms, &elf.dynstrtab, false)];
+    for (syms, strs, full) in tables {
         for sym in syms.iter() {
             if sym.st_value == 0 || sym.st_shndx == 0 || !sym.is_function() {
                 continue;
             }
             let Some(name) = strs.get_at(sym.st_name) else { continue };
-            if let Some(&(n, _)) = FUNCTIONS.iter().find(|(n, _)| *n == name) {
+            if let Some(&(n, role)) = FUNCTIONS.iter().find(|(n, _)| *n == name) {
                 found.entry(n).or_insert(sym.st_value);
+                in_symtab |= full && role == Role::Acquire;
             }
         }
     }
@@ -126,11 +178,43 @@ pub fn probes_in(bytes: &[u8]) -> Result<Vec<(&'static str, Role, u64)>, String>
             out.push((name, role, off));
         }
     }
-    Ok(out)
+    Ok((out, in_symtab))
 }
 
-/// The lock functions of process `pid`'s interpreter: from its libpython when one is mapped and
-/// defines them, else from its executable. One sentence when there are none.
+/// How the probes are chosen: by the rule (`None`), or as `THREADRADAR_LOCK_PROBES` says
+/// (`symbols` or `methods`; for tests that check one kind on an interpreter the rule gives the
+/// other).
+fn forced() -> Option<String> {
+    std::env::var("THREADRADAR_LOCK_PROBES").ok().filter(|v| v == "symbols" || v == "methods")
+}
+
+/// The load bias of file `shown` in process `pid`: where its first mapping starts minus the
+/// (page-aligned) address of the segment mapped there.
+fn load_bias(maps: &[proc_maps::MapRange], shown: &str, bytes: &[u8]) -> Option<u64> {
+    let elf = goblin::elf::Elf::parse(bytes).ok()?;
+    let page = |v: u64| v & !0xfff;
+    maps.iter().filter(|m| m.filename().and_then(|f| f.to_str()) == Some(shown)).find_map(|m| {
+        let ph = elf.program_headers.iter().find(|ph| ph.p_type == goblin::elf::program_header::PT_LOAD && page(ph.p_offset) == m.offset as u64)?;
+        Some((m.start() as u64).wrapping_sub(page(ph.p_vaddr)))
+    })
+}
+
+/// A file mapped read-only: an unstripped interpreter is 30–40 MB, of which the symbol tables and
+/// the lock types' data are a few pages. Reading it whole took 0.1 s on an idle machine and over
+/// 1 s on a loaded one, all of it before the first probe was in place.
+fn map_file(path: &str) -> std::io::Result<memmap2::Mmap> {
+    let file = std::fs::File::open(path)?;
+    // SAFETY: the mapping is private and read-only; an executable or shared library that a
+    // running process has mapped is not rewritten in place (writers replace the file, and the
+    // kernel refuses writes to a running executable with ETXTBSY), so its bytes do not change
+    // under us while the mapping lives (it is dropped at the end of `probes_for`).
+    unsafe { memmap2::Mmap::map(&file) }
+}
+
+/// The probes of process `pid`'s interpreter, from its libpython when one is mapped and defines
+/// them, else from its executable. By name (the lock functions) when the file has its full symbol
+/// table; else (a stripped distribution build, whose lock methods have the lock functions inlined:
+/// `lockmethods.rs`) on the C functions of the lock types' methods. One sentence when there are none.
 pub fn probes_for(pid: u32) -> Result<Vec<Probe>, String> {
     let maps = proc_maps::get_process_maps(pid as proc_maps::Pid).map_err(|e| format!("cannot read /proc/{pid}/maps ({e})"))?;
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).map_err(|e| format!("cannot read /proc/{pid}/exe ({e})"))?;
@@ -141,15 +225,41 @@ pub fn probes_for(pid: u32) -> Result<Vec<Probe>, String> {
         .collect();
     files.dedup();
     files.extend(exe.to_str().map(str::to_string));
+    let force = forced();
+    let mut why = Vec::new();
     for shown in files {
         let path = format!("/proc/{pid}/root{shown}");
-        let Ok(bytes) = std::fs::read(&path) else { continue };
-        let found = probes_in(&bytes).map_err(|e| format!("{shown}: {e}"))?;
-        if found.iter().any(|p| p.1 == Role::Acquire) {
-            return Ok(found.into_iter().map(|(name, role, offset)| Probe { name, role, path: path.clone(), shown: shown.clone(), offset }).collect());
+        let Ok(map) = map_file(&path) else { continue };
+        let bytes: &[u8] = &map;
+        let (symbols, in_symtab) = probes_in(bytes).map_err(|e| format!("{shown}: {e}"))?;
+        let by_name = |symbols: Vec<(&'static str, Role, u64)>| {
+            symbols.into_iter().map(|(name, role, offset)| Probe { name: name.to_string(), role, taken: Taken::Status, path: path.clone(), shown: shown.clone(), offset }).collect::<Vec<_>>()
+        };
+        let has_acquire = symbols.iter().any(|p| p.1 == Role::Acquire);
+        if has_acquire && (force.as_deref() == Some("symbols") || (force.is_none() && in_symtab)) {
+            return Ok(by_name(symbols));
+        }
+        match crate::lockmethods::methods_in(bytes) {
+            Ok(found) => {
+                let bias = if found.relocatable {
+                    load_bias(&maps, &shown, bytes).ok_or_else(|| format!("cannot tell where {shown} is loaded in process {pid} (/proc/{pid}/maps)"))?
+                } else {
+                    0
+                };
+                let taken = |role: Role| if role == Role::Restore { Taken::NotNull } else { Taken::IsTrue(found.py_true.wrapping_add(bias)) };
+                return Ok(found.methods.into_iter().map(|m| Probe { name: m.name, role: m.role, taken: taken(m.role), path: path.clone(), shown: shown.clone(), offset: m.offset }).collect());
+            }
+            // The functions by name from `.dynsym` (exported): what a stripped build offers when
+            // its lock types were not found.
+            Err(_) if has_acquire && force.is_none() => return Ok(by_name(symbols)),
+            Err(e) => why.push(format!("{shown}: {e}")),
         }
     }
-    Err(format!("process {pid}'s interpreter defines none of the lock functions ({}) in its symbol tables", FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")))
+    Err(format!(
+        "process {pid}'s interpreter defines none of the lock functions ({}) in its symbol tables, and its lock methods were not found{}",
+        FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", "),
+        if why.is_empty() { String::new() } else { format!(" ({})", why.join("; ")) }
+    ))
 }
 
 /// Opens a uprobe (or uretprobe) at `path` + `offset` on `cpu`, for every task.
@@ -179,6 +289,7 @@ fn event_id(fd: i32) -> Option<u64> {
 struct Meaning {
     func: u16,
     role: Role,
+    taken: Taken,
     ret: bool,
 }
 
@@ -231,7 +342,7 @@ impl LockRecorder {
             for (i, p) in probes.iter().enumerate() {
                 let path = CString::new(p.path.clone()).map_err(|_| off("a path with a NUL byte"))?;
                 for ret in [false, true] {
-                    if ret && p.role == Role::Release {
+                    if ret && !p.role.acquires() {
                         continue;
                     }
                     let fd = match open_probe(ty, &path, p.offset, ret, cpu) {
@@ -248,7 +359,7 @@ impl LockRecorder {
                     };
                     fds.push(fd);
                     let id = event_id(fd).ok_or_else(|| off("PERF_EVENT_IOC_ID failed"))?;
-                    meaning.insert(id, Meaning { func: i as u16, role: p.role, ret });
+                    meaning.insert(id, Meaning { func: i as u16, role: p.role, taken: p.taken, ret });
                 }
             }
             rings.push(Ring::new(fds).map_err(|e| off(&format!("cannot map the ring buffer of CPU {cpu} ({e})")))?);
@@ -307,28 +418,66 @@ impl Drop for LockRecorder {
 }
 
 /// Pairs returns with calls: per thread and function, the lock addresses of the calls not
-/// returned from yet.
+/// returned from yet. For an `RLock` probed by its methods, also who holds it at what level, so
+/// that only the outermost release frees it (as `PyThread_release_lock` is called only then).
 #[derive(Default)]
 struct Pairs {
     open: HashMap<(u32, u16), Vec<u64>>,
+    /// `RLock` (method probes): its owner and level.
+    owner: HashMap<u64, (u32, u32)>,
+    /// The level `_release_save` took away, per (thread, lock), for `_acquire_restore`.
+    saved: HashMap<(u32, u64), u32>,
 }
 
 impl Pairs {
     /// The lock event a record means, once its call is known.
     fn event(&mut self, r: &Raw) -> Option<LockEvent> {
         let (t, tid) = (r.t, r.tid);
+        let released = |lock| Some(LockEvent { t, tid, kind: kind::RELEASED, lock });
         match (r.m.role, r.m.ret) {
-            (Role::Release, _) => Some(LockEvent { t, tid, kind: kind::RELEASED, lock: r.di }),
-            (Role::Acquire, false) => {
+            (Role::Release, _) => released(r.di),
+            (Role::RecursiveRelease, _) => match self.owner.get(&r.di).copied() {
+                // Not the owner's: it raises and frees nothing.
+                Some((owner, _)) if owner != tid => None,
+                Some((owner, level)) if level > 1 => {
+                    self.owner.insert(r.di, (owner, level - 1));
+                    None
+                }
+                _ => {
+                    self.owner.remove(&r.di);
+                    released(r.di)
+                }
+            },
+            (Role::ReleaseAll, _) => match self.owner.get(&r.di).copied() {
+                Some((owner, _)) if owner != tid => None,
+                held => {
+                    self.owner.remove(&r.di);
+                    self.saved.insert((tid, r.di), held.map_or(1, |h| h.1));
+                    released(r.di)
+                }
+            },
+            (_, false) => {
                 self.open.entry((tid, r.m.func)).or_default().push(r.di);
                 Some(LockEvent { t, tid, kind: kind::CALL, lock: r.di })
             }
-            (Role::Acquire, true) => {
+            (role, true) => {
                 // A return without its call (the call came before the recording) is dropped.
                 let lock = self.open.get_mut(&(tid, r.m.func))?.pop()?;
-                // PyLockStatus: PY_LOCK_ACQUIRED = 1 (FAILURE 0, INTR 2).
-                let k = if r.ax as u32 == 1 { kind::ACQUIRED } else { kind::FAILED };
-                Some(LockEvent { t, tid, kind: k, lock })
+                let taken = r.m.taken.taken(r.ax);
+                if taken {
+                    match role {
+                        Role::RecursiveAcquire => {
+                            let level = self.owner.get(&lock).filter(|o| o.0 == tid).map_or(0, |o| o.1);
+                            self.owner.insert(lock, (tid, level + 1));
+                        }
+                        Role::Restore => {
+                            let level = self.saved.remove(&(tid, lock)).unwrap_or(1);
+                            self.owner.insert(lock, (tid, level));
+                        }
+                        _ => {}
+                    }
+                }
+                Some(LockEvent { t, tid, kind: if taken { kind::ACQUIRED } else { kind::FAILED }, lock })
             }
         }
     }
@@ -443,9 +592,9 @@ mod tests {
     #[test]
     fn returns_pair_with_their_own_threads_calls() {
         let mut p = Pairs::default();
-        let call = Meaning { func: 0, role: Role::Acquire, ret: false };
+        let call = Meaning { func: 0, role: Role::Acquire, taken: Taken::Status, ret: false };
         let ret = Meaning { ret: true, ..call };
-        let rel = Meaning { func: 3, role: Role::Release, ret: false };
+        let rel = Meaning { func: 3, role: Role::Release, taken: Taken::Status, ret: false };
         let ev = |p: &mut Pairs, t, tid, m, ax, di| p.event(&Raw { t, tid, m, ax, di });
         assert_eq!(ev(&mut p, 1, 7, ret, 1, 0), None, "a return whose call came before the recording");
         assert_eq!(ev(&mut p, 2, 7, call, 0, 0xa0).unwrap().kind, kind::CALL);
@@ -455,5 +604,41 @@ mod tests {
         assert_eq!(ev(&mut p, 5, 8, ret, 0, 0).unwrap().kind, kind::FAILED);
         let r = ev(&mut p, 6, 7, rel, 0, 0xa0).unwrap();
         assert_eq!((r.kind, r.lock), (kind::RELEASED, 0xa0));
+    }
+
+    /// Method probes of an `RLock`: entered twice, only the outer release frees it; a
+    /// `Condition.wait` (`_release_save`, `_acquire_restore`) frees and takes it back at its level;
+    /// a release by a thread that does not hold it frees nothing.
+    #[test]
+    fn an_rlock_is_freed_by_its_outermost_release() {
+        const TRUE: u64 = 0x9000;
+        let mut p = Pairs::default();
+        let m = |func, role| Meaning { func, role, taken: if role == Role::Restore { Taken::NotNull } else { Taken::IsTrue(TRUE) }, ret: false };
+        let (acq, rel, save, restore) = (m(0, Role::RecursiveAcquire), m(1, Role::RecursiveRelease), m(2, Role::ReleaseAll), m(3, Role::Restore));
+        let ret = |m: Meaning| Meaning { ret: true, ..m };
+        let mut t = 0;
+        let mut ev = |p: &mut Pairs, tid, m, ax| {
+            t += 1;
+            p.event(&Raw { t, tid, m, ax, di: 0xb0 }).map(|e| e.kind)
+        };
+        let kinds: Vec<Option<u8>> = vec![
+            ev(&mut p, 7, acq, 0),
+            ev(&mut p, 7, ret(acq), TRUE),
+            ev(&mut p, 7, acq, 0),
+            ev(&mut p, 7, ret(acq), TRUE),
+            ev(&mut p, 8, rel, 0),
+            ev(&mut p, 7, save, 0),
+            ev(&mut p, 8, acq, 0),
+            ev(&mut p, 8, ret(acq), 0x8000),
+            ev(&mut p, 7, restore, 0),
+            ev(&mut p, 7, ret(restore), 0x1234),
+            ev(&mut p, 7, rel, 0),
+            ev(&mut p, 7, rel, 0),
+        ];
+        use kind::*;
+        assert_eq!(
+            kinds,
+            vec![Some(CALL), Some(ACQUIRED), Some(CALL), Some(ACQUIRED), None, Some(RELEASED), Some(CALL), Some(FAILED), Some(CALL), Some(ACQUIRED), None, Some(RELEASED)]
+        );
     }
 }

@@ -46,19 +46,15 @@ fn info_json(run: &Run, path: &std::path::Path) -> serde_json::Value {
             v
         })
         .collect();
-    let mut v = serde_json::json!({
+    serde_json::json!({
         "path": path,
         "version": run.version,
         "meta": run.meta,
         "processes": run.processes,
         "tables": { "strings": run.strings.len(), "files": run.files.len(), "functions": run.functions.len(), "frames": run.frames.len(), "stacks": run.stacks.len() },
         "threads": threads,
-    });
-    // Only a run with asyncio tasks has the key (CPython 3.14+, issue #34).
-    if let Some(t) = tasks_summary(run) {
-        v["tasks"] = serde_json::to_value(t).unwrap_or_default();
-    }
-    v
+        "tasks": { "count": run.tasks.len(), "runs": run.task_runs.len(), "states": run.task_states.len(), "info": run.tasks_info },
+    })
 }
 
 /// Samples per thread in each state: computing, GIL, idle; and the computing samples in which
@@ -150,17 +146,8 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     types.sort();
     types.dedup();
     writeln!(out, "threads      {} of {} types ({})", run.threads.len(), types.len(), types.join(", "))?;
-    if let Some(t) = tasks_summary(run) {
-        writeln!(
-            out,
-            "tasks        {} of {} ({}) on {}, read from {}{}; `--units tasks` counts them as the units",
-            plural(t.count, "asyncio task", "asyncio tasks"),
-            plural(t.coroutines.len(), "coroutine", "coroutines"),
-            t.coroutines.join(", "),
-            plural(t.loops, "event-loop thread", "event-loop threads"),
-            t.source,
-            t.note.map(|n| format!(" ({n})")).unwrap_or_default()
-        )?;
+    if let Some(line) = tasks_line(run) {
+        writeln!(out, "tasks        {line}")?;
     }
     writeln!(out)?;
     // Per-thread counts by state.
@@ -193,34 +180,30 @@ pub fn print_info(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// The run's asyncio tasks in a few figures (issue #34), when it has any.
-#[derive(serde::Serialize)]
-struct TasksSummary {
-    count: usize,
-    /// Their distinct root coroutines (the tasks' types), sorted.
-    coroutines: Vec<String>,
-    /// Threads whose event loop ran them.
-    loops: usize,
-    source: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
-}
-
-fn tasks_summary(run: &Run) -> Option<TasksSummary> {
-    if run.tasks.is_empty() {
-        return None;
+/// The asyncio tasks line: how many, of how many coroutines, and where they were read from (or
+/// why they were not); `None` for a run that says nothing about tasks.
+fn tasks_line(run: &Run) -> Option<String> {
+    let info = run.tasks_info.as_ref()?;
+    if let Some(note) = &info.note {
+        return Some(if run.tasks.is_empty() { note.clone() } else { format!("{} asyncio tasks; {note}", run.tasks.len()) });
     }
-    let mut coroutines: Vec<String> = run.tasks.iter().map(|t| t.coro.clone()).collect();
-    coroutines.sort();
-    coroutines.dedup();
-    let loops: std::collections::BTreeSet<u32> = run.tasks.iter().map(|t| t.thread).collect();
-    let info = run.tasks_info.clone().unwrap_or_default();
-    let source = if info.source.is_empty() { "an unnamed source".to_string() } else { info.source };
-    Some(TasksSummary { count: run.tasks.len(), coroutines, loops: loops.len(), source, note: info.note })
+    let mut coros: Vec<&str> = run.tasks.iter().map(|t| t.coro.as_str()).collect();
+    coros.sort();
+    coros.dedup();
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    // The coroutines by name (the tasks' types), the first few.
+    const NAMED: usize = 5;
+    let more = if coros.len() > NAMED { format!(" … +{}", coros.len() - NAMED) } else { String::new() };
+    let named = format!("{}{more}", coros.iter().take(NAMED).copied().collect::<Vec<_>>().join(", "));
+    let units = if run.tasks.is_empty() { "" } else { "; `--units tasks` counts them as the units" };
+    Some(format!(
+        "{} of {} ({named}), {} runs on threads, {} state changes; read from {}{units}",
+        plural(run.tasks.len(), "asyncio task", "asyncio tasks"),
+        plural(coros.len(), "coroutine", "coroutines"),
+        run.task_runs.len(),
+        run.task_states.len(),
+        info.source
+    ))
 }
 
 /// Cuts a name to `n` characters for a table column, marking the cut.

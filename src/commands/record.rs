@@ -53,6 +53,10 @@ pub struct RecordArgs {
     #[arg(long)]
     pub no_waits: bool,
 
+    /// Do not read asyncio tasks (CPython 3.14+; see docs/asyncio.md).
+    #[arg(long)]
+    pub no_tasks: bool,
+
     /// Record every acquire and release of the interpreter's locks exactly, through kernel
     /// uprobes on its lock functions (root only; see docs/sections.md). Off by default: each
     /// probe hit costs the program a few microseconds (docs/benchmarks.md).
@@ -90,6 +94,7 @@ impl RecordArgs {
             sched: false,
             no_sched: false,
             no_waits: false,
+            no_tasks: false,
             exact_locks: false,
             exact_locks_cap: threadradar_profiler::uprobes::DEFAULT_CAP_PER_S,
             repeat: None,
@@ -174,6 +179,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         duration: args.duration.map(Duration::from_secs_f64),
         subprocesses: args.subprocesses,
         waits: !args.no_waits,
+        tasks: !args.no_tasks,
         sched: !args.no_sched,
         exact_locks: args.exact_locks.then_some(args.exact_locks_cap),
         ..SamplerOptions::default()
@@ -289,6 +295,9 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<Recorded> {
         if l.events == 0 {
             say!("threadradar: no thread of the program called the probed lock functions; an interpreter stripped of its symbol table and built with link-time optimisation (Debian's 3.14 and 3.15) calls private copies of them that cannot be found by name: see docs/sections.md, \"Exact lock events\"");
         }
+    }
+    if let Some(note) = run.tasks_info.as_ref().and_then(|t| t.note.as_deref()) {
+        say!("threadradar: {note}");
     }
     // Write before dealing with the program, so nothing recorded is lost whatever it does next.
     runfile::write(&run, &path).with_context(|| format!("the run as recorded so far is in {}", live.display()))?;

@@ -17,7 +17,8 @@ pub fn print(view: &ExactSectionsView, cwd: &str, out: &mut impl Write) -> std::
     for l in &view.locks {
         writeln!(out)?;
         let place = l.place.as_deref().map(|p| format!("{} ({} of its executions)", short(p), l.place_count)).unwrap_or_else(|| "no sample fell inside".into());
-        writeln!(out, "lock {}  at {place}", l.lock)?;
+        let object = l.object.as_deref().map(|o| format!(" ({o})")).unwrap_or_default();
+        writeln!(out, "lock {}{object}  at {place}", l.lock)?;
         writeln!(
             out,
             "  {} executions  held {}  median {}  p99 {}  max {}  waited {} in total, {} hand-offs",

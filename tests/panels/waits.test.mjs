@@ -194,12 +194,14 @@ describe("the Waits tab on handoffs.py", () => {
     // Bundles whose first edge has a waker frame, between lanes at least two apart (room to hover).
     const cands = answer.bundles.filter((b) => v.edges[b.first_edge] && v.edges[b.first_edge].waker_frame && Math.abs(laneOf(b.waker_thread) - laneOf(b.wakee_thread)) >= 2);
     assert.ok(cands.length > 0, "an edge with its waker's frame");
+    const seen = [];
     for (const b of cands.slice(0, 20)) {
       const x = box.x + 8 + (b.to_s / t1) * (box.w - 16);
       const y = box.y + 22 + ((laneOf(b.waker_thread) + laneOf(b.wakee_thread)) / 2) * 20 + 10;
       await page.mouse.move(x, y);
       const tip = await page.$eval("#waits .tr-tip", (t) => (t.hidden ? null : { kind: t.getAttribute("data-kind"), text: t.textContent }));
       const m = tip && tip.kind === "edge" && /waker at: \S+ (.+):(\d+)/.exec(tip.text);
+      seen.push(tip ? tip.kind + ": " + tip.text.slice(0, 160) : "no tip");
       if (!m) continue;
       // The frame shown is the waker frame of one of the answer's edges.
       assert.ok(v.edges.some((e) => e.waker_frame && e.waker_frame.file === m[1] && e.waker_frame.line === Number(m[2])), tip.text);
@@ -209,7 +211,8 @@ describe("the Waits tab on handoffs.py", () => {
       assert.deepEqual([body.file, body.line], [m[1], Number(m[2])]);
       return;
     }
-    assert.fail("no edge's tooltip named its waker's line");
+    const sep = await page.$eval("#waits", (r) => r.getAttribute("data-separate") + " drawn " + r.getAttribute("data-drawn-edges"));
+    assert.fail("no edge's tooltip named its waker's line: separate " + sep + ", " + cands.length + " candidates; " + JSON.stringify(seen));
   });
 
   test("the objects table: one row per group of objects, wakers from the log; selecting a row highlights it", async () => {

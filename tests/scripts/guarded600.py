@@ -9,7 +9,8 @@ only the outer acquire takes the lock), condition (threading.Condition entered w
 RLock taking the lock; notify_all inside, with nobody waiting).
 LOG gets one JSON object per line and execution:
 {"tid": native thread id, "start_ns": monotonic ns on entering, "duration_ns": ns held (up to just
-before leaving), "called_ns": monotonic ns just before `with`, "slow": bool}
+before leaving), "called_ns": monotonic ns just before `with`, "slow": bool, "lock_id": id(guard),
+the lock object's address (for the RLock and the Condition: the object entered by `with`)}
 """
 import json
 import sys
@@ -39,7 +40,7 @@ def section():
         slow = count % EVERY == 0
         time.sleep(SLOW_S if slow else FAST_S)
         end = time.monotonic_ns()
-        log.append({"tid": threading.get_native_id(), "start_ns": start, "duration_ns": end - start, "called_ns": called, "slow": slow})
+        log.append({"tid": threading.get_native_id(), "start_ns": start, "duration_ns": end - start, "called_ns": called, "slow": slow, "lock_id": id(guard)})
         if KIND == "rlock":
             guard.release()
         if KIND == "condition":

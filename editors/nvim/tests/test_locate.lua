@@ -88,5 +88,5 @@ H.run("locate", function()
   vim.fn.delete(proj .. "/venv", "rf")
   H.eq(locate.python_here(proj).python, "python3", "else python3 (the recorder resolves a shim)")
   -- :ThreadRadarRecord % runs it.
-  H.eq(require("threadradar.record").build_command("% --n 3", "/p/app.py", proj .. "/custom"), { proj .. "/custom", "/p/app.py", "--n", "3" }, "% with the project's interpreter")
+  H.eq(require("threadradar.record").build_command({ "%", "--n", "3" }, "/p/app.py", proj .. "/custom"), { proj .. "/custom", "/p/app.py", "--n", "3" }, "% with the project's interpreter")
 end)

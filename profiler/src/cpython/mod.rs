@@ -24,6 +24,7 @@
 //! A thread state that is not bound to an OS thread yet (thread id 0: `threading` creates the
 //! state in the parent before the new thread starts) is not a thread and is not reported.
 
+pub mod asyncio;
 pub mod linetable;
 mod objects;
 pub mod offsets;
@@ -39,7 +40,7 @@ use std::collections::{HashMap, HashSet};
 
 /// At most this many interpreters, threads per interpreter and frames per thread are followed
 /// (a torn read must not send the walk around a cycle forever).
-const MAX_INTERPRETERS: usize = 64;
+pub(crate) const MAX_INTERPRETERS: usize = 64;
 const MAX_THREADS: usize = 4096;
 
 /// What is known about one code object.
@@ -91,6 +92,9 @@ pub struct Interpreter {
     quiet: HashSet<u64>,
     /// Whether the layout is the one built in for 3.11/3.12 (else the interpreter's own table).
     built_in: bool,
+    /// asyncio's offsets once found, and what the last walk read of each thread's tasks
+    /// ([`asyncio`]).
+    asyncio: asyncio::AsyncioState,
 }
 
 /// The outcome of looking for the debug offsets in a process.
@@ -171,6 +175,7 @@ impl Interpreter {
             prev_tstates: Vec::new(),
             quiet: HashSet::new(),
             built_in,
+            asyncio: Default::default(),
         };
         if built_in && !interp.fits() {
             // A build the built-in layout does not describe (a debug build): py-spy's bindings.
@@ -370,7 +375,9 @@ impl Interpreter {
         // copy (their `next` fields as read now), and only a state new since then is read on its
         // own.
         let frame_field = o.tstate_cframe.unwrap_or(o.tstate_current_frame);
-        let span = [o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, frame_field, o.tstate_datastack_chunk, o.tstate_base_frame].into_iter().max().unwrap_or(0) as usize + 8;
+        // With asyncio's offsets, the read covers each thread's running task and list of tasks.
+        let span = ([o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, frame_field, o.tstate_datastack_chunk, o.tstate_base_frame].into_iter().max().unwrap_or(0) as usize + 8).max(self.asyncio_span());
+        self.asyncio.threads.clear();
         let mut copies: HashMap<usize, Vec<u8>> = HashMap::new();
         if self.prev_tstates.len() > 1 {
             let regions: Vec<(usize, usize)> = self.prev_tstates.iter().map(|&a| (a, span)).collect();
@@ -426,6 +433,7 @@ impl Interpreter {
                         }
                     },
                 };
+                self.note_asyncio_thread(native, ts, &head);
                 let chunk = if o.tstate_datastack_chunk != 0 { field(o.tstate_datastack_chunk) as usize } else { 0 };
                 let base = if o.tstate_base_frame != 0 { field(o.tstate_base_frame) as usize } else { 0 };
                 let reuse = quiet && frame != 0 && self.stacks.get(&(ts, thread_id)).is_some_and(|(chain, _)| chain.first().is_some_and(|f| f.addr == frame));

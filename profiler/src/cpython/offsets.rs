@@ -257,6 +257,14 @@ pub struct DebugOffsets {
     pub frame_owner: u64,
     /// `sizeof(_PyInterpreterFrame)` without its locals (0 where unknown: 3.11, 3.12).
     pub frame_size: u64,
+    /// 3.14+: `_PyInterpreterFrame.stackpointer`, the top of the frame's value stack (a suspended
+    /// coroutine's awaited object is its last item); 0 where the table has none.
+    pub frame_stackpointer: u64,
+    /// 3.14+: `PyGenObject.gi_iframe` (the generator's or coroutine's own frame, inside the
+    /// object) and `gi_frame_state`; 0 where the table has none (asyncio tasks are read only
+    /// where it has them).
+    pub gen_iframe: u64,
+    pub gen_frame_state: u64,
     /// 3.14+: `f_executable` is a `_PyStackRef`, a pointer whose low bits are tags (deferred
     /// reference counting); they are cleared before it is followed.
     pub executable_is_stackref: bool,
@@ -365,6 +373,9 @@ impl DebugOffsets {
             frame_localsplus: t.get("interpreter_frame", "localsplus"),
             frame_owner: t.get("interpreter_frame", "owner"),
             frame_size: t.get("interpreter_frame", "size"),
+            frame_stackpointer: t.get("interpreter_frame", "stackpointer"),
+            gen_iframe: t.get("gen_object", "gi_iframe"),
+            gen_frame_state: t.get("gen_object", "gi_frame_state"),
             executable_is_stackref: minor >= 14,
             frame_tlbc_index: t.get("interpreter_frame", "tlbc_index"),
             code_tlbc: t.get("code_object", "co_tlbc"),
@@ -446,6 +457,9 @@ impl DebugOffsets {
             frame_localsplus: 72,
             frame_owner: 0,
             frame_size: 0,
+            frame_stackpointer: 0,
+            gen_iframe: 0,
+            gen_frame_state: 0,
             executable_is_stackref: false,
             frame_tlbc_index: 0,
             code_tlbc: 0,

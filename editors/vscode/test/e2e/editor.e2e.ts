@@ -659,6 +659,24 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     expect({ lane: worker?.name, onFirstScreen: (worker?.top ?? Infinity) < (worker?.screen ?? 0) }).toEqual({ lane: worker?.name, onFirstScreen: true });
   });
 
+  // Issue 31: one command-line splitter, the server's: the prompt asks it (threadRadar/splitCommand) as you type.
+  test("Record a Run… → Custom command: an unclosed quote is the server's sentence, as you type", async () => {
+    await command("ThreadRadar: Record a Run…");
+    const custom = page.locator(".quick-input-widget .monaco-list-row", { hasText: "Custom command" }).first();
+    await custom.waitFor({ timeout: 20_000 });
+    await custom.click();
+    const input = page.locator(".quick-input-widget .quick-input-box input");
+    await page.waitForFunction(() => (document.querySelector(".quick-input-widget .quick-input-title")?.textContent ?? "").includes("record a run of"), null, { timeout: 20_000 });
+    await input.fill("python3 'my app.py --workers 4");
+    const said = (text: string) => page.waitForFunction((t) => (document.querySelector(".quick-input-widget .quick-input-message")?.textContent ?? "").includes(t), text, { timeout: 20_000 });
+    await said("a quote is not closed");
+    await shot("record-custom-unclosed-quote");
+    // Closed: no complaint (and Escape records nothing).
+    await input.fill("python3 'my app.py' --workers 4");
+    await page.waitForFunction(() => !(document.querySelector(".quick-input-widget .quick-input-message")?.textContent ?? "").includes("not closed"), null, { timeout: 20_000 });
+    await page.keyboard.press("Escape");
+  });
+
   test("the run switcher shows another run, and the open panels follow it", async () => {
     const status = page.locator(".statusbar-item", { hasText: "ThreadRadar:" }).first();
     const before = await status.innerText();
