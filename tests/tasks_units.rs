@@ -255,3 +255,95 @@ fn the_units_setting_on_a_run_without_tasks_says_so_once() {
     assert_eq!(said, 1, "{:?}", c.notifications);
     assert!(c.shutdown().success());
 }
+
+/// CPython `label` from the chroot of tests/pythons.sh (as tests/asyncio_tasks.rs finds it);
+/// `None` (a skip, or a failure with `THREADRADAR_REQUIRE_PYTHONS=1`) when it does not run.
+fn chrooted(label: &str) -> Option<String> {
+    let dir = std::env::var_os("THREADRADAR_PYTHONS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/threadradar/pythons"));
+    let exe = dir.join(label).join("bin").join(format!("python{label}"));
+    let runs = std::process::Command::new(&exe).args(["-c", "import asyncio"]).output().is_ok_and(|o| o.status.success());
+    if !runs {
+        assert!(std::env::var("THREADRADAR_REQUIRE_PYTHONS").map_or(true, |v| v != "1"), "CPython {label} is required here but {} does not run (bash tests/pythons.sh {label})", exe.display());
+        common::skip("python", &format!("CPython {label}: {} does not run (bash tests/pythons.sh {label})", exe.display()));
+        return None;
+    }
+    Some(exe.display().to_string())
+}
+
+/// End to end on a real 3.14/3.15 program that logs its own truth (tests/scripts/asyncio_truth.py:
+/// six tasks of `Fetcher.fetch`, three of `parse`, CPU work measured by each task around its own
+/// steps, `asyncio.to_thread` work in the pool): `report --units tasks` names every task, counts
+/// the coroutines' tasks, keeps the pool's work on its thread, and each task's share of the
+/// tasks' counted samples is within 2 percentage points of its logged CPU share.
+fn units_end_to_end(label: &str) {
+    let Some(python) = chrooted(label) else { return };
+    let _guard = common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (out, log) = (dir.path().join("run.json"), dir.path().join("truth.json"));
+    let o = common::threadradar(dir.path(), &["record", "--no-progress", "-o", out.to_str().unwrap(), "--", &python, &common::script("asyncio_truth.py"), log.to_str().unwrap(), "2"]);
+    assert!(o.status.success(), "{label}: record failed: {}", common::stderr(&o));
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    let (view, _) = report(dir.path(), &out, &["--units", "tasks", "--states", "computing"]);
+    assert_eq!(view["run"]["units"], "tasks", "{label}");
+    let logged = truth["tasks"].as_array().unwrap();
+    let names = |coro: &str| {
+        let mut v: Vec<String> = logged.iter().filter(|t| t["coro"] == coro).map(|t| t["name"].as_str().unwrap().to_string()).collect();
+        v.sort();
+        v
+    };
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let unit = |name: &str| view["threads"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap().clone();
+    // The tasks that ran each coroutine are exactly its tasks. A sample of a task the recorder did
+    // not see run (between two ticks) stays with the loop's thread: at most 1 % of the samples.
+    for (coro, what) in [("Fetcher.fetch", "the fetch coroutine's units are its six tasks"), ("parse", "parse's units are its three tasks")] {
+        let a = view["artifacts"].as_array().unwrap().iter().find(|a| a["qualname"] == coro).unwrap();
+        let (mut tasks, mut other) = (Vec::new(), 0.0);
+        for s in a["per_thread"].as_array().unwrap() {
+            let u = view["threads"].as_array().unwrap().iter().find(|t| t["id"] == s["thread"]).unwrap();
+            match u.get("task") {
+                Some(_) => tasks.push(u["name"].as_str().unwrap().to_string()),
+                None => other += s["samples"].as_f64().unwrap(),
+            }
+        }
+        assert_eq!(sorted(tasks), names(coro), "{label}: {what}");
+        assert!(other <= 0.01 * a["samples"].as_f64().unwrap(), "{label}: {other} samples of {coro} on a thread");
+    }
+    let pool = units_of(&view, "pool_work");
+    assert!(!pool.is_empty() && pool.iter().all(|u| unit(u).get("task").is_none()), "{label}: to_thread's work stays on the pool's threads: {pool:?}");
+
+    let total_cpu: f64 = logged.iter().map(|t| t["cpu_ns"].as_f64().unwrap()).sum();
+    let samples = |name: &str| unit(name)["samples"].as_f64().unwrap();
+    let total: f64 = logged.iter().map(|t| samples(t["name"].as_str().unwrap())).sum();
+    assert!(total > 1000.0, "{label}: only {total} counted samples of the tasks");
+    let mut worst: f64 = 0.0;
+    let mut table = String::new();
+    for t in logged {
+        let name = t["name"].as_str().unwrap();
+        let (want, got) = (100.0 * t["cpu_ns"].as_f64().unwrap() / total_cpu, 100.0 * samples(name) / total);
+        worst = worst.max((got - want).abs());
+        table += &format!("\n  {name:<8} logged {want:5.1} %  task unit {got:5.1} %");
+    }
+    eprintln!("{label}: per-task share through --units tasks ({total} samples):{table}");
+    assert!(worst <= 2.0, "{label}: a task unit's share is {worst:.1} pp off its logged CPU share:{table}");
+
+    let o = common::threadradar(dir.path(), &["report", out.to_str().unwrap(), "--units", "tasks", "--level", "program", "--color", "never"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for t in logged {
+        assert!(text.contains(t["name"].as_str().unwrap()), "{label}: {} in\n{text}", t["name"]);
+    }
+}
+
+#[test]
+fn units_tasks_on_3_14() {
+    units_end_to_end("3.14");
+}
+
+#[test]
+fn units_tasks_on_3_15() {
+    units_end_to_end("3.15");
+}
