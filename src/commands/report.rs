@@ -281,9 +281,10 @@ fn print_header(view: &ReportView, style: &Style, out: &mut dyn Write) -> anyhow
         writeln!(out, "Run      {p}")?;
     }
     let python = r.python_version.as_deref().map(|v| format!("Python {v}, ")).unwrap_or_default();
+    let units = if r.units == Units::Tasks { "units: tasks and threads" } else { "threads" };
     writeln!(
         out,
-        "Program  {command}  ({python}{:.1} s, {} samples every {} ms, {} threads)",
+        "Program  {command}  ({python}{:.1} s, {} samples every {} ms, {} {units})",
         r.duration_s, r.sample_count, r.interval_ms, r.thread_count
     )?;
     let time = match r.time_source {
