@@ -375,6 +375,18 @@ mod tests {
     }
 
     #[test]
+    fn units_are_threads_or_tasks() {
+        use threadradar_analysis::Units;
+        let mut s = Settings::default();
+        assert_eq!(s.units, Units::Threads);
+        assert!(s.update(&json!({"threadradar": {"units": "tasks"}})).is_empty());
+        assert_eq!(s.units, Units::Tasks);
+        let ignored = s.update(&json!({"units": "fibres"}));
+        assert!(ignored.len() == 1 && ignored[0].contains("units"), "{ignored:?}");
+        assert_eq!(s.units, Units::Tasks, "a bad value keeps the previous one");
+    }
+
+    #[test]
     fn annotations_levels_and_the_image_flag() {
         let mut s = Settings::default();
         assert_eq!((s.annotations, s.sends_hints(), s.sends_lenses(), s.markdown_images), (Annotations::All, true, true, false), "a client without the keys gets everything");
