@@ -206,7 +206,8 @@ fn fetch_texts(c: &mut LspClient, app: &Path) -> (String, String) {
 
 #[test]
 fn the_units_setting_makes_hints_lenses_and_hovers_count_tasks() {
-    let (_dir, root, _run) = project(true);
+    let (_dir, root, run) = project(true);
+    std::fs::copy(&run, run.with_file_name("20250101T000000Z-app.json")).unwrap();
     let app = root.join("app.py");
     let mut c = LspClient::spawn(common::bin(), &root);
     c.initialize(&root, json!({ "units": "tasks", "notifyChanges": true }));
@@ -223,6 +224,10 @@ fn the_units_setting_makes_hints_lenses_and_hovers_count_tasks() {
     assert!(run_once.contains(" · 3 tasks+1 thr/2 types"), "{run_once}");
     let runs = c.call("threadRadar/runs", json!({}));
     assert_eq!((&runs["summary"]["units"], &runs["summary"]["tasks"], &runs["summary"]["threads"]), (&json!("tasks"), &json!(3), &json!(5)), "{runs}");
+    // Compared with the run before it (the same program), that run is read with tasks too.
+    let compared = c.call("threadRadar/compare", json!({ "base": "20250101T000000Z-app.json" }));
+    let fetch = compared["artifacts"].as_array().unwrap().iter().find(|a| a["qualname"] == "Crawler.fetch").unwrap_or_else(|| panic!("{compared}"));
+    assert_eq!((&fetch["base"]["threads"], &fetch["new"]["threads"]), (&json!(3), &json!(3)), "{fetch}");
 
     // Back to threads: the run is loaded again with its threads as units.
     c.notify("workspace/didChangeConfiguration", json!({ "settings": { "threadradar": { "units": "threads" } } }));
