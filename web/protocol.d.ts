@@ -76,6 +76,11 @@ export type ProtocolError = { code: ErrorCode, message: string, };
 export type CountedStates = "auto" | "computing" | "computing-cpu" | "computing+gil" | "all" | "waiting" | "cpu";
 
 /**
+ * What the views count as units of concurrency.
+ */
+export type Units = "threads" | "tasks";
+
+/**
  * The four levels of abstraction the paper computes metrics at. Defined once for `report
  * --level`, `compare --level` and the `level` parameter of the panels and the language server.
  */
@@ -523,7 +528,17 @@ history?: RunHistory, };
 /**
  * The active run in a few figures (status bars, run pickers).
  */
-export type RunSummary = { name: string, samples: number, threads: number, processes: number, duration_s: number, command: string, start_unix_ms: number, python_version: string | null, };
+export type RunSummary = { name: string, samples: number, threads: number, processes: number, duration_s: number, command: string, start_unix_ms: number, python_version: string | null, 
+/**
+ * What the figures count as units (the `units` setting): absent for threads; `tasks` when
+ * the run's asyncio tasks are units (`threads` then counts tasks and threads).
+ */
+units?: Units, 
+/**
+ * The run's asyncio tasks (recorded on CPython 3.14+), whichever units are shown; absent
+ * when it has none.
+ */
+tasks?: number, };
 
 /**
  * `runs`' `label`: sets (or with `null`/empty removes) a run's label.

@@ -8,6 +8,7 @@ use crate::error::AnalysisError;
 use crate::filter::ArtifactFilter;
 use crate::glyph::{text_glyph, GlyphCell, RadarLevel};
 use crate::metrics::{ratio, Edge, TimeSource};
+use crate::units::Units;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use threadradar_profiler::run::{FileKind, Run, ThreadId};
@@ -76,6 +77,11 @@ pub struct RunSummary {
     pub excluded_threads: Vec<ThreadId>,
     /// Seconds attributed to all counted samples.
     pub seconds: f64,
+    /// What the units (`threads`) are: absent for threads; `tasks` when asyncio tasks are units
+    /// (`--units tasks`, [`crate::units`]): each task is one, and samples outside any task stay
+    /// with their thread.
+    #[serde(skip_serializing_if = "Units::is_threads")]
+    pub units: Units,
 }
 
 /// One thread, program level.
@@ -88,6 +94,10 @@ pub struct ThreadView {
     pub pid: u32,
     pub tid: u32,
     pub is_main: bool,
+    /// The unit is an asyncio task (`--units tasks`): `name` is the task's, `type` its coroutine,
+    /// `tid` its event loop's thread.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub task: bool,
     /// The counted samples behind `frq(th)` (Eq. 3); see `counted_samples`.
     pub samples: u64,
     /// Samples of the thread in any state.
@@ -231,6 +241,7 @@ impl ReportView {
                     pid: t.pid,
                     tid: t.tid,
                     is_main: t.is_main,
+                    task: crate::units::is_task(t),
                     samples: tm.samples,
                     observed_samples: tm.observed,
                     crt: m.crt_of_thread(i as ThreadId),
@@ -289,6 +300,7 @@ impl ReportView {
                 time_source: m.time_source(),
                 excluded_threads: options.threads.excluded().collect(),
                 seconds: secs(m.total_ns()),
+                units: crate::units::units_of(run),
             },
             counted_samples: m.counted_samples(),
             threads,

@@ -60,6 +60,11 @@ pub struct Settings {
     /// Which thread states count as runtime (default `auto`: computing samples weighted by CPU
     /// time when the run has kernel accounting, else computing samples).
     pub states: States,
+    /// What every figure, hint, lens and panel counts as a unit of concurrency (`units`:
+    /// `threads`, or `tasks`: the run's asyncio tasks, CPython 3.14+; see `docs/asyncio.md`).
+    /// Changing it loads the active run again with the other units (and clears the thread filter,
+    /// whose ids are units).
+    pub units: threadradar_analysis::Units,
     /// Only annotate artifacts with at least this crt, in percent.
     pub min_crt: f64,
     /// Theme of glyph images; `None` means light.
@@ -121,6 +126,7 @@ impl Default for Settings {
             hover: true,
             classes: true,
             states: States::Auto,
+            units: threadradar_analysis::Units::Threads,
             min_crt: 0.1,
             glyph_theme: Theme::Light,
             hover_image: HoverImage::Auto,
@@ -210,6 +216,10 @@ impl Settings {
                         true
                     }
                     Err(_) => false,
+                },
+                "units" => match v.as_str().map(str::parse::<threadradar_analysis::Units>) {
+                    Some(Ok(u)) => set(&mut self.units, u),
+                    _ => false,
                 },
                 "minCrt" => match v.as_f64() {
                     Some(x) if x.is_finite() && x >= 0.0 => {
@@ -362,6 +372,18 @@ mod tests {
         assert_eq!(s.glyph_theme, Theme::Dark);
         assert_eq!(s.update(&json!(7)).len(), 1);
         assert!(s.update(&Value::Null).is_empty());
+    }
+
+    #[test]
+    fn units_are_threads_or_tasks() {
+        use threadradar_analysis::Units;
+        let mut s = Settings::default();
+        assert_eq!(s.units, Units::Threads);
+        assert!(s.update(&json!({"threadradar": {"units": "tasks"}})).is_empty());
+        assert_eq!(s.units, Units::Tasks);
+        let ignored = s.update(&json!({"units": "fibres"}));
+        assert!(ignored.len() == 1 && ignored[0].contains("units"), "{ignored:?}");
+        assert_eq!(s.units, Units::Tasks, "a bad value keeps the previous one");
     }
 
     #[test]

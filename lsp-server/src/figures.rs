@@ -41,6 +41,9 @@ pub struct Figures {
     pub ranked: Vec<(String, usize)>,
     /// Name and type of each thread of the run, by id.
     pub threads: Vec<(String, String)>,
+    /// Whether each unit (by id) is an asyncio task (the `units` setting is `tasks`): the words
+    /// of hints, lenses and hovers count tasks and threads apart.
+    pub tasks: Vec<bool>,
 }
 
 impl Figures {
@@ -89,7 +92,19 @@ impl Figures {
             files: files.into_iter().map(|(k, v)| (k, Arc::new(v))).collect(),
             ranked,
             threads: run.threads.iter().map(|t| (t.name.clone(), t.thread_type.clone())).collect(),
+            tasks: run.threads.iter().map(threadradar_analysis::units::is_task).collect(),
         })
+    }
+
+    /// How many of the units that ran `a` are asyncio tasks, and how many threads.
+    pub fn unit_counts(&self, a: &ArtifactView) -> (usize, usize) {
+        let tasks = a.per_thread.iter().filter(|s| self.tasks.get(s.thread as usize).copied().unwrap_or(false)).count();
+        (tasks, a.threads.saturating_sub(tasks))
+    }
+
+    /// Some unit of the run is an asyncio task.
+    pub fn has_tasks(&self) -> bool {
+        self.tasks.iter().any(|&t| t)
     }
 
     pub fn thread_name(&self, id: u32) -> &str {

@@ -56,14 +56,20 @@ pub fn cells(glyph: &[GlyphCell]) -> String {
     glyph.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
 }
 
-/// The inlay hint: `37.2% 1.84s · 10 thr/2 types · ▂▅×9 ██×1`.
-pub fn hint_label(a: &ArtifactView, s: &Settings) -> String {
+/// The inlay hint: `37.2% 1.84s · 10 thr/2 types · ▂▅×9 ██×1`; with asyncio tasks as units
+/// `· 3 tasks/1 type`, or `· 3 tasks+1 thr/2 types` when threads ran it too.
+pub fn hint_label(a: &ArtifactView, f: &Figures, s: &Settings) -> String {
     let mut out = pct(a.crt);
     if s.hint_seconds {
         let _ = write!(out, " {}", secs(a.seconds));
     }
     if s.hint_threads {
-        let _ = write!(out, " · {} thr/{}", a.threads, plural(a.thread_types, "type", "types"));
+        let types = plural(a.thread_types, "type", "types");
+        let _ = match f.unit_counts(a) {
+            (0, _) => write!(out, " · {} thr/{types}", a.threads),
+            (tasks, 0) => write!(out, " · {}/{types}", plural(tasks, "task", "tasks")),
+            (tasks, threads) => write!(out, " · {}+{threads} thr/{types}", plural(tasks, "task", "tasks")),
+        };
     }
     if s.hint_clusters && !a.glyph.is_empty() {
         let _ = write!(out, " · {}", cells(&a.glyph));
@@ -102,10 +108,11 @@ pub fn figures_markdown(a: &ArtifactView, f: &Figures) -> String {
         }
     }
     let types: Vec<String> = types.iter().map(|(n, c)| format!("{} ×{c}", code(n))).collect();
+    let (tasks, threads) = f.unit_counts(a);
     let _ = writeln!(
         out,
         "{} of {} ({}) · {} `{}` · {} samples",
-        plural(a.threads, "thread", "threads"),
+        threadradar_analysis::units::split_words(tasks, threads),
         plural(a.thread_types, "type", "types"),
         types.join(", "),
         plural(a.clusters.len(), "cluster", "clusters"),
@@ -114,7 +121,7 @@ pub fn figures_markdown(a: &ArtifactView, f: &Figures) -> String {
     );
     if !a.clusters.is_empty() {
         let _ = writeln!(out);
-        let _ = writeln!(out, "| cluster | threads | avg crt(a,th) | Σ crt(a,th) |");
+        let _ = writeln!(out, "| cluster | {} | avg crt(a,th) | Σ crt(a,th) |", if f.has_tasks() { "units" } else { "threads" });
         let _ = writeln!(out, "|---|---|---:|---:|");
         for (c, cell) in a.clusters.iter().zip(&a.glyph) {
             let _ = writeln!(out, "| {} | {} | {} | {} |", colour_word(cell.colour), thread_list(&c.threads, f), pct(c.avg), pct(c.sum));
@@ -143,12 +150,14 @@ fn thread_list(ids: &[u32], f: &Figures) -> String {
     s
 }
 
-/// The code lens above a declaration: `ThreadRadar 37.2 % · 10 threads · 2 clusters`.
-pub fn lens_title(a: &ArtifactView) -> String {
+/// The code lens above a declaration: `ThreadRadar 37.2 % · 10 threads · 2 clusters` (with
+/// asyncio tasks as units: `3 tasks`, `2 tasks + 1 thread`).
+pub fn lens_title(a: &ArtifactView, f: &Figures) -> String {
+    let (tasks, threads) = f.unit_counts(a);
     format!(
         "ThreadRadar {:.1} % · {} · {}",
         a.crt * 100.0,
-        plural(a.threads, "thread", "threads"),
+        threadradar_analysis::units::split_words(tasks, threads),
         plural(a.clusters.len(), "cluster", "clusters")
     )
 }

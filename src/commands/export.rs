@@ -23,6 +23,9 @@ pub struct ExportArgs {
     /// in the current directory]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub units: super::runpath::UnitsArg,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -57,6 +60,7 @@ impl FormatArg {
 pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let path = super::runpath::resolve_run_path(args.run.as_deref())?;
     let run = runfile::read(&path)?;
+    let run = args.units.apply(run)?;
     let format = args.format.format();
     let output = args.output.unwrap_or_else(|| default_output(&path, format));
     if output.as_os_str() == "-" {

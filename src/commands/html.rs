@@ -19,11 +19,15 @@ pub struct HtmlArgs {
     /// The directory to write `index.html` into (created if missing).
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
+
+    #[command(flatten)]
+    pub units: super::runpath::UnitsArg,
 }
 
 pub fn run(args: HtmlArgs) -> anyhow::Result<ExitCode> {
     let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
+    let run = args.units.apply(run)?;
     let panels = Panels::new(run);
     let overview = panels.overview(&OverviewRequest::default())?;
     let mut answers: BTreeMap<String, serde_json::Value> = BTreeMap::new();

@@ -190,7 +190,20 @@ fn tasks_line(run: &Run) -> Option<String> {
     let mut coros: Vec<&str> = run.tasks.iter().map(|t| t.coro.as_str()).collect();
     coros.sort();
     coros.dedup();
-    Some(format!("{} asyncio tasks of {} coroutines, {} runs on threads, {} state changes; read from {}", run.tasks.len(), coros.len(), run.task_runs.len(), run.task_states.len(), info.source))
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    // The coroutines by name (the tasks' types), the first few.
+    const NAMED: usize = 5;
+    let more = if coros.len() > NAMED { format!(" … +{}", coros.len() - NAMED) } else { String::new() };
+    let named = format!("{}{more}", coros.iter().take(NAMED).copied().collect::<Vec<_>>().join(", "));
+    let units = if run.tasks.is_empty() { "" } else { "; `--units tasks` counts them as the units" };
+    Some(format!(
+        "{} of {} ({named}), {} runs on threads, {} state changes; read from {}{units}",
+        plural(run.tasks.len(), "asyncio task", "asyncio tasks"),
+        plural(coros.len(), "coroutine", "coroutines"),
+        run.task_runs.len(),
+        run.task_states.len(),
+        info.source
+    ))
 }
 
 /// Cuts a name to `n` characters for a table column, marking the cut.

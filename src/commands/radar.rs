@@ -29,6 +29,9 @@ pub struct RadarArgs {
 
     #[arg(long, value_enum, default_value_t = Theme::Light)]
     pub theme: Theme,
+
+    #[command(flatten)]
+    pub units: super::runpath::UnitsArg,
 }
 
 
@@ -44,6 +47,7 @@ pub fn run(args: RadarArgs) -> anyhow::Result<ExitCode> {
     }
     let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
+    let run = args.units.apply(run)?;
     let analysis = Analysis::new(&run, &Options::default())?;
     let key = panel::find(&run, &analysis, &args.artifact)?;
     let theme = args.theme;

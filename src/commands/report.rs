@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use threadradar_analysis::glyph::{ClusterColour, GlyphCell};
-use threadradar_analysis::FilterSpec;
+use threadradar_analysis::{FilterSpec, Units};
 use threadradar_analysis::view::{ArtifactView, ThreadView};
 use threadradar_analysis::{
     Analysis, ArtifactFilter, ClusterMethod, CountedStates, Level, Options, ReportView, ThreadFilter, TimeSource, ViewOptions,
@@ -65,6 +65,9 @@ pub struct ReportArgs {
 
     #[arg(long, value_name = "CONTAINER_PATH=HOST_PATH", help = super::sourceroot::HELP)]
     pub source_root: Vec<String>,
+
+    #[command(flatten)]
+    pub units: super::runpath::UnitsArg,
 }
 
 
@@ -94,6 +97,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let roots = super::sourceroot::roots(&args.source_root, project_config())?;
     roots.apply(&mut run);
     let sources = super::sourceroot::check(&run);
+    let run = args.units.apply(run)?;
     let options = Options {
         states: counted_states(&args),
         threads: ThreadFilter::by_names(&run, &args.exclude_thread, &args.exclude_type)?,
@@ -277,9 +281,10 @@ fn print_header(view: &ReportView, style: &Style, out: &mut dyn Write) -> anyhow
         writeln!(out, "Run      {p}")?;
     }
     let python = r.python_version.as_deref().map(|v| format!("Python {v}, ")).unwrap_or_default();
+    let units = if r.units == Units::Tasks { "units: tasks and threads" } else { "threads" };
     writeln!(
         out,
-        "Program  {command}  ({python}{:.1} s, {} samples every {} ms, {} threads)",
+        "Program  {command}  ({python}{:.1} s, {} samples every {} ms, {} {units})",
         r.duration_s, r.sample_count, r.interval_ms, r.thread_count
     )?;
     let time = match r.time_source {
@@ -304,6 +309,16 @@ fn print_header(view: &ReportView, style: &Style, out: &mut dyn Write) -> anyhow
         if r.clustering == "cop" { "COP-KMeans" } else { "plain k-means" }
     )?;
     let (glyph, _) = style.glyph(&view.program.glyph);
+    if r.units == Units::Tasks {
+        // Task units: say how they were formed, and count tasks and threads apart.
+        writeln!(out, "Units    {}", threadradar_analysis::units::UNITS_NOTE.trim_start_matches("units: "))?;
+        let active = view.threads.iter().filter(|t| t.samples > 0);
+        let tasks = active.clone().filter(|t| t.task).count();
+        let words = threadradar_analysis::units::split_words(tasks, active.count() - tasks);
+        writeln!(out, "Radar    {glyph}   {words}, {} types (coroutines and thread classes)", view.program.thread_types)?;
+        writeln!(out, "         (per cluster, low → high: average level, sum level ▂ <33% ▅ <66% █ ≥66%, ×units)")?;
+        return Ok(());
+    }
     writeln!(out, "Radar    {glyph}   {} threads, {} thread types", view.program.threads, view.program.thread_types)?;
     writeln!(out, "         (per cluster, low → high: average level, sum level ▂ <33% ▅ <66% █ ≥66%, ×threads)")?;
     Ok(())
@@ -315,7 +330,8 @@ fn print_threads(view: &ReportView, style: &Style, out: &mut dyn Write) -> anyho
     threads.sort_by(|a, b| b.crt.total_cmp(&a.crt).then(a.id.cmp(&b.id)));
     let name_w = threads.iter().map(|t| t.name.chars().count()).max().unwrap_or(4).clamp(6, 32);
     let type_w = threads.iter().map(|t| t.thread_type.chars().count()).max().unwrap_or(4).clamp(4, 24);
-    writeln!(out, "{:>7}  {:>8}  {:>8}  {:<7}  {:<name_w$}  {:<type_w$}  tid", "crt", "seconds", "samples", "cluster", "thread", "type")?;
+    let unit = if view.run.units == Units::Tasks { "unit" } else { "thread" };
+    writeln!(out, "{:>7}  {:>8}  {:>8}  {:<7}  {:<name_w$}  {:<type_w$}  tid", "crt", "seconds", "samples", "cluster", unit, "type")?;
     let colours = ClusterColour::for_clusters(view.program.clusters.len());
     for t in threads {
         let label = match t.cluster.and_then(|i| colours.get(i)) {
@@ -370,7 +386,7 @@ fn print_artifacts(view: &ReportView, level: Level, run: &Run, style: &Style, ou
     writeln!(
         out,
         "{:>7} {:>7} {:>8} {:>4} {:>5}  {:<glyph_w$}  artifact",
-        "crt", "self", "seconds", "thr", "types", "radar"
+        "crt", "self", "seconds", if view.run.units == Units::Tasks { "unit" } else { "thr" }, "types", "radar"
     )?;
     for (a, (glyph, visible)) in view.artifacts.iter().zip(glyphs) {
         writeln!(
@@ -424,7 +440,7 @@ struct RunSetSummary {
 /// `report RUNSET`: the mean and spread of each figure over the runs, and the stability of the
 /// clusterings (COP-KMeans and plain k-means).
 fn report_runset(args: &ReportArgs, path: &Path, set: RunSet) -> anyhow::Result<ExitCode> {
-    let mut runs: Vec<Run> = set.runs.iter().map(|p| runfile::read(p)).collect::<Result<_, _>>()?;
+    let mut runs: Vec<Run> = set.runs.iter().map(|p| args.units.apply(runfile::read(p)?)).collect::<anyhow::Result<_>>()?;
     let roots = super::sourceroot::roots(&args.source_root, project_config())?;
     runs.iter_mut().for_each(|r| {
         roots.apply(r);

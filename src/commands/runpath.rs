@@ -21,3 +21,25 @@ pub fn resolve_run_path(arg: Option<&std::path::Path>) -> anyhow::Result<PathBuf
         ),
     }
 }
+
+/// `--units threads|tasks`: what every figure of a command counts as a unit of concurrency.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct UnitsArg {
+    /// What every figure, radar, cluster and filter counts as a unit of concurrency: `threads`,
+    /// or `tasks`, the program's asyncio tasks (recorded on CPython 3.14+; samples outside any
+    /// task stay with their thread, so a mixed program shows both). See docs/asyncio.md.
+    #[arg(long, value_enum, default_value_t = threadradar_analysis::Units::Threads)]
+    pub units: threadradar_analysis::Units,
+}
+
+impl UnitsArg {
+    /// The run with these units. A run without tasks asked for tasks is shown with threads, and
+    /// stderr says so in the sentence every client uses; damaged task tables are an error.
+    pub fn apply(self, run: threadradar_profiler::Run) -> anyhow::Result<threadradar_profiler::Run> {
+        let (run, note) = threadradar_analysis::units::with_units(run, self.units).map_err(anyhow::Error::msg)?;
+        if let Some(note) = note {
+            say!("threadradar: {note}");
+        }
+        Ok(run)
+    }
+}

@@ -37,6 +37,9 @@ pub struct SectionsArgs {
     /// lock, from the interpreter's acquire and release calls (with --json: as JSON).
     #[arg(long)]
     pub exact: bool,
+
+    #[command(flatten)]
+    pub units: super::runpath::UnitsArg,
 }
 
 pub fn run(args: SectionsArgs) -> anyhow::Result<ExitCode> {
@@ -49,6 +52,7 @@ pub fn run(args: SectionsArgs) -> anyhow::Result<ExitCode> {
     let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
     run.validate().map_err(threadradar_analysis::AnalysisError::from)?;
+    let run = args.units.apply(run)?;
     if args.exact {
         let Some(view) = threadradar_analysis::locksections::analyse(&run) else {
             bail!("{} was recorded without lock events; record it again with `threadradar record --exact-locks` (root) to list exact sections", path.display());

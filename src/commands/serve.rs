@@ -50,6 +50,9 @@ pub struct ServeArgs {
 
     #[arg(long, value_name = "CONTAINER_PATH=HOST_PATH", help = super::sourceroot::HELP)]
     pub source_root: Vec<String>,
+
+    #[command(flatten)]
+    pub units: super::runpath::UnitsArg,
 }
 
 const INDEX: &str = include_str!("../../web/index.html");
@@ -124,6 +127,8 @@ struct State {
     port: u16,
     /// Applied to every run this server loads.
     roots: SourceRoots,
+    /// `--units`: every run this server loads is shown with them.
+    units: super::runpath::UnitsArg,
     /// `--compare RUN_B` (a set's first run): the Trace compare tab's default B.
     compare: Option<PathBuf>,
 }
@@ -146,6 +151,7 @@ impl State {
     fn load(&self, path: &Path) -> Result<Arc<LoadedRun>, ProtocolError> {
         let mut run = runfile::read(path).map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e.to_string()))?;
         self.roots.apply(&mut run);
+        let run = self.units.apply(run).map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e.to_string()))?;
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         Ok(Arc::new(LoadedRun::new(generation, path.to_path_buf(), run)))
     }
@@ -271,6 +277,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     });
     let roots = super::sourceroot::roots(&args.source_root, config.as_ref())?;
     roots.apply(&mut run);
+    let run = args.units.apply(run)?;
     // The second run (or set) is read once here, so that a wrong path is said before serving.
     let (compare, b_members, b_set) = match args.compare.as_deref() {
         Some(b) => {
@@ -306,6 +313,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         disk: DiskDocuments::default(),
         port,
         roots,
+        units: args.units,
         compare: compare.clone(),
     });
     let mut out = std::io::stdout().lock();

@@ -55,6 +55,9 @@ pub struct TimelineArgs {
     /// Fold runs of standard-library frames into one band each.
     #[arg(long)]
     pub fold_stdlib: bool,
+
+    #[command(flatten)]
+    pub units: super::runpath::UnitsArg,
 }
 
 pub fn run(args: TimelineArgs) -> anyhow::Result<ExitCode> {
@@ -67,6 +70,7 @@ pub fn run(args: TimelineArgs) -> anyhow::Result<ExitCode> {
     let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
     run.validate().map_err(threadradar_analysis::AnalysisError::from)?;
+    let run = args.units.apply(run)?;
     let index = TimelineIndex::new(&run)?;
     let threads = args.threads.as_deref().map(|p| timeline::select_threads(&run, p)).transpose()?;
 

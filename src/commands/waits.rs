@@ -36,12 +36,16 @@ pub struct WaitsArgs {
     /// How many edges the table lists (the busiest waker → wakee pairs).
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub top: usize,
+
+    #[command(flatten)]
+    pub units: super::runpath::UnitsArg,
 }
 
 pub fn run(args: WaitsArgs) -> anyhow::Result<ExitCode> {
     let path = super::runpath::resolve_run_path(Some(&args.run))?;
     let run = runfile::read(&path)?;
     run.validate().map_err(threadradar_analysis::AnalysisError::from)?;
+    let run = args.units.apply(run)?;
     let opts = WaitsOptions { object: args.object.clone(), from_s: args.from, to_s: args.to, no_kernel: args.no_kernel };
     let view = waits::waits(&run, &opts);
     let mut out = std::io::stdout().lock();

@@ -165,3 +165,53 @@ fn words_and_names() {
     assert_eq!("tasks".parse::<Units>(), Ok(Units::Tasks));
     assert!("fibres".parse::<Units>().unwrap_err().contains("`threads` or `tasks`"));
 }
+
+/// One thread whose stack at each tick runs coroutine `a`, `b` or the loop's code (`-`), and task
+/// runs (task, first, last) of task 0 (coroutine `a`) and task 1 (coroutine `b`).
+fn switching(stacks: &str, runs: &[(u32, u32, u32)]) -> Run {
+    let mut b = RunBuilder::new(Meta { interval_ms: 3.0, ..Meta::default() });
+    let file = b.file("/p/s.py", FileKind::User, None);
+    let fs: Vec<u32> = ["run_once", "a", "b"].iter().enumerate().map(|(i, q)| b.function(file, &FunctionSpec { qualname: q, line: 1 + 5 * i as u32, end_line: 4 + 5 * i as u32, ..Default::default() })).collect();
+    let frames: Vec<u32> = fs.iter().map(|&f| b.frame(f, f * 5 + 2)).collect();
+    b.thread(new_thread(1, 1, 1, "MainThread", "_MainThread"));
+    for (i, c) in stacks.chars().enumerate() {
+        let stack = match c {
+            'a' => b.stack(&[frames[0], frames[1]]),
+            'b' => b.stack(&[frames[0], frames[2]]),
+            _ => b.stack(&[frames[0]]),
+        };
+        b.push_sample(Sample { t: i as u64 * 3_000_000, threads: vec![ThreadSample { thread: 0, stack, state: ThreadState::Computing, ..Default::default() }] });
+    }
+    let mut run = b.finish();
+    for (i, coro) in ["a", "b"].iter().enumerate() {
+        run.tasks.push(Task { name: format!("{coro}-task"), coro: coro.to_string(), function: Some(fs[i + 1]), ..Default::default() });
+    }
+    run.task_runs = runs.iter().map(|&(task, first, last)| TaskRun { thread: 0, task, first, last }).collect();
+    run
+}
+
+/// Who each sample went to: the task's name, or `-` for the thread.
+fn owners(run: &Run) -> String {
+    let t = tasks_as_units(run).unwrap();
+    t.samples.iter().map(|s| match s.threads[0].thread {
+        0 => '-',
+        u => t.threads[u as usize].name.chars().next().unwrap(),
+    }).collect()
+}
+
+#[test]
+fn a_sample_at_a_switch_goes_to_the_task_whose_coroutine_it_runs() {
+    // The switch from a to b was read one tick late: sample 2 runs b inside a's run.
+    assert_eq!(owners(&switching("aabb-", &[(0, 0, 2), (1, 3, 3)])), "aabb-");
+    // ...or one tick early: sample 2 runs a inside b's run.
+    assert_eq!(owners(&switching("aaab-", &[(0, 0, 1), (1, 2, 3)])), "aaab-");
+    // Just outside a run, its coroutine on the stack: the run's task; the loop's code stays.
+    assert_eq!(owners(&switching("aa--b", &[(0, 0, 0), (1, 4, 4)])), "aa--b");
+    // The loop's own code inside a run (no coroutine on the stack to say otherwise) is the task's.
+    assert_eq!(owners(&switching("a-a-", &[(0, 0, 2)])), "aaa-");
+    // A coroutine two samples away is not a neighbour: the sample stays where the table puts it.
+    assert_eq!(owners(&switching("aab-", &[(0, 0, 1)])), "aa--");
+    // Another task's coroutine inside a run, that task nowhere near: a task the table missed, so
+    // the thread keeps the sample (not the run's task, which did not run that code).
+    assert_eq!(owners(&switching("aaba-bb", &[(0, 0, 3), (1, 5, 6)])), "aa-a-bb");
+}

@@ -125,12 +125,17 @@ pub(super) fn two_runs(host: &dyn Host, base: Option<&str>, new: Option<&str>) -
             ProtocolError::new(ErrorCode::Conflict, "there is no earlier run to compare with: record another run (e.g. after a fix) with `threadradar record`")
         })?,
     };
+    // The other run with the active run's units (asyncio tasks when the `units` setting shows
+    // them and that run has tasks too: a run without is compared by its threads).
+    let units = active.as_ref().map_or(threadradar_analysis::Units::Threads, |a| threadradar_analysis::units::units_of(a.run()));
     let load = |p: &Path| -> Result<Arc<Panels>, ProtocolError> {
         match active.as_ref().filter(|a| a.path == p) {
             Some(a) => Ok(a.panels.clone()),
             None => threadradar_profiler::runfile::read(p)
-                .map(|r| Arc::new(Panels::new(r)))
-                .map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e.to_string())),
+                .map_err(|e| e.to_string())
+                .and_then(|r| threadradar_analysis::units::with_units(r, units))
+                .map(|(r, _)| Arc::new(Panels::new(r)))
+                .map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e)),
         }
     };
     let base = load(&base_path)?;

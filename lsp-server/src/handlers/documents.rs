@@ -94,7 +94,7 @@ pub fn document_artifact(p: &Placed, i: usize, line: u32, svg: Option<(Theme, u3
         thread_types: v.thread_types,
         cells: v.glyph.clone(),
         text: render::cells(&v.glyph),
-        label: render::hint_label(v, &p.settings),
+        label: render::hint_label(v, &p.figures, &p.settings),
         glyph_svg: svg.map(|(theme, size)| glyph::svg(&RadarSpec::from(v), &SvgOptions { size, theme, interactive: false, title: Some(v.qualname.clone()) })),
     }
 }

@@ -54,6 +54,8 @@ pub fn runs(host: &dyn Host, req: RunsParams) -> Result<RunsResult, ProtocolErro
             command: m.command.join(" "),
             start_unix_ms: m.start_unix_ms,
             python_version: m.python_version.clone(),
+            units: Some(threadradar_analysis::units::units_of(run)).filter(|u| !u.is_threads()),
+            tasks: Some(run.tasks.len()).filter(|&n| n > 0),
         }
     });
     Ok(RunsResult {

@@ -279,6 +279,7 @@ pub fn typescript() -> String {
         ProtocolError,
         // View model, defined once.
         a::CountedStates,
+        a::Units,
         a::Level,
         a::ArtifactKind,
         a::FilterSpec,

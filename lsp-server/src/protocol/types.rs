@@ -73,6 +73,16 @@ pub struct RunSummary {
     pub command: String,
     pub start_unix_ms: u64,
     pub python_version: Option<String>,
+    /// What the figures count as units (the `units` setting): absent for threads; `tasks` when
+    /// the run's asyncio tasks are units (`threads` then counts tasks and threads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub units: Option<threadradar_analysis::Units>,
+    /// The run's asyncio tasks (recorded on CPython 3.14+), whichever units are shown; absent
+    /// when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tasks: Option<usize>,
 }
 
 /// `filter`: read the global thread filter, or set it with `exclude_threads`.

@@ -27,7 +27,7 @@ impl Backend {
                 position,
                 label: InlayHintLabel::String({
                     let set = &sets[usize::from(a.view.kind == ArtifactKind::Class)];
-                    render::hint_label(&a.view, &p.settings) + &Self::run_set_hint(set, &a.view).unwrap_or_default()
+                    render::hint_label(&a.view, &p.figures, &p.settings) + &Self::run_set_hint(set, &a.view).unwrap_or_default()
                 }),
                 kind: None,
                 text_edits: None,
@@ -85,7 +85,7 @@ impl Backend {
                 lenses.push(CodeLens {
                     range,
                     command: Some(Command {
-                        title: render::lens_title(&a.view),
+                        title: render::lens_title(&a.view, &p.figures),
                         command: "threadradar.openDetail".into(),
                         arguments: Some(vec![json!({ "artifact": a.key })]),
                     }),

@@ -652,11 +652,11 @@ impl LanguageServer for Server {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        let (ignored, new_runs_dir) = {
+        let (ignored, new_runs_dir, new_units) = {
             let mut s = self.state();
-            let before = s.settings.runs_dir.clone();
+            let (before, units) = (s.settings.runs_dir.clone(), s.settings.units);
             let ignored = s.settings.update(&params.settings);
-            (ignored, s.settings.runs_dir != before)
+            (ignored, s.settings.runs_dir != before, s.settings.units != units)
         };
         if !ignored.is_empty() {
             self.show(MessageType::WARNING, format!("ThreadRadar: {}", ignored.join("; "))).await;
@@ -666,6 +666,10 @@ impl LanguageServer for Server {
             // have the client watch it.
             self.0.watch_runs_dirs().await;
             self.0.rescan(false).await;
+        }
+        if new_units {
+            // Other units: the active run is analysed again with them (its thread filter goes).
+            self.0.reload_active().await;
         }
         self.refresh(Change::Settings).await;
     }

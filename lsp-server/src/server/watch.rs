@@ -143,7 +143,9 @@ impl Backend {
         let cancel = cancelled.clone();
         // Exclusions are thread ids of the old run: a new run starts unfiltered.
         let params = Params { exclude_threads: Vec::new(), window: None, ..params };
-        let result = tokio::task::spawn_blocking(move || -> std::result::Result<Option<(LoadedRun, Figures)>, String> {
+        let units = self.state().settings.units;
+        type Loaded = (LoadedRun, Figures, Option<&'static str>);
+        let result = tokio::task::spawn_blocking(move || -> std::result::Result<Option<Loaded>, String> {
             let mut run = threadradar_profiler::runfile::read(&path).map_err(|e| {
                 if runs::may_be_incomplete(&e) {
                     format!("{e} (it may still be being written; it is read again when it changes)")
@@ -159,9 +161,11 @@ impl Backend {
             if let Ok(c) = crate::project::ProjectConfig::load(&folder) {
                 c.source_roots.apply(&mut run);
             }
+            // The `units` setting: asyncio tasks as units, when the run has them (issue #34).
+            let (run, note) = threadradar_analysis::units::with_units(run, units)?;
             let loaded = LoadedRun::new(generation, path, run);
             let figures = Figures::build(&loaded, &params).map_err(|e| e.to_string())?;
-            Ok(Some((loaded, figures)))
+            Ok(Some((loaded, figures, note)))
         })
         .await
         .unwrap_or_else(|e| Err(format!("analysing the run failed: {e}")));
@@ -173,7 +177,7 @@ impl Backend {
                     .await;
                 Load::Cancelled
             }
-            Ok(Some((loaded, figures))) => {
+            Ok(Some((loaded, figures, note))) => {
                 {
                     let mut s = self.state();
                     s.active = Some(Arc::new(loaded));
@@ -185,6 +189,9 @@ impl Backend {
                 self.figures.insert(Arc::new(figures));
                 self.disk.clear();
                 self.client.log_message(MessageType::INFO, format!("ThreadRadar: showing {}", entry.path.display())).await;
+                if let Some(note) = note {
+                    self.show(MessageType::INFO, format!("ThreadRadar: {note}")).await;
+                }
                 self.refresh(Change::Run).await;
                 Load::Loaded
             }
@@ -202,6 +209,19 @@ impl Backend {
         }
         self.state().loading = None;
         outcome
+    }
+
+    /// Loads the active run again (the `units` setting changed: its units are other ones).
+    pub(super) async fn reload_active(&self) {
+        let _guard = self.load_lock.lock().await;
+        let entry = {
+            let s = self.state();
+            let active = s.active.as_ref().map(|a| a.path.clone());
+            active.and_then(|p| s.runs.iter().find(|r| r.path == p).cloned())
+        };
+        if let Some(entry) = entry {
+            self.load(&entry).await;
+        }
     }
 
     /// Asks the client to ask again for hints and lenses, when it can, and tells clients that
@@ -230,6 +250,10 @@ impl Backend {
                 "generation": s.active.as_ref().map_or(0, |a| a.generation),
                 "exclude_threads": s.exclude,
                 "window": s.window,
+                // Which units the figures count, and how many asyncio tasks the active run has
+                // (the `units` setting can show them: issue #34).
+                "units": s.active.as_ref().map_or(threadradar_analysis::Units::Threads, |a| threadradar_analysis::units::units_of(a.run())),
+                "tasks": s.active.as_ref().map_or(0, |a| a.run().tasks.len()),
                 "recording": s.recording.as_ref().map(|r| json!({ "command": r.command, "output": r.output })),
             })
         };

@@ -41,6 +41,11 @@ M.defaults = {
   -- threadradar.annotations): "glyph" (the radar only), "hints" (the radar and its figures, the
   -- default) or "all" (everything, every code lens included).
   annotations = "hints",
+  -- What every figure, radar, cluster, hint and float counts as a unit of concurrency (the
+  -- server's `units` setting, VS Code's threadradar.units): "threads" (the default) or "tasks",
+  -- the program's asyncio tasks (recorded on CPython 3.14+; samples outside any task stay with
+  -- their thread). A run without tasks is shown with threads, and the server says so.
+  units = "threads",
   -- Buffer-local keys in profiled buffers, none by default (`K` stays vim.lsp.buf.hover()): a
   -- key for an action maps it to <Plug>(ThreadRadar…) (:help threadradar-mappings); false = none.
   keymaps = {
@@ -87,6 +92,8 @@ M.KEYMAP_PLUGS = {
 
 M.ANNOTATIONS = { glyph = true, hints = true, all = true }
 
+M.UNITS = { threads = true, tasks = true }
+
 local function is_key(v)
   return v == false or type(v) == "string"
 end
@@ -114,6 +121,7 @@ function M.build(user)
     ["repeat"] = { "number" },
     keymaps = { "table" },
     annotations = { "string" },
+    units = { "string" },
     float = { "table" },
     overview = { "table" },
   }
@@ -137,6 +145,9 @@ function M.build(user)
   end
   if user.annotations ~= nil and not M.ANNOTATIONS[user.annotations] then
     error("threadradar: annotations must be \"glyph\", \"hints\" or \"all\"")
+  end
+  if user.units ~= nil and not M.UNITS[user.units] then
+    error("threadradar: units must be \"threads\" or \"tasks\"")
   end
   if type(user.virtual_text) == "table" then
     local vt = user.virtual_text
@@ -232,6 +243,9 @@ function M.server_settings()
   s.panels = true
   if s.annotations == nil then
     s.annotations = o.annotations
+  end
+  if s.units == nil then
+    s.units = o.units
   end
   if o.record_command ~= nil then
     s.recordCommand = M.command_words(o.record_command)

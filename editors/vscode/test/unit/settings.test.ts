@@ -25,6 +25,7 @@ describe("server settings", () => {
       hover: true,
       classes: true,
       states: "auto",
+      units: "threads",
       minCrt: 0.1,
       glyphTheme: "light",
       hoverImage: "auto",
@@ -52,6 +53,11 @@ describe("server settings", () => {
     expect(s.testCommand).not.toBe(template);
     const bad = serverSettings(reader({ testCommand: "pytest -x", intervalMs: -1, runsDir: 3, keepRuns: "all", include: [""], exclude: [1] }), 1);
     expect(bad).toMatchObject({ testCommand: [], intervalMs: 0, runsDir: "", keepRuns: 0, include: [], exclude: [] });
+  });
+
+  test("units: tasks passes through to the server; anything else is threads", () => {
+    expect(serverSettings(reader({ units: "tasks" }), 1).units).toBe("tasks");
+    expect(serverSettings(reader({ units: "fibres" }), 1).units).toBe("threads");
   });
 
   test("the overrides' descriptions say which [tool.threadradar] key they override", () => {
