@@ -410,7 +410,8 @@ fn clients_get_shift_classes_edge_counts_and_histograms_from_the_server() {
                 by.push(json!({ "evidence": rule, "count": n }));
             }
         }
-        json!({ "all": mine.len(), "kernel": kernel, "inferred": mine.len() - kernel, "inferred_by": by })
+        let recorded = mine.iter().filter(|e| e["evidence"] == "task-state").count();
+        json!({ "all": mine.len(), "kernel": kernel, "recorded": recorded, "inferred": mine.len() - kernel - recorded, "inferred_by": by })
     };
     assert!(!edges.is_empty());
     assert_eq!(counts["edges"], count(None));

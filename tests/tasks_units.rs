@@ -341,6 +341,36 @@ fn units_end_to_end(label: &str) {
     for t in logged {
         assert!(text.contains(t["name"].as_str().unwrap()), "{label}: {} in\n{text}", t["name"]);
     }
+    awaits_are_edges(label, dir.path(), &out, &truth);
+}
+
+/// Who awaited whom between tasks (`waits --units tasks`): every task the program logged
+/// awaiting another (`awaited`: parse-0 awaits fetch-0 itself) has an edge from it with evidence
+/// `task-state`, and every such edge is true: a logged await, or the main task's (its
+/// `asyncio.gather` awaits every fetcher, pool task and parser).
+fn awaits_are_edges(label: &str, dir: &Path, out: &Path, truth: &Value) {
+    let o = common::threadradar(dir, &["waits", out.to_str().unwrap(), "--units", "tasks", "--json"]);
+    assert!(o.status.success(), "{label}: waits failed: {}", common::stderr(&o));
+    let view: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let edges: Vec<(String, String)> = view["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["evidence"] == "task-state")
+        .map(|e| (e["waker"].as_str().unwrap().to_string(), e["wakee"].as_str().unwrap().to_string()))
+        .collect();
+    let main_task = view["threads"].as_array().unwrap().iter().find(|t| t["type"] == "main").map(|t| t["name"].as_str().unwrap().to_string());
+    let logged: Vec<(String, String)> = truth["awaited"].as_array().unwrap().iter().map(|p| (p[1].as_str().unwrap().to_string(), p[0].as_str().unwrap().to_string())).collect();
+    assert!(!logged.is_empty(), "{label}: the program logs its awaits");
+    for pair in &logged {
+        assert!(edges.contains(pair), "{label}: {} awaited {}: no task-state edge in {edges:?}", pair.1, pair.0);
+    }
+    for e in &edges {
+        assert!(logged.contains(e) || Some(&e.1) == main_task.as_ref(), "{label}: {} -> {} is no await of the program (main task {main_task:?})", e.0, e.1);
+    }
+    let notes = view["evidence"]["notes"].to_string();
+    assert!(notes.contains("task-state"), "{label}: the view says how task edges are obtained: {notes}");
+    eprintln!("{label}: task-state edges {edges:?}");
 }
 
 #[test]

@@ -1403,9 +1403,10 @@ merged: Array<string>, waits: number, wait_s: number, futile_wakeups: number, lo
  */
 unexplained: number, 
 /**
- * Kernel-exact and inferred edges (lock hand-offs not counted).
+ * Kernel-exact, recorded (asyncio tasks' awaits) and inferred edges (lock hand-offs not
+ * counted).
  */
-kernel_edges: number, inferred_edges: number, 
+kernel_edges: number, recorded_edges: number, inferred_edges: number, 
 /**
  * The threads that woke it and that it woke, most wake-ups first: the matrix's rows and
  * columns.
@@ -1452,7 +1453,12 @@ export type EdgeCounts = { all: number,
  */
 kernel: number, 
 /**
- * Inferred from samples (`all − kernel`).
+ * Read from recorded program state, not inferred: an asyncio task's await of another task
+ * (evidence `task-state`).
+ */
+recorded: number, 
+/**
+ * Inferred from samples (`all − kernel − recorded`).
  */
 inferred: number, 
 /**
@@ -1571,7 +1577,7 @@ exact?: ExactHandoff, };
 /**
  * How an edge was found.
  */
-export type Evidence = "kernel" | "gil-holder" | "same-object" | "running-thread" | "lock-event";
+export type Evidence = "kernel" | "gil-holder" | "same-object" | "running-thread" | "lock-event" | "task-state";
 
 /**
  * What a kernel wake-up did to a wait on a condition-like object (`Condition`, `Event`,

@@ -31,6 +31,7 @@
     "gil-holder": "inferred: the thread that held the GIL next",
     "same-object": "inferred: the thread last seen releasing the same object",
     "running-thread": "inferred: the only thread running when the wait ended",
+    "task-state": "recorded: the awaiting asyncio task's state named the task it awaited (the time is the sample at which it was seen going on)",
   };
 
   const { el } = window.ThreadRadarDom;
@@ -152,7 +153,7 @@
       const parts = [
         "Waits: sampled every " + fmtS(v.period_s) + " (a sampled start or end is known to within one period)" +
           (c.kernel_ends ? "; " + c.kernel_ends + " of " + c.ends + " starts and ends are the kernel's (the context switch into the sleep, the wake-up out of it)." : "."),
-        "Edges: " + edges.kernel + " kernel-exact, " + edges.inferred + " inferred" +
+        "Edges: " + edges.kernel + " kernel-exact, " + (edges.recorded ? edges.recorded + " recorded (asyncio tasks' awaits, from their recorded state), " : "") + edges.inferred + " inferred" +
           (edges.inferred ? " (" + edges.inferred_by.map((x) => x.count + " " + x.evidence).join(", ") + ")" : "") + ".",
         v.evidence.kernel ? "Scheduler wake-ups were recorded (record --sched) and used." : "No scheduler wake-ups in this run: every edge is inferred from samples.",
         v.evidence.targets ? "What each wait waited on was recorded." : "What each wait waited on was not recorded: objects are named by their wait site.",
@@ -248,8 +249,8 @@
             x.futile ? el("span", { class: "tr-futile-count", text: " (" + x.futile + " futile)" }) : null,
             el("div", { class: "tr-cell-time", text: fmtS(x.wait_s) }));
           })));
-        const ev = g.kernel_edges + g.inferred_edges;
-        const evText = ev ? g.kernel_edges + " kernel-exact, " + g.inferred_edges + " inferred wake-ups" : "no wake-up with evidence";
+        const ev = g.kernel_edges + g.recorded_edges + g.inferred_edges;
+        const evText = ev ? g.kernel_edges + " kernel-exact, " + (g.recorded_edges ? g.recorded_edges + " recorded (task state), " : "") + g.inferred_edges + " inferred wake-ups" : "no wake-up with evidence";
         const head2 = el("div", { class: "tr-matrix-head" },
           el("strong", { text: g.label }),
           el("span", { class: "tr-matrix-figures", text: " · " + g.waits + " waits, " + fmtS(g.wait_s) + " waited over the run (sampled) · " + (st.range ? "in view: " : "") + evText +

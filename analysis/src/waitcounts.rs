@@ -19,7 +19,10 @@ pub struct EdgeCounts {
     /// Measured by the kernel, exact: its scheduler's wake-ups, and the lock hand-offs of
     /// `record --exact-locks` (evidence `lock-event`).
     pub kernel: u32,
-    /// Inferred from samples (`all − kernel`).
+    /// Read from recorded program state, not inferred: an asyncio task's await of another task
+    /// (evidence `task-state`).
+    pub recorded: u32,
+    /// Inferred from samples (`all − kernel − recorded`).
     pub inferred: u32,
     /// The inferred ones by rule, in the order of [`Evidence`]; rules without an edge left out.
     pub inferred_by: Vec<EvidenceCount>,
@@ -42,6 +45,10 @@ impl EdgeCounts {
         self.all += 1;
         if e.is_exact() {
             self.kernel += 1;
+            return;
+        }
+        if e.is_recorded() {
+            self.recorded += 1;
             return;
         }
         self.inferred += 1;

@@ -58,6 +58,7 @@ use threadradar_profiler::run::{FileKind, FrameId, Run, StackId, StrId, ThreadId
 use ts_rs::TS;
 
 mod objects;
+mod tasks;
 mod touching;
 
 use objects::Builder;
@@ -142,6 +143,9 @@ pub enum Evidence {
     /// An exact lock hand-off from the lock events of `record --exact-locks` (kernel uprobes on
     /// the interpreter's lock functions): the waker's release, then the wakee's acquire returned.
     LockEvent,
+    /// An asyncio task awaited another task, as the recorded task states say (`--units tasks`):
+    /// who is recorded, the time is the sample at which the awaiting task was seen going on.
+    TaskState,
 }
 
 impl Evidence {
@@ -151,6 +155,12 @@ impl Evidence {
         matches!(self, Evidence::Kernel | Evidence::LockEvent)
     }
 
+    /// Read from the program's recorded state (an asyncio task's awaited task), not inferred from
+    /// samples, though timed by them.
+    pub fn is_recorded(self) -> bool {
+        self == Evidence::TaskState
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Evidence::Kernel => "kernel",
@@ -158,6 +168,7 @@ impl Evidence {
             Evidence::GilHolder => "gil-holder",
             Evidence::SameObject => "same-object",
             Evidence::RunningThread => "running-thread",
+            Evidence::TaskState => "task-state",
         }
     }
 }
@@ -609,6 +620,11 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
         nearest_frame(&per_thread[th as usize], &times, &mut cursor, th, t_ns).map(|f| location(run, f))
     });
 
+    // Awaits between asyncio tasks, when tasks are units: recorded, not inferred.
+    let task_edges = tasks::add(&mut b, &mut labels, &mut intervals, &mut edges);
+    futile_sampled.resize(intervals.len(), false);
+    futile_kernel.resize(intervals.len(), 0);
+
     // 5. Objects.
     let mut per_obj: Vec<Vec<f64>> = vec![Vec::new(); b.objects.len()];
     // Waiters and wakers are counted by thread, then added up by name (threads may share one).
@@ -667,7 +683,7 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
     let mut view = WaitsView {
         started_at: run.meta.started_at,
         period_s: crate::period::sampling_period_s(run),
-        evidence: evidence_notes(run, kernel.is_some(), opts.no_kernel, (exact_edges, exact_unseen)),
+        evidence: evidence_notes(run, kernel.is_some(), opts.no_kernel, (exact_edges, exact_unseen), task_edges),
         threads: run
             .threads
             .iter()
@@ -972,8 +988,13 @@ fn object_kind(o: &ObjInfo) -> waits_locks::ObjectKind {
     }
 }
 
-fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool, (exact, unseen): (usize, usize)) -> EvidenceAvailable {
+fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool, (exact, unseen): (usize, usize), task_edges: usize) -> EvidenceAvailable {
     let mut notes = Vec::new();
+    if !crate::units::units_of(run).is_threads() {
+        notes.push(format!(
+            "{task_edges} awaits of one asyncio task on another are edges (evidence task-state: the recorded task states say who awaited whom; their times are the samples'); awaits of asyncio's Event, Queue, Lock and the like make no edges between tasks yet"
+        ));
+    }
     if run.locks.is_some() {
         notes.push(format!(
             "{exact} exact lock hand-offs (record --exact-locks, evidence lock-event) are edges; {unseen} more ended waits no sample saw (shorter than a period) and are only in the hand-off table of `threadradar waits`"

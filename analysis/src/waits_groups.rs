@@ -67,8 +67,10 @@ pub struct ObjectGroup {
     pub lock_handoffs: u64,
     /// Waits no edge ended (no evidence of a waker); open waits included.
     pub unexplained: u64,
-    /// Kernel-exact and inferred edges (lock hand-offs not counted).
+    /// Kernel-exact, recorded (asyncio tasks' awaits) and inferred edges (lock hand-offs not
+    /// counted).
     pub kernel_edges: u64,
+    pub recorded_edges: u64,
     pub inferred_edges: u64,
     /// The threads that woke it and that it woke, most wake-ups first: the matrix's rows and
     /// columns.
@@ -204,6 +206,7 @@ pub fn groups(view: &WaitsView, width: Option<(u32, f64, f64)>) -> WaitsGroups {
                 lock_handoffs: objs.iter().map(|&j| objects[j as usize].lock_handoffs).sum(),
                 unexplained: 0,
                 kernel_edges: 0,
+                recorded_edges: 0,
                 inferred_edges: 0,
                 wakers: Vec::new(),
                 wakees: Vec::new(),
@@ -228,6 +231,8 @@ pub fn groups(view: &WaitsView, width: Option<(u32, f64, f64)>) -> WaitsGroups {
         }
         if e.evidence.is_exact() {
             out[g].kernel_edges += 1;
+        } else if e.evidence.is_recorded() {
+            out[g].recorded_edges += 1;
         } else {
             out[g].inferred_edges += 1;
         }

@@ -298,6 +298,7 @@ fn hover_markdown(l: &LineWaits) -> String {
             let ev: Vec<&str> = ev.iter().map(|e| match *e {
                 "kernel" => "kernel",
                 "lock-event" => "exact lock event",
+                "task-state" => "recorded task state",
                 _ => "inferred",
             }).collect::<BTreeSet<_>>().into_iter().collect();
             out.push_str(&format!("  - woken by {} {:.0} % ({}, {})\n", code(name), *n as f64 * 100.0 / total as f64, plural(*n, "edge", "edges"), ev.join(", ")));

@@ -115,6 +115,8 @@ end
 local function evidence_word(c)
   if c.all == 0 then
     return "no edge"
+  elseif (c.recorded or 0) == c.all then
+    return "task state"
   elseif c.inferred == 0 then
     return "kernel"
   elseif c.kernel == 0 then
@@ -173,7 +175,10 @@ end
 
 --- An edge row's cells as text: time, waker → wakee, evidence, marks, the waker's line.
 local function edge_cells(e)
-  local ev = (e.evidence == "kernel" and "kernel") or (e.evidence == "lock-event" and "exact (lock event)") or ("inferred (" .. M.clean(e.evidence) .. ")")
+  local ev = (e.evidence == "kernel" and "kernel")
+    or (e.evidence == "lock-event" and "exact (lock event)")
+    or (e.evidence == "task-state" and "recorded (task state)")
+    or ("inferred (" .. M.clean(e.evidence) .. ")")
   local marks = {}
   if e.futile then
     table.insert(marks, "futile")
@@ -207,7 +212,11 @@ function M.build(result, state)
   -- How it was obtained, as the panel says it.
   local all = M.evidence(result, nil)
   b:add({ { ("sampled every %s: a wait's start and end are known to within one period"):format(M.fmt_s(v.period_s)), "ThreadRadarText" } })
-  local edges = ("edges: %d kernel-exact, %d inferred"):format(all.kernel, all.inferred)
+  local edges = ("edges: %d kernel-exact, %s%d inferred"):format(
+    all.kernel,
+    (all.recorded or 0) > 0 and (all.recorded .. " recorded (asyncio tasks' awaits), ") or "",
+    all.inferred
+  )
   if all.inferred > 0 then
     edges = edges .. " (" .. rules_text(all) .. ")"
   end
@@ -295,6 +304,9 @@ function M.build(result, state)
         how = "  (" .. util.plural(c.all, "edge")
         if c.kernel > 0 then
           how = how .. ", " .. c.kernel .. " kernel"
+        end
+        if (c.recorded or 0) > 0 then
+          how = how .. ", " .. c.recorded .. " task state"
         end
         if c.inferred > 0 then
           how = how .. ", inferred: " .. rules_text(c)
