@@ -15,7 +15,8 @@
 //   w.refresh(); w.destroy();
 //
 // The root element carries what was drawn, for tests and for anyone debugging a picture:
-// data-lanes, data-intervals, data-edges (edges in the answer), data-drawn-edges (lines drawn:
+// data-width-px (the width the server was asked to lay out), data-lanes, data-intervals,
+// data-edges (edges in the answer), data-drawn-edges (lines drawn:
 // bundles when the server bundled them; 0 while the edges do not separate), data-bundled (edges
 // folded into bundles of more than one), data-separate, data-groups, data-matrix-cells (cells
 // drawn in the matrices), data-range (the time range shown, "from-to" seconds).
@@ -99,6 +100,7 @@
       if (!r) return;
       st.result = r;
       st.width = width;
+      root.setAttribute("data-width-px", String(width - 2 * PAD)); // what the server was asked for
       whole.disabled = !st.range;
       layout();
       showEvidence();

@@ -184,24 +184,55 @@ describe("the Waits tab on handoffs.py", () => {
   });
 
   test("a click on an edge (a bundle when zoomed out) opens the waker's line", async () => {
-    const v = answer.view;
-    const box = await page.$eval("#waits canvas", (c) => { c.scrollIntoView({ block: "start" }); const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
-    const lanes = await page.$$eval("#waits .tr-lane-label", (ls) => ls.map((l) => l.getAttribute("title")));
+    let res = answer, v = answer.view;
+    const where = () => page.$eval("#waits canvas", (c) => { c.scrollIntoView({ block: "start" }); const r = c.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
+    const laneTitles = () => page.$$eval("#waits .tr-lane-label", (ls) => ls.map((l) => l.getAttribute("title")));
+    let box = await where(), lanes = await laneTitles();
     const laneOf = (id) => lanes.findIndex((t) => t.includes("(" + id + ")"));
-    let t1 = 0;
-    for (const i of v.intervals) t1 = Math.max(t1, i.end_s);
-    for (const e of v.edges) t1 = Math.max(t1, e.time_s);
+    // The time range drawn (`data-range`: "t0-t1").
+    const range = async () => (await page.$eval("#waits", (r) => r.getAttribute("data-range"))).split("-").map(Number);
+    let [t0, t1] = await range();
+    const xOf = (t) => box.x + 8 + ((t - t0) / (t1 - t0)) * (box.w - 16);
     // Bundles whose first edge has a waker frame, between lanes at least two apart (room to hover).
-    const cands = answer.bundles.filter((b) => v.edges[b.first_edge] && v.edges[b.first_edge].waker_frame && Math.abs(laneOf(b.waker_thread) - laneOf(b.wakee_thread)) >= 2);
+    // (The server bundles edges where one pixel column holds several; otherwise each is drawn.)
+    const lines = (r) => r.bundles || r.view.edges.map((e, i) => ({ to_s: e.time_s, waker_thread: e.waker_thread, wakee_thread: e.wakee_thread, first_edge: i }));
+    const usable = (r) => lines(r).filter((b) => r.view.edges[b.first_edge] && r.view.edges[b.first_edge].waker_frame && Math.abs(laneOf(b.waker_thread) - laneOf(b.wakee_thread)) >= 2);
+    let cands = usable(res);
     assert.ok(cands.length > 0, "an edge with its waker's frame");
+    const zoomed = (await page.$eval("#waits", (r) => r.getAttribute("data-separate"))) === "false";
+    if (zoomed) {
+      // Too dense over the whole run to draw one by one (the server says so for this width, and
+      // how narrow a range would separate): drag across such a range around an edge, as a user
+      // zooms, and take the server's answer for the range the panel then shows.
+      const span = Math.min(0.8 * (res.groups.separate_below_s || 0.1), (t1 - t0) / 4);
+      const mid = Math.min(Math.max(cands[Math.floor(cands.length / 2)].to_s, t0 + span / 2), t1 - span / 2);
+      const y = box.y + 22 + 5;
+      await page.mouse.move(xOf(mid - span / 2), y);
+      await page.mouse.down();
+      await page.mouse.move(xOf(mid), y, { steps: 4 });
+      await page.mouse.move(xOf(mid + span / 2), y, { steps: 4 });
+      await page.mouse.up();
+      await page.waitForFunction((before) => document.querySelector("#waits").getAttribute("data-range") !== before, t0 + "-" + t1, { timeout: 30000 });
+      await drawn(page);
+      [t0, t1] = await range();
+      // A range shows the lanes of the threads that wait in it: they are laid out again.
+      box = await where();
+      lanes = await laneTitles();
+      // The same request the panel made for the range.
+      const widthPx = Number(await page.$eval("#waits", (r) => r.getAttribute("data-width-px")));
+      res = await api(server.url, "waits", { width_px: widthPx, from_s: t0, to_s: t1 });
+      v = res.view;
+      cands = usable(res);
+      assert.equal(await page.$eval("#waits", (r) => r.getAttribute("data-separate")), "true", "zoomed to " + t0 + "–" + t1 + " s, below " + answer.groups.separate_below_s + " s");
+    }
     const seen = [];
     for (const b of cands.slice(0, 20)) {
-      const x = box.x + 8 + (b.to_s / t1) * (box.w - 16);
+      const x = xOf(b.to_s);
       const y = box.y + 22 + ((laneOf(b.waker_thread) + laneOf(b.wakee_thread)) / 2) * 20 + 10;
       await page.mouse.move(x, y);
       const tip = await page.$eval("#waits .tr-tip", (t) => (t.hidden ? null : { kind: t.getAttribute("data-kind"), text: t.textContent }));
       const m = tip && tip.kind === "edge" && /waker at: \S+ (.+):(\d+)/.exec(tip.text);
-      seen.push(tip ? tip.kind + ": " + tip.text.slice(0, 160) : "no tip");
+      seen.push(tip ? tip.kind + ": " + tip.text.slice(0, 160) : "no tip at " + Math.round(x) + "," + Math.round(y) + " lanes " + laneOf(b.waker_thread) + "/" + laneOf(b.wakee_thread) + " t " + b.to_s.toFixed(4));
       if (!m) continue;
       // The frame shown is the waker frame of one of the answer's edges.
       assert.ok(v.edges.some((e) => e.waker_frame && e.waker_frame.file === m[1] && e.waker_frame.line === Number(m[2])), tip.text);
@@ -209,10 +240,17 @@ describe("the Waits tab on handoffs.py", () => {
       await page.mouse.click(x, y);
       const body = JSON.parse((await req).postData());
       assert.deepEqual([body.file, body.line], [m[1], Number(m[2])]);
+      if (zoomed) {
+        // Back to the whole run for the tests after this one.
+        const at = t0 + "-" + t1;
+        await page.click("#waits .tr-whole");
+        await page.waitForFunction((before) => document.querySelector("#waits").getAttribute("data-range") !== before, at, { timeout: 30000 });
+      }
       return;
     }
     const sep = await page.$eval("#waits", (r) => r.getAttribute("data-separate") + " drawn " + r.getAttribute("data-drawn-edges"));
-    assert.fail("no edge's tooltip named its waker's line: separate " + sep + ", " + cands.length + " candidates; " + JSON.stringify(seen));
+    const shown = await page.$eval("#waits", (r) => r.getAttribute("data-range") + " width " + r.getAttribute("data-width-px") + " lanes " + r.getAttribute("data-lanes"));
+    assert.fail("no edge's tooltip named its waker's line (" + shown + "; box " + JSON.stringify(box) + ", " + lanes.length + " lane labels, range " + t0 + "-" + t1 + "): separate " + sep + ", " + cands.length + " candidates; " + JSON.stringify(seen));
   });
 
   test("the objects table: one row per group of objects, wakers from the log; selecting a row highlights it", async () => {
