@@ -326,7 +326,9 @@ fn check_handoffs(python: &str, kind: &str, probes: Probes, force: bool) -> (f64
         .filter(|v| v["woken"].as_bool() == Some(true) && v["called_ns"].as_u64().unwrap() >= probed_from)
         .map(|v| Wakeup { wakee: v["wakee"].as_str().unwrap().to_string(), called_ns: v["called_ns"].as_u64().unwrap(), returned_ns: v["returned_ns"].as_u64().unwrap() })
         .collect();
-    assert!(truth.len() >= 150, "the consumers blocked for most of the 202 hand-offs: {}", truth.len());
+    // Free-threaded consumers on a loaded machine often find the next item already there and do
+    // not block (73 of 202 blocked on 3.13t in one CI run on a busy machine): at least 60.
+    assert!(truth.len() >= 60, "the consumers blocked for at least 60 of the 202 hand-offs: {}", truth.len());
 
     let o = threadradar(dir.path(), &["waits", "--json", out.to_str().unwrap()]);
     assert!(o.status.success(), "waits failed: {}", stderr(&o));

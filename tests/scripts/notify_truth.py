@@ -86,10 +86,55 @@ def produce():
             q.put(item)
 
 
-# The recorder puts its probes in place after it has found the interpreter, which can take a
-# second or more on a loaded machine; hand-offs before that are not judged (tests/exact_locks.rs),
-# and a late start left fewer than 150 of the 202 once under load: the threads start after 2 s.
-time.sleep(2.0)
+def lock_entry_points():
+    """Where the lock functions the recorder probes begin, as far as ctypes reaches them: the
+    exported PyThread_acquire_lock_timed and PyThread_release_lock (probed by name), and the C
+    functions of `_thread.lock.acquire` and `.release` (probed by method: a bound builtin method is
+    a PyCFunctionObject, whose m_ml follows the object header; ml_meth follows ml_name)."""
+    import ctypes
+    import sysconfig
+
+    found = []
+    for name in ("PyThread_acquire_lock_timed", "PyThread_release_lock"):
+        try:
+            found.append(ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
+        except AttributeError:
+            pass
+    header = 32 if sysconfig.get_config_var("Py_GIL_DISABLED") else 16
+    lock = threading.Lock()
+    for method in (lock.acquire, lock.release):
+        ml = ctypes.c_void_p.from_address(id(method) + header).value
+        if ml:
+            found.append(ctypes.c_void_p.from_address(ml + ctypes.sizeof(ctypes.c_void_p)).value)
+    # Only addresses inside this process's executable mappings are read (a layout other than the
+    # one assumed above gives none, and the threads then start when `limit_s` runs out).
+    code = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            parts = line.split()
+            if "x" in parts[1]:
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                code.append((lo, hi))
+    return [a for a in found if a and any(lo <= a < hi for lo, hi in code)]
+
+
+def wait_for_probes(limit_s=20.0):
+    """Waits until the recorder's uprobes are in place: a probed function's first byte becomes the
+    breakpoint (int3, 0xcc) in this process's memory. The recorder puts them there after it has
+    found the interpreter, a second or more on a loaded machine, and hand-offs before that are not
+    judged (tests/exact_locks.rs). Gives up after `limit_s` (then the test sees too few)."""
+    import ctypes
+
+    points = lock_entry_points()
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        if any(ctypes.string_at(a, 1) == b"\xcc" for a in points):
+            time.sleep(0.05)  # the other probes are opened in the same moment
+            return
+        time.sleep(0.005)
+
+
+wait_for_probes()
 target = consume_condition if KIND == "condition" else consume_queue
 threads = [threading.Thread(target=target, args=(f"consumer-{k}",), name=f"consumer-{k}") for k in range(1, CONSUMERS + 1)]
 threads.append(threading.Thread(target=produce, name="producer"))
