@@ -117,9 +117,14 @@ H.run("commands", function()
   end, "the detail float from the code lens")
   detail.close()
 
-  -- K: Neovim's own vim.lsp.buf.hover() (the plugin maps no key), with the server's hover.
+  -- K: Neovim's own vim.lsp.buf.hover() (the plugin maps no key), with the server's hover. K is
+  -- that from Neovim 0.10 on; 0.7's K is 'keywordprg': the hover is called as K calls it.
   local wins = #api.nvim_list_wins()
-  H.feed("K")
+  if vim.fn.has("nvim-0.10") == 1 then
+    H.feed("K")
+  else
+    vim.lsp.buf.hover()
+  end
   H.wait(10000, function()
     return #api.nvim_list_wins() > wins
   end, "the hover float")

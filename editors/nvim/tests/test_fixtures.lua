@@ -59,10 +59,18 @@ H.run("fixtures", function()
       H.check(find(lines, a.qualname) ~= nil, "a row for " .. a.qualname)
     end
     local changes = compare.change_lines(result)
-    H.eq(#changes, math.min(10, #result.changes), "one line per change (at most 10)")
-    for i, c in ipairs(changes) do
-      H.eq(c[1][1], "  • " .. result.changes[i].statement, "the server's words")
-      H.eq(c[2][1], "", "no verdict with one run per side")
+    local shown = math.min(10, #result.changes)
+    -- One line per change (at most 10), then the server's note on the changes left out.
+    local left_out = result.suppressed_note ~= nil and result.suppressed_note ~= vim.NIL
+    H.eq(#changes, shown + (left_out and 1 or 0), "one line per change (at most 10), and the note on those left out")
+    for i = 1, shown do
+      local c, want = changes[i], result.changes[i]
+      H.eq(c[1][1], "  • " .. want.statement, "the server's words")
+      H.eq(c[2][1], "  [" .. (want.evidence_text ~= vim.NIL and want.evidence_text or "") .. "]", "how the change was obtained, in the server's words")
+      H.eq(c[3][1], "", "no verdict with one run per side")
+    end
+    if left_out then
+      H.eq(changes[shown + 1][1][1], "  (" .. result.suppressed_note .. ")", "the changes left out, said once")
     end
     H.check(find(lines, "WorkerManager.__init__") ~= nil, "Bug 1's constructor is listed")
 
@@ -75,10 +83,10 @@ H.run("fixtures", function()
         break
       end
       local want = c.significant == vim.NIL and "" or (c.significant and "  (significant)" or "  (within noise)")
-      H.eq(sl[i + 1][2][1], want, "the verdict of " .. c.statement)
+      H.eq(sl[i + 1][3][1], want, "the verdict of " .. c.statement)
     end
     for _, c in ipairs(compare.change_lines(fixture("compare-sets-same-runs.json"))) do
-      H.check(c[2] == nil or c[2][1] ~= "  (significant)", "the same runs on both sides: nothing significant")
+      H.check(c[3] == nil or c[3][1] ~= "  (significant)", "the same runs on both sides: nothing significant")
     end
     local cls = compare.build(fixture("compare-class.json")).lines
     H.check(find(cls, "class level") ~= nil and find(cls, "WorkerManager") ~= nil, "the class level")
