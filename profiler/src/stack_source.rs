@@ -125,6 +125,16 @@ impl StackSource {
         }
     }
 
+    /// Like [`StackSource::stack_traces_with_arguments`], for the threads of `ids` (Python thread
+    /// ids) only where the reader can leave the others out (the own reader); py-spy's bindings
+    /// walk every thread.
+    pub fn stack_traces_with_arguments_of(&mut self, ids: std::collections::HashSet<u64>) -> anyhow::Result<Vec<StackTrace>> {
+        match self {
+            StackSource::DebugOffsets(i) => i.stack_traces_of(ids),
+            StackSource::PySpy { .. } => self.stack_traces_with_arguments(),
+        }
+    }
+
     /// An instance attribute of the object at `obj` and its type's name (`self.rlock` →
     /// `_thread.RLock`), for the waits reader; `None` when it cannot be read, and always with
     /// py-spy's bindings (which read no attributes).
@@ -153,11 +163,17 @@ impl StackSource {
         }
     }
 
-    /// The GIL holder's Python thread id read right now (`Some(None)`: nobody), or `None` when it
-    /// cannot be told. `known` are the process's Python thread ids.
+    /// The GIL holder's Python thread id read right now (`Some(None)`: nobody), or `None` when
+    /// the traces of the next walk tell it (`owns_gil`: the own reader reads the holder's thread
+    /// state here and marks its trace from it) or it cannot be told. `known` are the process's
+    /// Python thread ids.
     pub fn gil_holder(&mut self, known: &[u64]) -> Option<Option<u64>> {
         match self {
-            StackSource::DebugOffsets(i) => i.gil_holder().ok(),
+            // The walk that follows marks the holder's trace from this reading (`owns_gil`).
+            StackSource::DebugOffsets(i) => {
+                let _ = i.read_gil_holder();
+                None
+            }
             StackSource::PySpy { spy, gil } => gil.as_mut().and_then(|g| g.holder(&spy.process, known).ok()),
         }
     }

@@ -512,6 +512,12 @@ impl WaitReader {
         !self.pending.is_empty()
     }
 
+    /// The Python thread ids of process `pid` whose waits' objects are queued: the walk with
+    /// arguments reads only their stacks.
+    pub fn pending_ids(&self, pid: u32) -> std::collections::HashSet<u64> {
+        self.pending.iter().filter(|p| p.pid == pid).map(|p| p.python_id).collect()
+    }
+
     /// Whether process `pid` may be walked with arguments now (at most every [`WALK_EVERY_NS`]);
     /// when not, the queued reads are dropped and asked for again at the thread's next sample.
     pub fn walk_due(&mut self, pid: u32, now_ns: u64) -> bool {

@@ -90,6 +90,12 @@ pub struct Interpreter {
     /// ([`Interpreter::set_quiet`]): their frames cannot have changed, so their last stack is
     /// reused without reading their frames.
     quiet: HashSet<u64>,
+    /// For a walk with arguments: the Python thread ids whose stacks are wanted (the waits
+    /// reader's pending objects), every other thread is passed over without reading its frames
+    /// ([`Interpreter::stack_traces_of`]); `None` for every thread.
+    only: Option<HashSet<u64>>,
+    /// The interpreters the last walk went through, for a walk of some threads right after it.
+    last_interps: Vec<usize>,
     /// Whether the layout is the one built in for 3.11/3.12 (else the interpreter's own table).
     built_in: bool,
     /// asyncio's offsets once found, and what the last walk read of each thread's tasks
@@ -174,6 +180,8 @@ impl Interpreter {
             last_reads: 0,
             prev_tstates: Vec::new(),
             quiet: HashSet::new(),
+            only: None,
+            last_interps: Vec::new(),
             built_in,
             asyncio: Default::default(),
         };
@@ -280,6 +288,11 @@ impl Interpreter {
     fn interpreters(&self) -> Result<Vec<usize>> {
         let mut out = Vec::new();
         let mut interp = self.mem.ptr(self.runtime + self.o().runtime_interpreters_head as usize)?;
+        // The main interpreter is the list's last (newest first): a head that is the main
+        // interpreter the last walk found is a list of one, without reading its `next`.
+        if interp != 0 && self.last_interps.last() == Some(&interp) {
+            return Ok(vec![interp]);
+        }
         while interp != 0 && out.len() < MAX_INTERPRETERS {
             out.push(interp);
             interp = self.mem.ptr(interp + self.o().interp_next as usize)?;
@@ -323,18 +336,16 @@ impl Interpreter {
         Ok(usize::from_ne_bytes(raw[holder - from..holder - from + 8].try_into().unwrap()))
     }
 
-    /// The Python thread id of the GIL holder, read exactly from the interpreter: `Ok(None)` when
-    /// nobody holds it (or there is no GIL).
-    pub fn gil_holder(&mut self) -> Result<Option<u64>> {
+    /// Reads who holds the GIL now, exactly from the interpreter, for the stack walk that
+    /// follows: it marks the holder's trace (`owns_gil`), from the holder's thread state address,
+    /// so the holder's thread id is not read here.
+    pub fn read_gil_holder(&mut self) -> Result<()> {
         self.tick = None;
         let interps = self.interpreters()?;
         // The main interpreter is the last in the list (newest first).
         let ts = self.holder_tstate(interps[interps.len() - 1])?;
         self.tick = Some((interps, ts));
-        if ts == 0 {
-            return Ok(None);
-        }
-        Ok(Some(self.mem.u64(ts + self.o().tstate_thread_id as usize)?))
+        Ok(())
     }
 
     /// The native ids of threads that have not run since they were last read, for the next
@@ -359,10 +370,29 @@ impl Interpreter {
     /// treats both readers alike. With `locals`, frames of functions carry their arguments (as
     /// `<Type at 0x…>`), which is how the sampler learns a thread's class.
     pub fn stack_traces(&mut self, locals: bool) -> Result<Vec<StackTrace>> {
+        self.only = None;
+        self.walk_threads(locals)
+    }
+
+    /// Like [`Interpreter::stack_traces`] with arguments, for the threads of `ids` (Python thread
+    /// ids) only: the waits reader asks for the objects of a few threads' waits, and the other
+    /// threads' frames and arguments are not read. The interpreters are the last walk's (this
+    /// walk follows it within the tick), and the asyncio state the last walk read stands.
+    pub fn stack_traces_of(&mut self, ids: HashSet<u64>) -> Result<Vec<StackTrace>> {
+        self.only = Some(ids);
+        let out = self.walk_threads(true);
+        self.only = None;
+        out
+    }
+
+    fn walk_threads(&mut self, locals: bool) -> Result<Vec<StackTrace>> {
         let began = std::time::Instant::now();
         self.walk += 1;
+        let filtered = self.only.is_some();
         let (interps, tick_holder) = match self.tick.take() {
             Some((interps, holder)) => (interps, Some(holder)),
+            // A walk of some threads: who holds the GIL is not asked of it.
+            None if filtered && !self.last_interps.is_empty() => (self.last_interps.clone(), Some(0)),
             None => (self.interpreters()?, None),
         };
         let o = self.o().clone();
@@ -377,7 +407,9 @@ impl Interpreter {
         let frame_field = o.tstate_cframe.unwrap_or(o.tstate_current_frame);
         // With asyncio's offsets, the read covers each thread's running task and list of tasks.
         let span = ([o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, frame_field, o.tstate_datastack_chunk, o.tstate_base_frame].into_iter().max().unwrap_or(0) as usize + 8).max(self.asyncio_span());
-        self.asyncio.threads.clear();
+        if !filtered {
+            self.asyncio.threads.clear();
+        }
         let mut copies: HashMap<usize, Vec<u8>> = HashMap::new();
         if self.prev_tstates.len() > 1 {
             let regions: Vec<(usize, usize)> = self.prev_tstates.iter().map(|&a| (a, span)).collect();
@@ -418,6 +450,10 @@ impl Interpreter {
                     ts = next;
                     continue;
                 }
+                if self.only.as_ref().is_some_and(|only| !only.contains(&thread_id)) {
+                    ts = next;
+                    continue;
+                }
                 // A thread the scheduler has not run since the last walk cannot have moved its
                 // frames: on 3.11/3.12 its frame pointer (behind `cframe`) is not read again.
                 let quiet = !locals && self.quiet.contains(&native) && self.stacks.contains_key(&(ts, thread_id));
@@ -433,7 +469,9 @@ impl Interpreter {
                         }
                     },
                 };
-                self.note_asyncio_thread(native, ts, &head);
+                if !filtered {
+                    self.note_asyncio_thread(native, ts, &head);
+                }
                 let chunk = if o.tstate_datastack_chunk != 0 { field(o.tstate_datastack_chunk) as usize } else { 0 };
                 let base = if o.tstate_base_frame != 0 { field(o.tstate_base_frame) as usize } else { 0 };
                 let reuse = quiet && frame != 0 && self.stacks.get(&(ts, thread_id)).is_some_and(|(chain, _)| chain.first().is_some_and(|f| f.addr == frame));
@@ -451,6 +489,7 @@ impl Interpreter {
         // Threads that ended take their cached stacks with them.
         self.stacks.retain(|(ts, _), _| visited.contains(ts));
         self.prev_tstates = order;
+        self.last_interps = interps;
         self.last_reads = reads;
         tracing::debug!(
             pid = self.pid,
