@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
 use threadradar_profiler::run::{FileKind, Meta, Sample, ThreadSample, ThreadState, TypeSource};
-use threadradar_profiler::tasks::{Task, TaskRun, TasksInfo};
+use threadradar_profiler::tasks::{Task, TaskRun, TaskState, TaskStateKind, TasksInfo};
 
 const APP: &str = "\
 import asyncio
@@ -106,8 +106,13 @@ fn project(tasks: bool) -> (tempfile::TempDir, PathBuf, PathBuf) {
                 i += 1;
             }
             run.task_runs.push(TaskRun { thread: 0, task, first: first as u32, last: i as u32 });
+            // Each task is seen running, then awaiting (a future, no task) from the tick after
+            // its run, as the recorder writes state changes.
+            run.task_states.push(TaskState { sample: first as u32, task, state: TaskStateKind::Running, awaits: None, chain: None });
+            run.task_states.push(TaskState { sample: i as u32 + 1, task, state: TaskStateKind::Awaiting, awaits: None, chain: None });
             i += 1;
         }
+        run.task_states.sort_by_key(|s| s.sample);
     }
     let path = root.join(".threadradar/runs/20260101T000000Z-app.json");
     threadradar_profiler::runfile::write(&run, &path).unwrap();
@@ -259,6 +264,74 @@ fn the_units_setting_on_a_run_without_tasks_says_so_once() {
         .count();
     assert_eq!(said, 1, "{:?}", c.notifications);
     assert!(c.shutdown().success());
+}
+
+/// `timeline --units tasks --json` (issue #34 part 4): each task's entry follows its loop thread's
+/// (MainThread, then fetch-1..3, then the pool's thread, where ids would put the pool before the
+/// tasks), marked `task` with `parent` = the loop thread; its bars never cover a tick of another
+/// unit, and its awaiting spans are the recorded states (evidence task-state), between its runs.
+#[test]
+fn timeline_units_tasks_puts_each_task_lane_under_its_loop_thread() {
+    let (_dir, root, run) = project(true);
+    let o = common::threadradar(&root, &["timeline", run.to_str().unwrap(), "--units", "tasks", "--json"]);
+    assert!(o.status.success(), "timeline failed: {}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lanes = v["threads"].as_array().unwrap();
+    let order: Vec<(&str, Option<u64>, bool)> = lanes.iter().map(|t| (t["name"].as_str().unwrap(), t["parent"].as_u64(), t["task"] == true)).collect();
+    assert_eq!(order, vec![("MainThread", None, false), ("fetch-1", Some(0), true), ("fetch-2", Some(0), true), ("fetch-3", Some(0), true), ("asyncio_0", None, false)]);
+    assert!(v["obtained"].as_str().unwrap().contains("task-state"), "{}", v["obtained"]);
+    for lane in &lanes[1..4] {
+        let name = lane["name"].as_str().unwrap();
+        let bars: Vec<(f64, f64)> = lane["bars"].as_array().unwrap().iter().filter(|b| b["depth"] == 0).map(|b| (b["start_s"].as_f64().unwrap(), b["end_s"].as_f64().unwrap())).collect();
+        // Four runs of 3–4 ticks: four bars, none bridging the loop's code between them.
+        assert_eq!(bars.len(), 4, "{name}: {bars:?}");
+        assert!(bars.iter().all(|(a, b)| b - a <= 0.012 + 1e-9), "{name}: a bar longer than a run: {bars:?}");
+        let awaits = lane["awaits"].as_array().unwrap_or_else(|| panic!("{name} has no awaiting spans"));
+        assert_eq!(awaits.len(), 4, "{name}: {awaits:?}");
+        for a in awaits {
+            assert_eq!(a["evidence"], "task-state");
+            let (s, e) = (a["start_s"].as_f64().unwrap(), a["end_s"].as_f64().unwrap());
+            assert!(s < e && bars.iter().all(|&(bs, be)| e <= bs + 1e-9 || s >= be - 1e-9), "{name}: awaiting {s}–{e} overlaps a run {bars:?}");
+        }
+    }
+    for lane in [&lanes[0], &lanes[4]] {
+        assert!(lane.get("awaits").is_none() && lane.get("parent").is_none(), "a thread's entry: {lane}");
+    }
+    // The SVG chart labels the task lanes and keeps the lane order.
+    let svg = root.join("chart.svg");
+    let o = common::threadradar(&root, &["timeline", run.to_str().unwrap(), "--units", "tasks", "-o", svg.to_str().unwrap()]);
+    assert!(o.status.success(), "timeline -o failed: {}", common::stderr(&o));
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(chart.matches("data-parent=\"0\"").count(), 3, "three task lanes under thread 0");
+    assert!(chart.contains("fetch-1 (Crawler.fetch) · task of MainThread"), "{chart}");
+    assert!(chart.contains("class=\"await\""), "awaiting spans drawn");
+    let (main, t1, pool) = (chart.find(">MainThread (").unwrap(), chart.find("fetch-1 (").unwrap(), chart.find(">asyncio_0 (").unwrap());
+    assert!(main < t1 && t1 < pool, "lane order in the chart");
+}
+
+/// `compare --units tasks`: both runs read with tasks as units, so the trace comparison pairs the
+/// tasks (by name) and says how units were formed; without it, the threads.
+#[test]
+fn compare_units_tasks_pairs_the_tasks() {
+    let (_dir, root, run) = project(true);
+    let other = root.join(".threadradar/runs/20260101T000100Z-app.json");
+    std::fs::copy(&run, &other).unwrap();
+    let pairs = |extra: &[&str]| -> (Vec<String>, Value) {
+        let mut args = vec!["compare", run.to_str().unwrap(), other.to_str().unwrap(), "--json"];
+        args.extend_from_slice(extra);
+        let o = common::threadradar(&root, &args);
+        assert!(o.status.success(), "compare failed: {}", common::stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut names: Vec<String> = v["trace"]["pairs"].as_array().unwrap().iter().map(|p| p["a"]["name"].as_str().unwrap().to_string()).collect();
+        names.sort();
+        (names, v["trace"]["notes"].clone())
+    };
+    let (tasks, notes) = pairs(&["--units", "tasks"]);
+    assert_eq!(tasks, vec!["MainThread", "asyncio_0", "fetch-1", "fetch-2", "fetch-3"]);
+    assert!(notes.to_string().contains("units: asyncio tasks"), "{notes}");
+    let (threads, notes) = pairs(&[]);
+    assert_eq!(threads, vec!["MainThread", "asyncio_0"]);
+    assert!(!notes.to_string().contains("units: asyncio tasks"), "{notes}");
 }
 
 /// CPython `label` from the chroot of tests/pythons.sh (as tests/asyncio_tasks.rs finds it);
