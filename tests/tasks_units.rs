@@ -415,6 +415,38 @@ fn units_end_to_end(label: &str) {
         assert!(text.contains(t["name"].as_str().unwrap()), "{label}: {} in\n{text}", t["name"]);
     }
     awaits_are_edges(label, dir.path(), &out, &truth);
+    task_lanes_under_main(label, dir.path(), &out, &truth);
+}
+
+/// `timeline --units tasks --json` on the recording: every task the program logged has a lane
+/// marked as a task of MainThread (the loop's thread), placed after MainThread's lane with only
+/// MainThread's tasks between; each logged await of a task on a task is an awaiting span of the
+/// awaiting task that names the awaited one (evidence task-state).
+fn task_lanes_under_main(label: &str, dir: &Path, out: &Path, truth: &Value) {
+    let o = common::threadradar(dir, &["timeline", out.to_str().unwrap(), "--units", "tasks", "--json"]);
+    assert!(o.status.success(), "{label}: timeline failed: {}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lanes = v["threads"].as_array().unwrap();
+    let main_at = lanes.iter().position(|t| t["name"] == "MainThread").unwrap_or_else(|| panic!("{label}: no MainThread lane"));
+    let main_id = lanes[main_at]["id"].as_u64();
+    let group_end = main_at + 1 + lanes[main_at + 1..].iter().take_while(|t| t["parent"].as_u64() == main_id).count();
+    let group: Vec<&str> = lanes[main_at + 1..group_end].iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for t in truth["tasks"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        assert!(group.contains(&name), "{label}: task {name} is not among MainThread's task lanes {group:?}");
+    }
+    assert!(lanes[main_at + 1..group_end].iter().all(|t| t["task"] == true));
+    assert!(lanes[group_end..].iter().all(|t| t["parent"].as_u64() != main_id), "{label}: a task of MainThread after its group");
+    for pair in truth["awaited"].as_array().unwrap() {
+        let (waiter, awaited) = (pair[0].as_str().unwrap(), pair[1].as_str().unwrap());
+        let lane = lanes.iter().find(|t| t["name"] == waiter).unwrap();
+        let spans = lane["awaits"].as_array().cloned().unwrap_or_default();
+        assert!(
+            spans.iter().any(|a| a["awaits"] == awaited && a["evidence"] == "task-state"),
+            "{label}: {waiter} awaited {awaited}: no such awaiting span in {spans:?}"
+        );
+    }
+    eprintln!("{label}: MainThread's task lanes {group:?}");
 }
 
 /// Who awaited whom between tasks (`waits --units tasks`): every task the program logged
