@@ -233,6 +233,21 @@ fn the_units_setting_makes_hints_lenses_and_hovers_count_tasks() {
     let compared = c.call("threadRadar/compare", json!({ "base": "20250101T000000Z-app.json" }));
     let fetch = compared["artifacts"].as_array().unwrap().iter().find(|a| a["qualname"] == "Crawler.fetch").unwrap_or_else(|| panic!("{compared}"));
     assert_eq!((&fetch["base"]["threads"], &fetch["new"]["threads"]), (&json!(3), &json!(3)), "{fetch}");
+    // The timeline: each task's lane right after MainThread's, naming it, with its awaiting time.
+    let tl = c.call("threadRadar/timeline", json!({ "width_px": 600 }));
+    let lanes: Vec<(String, Option<u64>, bool)> = tl["lanes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{tl}"))
+        .iter()
+        .map(|l| (l["name"].as_str().unwrap().to_string(), l["parent"].as_u64(), l["awaits"].as_array().is_some_and(|a| !a.is_empty())))
+        .collect();
+    let want = |n: &str, p: Option<u64>, a: bool| (n.to_string(), p, a);
+    assert_eq!(lanes, vec![want("MainThread", None, false), want("fetch-1", Some(0), true), want("fetch-2", Some(0), true), want("fetch-3", Some(0), true), want("asyncio_0", None, false)]);
+    // Trace compare reads the other run with tasks too: its lanes pair the tasks.
+    let tc = c.call("threadRadar/traceCompare", json!({ "a": "20250101T000000Z-app.json", "width_px": 300 }));
+    let mut paired: Vec<&str> = tc["lanes"].as_array().unwrap_or_else(|| panic!("{tc}")).iter().map(|l| l["b"]["name"].as_str().unwrap()).collect();
+    paired.sort();
+    assert_eq!(paired, vec!["MainThread", "asyncio_0", "fetch-1", "fetch-2", "fetch-3"], "{tc}");
 
     // Back to threads: the run is loaded again with its threads as units.
     c.notify("workspace/didChangeConfiguration", json!({ "settings": { "threadradar": { "units": "threads" } } }));
