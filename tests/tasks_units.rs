@@ -312,6 +312,11 @@ fn timeline_units_tasks_puts_each_task_lane_under_its_loop_thread() {
     for lane in [&lanes[0], &lanes[4]] {
         assert!(lane.get("awaits").is_none() && lane.get("parent").is_none(), "a thread's entry: {lane}");
     }
+    // The text overview: each task's row after MainThread's, marked.
+    let o = common::threadradar(&root, &["timeline", run.to_str().unwrap(), "--units", "tasks"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = text.lines().skip(2).filter_map(|l| l.split("  ").next()).collect();
+    assert_eq!(rows, vec!["MainThread", "↳ fetch-1", "↳ fetch-2", "↳ fetch-3", "asyncio_0"], "{text}");
     // The SVG chart labels the task lanes and keeps the lane order.
     let svg = root.join("chart.svg");
     let o = common::threadradar(&root, &["timeline", run.to_str().unwrap(), "--units", "tasks", "-o", svg.to_str().unwrap()]);
