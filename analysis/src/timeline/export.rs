@@ -62,6 +62,7 @@ pub fn bars(run: &Run, index: &TimelineIndex, threads: Option<&[ThreadId]>, from
         None => super::tasks::grouped(run, &lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect::<Vec<_>>()),
     };
     let mut out = Vec::with_capacity(ids.len());
+    let awaiting = super::tasks::awaiting_by_task(run, index.ticks() as u32);
     for id in ids {
         let t = run.threads.get(id as usize).ok_or_else(|| TimelineError::UnknownThread(format!("#{id}"), super::layout::known_threads(run)))?;
         let lane = &lanes[id as usize];
@@ -85,7 +86,10 @@ pub fn bars(run: &Run, index: &TimelineIndex, threads: Option<&[ThreadId]>, from
         }
         let task = crate::units::is_task(t);
         let parent = super::tasks::parent(run, id);
-        let awaits = super::tasks::await_records(run, id, &index.times, k0, k1);
+        let awaits = match super::tasks::task_of(run, id) {
+            Some(task) => super::tasks::await_records(run, &awaiting[task as usize], &index.times, k0, k1),
+            None => Vec::new(),
+        };
         out.push(ThreadBars { id, name: t.name.clone(), thread_type: t.thread_type.clone(), bars, parent, task, awaits });
     }
     Ok(BarsExport { obtained: super::layout::obtained(run), from_s: from, to_s: to, threads: out })

@@ -328,6 +328,8 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
         .map(|c| if scale > 0.0 { axis.tick_at_position(p0 + (c as f64 + 0.5) / scale).min(index.ticks() as u32) } else { 0 })
         .collect();
     let view = View { axis: &axis, index, p0, scale, width, cols, mids };
+    // Every task's recorded awaiting spans, in one pass (none for a run of threads).
+    let awaiting = super::tasks::awaiting_by_task(run, index.ticks() as u32);
     // Lanes are independent, so they are laid out in parallel; their bars carry the run's frame
     // id until the frame table numbers them below, in lane and bar order, exactly as a
     // sequential walk would.
@@ -412,7 +414,10 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
             bars,
             blocks,
             parent: super::tasks::parent(run, lane.thread),
-            awaits: super::tasks::await_boxes(run, lane.thread, &index.times, view.width, |k| view.x(k)),
+            awaits: match super::tasks::task_of(run, lane.thread) {
+                Some(task) => super::tasks::await_boxes(run, &awaiting[task as usize], &index.times, view.width, |k| view.x(k)),
+                None => Vec::new(),
+            },
         }
     }).collect();
     // Frames are numbered in first use, in lane and bar order (through a dense map of the run's

@@ -82,25 +82,37 @@ pub struct AwaitingSpan {
 /// state to the task's next recorded state of another kind or awaiting something else (or the
 /// end of the run's `ticks`, when none was recorded after it).
 pub fn awaiting_spans(run: &Run, unit: ThreadId, ticks: u32) -> Vec<AwaitingSpan> {
-    let Some(task) = task_of(run, unit) else { return Vec::new() };
-    let mut out: Vec<AwaitingSpan> = Vec::new();
-    let mut open: Option<AwaitingSpan> = None;
-    for st in run.task_states.iter().filter(|s| s.task == task) {
+    match task_of(run, unit) {
+        Some(task) => awaiting_by_task(run, ticks).swap_remove(task as usize),
+        None => Vec::new(),
+    }
+}
+
+/// [`awaiting_spans`] of every task, by task id, in one pass over the run's task states (a
+/// layout asks for every lane's: one pass, not one per lane).
+pub fn awaiting_by_task(run: &Run, ticks: u32) -> Vec<Vec<AwaitingSpan>> {
+    let mut out: Vec<Vec<AwaitingSpan>> = vec![Vec::new(); run.tasks.len()];
+    let mut open: Vec<Option<AwaitingSpan>> = vec![None; run.tasks.len()];
+    for st in &run.task_states {
+        let task = st.task;
+        let Some(slot) = open.get_mut(task as usize) else { continue };
         let awaits = st.awaits.filter(|&a| (a as usize) < run.tasks.len() && a != task);
-        if st.state == TaskStateKind::Awaiting && open.is_some_and(|o| o.awaits == awaits) {
+        if st.state == TaskStateKind::Awaiting && slot.is_some_and(|o| o.awaits == awaits) {
             continue;
         }
-        if let Some(mut o) = open.take() {
+        if let Some(mut o) = slot.take() {
             o.end = st.sample.min(ticks);
             if o.end > o.start {
-                out.push(o);
+                out[task as usize].push(o);
             }
         }
         if st.state == TaskStateKind::Awaiting && st.sample < ticks {
-            open = Some(AwaitingSpan { start: st.sample, end: ticks, awaits });
+            *slot = Some(AwaitingSpan { start: st.sample, end: ticks, awaits });
         }
     }
-    out.extend(open);
+    for (task, o) in open.into_iter().enumerate() {
+        out[task].extend(o);
+    }
     out
 }
 
@@ -138,19 +150,18 @@ pub struct AwaitBox {
     pub evidence: &'static str,
 }
 
-/// A task unit's awaiting spans in a viewport: `x(tick)` is a tick's pixel, `width` the
+/// A task unit's awaiting spans (of [`awaiting_by_task`]) in a viewport: `x(tick)` is a tick's pixel, `width` the
 /// viewport's; spans outside it are left out, spans are clipped to it, and a span narrower than a
 /// pixel is drawn one pixel wide (it was recorded: it is not left out for being short).
-pub(crate) fn await_boxes(run: &Run, unit: ThreadId, times: &[u64], width: f64, x: impl Fn(u32) -> f64) -> Vec<AwaitBox> {
-    let ticks = times.len().saturating_sub(1) as u32;
+pub(crate) fn await_boxes(run: &Run, spans: &[AwaitingSpan], times: &[u64], width: f64, x: impl Fn(u32) -> f64) -> Vec<AwaitBox> {
     let mut out: Vec<AwaitBox> = Vec::new();
-    for sp in awaiting_spans(run, unit, ticks) {
+    for sp in spans {
         let (x0, x1) = (x(sp.start), x(sp.end));
         if x1 <= 0.0 || x0 >= width {
             continue;
         }
         let (x0, x1) = (x0.max(0.0), x1.min(width).max(x0.max(0.0) + 1.0).min(width.max(1.0)));
-        let awaits = awaited_name(run, &sp);
+        let awaits = awaited_name(run, sp);
         let start_s = super::secs(times[sp.start as usize]);
         let end_s = super::secs(times[sp.end as usize]);
         out.push(AwaitBox { x0: x0 as f32, x1: x1 as f32, start_s, end_s, awaits, evidence: AWAIT_EVIDENCE });
@@ -158,16 +169,15 @@ pub(crate) fn await_boxes(run: &Run, unit: ThreadId, times: &[u64], width: f64, 
     out
 }
 
-/// A task unit's awaiting spans overlapping ticks `k0..k1`, in seconds.
-pub(crate) fn await_records(run: &Run, unit: ThreadId, times: &[u64], k0: u32, k1: u32) -> Vec<AwaitRecord> {
-    let ticks = times.len().saturating_sub(1) as u32;
-    awaiting_spans(run, unit, ticks)
-        .into_iter()
+/// A task's awaiting spans (of [`awaiting_by_task`]) overlapping ticks `k0..k1`, in seconds.
+pub(crate) fn await_records(run: &Run, spans: &[AwaitingSpan], times: &[u64], k0: u32, k1: u32) -> Vec<AwaitRecord> {
+    spans
+        .iter()
         .filter(|sp| sp.end > k0 && sp.start < k1)
         .map(|sp| AwaitRecord {
             start_s: super::secs(times[sp.start as usize]),
             end_s: super::secs(times[sp.end as usize]),
-            awaits: awaited_name(run, &sp),
+            awaits: awaited_name(run, sp),
             evidence: AWAIT_EVIDENCE,
         })
         .collect()
