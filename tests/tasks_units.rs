@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
 use threadradar_profiler::run::{FileKind, Meta, Sample, ThreadSample, ThreadState, TypeSource};
-use threadradar_profiler::tasks::{Task, TaskRun, TasksInfo};
+use threadradar_profiler::tasks::{Task, TaskRun, TaskState, TaskStateKind, TasksInfo};
 
 const APP: &str = "\
 import asyncio
@@ -106,8 +106,13 @@ fn project(tasks: bool) -> (tempfile::TempDir, PathBuf, PathBuf) {
                 i += 1;
             }
             run.task_runs.push(TaskRun { thread: 0, task, first: first as u32, last: i as u32 });
+            // Each task is seen running, then awaiting (a future, no task) from the tick after
+            // its run, as the recorder writes state changes.
+            run.task_states.push(TaskState { sample: first as u32, task, state: TaskStateKind::Running, awaits: None, chain: None });
+            run.task_states.push(TaskState { sample: i as u32 + 1, task, state: TaskStateKind::Awaiting, awaits: None, chain: None });
             i += 1;
         }
+        run.task_states.sort_by_key(|s| s.sample);
     }
     let path = root.join(".threadradar/runs/20260101T000000Z-app.json");
     threadradar_profiler::runfile::write(&run, &path).unwrap();
@@ -228,6 +233,21 @@ fn the_units_setting_makes_hints_lenses_and_hovers_count_tasks() {
     let compared = c.call("threadRadar/compare", json!({ "base": "20250101T000000Z-app.json" }));
     let fetch = compared["artifacts"].as_array().unwrap().iter().find(|a| a["qualname"] == "Crawler.fetch").unwrap_or_else(|| panic!("{compared}"));
     assert_eq!((&fetch["base"]["threads"], &fetch["new"]["threads"]), (&json!(3), &json!(3)), "{fetch}");
+    // The timeline: each task's lane right after MainThread's, naming it, with its awaiting time.
+    let tl = c.call("threadRadar/timeline", json!({ "width_px": 600 }));
+    let lanes: Vec<(String, Option<u64>, bool)> = tl["lanes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{tl}"))
+        .iter()
+        .map(|l| (l["name"].as_str().unwrap().to_string(), l["parent"].as_u64(), l["awaits"].as_array().is_some_and(|a| !a.is_empty())))
+        .collect();
+    let want = |n: &str, p: Option<u64>, a: bool| (n.to_string(), p, a);
+    assert_eq!(lanes, vec![want("MainThread", None, false), want("fetch-1", Some(0), true), want("fetch-2", Some(0), true), want("fetch-3", Some(0), true), want("asyncio_0", None, false)]);
+    // Trace compare reads the other run with tasks too: its lanes pair the tasks.
+    let tc = c.call("threadRadar/traceCompare", json!({ "a": "20250101T000000Z-app.json", "width_px": 300 }));
+    let mut paired: Vec<&str> = tc["lanes"].as_array().unwrap_or_else(|| panic!("{tc}")).iter().map(|l| l["b"]["name"].as_str().unwrap()).collect();
+    paired.sort();
+    assert_eq!(paired, vec!["MainThread", "asyncio_0", "fetch-1", "fetch-2", "fetch-3"], "{tc}");
 
     // Back to threads: the run is loaded again with its threads as units.
     c.notify("workspace/didChangeConfiguration", json!({ "settings": { "threadradar": { "units": "threads" } } }));
@@ -259,6 +279,79 @@ fn the_units_setting_on_a_run_without_tasks_says_so_once() {
         .count();
     assert_eq!(said, 1, "{:?}", c.notifications);
     assert!(c.shutdown().success());
+}
+
+/// `timeline --units tasks --json` (issue #34 part 4): each task's entry follows its loop thread's
+/// (MainThread, then fetch-1..3, then the pool's thread, where ids would put the pool before the
+/// tasks), marked `task` with `parent` = the loop thread; its bars never cover a tick of another
+/// unit, and its awaiting spans are the recorded states (evidence task-state), between its runs.
+#[test]
+fn timeline_units_tasks_puts_each_task_lane_under_its_loop_thread() {
+    let (_dir, root, run) = project(true);
+    let o = common::threadradar(&root, &["timeline", run.to_str().unwrap(), "--units", "tasks", "--json"]);
+    assert!(o.status.success(), "timeline failed: {}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lanes = v["threads"].as_array().unwrap();
+    let order: Vec<(&str, Option<u64>, bool)> = lanes.iter().map(|t| (t["name"].as_str().unwrap(), t["parent"].as_u64(), t["task"] == true)).collect();
+    assert_eq!(order, vec![("MainThread", None, false), ("fetch-1", Some(0), true), ("fetch-2", Some(0), true), ("fetch-3", Some(0), true), ("asyncio_0", None, false)]);
+    assert!(v["obtained"].as_str().unwrap().contains("task-state"), "{}", v["obtained"]);
+    for lane in &lanes[1..4] {
+        let name = lane["name"].as_str().unwrap();
+        let bars: Vec<(f64, f64)> = lane["bars"].as_array().unwrap().iter().filter(|b| b["depth"] == 0).map(|b| (b["start_s"].as_f64().unwrap(), b["end_s"].as_f64().unwrap())).collect();
+        // Four runs of 3–4 ticks: four bars, none bridging the loop's code between them.
+        assert_eq!(bars.len(), 4, "{name}: {bars:?}");
+        assert!(bars.iter().all(|(a, b)| b - a <= 0.012 + 1e-9), "{name}: a bar longer than a run: {bars:?}");
+        let awaits = lane["awaits"].as_array().unwrap_or_else(|| panic!("{name} has no awaiting spans"));
+        assert_eq!(awaits.len(), 4, "{name}: {awaits:?}");
+        for a in awaits {
+            assert_eq!(a["evidence"], "task-state");
+            let (s, e) = (a["start_s"].as_f64().unwrap(), a["end_s"].as_f64().unwrap());
+            assert!(s < e && bars.iter().all(|&(bs, be)| e <= bs + 1e-9 || s >= be - 1e-9), "{name}: awaiting {s}–{e} overlaps a run {bars:?}");
+        }
+    }
+    for lane in [&lanes[0], &lanes[4]] {
+        assert!(lane.get("awaits").is_none() && lane.get("parent").is_none(), "a thread's entry: {lane}");
+    }
+    // The text overview: each task's row after MainThread's, marked.
+    let o = common::threadradar(&root, &["timeline", run.to_str().unwrap(), "--units", "tasks"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = text.lines().skip(2).filter_map(|l| l.split("  ").next()).collect();
+    assert_eq!(rows, vec!["MainThread", "↳ fetch-1", "↳ fetch-2", "↳ fetch-3", "asyncio_0"], "{text}");
+    // The SVG chart labels the task lanes and keeps the lane order.
+    let svg = root.join("chart.svg");
+    let o = common::threadradar(&root, &["timeline", run.to_str().unwrap(), "--units", "tasks", "-o", svg.to_str().unwrap()]);
+    assert!(o.status.success(), "timeline -o failed: {}", common::stderr(&o));
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(chart.matches("data-parent=\"0\"").count(), 3, "three task lanes under thread 0");
+    assert!(chart.contains("fetch-1 (Crawler.fetch) · task of MainThread"), "{chart}");
+    assert!(chart.contains("class=\"await\""), "awaiting spans drawn");
+    let (main, t1, pool) = (chart.find(">MainThread (").unwrap(), chart.find("fetch-1 (").unwrap(), chart.find(">asyncio_0 (").unwrap());
+    assert!(main < t1 && t1 < pool, "lane order in the chart");
+}
+
+/// `compare --units tasks`: both runs read with tasks as units, so the trace comparison pairs the
+/// tasks (by name) and says how units were formed; without it, the threads.
+#[test]
+fn compare_units_tasks_pairs_the_tasks() {
+    let (_dir, root, run) = project(true);
+    let other = root.join(".threadradar/runs/20260101T000100Z-app.json");
+    std::fs::copy(&run, &other).unwrap();
+    let pairs = |extra: &[&str]| -> (Vec<String>, Value) {
+        let mut args = vec!["compare", run.to_str().unwrap(), other.to_str().unwrap(), "--json"];
+        args.extend_from_slice(extra);
+        let o = common::threadradar(&root, &args);
+        assert!(o.status.success(), "compare failed: {}", common::stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut names: Vec<String> = v["trace"]["pairs"].as_array().unwrap().iter().map(|p| p["a"]["name"].as_str().unwrap().to_string()).collect();
+        names.sort();
+        (names, v["trace"]["notes"].clone())
+    };
+    let (tasks, notes) = pairs(&["--units", "tasks"]);
+    assert_eq!(tasks, vec!["MainThread", "asyncio_0", "fetch-1", "fetch-2", "fetch-3"]);
+    assert!(notes.to_string().contains("units: asyncio tasks"), "{notes}");
+    let (threads, notes) = pairs(&[]);
+    assert_eq!(threads, vec!["MainThread", "asyncio_0"]);
+    assert!(!notes.to_string().contains("units: asyncio tasks"), "{notes}");
 }
 
 /// CPython `label` from the chroot of tests/pythons.sh (as tests/asyncio_tasks.rs finds it);
@@ -342,6 +435,38 @@ fn units_end_to_end(label: &str) {
         assert!(text.contains(t["name"].as_str().unwrap()), "{label}: {} in\n{text}", t["name"]);
     }
     awaits_are_edges(label, dir.path(), &out, &truth);
+    task_lanes_under_main(label, dir.path(), &out, &truth);
+}
+
+/// `timeline --units tasks --json` on the recording: every task the program logged has a lane
+/// marked as a task of MainThread (the loop's thread), placed after MainThread's lane with only
+/// MainThread's tasks between; each logged await of a task on a task is an awaiting span of the
+/// awaiting task that names the awaited one (evidence task-state).
+fn task_lanes_under_main(label: &str, dir: &Path, out: &Path, truth: &Value) {
+    let o = common::threadradar(dir, &["timeline", out.to_str().unwrap(), "--units", "tasks", "--json"]);
+    assert!(o.status.success(), "{label}: timeline failed: {}", common::stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lanes = v["threads"].as_array().unwrap();
+    let main_at = lanes.iter().position(|t| t["name"] == "MainThread").unwrap_or_else(|| panic!("{label}: no MainThread lane"));
+    let main_id = lanes[main_at]["id"].as_u64();
+    let group_end = main_at + 1 + lanes[main_at + 1..].iter().take_while(|t| t["parent"].as_u64() == main_id).count();
+    let group: Vec<&str> = lanes[main_at + 1..group_end].iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for t in truth["tasks"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        assert!(group.contains(&name), "{label}: task {name} is not among MainThread's task lanes {group:?}");
+    }
+    assert!(lanes[main_at + 1..group_end].iter().all(|t| t["task"] == true));
+    assert!(lanes[group_end..].iter().all(|t| t["parent"].as_u64() != main_id), "{label}: a task of MainThread after its group");
+    for pair in truth["awaited"].as_array().unwrap() {
+        let (waiter, awaited) = (pair[0].as_str().unwrap(), pair[1].as_str().unwrap());
+        let lane = lanes.iter().find(|t| t["name"] == waiter).unwrap();
+        let spans = lane["awaits"].as_array().cloned().unwrap_or_default();
+        assert!(
+            spans.iter().any(|a| a["awaits"] == awaited && a["evidence"] == "task-state"),
+            "{label}: {waiter} awaited {awaited}: no such awaiting span in {spans:?}"
+        );
+    }
+    eprintln!("{label}: MainThread's task lanes {group:?}");
 }
 
 /// Who awaited whom between tasks (`waits --units tasks`): every task the program logged

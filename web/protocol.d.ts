@@ -1137,7 +1137,17 @@ full_depth: number,
 /**
  * Levels `fold.depth` folded into the lane's last row (0: none; `full_depth - depth`).
  */
-folded_below: number, states: Array<StateBox>, bars: Array<BarBox>, blocks: Array<Block>, };
+folded_below: number, states: Array<StateBox>, bars: Array<BarBox>, blocks: Array<Block>, 
+/**
+ * A task unit's lane: the lane (thread id) of the event-loop thread that ran it, which it
+ * follows in the default order (timeline/tasks.rs). Absent for a thread's lane.
+ */
+parent?: number, 
+/**
+ * A task unit's recorded awaiting time in the viewport (evidence `task-state`); absent when
+ * none was recorded.
+ */
+awaits?: Array<AwaitBox>, };
 
 /**
  * A piece of the state underlay.
@@ -1148,6 +1158,19 @@ export type StateBox = { x0: number, x1: number, state: BarState, blocked: Block
  * middle of each column, not every state of the box.
  */
 sampled: boolean, };
+
+/**
+ * An awaiting span as drawn in a viewport (a lane's wait underlay).
+ */
+export type AwaitBox = { x0: number, x1: number, start_s: number, end_s: number, 
+/**
+ * The name of the task it awaited, when the recorder found one.
+ */
+awaits?: string, 
+/**
+ * Always [`AWAIT_EVIDENCE`].
+ */
+evidence: string, };
 
 /**
  * A bar as drawn.

@@ -70,12 +70,14 @@
         title: lane.folded_below > 0 ? lane.folded_below + " deeper levels folded into the last row (of " + lane.full_depth + "): show them all" : "Fold this lane again" })
       : null;
     if (fold) fold.addEventListener("click", (e) => { e.stopPropagation(); onToggle(lane.thread); });
-    const d = el("div", { class: "tr-lane-label" + (colour ? " tr-c-" + colour : "") + (lit ? " tr-lit" : ""), "data-thread": String(lane.thread), "data-cluster": colour || "", "data-lit": lit ? "1" : "", "data-depth": String(lane.depth), "data-folded-below": String(lane.folded_below || 0) },
+    const task = lane.parent != null;
+    const d = el("div", { class: "tr-lane-label" + (task ? " tr-task" : "") + (colour ? " tr-c-" + colour : "") + (lit ? " tr-lit" : ""), "data-thread": String(lane.thread), "data-parent": task ? String(lane.parent) : "", "data-cluster": colour || "", "data-lit": lit ? "1" : "", "data-depth": String(lane.depth), "data-folded-below": String(lane.folded_below || 0) },
       el("span", { class: "tr-name", text: lane.name }),
-      el("span", { class: "tr-type", text: lane.type }), fold);
+      el("span", { class: "tr-type", text: lane.type }),
+      task ? el("span", { class: "tr-task-of", text: "task of " + p.parentName }) : null, fold);
     d.style.height = p.h + "px";
     d.style.marginBottom = GAP + "px";
-    d.title = `${lane.name} (${lane.type}), crt ${(lane.crt * 100).toFixed(1)} %` + (colour ? `, ${colour} cluster of the selected artifact` : "") +
+    d.title = (task ? `asyncio task of ${p.parentName}: ` : "") + `${lane.name} (${lane.type}), crt ${(lane.crt * 100).toFixed(1)} %` + (colour ? `, ${colour} cluster of the selected artifact` : "") +
       (lane.folded_below > 0 ? `; ${lane.folded_below} deeper levels folded into its last row` : "");
     return d;
   }
@@ -114,7 +116,20 @@
       type: (a, b) => a.type.localeCompare(b.type) || a.name.localeCompare(b.name),
       crt: (a, b) => b.crt - a.crt || a.thread - b.thread,
     }[sort];
-    lanes.sort(by);
+    // A task's lane (asyncio tasks as units) follows its event-loop thread's lane: the threads
+    // are sorted, then each one's tasks (sorted alike) are put right after it; tasks whose thread
+    // has no lane here come last, still labelled with their thread.
+    const threads = lanes.filter((lane) => lane.parent == null).sort(by);
+    const tasksOf = new Map();
+    for (const lane of lanes) if (lane.parent != null) (tasksOf.get(lane.parent) || tasksOf.set(lane.parent, []).get(lane.parent)).push(lane);
+    lanes.length = 0;
+    for (const t of threads) {
+      lanes.push(t);
+      lanes.push(...(tasksOf.get(t.thread) || []).sort(by));
+      tasksOf.delete(t.thread);
+    }
+    for (const rest of tasksOf.values()) lanes.push(...rest.sort(by));
+    const nameOf = new Map(l.lanes.map((lane) => [lane.thread, lane.name]));
     let y = 0;
     const placed = lanes.map((lane) => {
       const h = HEAD + Math.max(1, lane.depth) * ROW;
@@ -122,7 +137,7 @@
       for (const b of lane.bars) (rows[b.depth] ||= []).push({ kind: "bar", item: b });
       for (const b of lane.blocks) (rows[b.depth] ||= []).push({ kind: "block", item: b });
       for (const r of rows) if (r) r.sort((a, b) => a.item.x0 - b.item.x0);
-      const p = { lane, y, h, rows };
+      const p = { lane, y, h, rows, parentName: lane.parent != null ? (nameOf.get(lane.parent) ?? "#" + lane.parent) : null };
       y += h + GAP;
       return p;
     });
@@ -143,7 +158,9 @@
         if (c && c.item.x0 <= x) return { lane: p.lane, ...c };
       }
       const s = p.lane.states.find((s) => s.x0 <= x && x < s.x1);
-      return s ? { lane: p.lane, kind: "state", item: s } : null;
+      if (s) return { lane: p.lane, kind: "state", item: s };
+      const a = (p.lane.awaits || []).find((a) => a.x0 <= x && x < a.x1);
+      return a ? { lane: p.lane, kind: "await", item: a } : null;
     }
     return null;
   }
@@ -180,6 +197,9 @@
     } else if (h.kind === "block") {
       lines.push(`${i.count} bars narrower than a pixel`, `thread ${h.lane.name} (${h.lane.type})`,
         `${fmtS(i.start_s)} – ${fmtS(i.end_s)}`, "zoom in to see them");
+    } else if (h.kind === "await") {
+      lines.push(`task ${h.lane.name} (${h.lane.type})`, `awaiting ${i.awaits != null ? "task " + i.awaits : "a future (not a task)"}`,
+        `${fmtS(i.start_s)} – ${fmtS(i.end_s)}`, `evidence: ${i.evidence} (the recorded task state, read at the sampler's ticks)`);
     } else {
       lines.push(`thread ${h.lane.name} (${h.lane.type})`, `state ${stateText(i.state, i.blocked)}${i.sampled ? " (sampled at this pixel)" : ""}`);
     }
@@ -225,6 +245,21 @@
         c.globalAlpha = 0.45;
         c.fillRect(s.x0, p.y + HEAD, Math.max(s.x1 - s.x0, 0.5), p.h - HEAD);
         c.globalAlpha = 1;
+      }
+      // A task's recorded awaiting time: a hatched strip (it did not run; evidence task-state).
+      if (lane.awaits) {
+        c.save();
+        c.strokeStyle = "#8a8a8a";
+        c.lineWidth = 1;
+        for (const a of lane.awaits) {
+          const aw = Math.max(a.x1 - a.x0, 1);
+          c.fillStyle = "rgba(138,138,138,0.18)";
+          c.fillRect(a.x0, p.y, aw, HEAD - 3);
+          c.beginPath();
+          for (let x = a.x0; x < a.x0 + aw; x += 4) { c.moveTo(x, p.y + HEAD - 3); c.lineTo(Math.min(x + 4, a.x0 + aw), p.y); }
+          c.stroke();
+        }
+        c.restore();
       }
       c.fillStyle = "rgba(120,120,120,0.35)";
       for (const b of lane.blocks) c.fillRect(b.x0, p.y + HEAD + b.depth * ROW, b.x1 - b.x0, ROW - 1);
@@ -617,7 +652,7 @@
       showRange(from, to, threads) { st.lit = new Set(threads || []); st.from = from; st.to = to; st.scrollNext = st.lit.size > 0; request(); },
       refresh() { request(); },
       layout() { return st.layout; },
-      lanesInOrder() { return st.index ? st.index.lanes.map((p) => ({ thread: p.lane.thread, y: p.y, h: p.h })) : []; },
+      lanesInOrder() { return st.index ? st.index.lanes.map((p) => ({ thread: p.lane.thread, y: p.y, h: p.h, parent: p.lane.parent ?? null })) : []; },
       frameTimes() { return st.frameTimes.slice(); },
       paintTime() { const t0 = performance.now(); paint(); return performance.now() - t0; },
       destroy() { window.removeEventListener("resize", resize); root.replaceChildren(); },

@@ -56,6 +56,11 @@ pub struct CompareArgs {
     /// Colour the radar cells and the changes (green: less runtime, red: more).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
+
+    /// Both runs (and every run of a run set) are read with these units; the trace comparison
+    /// matches their lanes (tasks with `tasks`).
+    #[command(flatten)]
+    pub units: super::runpath::UnitsArg,
 }
 
 
@@ -80,8 +85,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let (base_members, new_members) = (members(&base_list, &base_set)?, members(&new_list, &new_set)?);
     let (base_path, new_path) = (base_members[0].clone(), new_members[0].clone());
     let itself = same_file(&base_set, &new_set);
-    let base_run = runfile::read(&base_path)?;
-    let new_run = if itself { base_run.clone() } else { runfile::read(&new_path)? };
+    let base_run = args.units.apply(runfile::read(&base_path)?)?;
+    let new_run = if itself { base_run.clone() } else { args.units.apply(runfile::read(&new_path)?)? };
     if itself {
         eprintln!("threadradar: comparing a run with itself ({}): nothing can have changed", base_path.display());
     }
@@ -102,6 +107,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         bail!("--tau {} is not a similarity: pass a value in (0, 1], e.g. the default 0.2", args.tau);
     }
     let mut trace = trace_diff(&base_run, &new_run, args.tau)?;
+    if !threadradar_analysis::units::units_of(&base_run).is_threads() || !threadradar_analysis::units::units_of(&new_run).is_threads() {
+        trace.notes.push(threadradar_analysis::units::UNITS_NOTE.to_string());
+    }
     tracediff::extend_changes(&mut comparison, &trace, &base_run, &new_run);
     let sets = base_members.len() > 1 || new_members.len() > 1 || runset::is_runset(&base_set) || runset::is_runset(&new_set);
     if sets {
@@ -111,7 +119,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         };
         comparison.base.path = Some(shown(&base_list, &base_set));
         comparison.new.path = Some(shown(&new_list, &new_set));
-        let read_all = |paths: &[PathBuf]| -> anyhow::Result<Vec<Run>> { paths.iter().map(|p| Ok(runfile::read(p)?)).collect() };
+        let read_all = |paths: &[PathBuf]| -> anyhow::Result<Vec<Run>> { paths.iter().map(|p| args.units.apply_quietly(runfile::read(p)?)).collect() };
         let (base_runs, new_runs) = (read_all(&base_members)?, read_all(&new_members)?);
         let sig = threadradar_analysis::runset::mark_significance(&mut comparison, &base_runs, &new_runs, &options, level)?;
         trace.notes.push(sig.note);

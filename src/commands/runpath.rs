@@ -42,4 +42,9 @@ impl UnitsArg {
         }
         Ok(run)
     }
+
+    /// [`UnitsArg::apply`] without the sentence (a run set's runs, after its first run said it).
+    pub fn apply_quietly(self, run: threadradar_profiler::Run) -> anyhow::Result<threadradar_profiler::Run> {
+        Ok(threadradar_analysis::units::with_units(run, self.units).map_err(anyhow::Error::msg)?.0)
+    }
 }

@@ -132,7 +132,8 @@ fn print_overview(run: &threadradar_profiler::Run, index: &TimelineIndex, thread
         let top: Vec<String> = r.top_frames.iter().map(|t| format!("{} {:.0}%", t.function, t.share * 100.0)).collect();
         println!(
             "{:<24} {:<16} {:>7} {:>5.0}% {:>5.0}% {:>5.0}%  {:<22} {}",
-            clip(&r.name, 24),
+            // A task's row (`--units tasks`) follows its loop thread's, marked as its.
+            if run.threads.get(r.thread as usize).is_some_and(threadradar_analysis::units::is_task) { clip(&format!("↳ {}", r.name), 24) } else { clip(&r.name, 24) },
             clip(&r.thread_type, 16),
             r.samples,
             r.busy * 100.0,

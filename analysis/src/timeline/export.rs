@@ -25,6 +25,16 @@ pub struct ThreadBars {
     pub thread_type: String,
     /// By depth, then by start.
     pub bars: Vec<BarRecord>,
+    /// A task unit: the id of the event-loop thread that ran it, whose entry it follows in the
+    /// default order (timeline/tasks.rs). Absent for a thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<ThreadId>,
+    /// `true` for a task unit (absent for a thread).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub task: bool,
+    /// A task unit's recorded awaiting spans overlapping the range (evidence `task-state`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub awaits: Vec<super::tasks::AwaitRecord>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -49,9 +59,10 @@ pub fn bars(run: &Run, index: &TimelineIndex, threads: Option<&[ThreadId]>, from
     let lanes = index.lanes(run);
     let ids: Vec<ThreadId> = match threads {
         Some(ids) => ids.to_vec(),
-        None => lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect(),
+        None => super::tasks::grouped(run, &lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect::<Vec<_>>()),
     };
     let mut out = Vec::with_capacity(ids.len());
+    let awaiting = super::tasks::awaiting_by_task(run, index.ticks() as u32);
     for id in ids {
         let t = run.threads.get(id as usize).ok_or_else(|| TimelineError::UnknownThread(format!("#{id}"), super::layout::known_threads(run)))?;
         let lane = &lanes[id as usize];
@@ -73,7 +84,13 @@ pub fn bars(run: &Run, index: &TimelineIndex, threads: Option<&[ThreadId]>, from
                 });
             }
         }
-        out.push(ThreadBars { id, name: t.name.clone(), thread_type: t.thread_type.clone(), bars });
+        let task = crate::units::is_task(t);
+        let parent = super::tasks::parent(run, id);
+        let awaits = match super::tasks::task_of(run, id) {
+            Some(task) => super::tasks::await_records(run, &awaiting[task as usize], &index.times, k0, k1),
+            None => Vec::new(),
+        };
+        out.push(ThreadBars { id, name: t.name.clone(), thread_type: t.thread_type.clone(), bars, parent, task, awaits });
     }
-    Ok(BarsExport { obtained: super::layout::OBTAINED, from_s: from, to_s: to, threads: out })
+    Ok(BarsExport { obtained: super::layout::obtained(run), from_s: from, to_s: to, threads: out })
 }

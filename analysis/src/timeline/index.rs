@@ -11,7 +11,8 @@
 //! **Gap tolerance:** a thread that is missing from at most [`TOLERATED_MISSED_TICKS`] consecutive
 //! ticks (its observation was skipped because it could not be read) keeps its bars across the gap
 //! if the samples on both sides agree; a longer absence ends every bar at the tick after the last
-//! sample. Ticks the sampler itself skipped are not missing samples: they show as a longer interval
+//! sample (a task unit's lane bridges no tick: a tick without the task is one at which its
+//! thread ran something else, `timeline/tasks.rs`). Ticks the sampler itself skipped are not missing samples: they show as a longer interval
 //! between two ticks, which the bar covers as every view of the run does.
 //!
 //! A bar's **state** is the state of the majority of its samples (ties: computing, then GIL, then
@@ -557,6 +558,9 @@ fn build_lanes_of(run: &Run, fold_stdlib: bool, mine: impl Fn(ThreadId) -> bool)
         open: Vec<Open>,
         last_tick: Option<u32>,
         state: Option<StateRun>,
+        /// Missed ticks bridged: none for a task unit (a tick without it is one at which its
+        /// thread ran something else, timeline/tasks.rs).
+        tolerance: u32,
     }
     impl Builder {
         /// Notes an event of the lane at tick `k` (ticks arrive in ascending order).
@@ -581,7 +585,10 @@ fn build_lanes_of(run: &Run, fold_stdlib: bool, mine: impl Fn(ThreadId) -> bool)
     }
     let mut paths = Paths::new(run, fold_stdlib);
     let mut builders: Vec<Builder> = (0..run.threads.len())
-        .map(|i| Builder { lane: Lane { thread: i as ThreadId, ..Lane::default() }, open: Vec::new(), last_tick: None, state: None })
+        .map(|i| {
+            let tolerance = if crate::units::is_task(&run.threads[i]) { 0 } else { TOLERATED_MISSED_TICKS };
+            Builder { lane: Lane { thread: i as ThreadId, ..Lane::default() }, open: Vec::new(), last_tick: None, state: None, tolerance }
+        })
         .collect();
     for (k, sample) in run.samples.iter().enumerate() {
         let k = k as u32;
@@ -596,7 +603,7 @@ fn build_lanes_of(run: &Run, fold_stdlib: bool, mine: impl Fn(ThreadId) -> bool)
             if let Some(last) = b.last_tick {
                 // (`saturating`: a thread entered twice at one tick is no gap; the run reader
                 // keeps one entry, a run built otherwise may not.)
-                if k.saturating_sub(last).saturating_sub(1) > TOLERATED_MISSED_TICKS {
+                if k.saturating_sub(last).saturating_sub(1) > b.tolerance {
                     b.close_from(0, last + 1);
                     if let Some(r) = b.state.take() {
                         b.lane.states.push(StateRun { end: last + 1, ..r });

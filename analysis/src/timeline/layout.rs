@@ -176,6 +176,16 @@ pub struct LaneLayout {
     pub states: Vec<StateBox>,
     pub bars: Vec<BarBox>,
     pub blocks: Vec<Block>,
+    /// A task unit's lane: the lane (thread id) of the event-loop thread that ran it, which it
+    /// follows in the default order (timeline/tasks.rs). Absent for a thread's lane.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent: Option<ThreadId>,
+    /// A task unit's recorded awaiting time in the viewport (evidence `task-state`); absent when
+    /// none was recorded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<super::tasks::AwaitBox>>", optional)]
+    pub awaits: Vec<super::tasks::AwaitBox>,
 }
 
 /// A labelled position on the time axis.
@@ -219,6 +229,18 @@ pub struct Layout {
 /// What every layout says about its origin.
 pub const OBTAINED: &str = "sampled: bars are runs of samples with the same frame (edges uncertain by one sampling period); states are the sampler's per-sample classification; blocking kinds are inferred from the system call and the innermost Python frames";
 
+/// [`OBTAINED`] for a run whose units are asyncio tasks.
+pub const OBTAINED_TASKS: &str = "sampled: bars are runs of samples with the same frame (edges uncertain by one sampling period); states are the sampler's per-sample classification; blocking kinds are inferred from the system call and the innermost Python frames; a task's lane holds the samples at which its thread ran it (under that thread's lane), and its awaiting spans are its recorded task states (evidence task-state, read at the ticks)";
+
+/// How a run's layout was obtained: [`OBTAINED`], or [`OBTAINED_TASKS`] with tasks as units.
+pub fn obtained(run: &Run) -> &'static str {
+    if crate::units::units_of(run).is_threads() {
+        OBTAINED
+    } else {
+        OBTAINED_TASKS
+    }
+}
+
 /// Lays out one viewport. `index` must have been built from `run`.
 pub fn layout(run: &Run, index: &TimelineIndex, req: &LayoutRequest) -> Result<Layout, TimelineError> {
     layout_with(run, index, req, Walk::Indexed)
@@ -250,7 +272,10 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
     let (from_s, to_s) = check_range(req.from_s, req.to_s, run_from, run_to)?;
     let all_lanes = index.lanes_for(run, req.fold.stdlib);
     let ids: Vec<ThreadId> = match &req.threads {
-        ThreadSelection::All => all_lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect(),
+        ThreadSelection::All => {
+            let ids: Vec<ThreadId> = all_lanes.iter().filter(|l| l.samples > 0).map(|l| l.thread).collect();
+            super::tasks::grouped(run, &ids)
+        }
         ThreadSelection::Ids(ids) => {
             for &id in ids {
                 if id as usize >= run.threads.len() {
@@ -278,7 +303,7 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
             theta: req.theta,
             fold: req.fold,
             period_s: secs(index.period_ns),
-            obtained: OBTAINED,
+            obtained: obtained(run),
             state_colours: StateColours::LIGHT,
             axis: Vec::new(),
             frames: Vec::new(),
@@ -303,6 +328,8 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
         .map(|c| if scale > 0.0 { axis.tick_at_position(p0 + (c as f64 + 0.5) / scale).min(index.ticks() as u32) } else { 0 })
         .collect();
     let view = View { axis: &axis, index, p0, scale, width, cols, mids };
+    // Every task's recorded awaiting spans, in one pass (none for a run of threads).
+    let awaiting = super::tasks::awaiting_by_task(run, index.ticks() as u32);
     // Lanes are independent, so they are laid out in parallel; their bars carry the run's frame
     // id until the frame table numbers them below, in lane and bar order, exactly as a
     // sequential walk would.
@@ -386,6 +413,11 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
             states: states.into_inner(),
             bars,
             blocks,
+            parent: super::tasks::parent(run, lane.thread),
+            awaits: match super::tasks::task_of(run, lane.thread) {
+                Some(task) => super::tasks::await_boxes(run, &awaiting[task as usize], &index.times, view.width, |k| view.x(k)),
+                None => Vec::new(),
+            },
         }
     }).collect();
     // Frames are numbered in first use, in lane and bar order (through a dense map of the run's
@@ -419,7 +451,7 @@ fn layout_with(run: &Run, index: &TimelineIndex, req: &LayoutRequest, walk: Walk
         theta: req.theta,
         fold: req.fold,
         period_s: secs(index.period_ns),
-        obtained: OBTAINED,
+        obtained: obtained(run),
         state_colours: StateColours::LIGHT,
         axis: axis_ticks,
         frames,

@@ -12,6 +12,8 @@
 //!   bars narrower than a pixel in one step instead of column by column.
 //! - [`overview`]: the textual per-thread overview (busy %, waiting %, longest wait, top frames).
 //! - [`svg`]: a layout as a static SVG chart (`threadradar timeline -o chart.svg`).
+//! - [`tasks`]: with asyncio tasks as units, each task's lane under its loop thread's, and the
+//!   task's recorded awaiting time (evidence `task-state`).
 //!
 //! Everything here is *sampled*: a bar starts at the first sample that saw its frame and ends where
 //! the next sample no longer did, so its edges are uncertain by one sampling interval, and anything
@@ -26,6 +28,7 @@ pub mod layout;
 pub mod lod;
 pub mod overview;
 pub mod svg;
+pub mod tasks;
 
 pub use axis::{logscale, Axis};
 pub use index::{run_heap_bytes, Bar, BarState, BlockedKind, Lane, Lanes, StateRun, TimelineIndex, MEMORY_BUDGET, TOLERATED_MISSED_TICKS};

@@ -72,7 +72,8 @@ pub fn thread_overview(run: &Run, index: &TimelineIndex, threads: Option<&[Threa
     let lanes = index.any_lanes(run);
     let ids: Vec<ThreadId> = match threads {
         Some(ids) => ids.iter().copied().filter(|&i| (i as usize) < n).collect(),
-        None => (0..n as ThreadId).filter(|&i| lanes[i as usize].samples > 0).collect(),
+        // In lane order: a task unit's row after its loop thread's (timeline/tasks.rs).
+        None => super::tasks::grouped(run, &(0..n as ThreadId).filter(|&i| lanes[i as usize].samples > 0).collect::<Vec<_>>()),
     };
     ids.into_iter()
         .map(|th| {

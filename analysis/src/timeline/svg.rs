@@ -16,7 +16,9 @@ pub const MAX_ROWS: u16 = 48;
 /// The chart: a title line, one lane per thread (label, state underlay, bars, lighter aggregated
 /// blocks) and the time axis. Structure (tests rely on it): `svg.threadradar-timeline`, per lane a
 /// `g.lane` with `data-thread`, a `text.lane-name`, `rect.state`, `rect.bar` (with `data-frame`
-/// and a `title`) and `rect.block` (with `data-count`).
+/// and a `title`) and `rect.block` (with `data-count`). A task's lane (`--units tasks`) has
+/// `data-parent` (its loop thread's lane), a label `task of <thread>` indented under that lane, and
+/// its recorded awaiting time as `rect.await` (with a `title`) under its bars.
 /// The chart's height in px.
 pub fn height(layout: &Layout) -> f64 {
     20.0 + layout.lanes.iter().map(|l| HEADER_PX + l.depth.clamp(1, MAX_ROWS) as f64 * ROW_PX + GAP_PX).sum::<f64>() + AXIS_PX
@@ -32,12 +34,41 @@ pub fn svg(layout: &Layout) -> String {
     for lane in &layout.lanes {
         let rows = lane.depth.clamp(1, MAX_ROWS) as f64;
         let lane_h = HEADER_PX + rows * ROW_PX;
-        body.start("g", &[("class", &"lane"), ("data-thread", &lane.thread), ("transform", &format_args!("translate(0 {})", Num(y)))]);
-        body.element(
-            "text",
-            &[("class", &"lane-name"), ("x", &4), ("y", &11), ("font-size", &11), ("fill", &pal.text)],
-            format_args!("{} ({})", lane.name, lane.thread_type),
-        );
+        match lane.parent {
+            Some(parent) => {
+                body.start("g", &[("class", &"lane"), ("data-thread", &lane.thread), ("data-parent", &parent), ("transform", &format_args!("translate(0 {})", Num(y)))]);
+                let of = layout.lanes.iter().find(|l| l.thread == parent).map_or(format!("#{parent}"), |l| l.name.clone());
+                body.element(
+                    "text",
+                    &[("class", &"lane-name task"), ("x", &16), ("y", &11), ("font-size", &11), ("fill", &pal.text)],
+                    format_args!("↳ {} ({}) · task of {of}", lane.name, lane.thread_type),
+                );
+            }
+            None => {
+                body.start("g", &[("class", &"lane"), ("data-thread", &lane.thread), ("transform", &format_args!("translate(0 {})", Num(y)))]);
+                body.element(
+                    "text",
+                    &[("class", &"lane-name"), ("x", &4), ("y", &11), ("font-size", &11), ("fill", &pal.text)],
+                    format_args!("{} ({})", lane.name, lane.thread_type),
+                );
+            }
+        }
+        for a in &lane.awaits {
+            let what = a.awaits.as_deref().map_or("a future".to_string(), |t| format!("task {t}"));
+            body.start(
+                "rect",
+                &[
+                    ("class", &"await"),
+                    ("x", &Num(label + a.x0 as f64)),
+                    ("y", &Num(HEADER_PX + rows * ROW_PX / 2.0 - 2.0)),
+                    ("width", &Num((a.x1 - a.x0) as f64)),
+                    ("height", &4),
+                    ("fill", &pal.guide),
+                ],
+            );
+            body.element("title", &[], format_args!("awaiting {what}, {:.3}–{:.3} s ({}, sampled)", a.start_s, a.end_s, a.evidence));
+            body.end("rect");
+        }
         if lane.depth > MAX_ROWS {
             body.element(
                 "text",

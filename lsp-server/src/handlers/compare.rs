@@ -32,8 +32,14 @@ pub fn compare(host: &dyn Host, req: CompareParams) -> Result<Comparison, Protoc
     tracediff::extend_changes_scaled(&mut c, TraceScale::of_runs(base.run(), new.run()), base.run(), new.run());
     c.base.path = Some(base_path.display().to_string());
     c.new.path = Some(new_path.display().to_string());
-    sides.mark(&mut c, (&base_path, &new_path), params.states, req.level)?;
+    sides.mark(&mut c, (&base_path, &new_path), params.states, req.level, active_units(host))?;
     Ok(c)
+}
+
+/// The units the active run shows (the `units` setting, where the run has tasks): other runs of a
+/// comparison are read with them.
+pub(super) fn active_units(host: &dyn Host) -> threadradar_analysis::Units {
+    host.active().map_or(threadradar_analysis::Units::Threads, |a| threadradar_analysis::units::units_of(a.run()))
 }
 
 /// The two sides of a comparison, each one run (`None`) or a run set: its runs, the first shown.
@@ -53,8 +59,9 @@ impl SetSides {
     /// When a side is a set: every run of both sides read afresh (a set's runs are not the
     /// active run's cached analyses; states as asked, no thread filter, whole runs), and each
     /// change of `c` tested against their spread (`Comparison::significance`).
+    /// Every run is read with `units` (those the compared runs show: tasks where a run has them).
     /// Returns the note that says how (or why not), for answers without `significance`.
-    pub(super) fn mark(self, c: &mut Comparison, shown: (&Path, &Path), states: threadradar_analysis::CountedStates, level: threadradar_analysis::Level) -> Result<Option<String>, ProtocolError> {
+    pub(super) fn mark(self, c: &mut Comparison, shown: (&Path, &Path), states: threadradar_analysis::CountedStates, level: threadradar_analysis::Level, units: threadradar_analysis::Units) -> Result<Option<String>, ProtocolError> {
         if self.0.iter().all(Option::is_none) {
             return Ok(None);
         }
@@ -62,7 +69,13 @@ impl SetSides {
         let read = |set: Option<Vec<PathBuf>>, shown: &Path| -> Result<Vec<Run>, ProtocolError> {
             set.unwrap_or_else(|| vec![shown.to_path_buf()])
                 .iter()
-                .map(|p| runfile::read(p).map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e.to_string())))
+                .map(|p| {
+                    runfile::read(p)
+                        .map_err(|e| e.to_string())
+                        .and_then(|r| threadradar_analysis::units::with_units(r, units))
+                        .map(|(r, _)| r)
+                        .map_err(|e| ProtocolError::new(ErrorCode::Unprocessable, e))
+                })
                 .collect()
         };
         let (base_runs, new_runs) = (read(a, shown.0)?, read(b, shown.1)?);
@@ -127,7 +140,7 @@ pub(super) fn two_runs(host: &dyn Host, base: Option<&str>, new: Option<&str>) -
     };
     // The other run with the active run's units (asyncio tasks when the `units` setting shows
     // them and that run has tasks too: a run without is compared by its threads).
-    let units = active.as_ref().map_or(threadradar_analysis::Units::Threads, |a| threadradar_analysis::units::units_of(a.run()));
+    let units = active_units(host);
     let load = |p: &Path| -> Result<Arc<Panels>, ProtocolError> {
         match active.as_ref().filter(|a| a.path == p) {
             Some(a) => Ok(a.panels.clone()),

@@ -52,7 +52,7 @@ pub fn trace_compare(host: &dyn Host, p: TraceCompareParams) -> Result<TraceComp
     let opts = CompareOptions { level: Level::Function, filter: FilterSpec::default().build()?, top: None };
     let mut comparison = Comparison::build(a.run(), &aa, b.run(), &ba, &opts)?;
     tracediff::extend_changes(&mut comparison, &diff, a.run(), b.run());
-    let significance = sets.mark(&mut comparison, (&a_path, &b_path), params.states, Level::Function)?;
+    let significance = sets.mark(&mut comparison, (&a_path, &b_path), params.states, Level::Function, super::compare::active_units(host))?;
     // The program's own code only (as the trace's statements are): the standard library's and
     // third-party figures stay in the Compare tab's table.
     let own: std::collections::HashSet<&str> =

@@ -356,6 +356,7 @@ pub fn typescript() -> String {
         a::timeline::layout::FrameInfo,
         a::timeline::layout::LaneLayout,
         a::timeline::layout::StateBox,
+        a::timeline::tasks::AwaitBox,
         a::timeline::layout::BarBox,
         a::timeline::layout::Block,
         a::timeline::index::BarState,
