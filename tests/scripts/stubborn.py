@@ -6,7 +6,6 @@ Writes "child PID" and each signal received ("SIGINT", "SIGTERM") to LOG, one pe
 """
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -30,6 +29,11 @@ def on_signal(signum, _frame):
 signal.signal(signal.SIGINT, on_signal)
 if IGNORE_TERM:
     signal.signal(signal.SIGTERM, on_signal)
+# Imported after the handlers are in place: on a loaded machine importing `subprocess` (and
+# `locale` with it) took over a second on 3.13t, and a SIGINT sent meanwhile ended the program
+# with KeyboardInterrupt instead of being handled (record.rs's duration test saw 130, not 137).
+import subprocess  # noqa: E402
+
 child = subprocess.Popen(["sleep", "600"])
 log(f"child {child.pid}")
 print("ready", flush=True)
