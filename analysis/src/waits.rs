@@ -540,7 +540,6 @@ pub fn waits(run: &Run, opts: &WaitsOptions) -> WaitsView {
             }, (r.thread, kernel_end))
         })
         .unzip();
-    one_wait_at_a_time(&mut intervals);
 
     // 3. Futile wake-ups seen by sampling: the next wait of the same thread on the same object at
     //    the same frame, with the waiting function on the stack at the same depth all along.
@@ -907,39 +906,6 @@ impl EdgeInputs<'_, '_> {
             push(only, end_ns, Evidence::RunningThread, 0.5, false, WakeKind::Wake);
         }
         futile_kernel
-    }
-}
-
-/// A thread waits on one thing at a time: its consecutive waits (`intervals` holds each
-/// thread's in time order) never overlap. They can: a kernel end may come up to
-/// [`READ_SLACK_NS`] after the reading that already saw the next wait, and two readings of one
-/// sleep may name it at two sites, both ending at its wake-up. The boundary is the next wait's
-/// kernel start if it has one, else the earlier wait's kernel end if the next wait outlasts it,
-/// else the next wait's first sample; a bound moved off the kernel's event is no longer the
-/// kernel's.
-fn one_wait_at_a_time(intervals: &mut [WaitInterval]) {
-    for k in 1..intervals.len() {
-        let (done, rest) = intervals.split_at_mut(k);
-        let (a, c) = (&mut done[k - 1], &mut rest[0]);
-        if a.thread != c.thread || a.end_s <= c.start_s {
-            continue;
-        }
-        let at = if c.kernel_start {
-            c.start_s
-        } else if a.kernel_end && a.end_s < c.end_s {
-            a.end_s
-        } else {
-            c.start_s
-        };
-        let at = at.clamp(a.start_s, c.end_s);
-        if a.end_s > at {
-            a.end_s = at;
-            a.kernel_end = false;
-        }
-        if c.start_s < at {
-            c.start_s = at;
-            c.kernel_start = false;
-        }
     }
 }
 
@@ -1473,49 +1439,5 @@ mod tests {
         assert_eq!(ends, [(0.001003, 0.005002, true, true), (0.0085, 0.0109, true, true)], "{:?}", view.intervals);
         let edges: Vec<(u32, f64, &str)> = view.edges.iter().map(|e| (e.interval, e.time_s, e.waker.as_str())).collect();
         assert_eq!(edges, [(0, 0.005002, "worker"), (1, 0.0109, "worker")]);
-    }
-
-    /// Overlaps seen on CI between one thread's consecutive waits (the Perfetto export, which
-    /// cannot nest them, lost one): a lock wait's kernel end 50 µs after the reading that saw
-    /// the GIL wait after it, and a pipe wait read at a second site just before the wake-up
-    /// that ended both readings. The waits become disjoint, kernel times kept where they can.
-    #[test]
-    fn a_threads_waits_never_overlap() {
-        let iv = |thread, start_s, end_s, kernel_start, kernel_end| WaitInterval {
-            thread,
-            object: 0,
-            start_s,
-            end_s,
-            kernel_start,
-            kernel_end,
-            samples: 1,
-            syscall: None,
-            frame: None,
-            open: false,
-            futile: false,
-        };
-        let mut ivs = vec![
-            iv(0, 0.460, 0.648114, true, true),
-            iv(0, 0.648065, 0.650, false, false),
-            iv(1, 0.620, 0.808094, true, true),
-            iv(1, 0.808051, 0.808094, false, true),
-            iv(2, 0.1, 0.2, false, false),
-            iv(2, 0.19, 0.3, true, false),
-            iv(3, 0.5, 0.6, false, false),
-        ];
-        one_wait_at_a_time(&mut ivs);
-        let got: Vec<(u32, f64, f64, bool, bool)> = ivs.iter().map(|i| (i.thread, i.start_s, i.end_s, i.kernel_start, i.kernel_end)).collect();
-        assert_eq!(
-            got,
-            [
-                (0, 0.460, 0.648114, true, true),
-                (0, 0.648114, 0.650, false, false),
-                (1, 0.620, 0.808051, true, false),
-                (1, 0.808051, 0.808094, false, true),
-                (2, 0.1, 0.19, false, false),
-                (2, 0.19, 0.3, true, false),
-                (3, 0.5, 0.6, false, false),
-            ]
-        );
     }
 }

@@ -511,14 +511,26 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut crate::pipe::Chunks, mut 
     let n = run.threads.len();
     // Per thread: its waits and wake-up ends, then per section its executions.
     let mut waits: Vec<Vec<ChildEvent>> = vec![Vec::new(); n];
-    let mut last_end = vec![0u64; n];
+    // A thread's waits may overlap by the microseconds a reading and the kernel's events
+    // disagree (a kernel end just after the reading that saw the next wait, one sleep read at
+    // two sites): slices on one track cannot, so the earlier wait ends where the next begins —
+    // every wait keeps its slice. Per thread: the last slice's begin and its end event's index.
+    let mut last: Vec<Option<(u64, usize)>> = vec![None; n];
     for wt in &overlay.waits {
         let th = wt.thread as usize;
-        let start = wt.start_ns.max(last_end[th]);
+        let mut start = wt.start_ns;
+        if let Some((begin, end_at)) = last[th] {
+            let prev_end = waits[th][end_at].t_ns;
+            if start < prev_end {
+                // Never before the earlier slice's begin (it keeps at least a nanosecond).
+                start = start.max(begin + 1).min(prev_end);
+                waits[th][end_at].t_ns = start;
+            }
+        }
         if wt.end_ns <= start {
             continue;
         }
-        last_end[th] = wt.end_ns;
+        last[th] = Some((start, waits[th].len() + 1));
         let iid = names.get(w, Cow::Borrowed(&*wt.object))?;
         waits[th].push(ChildEvent::begin(start, CATEGORY_WAIT, iid));
         waits[th].push(ChildEvent::end(wt.end_ns));
