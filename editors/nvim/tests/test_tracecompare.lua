@@ -131,11 +131,20 @@ H.run("tracecompare", function()
       end
     end
   end
-  -- The buggy workers loop until the time limit: stretches only in A.
-  local only_a = items_of(view, function(i)
-    return i.kind == "only_a"
-  end)
-  H.check(#only_a > 0, "stretches only in A:\n" .. text:sub(1, 2000))
+  -- The buggy workers loop until the time limit: the server has stretches only in A, or matches
+  -- A's longer stretches to B's shorter ones (which of the two varies with the recordings; the
+  -- list keeps the largest per pair, so this is asked of the server's answer, and the listing of
+  -- both kinds is checked above).
+  local longer_in_a = false
+  for _, lane in ipairs(view.data.lanes) do
+    for _, b in ipairs(lane.a_bars) do
+      longer_in_a = longer_in_a or b.group == vim.NIL or b.group == nil
+    end
+  end
+  for _, g in ipairs(view.data.groups) do
+    longer_in_a = longer_in_a or (g.resized and g.a_duration_s > g.b_duration_s)
+  end
+  H.check(longer_in_a, "stretches only in A, or longer in A:\n" .. text:sub(1, 2000))
   -- <CR> on a stretch with a frame: its file at its line, in the source window.
   local target
   for _, s in ipairs(items_of(view, function(i)
