@@ -206,24 +206,28 @@
     return lines;
   }
 
-  // The per-thread table, in lane order; names as text.
+  // The per-unit table (threads, or asyncio tasks and threads), in lane order; names as text.
   function overviewTable(table, layout, order) {
     const rows = (layout.overview || []).slice();
+    const parentOf = new Map((layout.lanes || []).map((l) => [l.thread, l.parent]));
+    const tasks = [...parentOf.values()].some((p) => p != null);
     const at = new Map(order.map((t, i) => [t, i]));
     const shown = rows.filter((r) => at.has(r.thread)).sort((a, b) => at.get(a.thread) - at.get(b.thread));
     const pct = (x) => (x * 100).toFixed(1) + " %";
-    const head = el("tr", {}, ...["thread", "type", "samples", "busy", "waiting", "longest wait", "top frames"].map((t) => el("th", { text: t })));
+    const head = el("tr", {}, ...[tasks ? "task or thread" : "thread", "type", "samples", "busy", "waiting", "longest wait", "top frames"].map((t) => el("th", { text: t })));
     const body = shown.map((r) => {
       const w = r.longest_wait;
       const wait = w ? `${fmtS(w.duration_s)} ${w.state}${w.blocked ? " (" + w.blocked + ")" : ""} at ${fmtS(w.start_s)}` : "–";
       const top = r.top_frames.map((f) => `${f.function} ${pct(f.share)}`).join(", ");
-      return el("tr", { "data-thread": String(r.thread) },
-        el("td", { text: r.name }), el("td", { text: r.type }), el("td", { class: "num", text: String(r.samples) }),
+      const task = parentOf.get(r.thread) != null;
+      return el("tr", { "data-thread": String(r.thread), "data-task": task ? "1" : "" },
+        el("td", { text: (task ? "↳ " : "") + r.name }), el("td", { text: r.type }), el("td", { class: "num", text: String(r.samples) }),
         el("td", { class: "num", "data-field": "busy", text: pct(r.busy) }),
         el("td", { class: "num", "data-field": "waiting", text: pct(r.gil + r.idle) }),
         el("td", { text: wait }), el("td", { text: top }));
     });
-    table.replaceChildren(el("caption", { text: "Per thread over the viewport (sampled): busy = computing, waiting = GIL or idle" }), el("thead", {}, head), el("tbody", {}, ...body));
+    const per = tasks ? "Per asyncio task (↳, under its event loop's thread) and thread" : "Per thread";
+    table.replaceChildren(el("caption", { text: `${per} over the viewport (sampled): busy = computing, waiting = GIL or idle` }), el("thead", {}, head), el("tbody", {}, ...body));
   }
 
   /** Every lane of a placed layout: cluster stripe, state underlay, blocks, bars, fold marks. */

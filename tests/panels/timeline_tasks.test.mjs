@@ -60,6 +60,15 @@ describe("timeline with asyncio tasks as units", () => {
     await page.screenshot({ path: path.join(out, "timeline-tasks.png") });
   });
 
+  test("the table under the lanes says it counts tasks and threads, and marks the tasks", async () => {
+    assert.match(await page.textContent("#tl table caption"), /^Per asyncio task .* and thread over the viewport/);
+    assert.equal(await page.textContent("#tl table thead th"), "task or thread");
+    const rows = await page.$$eval("#tl table tbody tr", (trs) => trs.map((r) => [Number(r.getAttribute("data-thread")), r.getAttribute("data-task"), r.querySelector("td").textContent]));
+    assert.deepEqual(rows.map((r) => r[0]), [0, 2, 3, 4, 1], JSON.stringify(rows));
+    assert.deepEqual(rows.map((r) => r[1]), ["", "1", "1", "1", ""], JSON.stringify(rows));
+    assert.ok(rows[1][2].startsWith("↳ ") && !rows[0][2].startsWith("↳"), JSON.stringify(rows));
+  });
+
   test("a task named <img onerror> is a label's text", async () => {
     const names = (await labels()).map((x) => x[2]);
     assert.ok(names.includes(HOSTILE), names.join(" | "));
