@@ -31,7 +31,7 @@
     "lock-event": "exact (uprobe): the waker's release of the lock, then the wakee's acquire returned (record --exact-locks)",
     "gil-holder": "inferred: the thread that held the GIL next",
     "same-object": "inferred: the thread last seen releasing the same object",
-    "running-thread": "inferred: the only thread running when the wait ended",
+    "running-thread": "inferred: the only other thread running when the wait ended (with tasks as units: the task the event loop ran then)",
     "task-state": "recorded: the awaiting asyncio task's state named the task it awaited (the time is the sample at which it was seen going on)",
   };
 

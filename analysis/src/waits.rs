@@ -992,7 +992,7 @@ fn evidence_notes(run: &Run, kernel: bool, no_kernel: bool, (exact, unseen): (us
     let mut notes = Vec::new();
     if !crate::units::units_of(run).is_threads() {
         notes.push(format!(
-            "{task_edges} awaits of one asyncio task on another are edges (evidence task-state: the recorded task states say who awaited whom; their times are the samples'); awaits of asyncio's Event, Queue, Lock and the like make no edges between tasks yet"
+            "{task_edges} awaits of one asyncio task on another or on asyncio's Event, Lock, Queue, Condition or Semaphore are edges: on a task with evidence task-state (the recorded task states say who awaited whom), on a primitive with evidence running-thread (the setter is inferred: the task the loop ran at the sample before the await ended, else at it); their times are the samples'"
         ));
     }
     if run.locks.is_some() {

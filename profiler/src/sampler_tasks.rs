@@ -31,6 +31,9 @@ const TICK_BUDGET: Duration = Duration::from_micros(500);
 /// that took 5 ms waits at least 500 ms), so that following them costs at most about 1 % of the
 /// recorder's time however many tasks there are.
 const LIST_COST_FACTOR: u32 = 100;
+/// At most this many tasks that awaited asyncio's primitives are followed at every tick (one or
+/// two small regions each, 1 024 regions per system call).
+const MAX_TRACKED: usize = 4096;
 
 /// What is known of one task of a process.
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +42,9 @@ struct Known {
     coro: usize,
     name: usize,
     fut_waiter: usize,
+    /// The future whose end the watch saw (the task is ready to run again while it still
+    /// names it): 0 when none.
+    woken_from: usize,
     last: Option<(TaskStateKind, Option<TaskId>, Option<u32>)>,
 }
 
@@ -61,6 +67,15 @@ struct ProcTasks {
     list_cost: Duration,
     /// Tasks seen in a list but not described yet (over budget).
     pending: Vec<(TaskHead, Option<ThreadId>)>,
+    /// Tasks that awaited one of asyncio's primitives (`Event.wait`, `Queue.get`, …), task
+    /// address → the future it awaited when last read: their `fut_waiter` is read at every tick,
+    /// and the head again when it changed, so that an await of a primitive is seen to begin
+    /// within a period even after steps too short for a tick to catch (a task's states are
+    /// otherwise read only when a tick sees it start or stop running, or with the lists).
+    tracked: HashMap<usize, usize>,
+    /// Of those, the ones awaiting a primitive now, task → the future: that future's state is
+    /// read at every tick too, so that the await's end is known within a period.
+    watched: HashMap<usize, usize>,
 }
 
 /// The sampler's task bookkeeping across processes.
@@ -129,6 +144,7 @@ impl Sampler {
             }
         }
         let running_now: HashSet<usize> = running.iter().map(|r| r.1).filter(|&a| a != 0).collect();
+        self.watch_awaits(si, pid, sample, pt, &mut heads);
         // The lists, when due.
         let ends: Vec<(u64, (usize, usize))> = athreads.iter().map(|t| (t.native_id, t.head)).collect();
         let due = match pt.listed_at {
@@ -143,7 +159,7 @@ impl Sampler {
             pt.listed_at = Some(Instant::now());
             pt.ends = ends;
             let at = Instant::now();
-            lists = ip.read_task_lists(&pt.order);
+            lists = interp(&mut self.spies[si].spy).unwrap().read_task_lists(&pt.order);
             tracing::debug!(pid, tasks = pt.order.len(), elapsed_us = at.elapsed().as_micros() as u64, "asyncio task lists read");
             self.tasks.lists_read += 1;
         }
@@ -191,7 +207,7 @@ impl Sampler {
                     if let Some(old) = pt.known.get(&h.addr).copied() {
                         self.end_task(old, sample);
                     }
-                    pt.known.insert(h.addr, Known { id, coro: h.coro, name: h.name, fut_waiter: usize::MAX, last: None });
+                    pt.known.insert(h.addr, Known { id, coro: h.coro, name: h.name, fut_waiter: usize::MAX, woken_from: 0, last: None });
                     id
                 }
             };
@@ -218,7 +234,11 @@ impl Sampler {
                 TaskStateKind::Running
             } else if h.state != 0 {
                 TaskStateKind::Done
-            } else if h.fut_waiter != 0 {
+            } else if h.fut_waiter != 0
+                // Still naming the future whose end was seen: ready to run — unless that address
+                // now holds a new future it awaits (a freed future's memory taken again).
+                && (h.fut_waiter != k.woken_from || interp(&mut self.spies[si].spy).unwrap().future_state(h.fut_waiter) == Some(0))
+            {
                 TaskStateKind::Awaiting
             } else {
                 TaskStateKind::Ready
@@ -228,18 +248,52 @@ impl Sampler {
                 TaskStateKind::Awaiting => task_of(h.fut_waiter).or_else(|| awaited_by.get(&h.addr).and_then(|&c| task_of(c))),
                 _ => None,
             };
+            // Whether this await is one of a primitive's, to be watched at every tick.
+            let mut primitive = false;
             let chain = match kind {
                 // The same await as at the last reading: its chain stands (one not read then, for
                 // want of time, is read now if there is time).
-                TaskStateKind::Awaiting if k.fut_waiter == h.fut_waiter && k.last.is_some_and(|l| l.0 == TaskStateKind::Awaiting && l.2.is_some()) => k.last.and_then(|l| l.2),
-                TaskStateKind::Awaiting if Instant::now() < deadline => {
+                TaskStateKind::Awaiting if k.fut_waiter == h.fut_waiter && k.last.is_some_and(|l| l.0 == TaskStateKind::Awaiting && l.2.is_some()) => {
+                    primitive = pt.watched.get(&h.addr) == Some(&h.fut_waiter);
+                    k.last.and_then(|l| l.2)
+                }
+                // A followed task's chain is read whatever the time: it says whether the await
+                // is a primitive's, which is what following it is for.
+                TaskStateKind::Awaiting if Instant::now() < deadline || pt.tracked.contains_key(&h.addr) => {
                     let ip = interp(&mut self.spies[si].spy).unwrap();
                     let frames = ip.await_chain(h.coro);
+                    primitive = awaits.is_none() && frames.first().is_some_and(|f| crate::tasks::asyncio_primitive(&f.name, &f.filename).is_some());
                     self.intern_stack(pid, &frames)
                 }
                 _ => None,
             };
+            if kind == TaskStateKind::Awaiting {
+                pt.known.get_mut(&h.addr).unwrap().woken_from = 0;
+            }
+            // A task seen running is followed too: its next await may be a primitive's, begun
+            // after a step too short for a tick to catch.
+            if kind == TaskStateKind::Running && pt.tracked.len() < MAX_TRACKED {
+                pt.tracked.entry(h.addr).or_insert(h.fut_waiter);
+            }
+            // An await of a primitive first seen with its future already done began and ended
+            // since the last tick: it is recorded, then its end, at this sample.
+            let ended = primitive && pt.watched.get(&h.addr) != Some(&h.fut_waiter) && interp(&mut self.spies[si].spy).unwrap().future_state(h.fut_waiter) == Some(2);
+            if primitive && !ended && (pt.tracked.len() < MAX_TRACKED || pt.tracked.contains_key(&h.addr)) {
+                pt.watched.insert(h.addr, h.fut_waiter);
+                pt.tracked.insert(h.addr, h.fut_waiter);
+            } else {
+                pt.watched.remove(&h.addr);
+                if kind == TaskStateKind::Done {
+                    pt.tracked.remove(&h.addr);
+                } else if let Some(fw) = pt.tracked.get_mut(&h.addr) {
+                    *fw = h.fut_waiter;
+                }
+            }
             self.set_task_state(pt, h.addr, sample, (kind, awaits, chain), h.fut_waiter);
+            if ended {
+                pt.known.get_mut(&h.addr).unwrap().woken_from = h.fut_waiter;
+                self.set_task_state(pt, h.addr, sample, (TaskStateKind::Ready, None, None), h.fut_waiter);
+            }
         }
         // Tasks that are running now but whose state was not read this tick (still running).
         for &(_, addr) in &running {
@@ -299,6 +353,59 @@ impl Sampler {
         true
     }
 
+    /// The tracked tasks, read at this tick (one batch): each one's `fut_waiter`, and for one
+    /// awaiting a primitive that future's state. A task whose future is done, or that awaits
+    /// another one or none, was woken since the last tick: it is recorded ready at this sample
+    /// (the analysis looks for who ran then). The head of every task that changed is read again
+    /// (`heads`, one batch) for what it does now.
+    fn watch_awaits(&mut self, si: usize, pid: u32, sample: u32, pt: &mut ProcTasks, heads: &mut Vec<(TaskHead, Option<ThreadId>)>) {
+        if pt.tracked.is_empty() {
+            return;
+        }
+        let ip = interp(&mut self.spies[si].spy).unwrap();
+        let tracked: Vec<(usize, usize, Option<usize>)> = pt.tracked.iter().map(|(&t, &fw)| (t, fw, pt.watched.get(&t).copied())).collect();
+        let asks: Vec<(usize, Option<usize>)> = tracked.iter().map(|&(t, _, f)| (t, f)).collect();
+        let (got, calls) = ip.poll_awaits(&asks);
+        let (mut changed, mut woken) = (Vec::new(), Vec::new());
+        for (&(task, seen, fut), g) in tracked.iter().zip(got) {
+            match (g, fut) {
+                (None, _) => {
+                    pt.tracked.remove(&task);
+                    pt.watched.remove(&task);
+                }
+                (Some((now, Some(0))), Some(f)) if now == f => {}
+                // Finished (2), or no longer awaited: woken. Cancelled (1) or not a future's
+                // state: the head says what it is now.
+                (Some((now, state)), Some(f)) => {
+                    if now != f || state == Some(2) {
+                        woken.push((task, f));
+                    }
+                    pt.watched.remove(&task);
+                    changed.push(task);
+                }
+                (Some((now, _)), None) if now != seen => changed.push(task),
+                _ => {}
+            }
+        }
+        for &(task, fut) in &woken {
+            if let Some(k) = pt.known.get_mut(&task) {
+                k.woken_from = fut;
+            }
+            self.set_task_state(pt, task, sample, (TaskStateKind::Ready, None, None), fut);
+        }
+        let ip = interp(&mut self.spies[si].spy).unwrap();
+        for (task, h) in changed.iter().zip(ip.read_tasks(&changed)) {
+            match h {
+                Some(h) => heads.push((h, None)),
+                // Not a task any more (finished and freed): no longer followed.
+                None => {
+                    pt.tracked.remove(task);
+                }
+            }
+        }
+        tracing::trace!(pid, sample, tracked = tracked.len(), changed = changed.len(), woken = woken.len(), calls, "asyncio primitive awaits read");
+    }
+
     /// Which task each thread of this sample ran (`running`: thread, task address or 0): the
     /// thread's open run goes on, or is closed (written to the run) and another opened.
     fn extend_runs(&mut self, pt: &mut ProcTasks, running: &[(ThreadId, usize)], sample: u32) {
@@ -344,6 +451,8 @@ impl Sampler {
         let listed: HashSet<usize> = l.lists.iter().flat_map(|(_, ts)| ts.iter().map(|t| t.addr)).collect();
         let gone: Vec<usize> = pt.known.keys().copied().filter(|a| !listed.contains(a) && !running_now.contains(a)).collect();
         for addr in gone {
+            pt.watched.remove(&addr);
+            pt.tracked.remove(&addr);
             let k = pt.known.remove(&addr).unwrap();
             self.end_task(k, sample);
         }

@@ -76,6 +76,27 @@ pub struct TaskState {
     pub chain: Option<StackId>,
 }
 
+/// The coroutines of asyncio's primitives in which a task waits on a future of theirs, by
+/// qualified name, with the primitive's type: the innermost coroutine of an await chain names
+/// what the task awaits (`Queue.join` and `Barrier.wait` end in `Event.wait` and
+/// `Condition.wait`; `BoundedSemaphore` inherits `Semaphore.acquire`). The recorder watches such
+/// awaits for their end at every tick; the waits view names them.
+pub const ASYNCIO_PRIMITIVE_WAITS: &[(&str, &str)] = &[
+    ("Event.wait", "asyncio.Event"),
+    ("Lock.acquire", "asyncio.Lock"),
+    ("Condition.wait", "asyncio.Condition"),
+    ("Semaphore.acquire", "asyncio.Semaphore"),
+    ("Queue.get", "asyncio.Queue"),
+    ("Queue.put", "asyncio.Queue"),
+];
+
+/// The primitive a coroutine of asyncio's (`qualname` in a file of the `asyncio` package) waits
+/// in, if it is one of [`ASYNCIO_PRIMITIVE_WAITS`].
+pub fn asyncio_primitive(qualname: &str, file: &str) -> Option<&'static str> {
+    let in_asyncio = file.contains("/asyncio/") || file.starts_with("asyncio/");
+    ASYNCIO_PRIMITIVE_WAITS.iter().find(|(q, _)| in_asyncio && *q == qualname).map(|(_, t)| *t)
+}
+
 /// How the tasks were recorded.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TasksInfo {

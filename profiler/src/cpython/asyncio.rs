@@ -257,6 +257,50 @@ impl Interpreter {
         Self::parse_task(a, addr, &b)
     }
 
+    /// A future's `fut_state` (0 pending, 1 cancelled, 2 finished), one read.
+    pub fn future_state(&self, fut: usize) -> Option<i32> {
+        let a = self.asyncio.offsets.as_ref()?;
+        self.mem.i32(fut + a.fut_state()).ok()
+    }
+
+    /// For each task asked about (its address, and the future it awaited when last read, for
+    /// one awaiting a primitive): the task's `fut_waiter` now and, where asked, that future's
+    /// `fut_state` (0 pending) — one or two small regions each, all in one batch
+    /// (`process_vm_readv` takes up to 1 024 regions). `None` where unreadable. A future's state
+    /// is only meaningful while the task still awaits it (it holds a reference then, so the
+    /// future is alive). Returns the answers and the system calls made.
+    pub fn poll_awaits(&self, asks: &[(usize, Option<usize>)]) -> (Vec<Option<(usize, Option<i32>)>>, usize) {
+        let Some(a) = self.asyncio.offsets.as_ref() else { return (vec![None; asks.len()], 0) };
+        let mut regions: Vec<(usize, usize)> = Vec::with_capacity(asks.len() * 2);
+        for &(task, fut) in asks {
+            regions.push((task + a.fut_waiter(), 8));
+            if let Some(f) = fut {
+                regions.push((f + a.fut_state(), 4));
+            }
+        }
+        let (got, calls) = self.mem.bytes_many(&regions);
+        let mut got = got.into_iter();
+        let mut out = Vec::with_capacity(asks.len());
+        for &(_, fut) in asks {
+            let w = got.next().flatten().map(|b| usize::from_ne_bytes(b[..8].try_into().unwrap()));
+            let st = fut.map(|_| got.next().flatten().map(|b| i32::from_ne_bytes(b[..4].try_into().unwrap())));
+            out.push(match (w, st) {
+                (Some(w), None) => Some((w, None)),
+                (Some(w), Some(Some(s))) => Some((w, Some(s))),
+                _ => None,
+            });
+        }
+        (out, calls)
+    }
+
+    /// The task objects at `addrs`, read in one batch; `None` where one is not a task (any more).
+    pub fn read_tasks(&self, addrs: &[usize]) -> Vec<Option<TaskHead>> {
+        let Some(a) = self.asyncio.offsets.as_ref() else { return vec![None; addrs.len()] };
+        let regions: Vec<(usize, usize)> = addrs.iter().map(|&t| (t, a.task_size as usize)).collect();
+        let (got, _) = self.mem.bytes_many(&regions);
+        addrs.iter().zip(got).map(|(&addr, b)| b.and_then(|b| Self::parse_task(a, addr, &b))).collect()
+    }
+
     /// Every task in the threads' lists and the interpreter's, `prev` being the tasks the last
     /// reading found (read in one batch; a task not among them is read on its own).
     pub fn read_task_lists(&mut self, prev: &[usize]) -> Option<TaskLists> {
