@@ -227,6 +227,31 @@ impl Sampler {
         }
         queue.clear();
         // States: of every head read this tick.
+        self.head_states(si, pid, sample, pt, &heads, &running_now, &awaited_by, deadline);
+        // Tasks that are running now but whose state was not read this tick (still running).
+        for &(_, addr) in &running {
+            if addr != 0 && !heads.iter().any(|(h, _)| h.addr == addr) && pt.known.contains_key(&addr) {
+                let fw = pt.known[&addr].fut_waiter;
+                self.set_task_state(pt, addr, sample, (TaskStateKind::Running, None, None), fw);
+                let id = pt.known[&addr].id;
+                self.builder.run_mut().tasks[id as usize].last_sample = sample;
+            }
+        }
+        if let Some(l) = lists.as_ref().filter(|l| l.complete) {
+            self.end_unlisted(pt, l, &running_now, sample);
+        }
+        self.extend_runs(pt, &running, sample);
+        if let Some(l) = &lists {
+            pt.list_cost = pt.listed_at.map_or(Duration::ZERO, |at| at.elapsed());
+            tracing::debug!(pid, tasks = pt.order.len(), reads = l.reads, complete = l.complete, pending = pt.pending.len(), cost_us = pt.list_cost.as_micros() as u64, "asyncio task lists handled");
+        }
+    }
+
+    /// Each head read this tick (`heads`) becomes the task's state at this sample: running,
+    /// done, awaiting (what, with its chain) or ready; an await of a primitive is watched from
+    /// then on ([`Sampler::watch_awaits`]), and one seen already over is recorded with its end.
+    #[allow(clippy::too_many_arguments)]
+    fn head_states(&mut self, si: usize, pid: u32, sample: u32, pt: &mut ProcTasks, heads: &[(TaskHead, Option<ThreadId>)], running_now: &HashSet<usize>, awaited_by: &HashMap<usize, usize>, deadline: Instant) {
         let current: Vec<TaskHead> = heads.iter().map(|(h, _)| *h).filter(|h| pt.known.get(&h.addr).is_some_and(|k| k.coro == h.coro)).collect();
         for h in &current {
             let k = pt.known[&h.addr];
@@ -294,23 +319,6 @@ impl Sampler {
                 pt.known.get_mut(&h.addr).unwrap().woken_from = h.fut_waiter;
                 self.set_task_state(pt, h.addr, sample, (TaskStateKind::Ready, None, None), h.fut_waiter);
             }
-        }
-        // Tasks that are running now but whose state was not read this tick (still running).
-        for &(_, addr) in &running {
-            if addr != 0 && !heads.iter().any(|(h, _)| h.addr == addr) && pt.known.contains_key(&addr) {
-                let fw = pt.known[&addr].fut_waiter;
-                self.set_task_state(pt, addr, sample, (TaskStateKind::Running, None, None), fw);
-                let id = pt.known[&addr].id;
-                self.builder.run_mut().tasks[id as usize].last_sample = sample;
-            }
-        }
-        if let Some(l) = lists.as_ref().filter(|l| l.complete) {
-            self.end_unlisted(pt, l, &running_now, sample);
-        }
-        self.extend_runs(pt, &running, sample);
-        if let Some(l) = &lists {
-            pt.list_cost = pt.listed_at.map_or(Duration::ZERO, |at| at.elapsed());
-            tracing::debug!(pid, tasks = pt.order.len(), reads = l.reads, complete = l.complete, pending = pt.pending.len(), cost_us = pt.list_cost.as_micros() as u64, "asyncio task lists handled");
         }
     }
 
