@@ -464,6 +464,13 @@ fn check_bug3(python: &str, variant: &str, probes: Probes) {
         .collect();
     accesses.sort_by(|a, b| a.entered.total_cmp(&b.entered));
     assert_eq!(accesses.iter().filter(|a| a.writer).count(), 34, "TARGET + EXTRA_RECORDS records are written");
+    // A launched program runs before the probes are in place: on a loaded machine (CI, 3.13)
+    // 31 of 368 accesses came before the first lock event, 0.23–0.28 s before the run's start.
+    // Those have no events to be found by; the others all must be.
+    let probed_from = run.lock_events.first().map_or(f64::INFINITY, |e| e.t as f64 / 1e9);
+    let all = accesses.len();
+    accesses.retain(|a| a.called >= probed_from);
+    assert!(accesses.len() * 2 >= all, "bug3 {variant} on {python}: only {} of {all} accesses after the probes were in place ({probed_from:.3} s)", accesses.len());
     let o = threadradar(dir.path(), &["sections", "--exact", "--json", out.to_str().unwrap()]);
     assert!(o.status.success(), "sections --exact failed: {}", stderr(&o));
     let view: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
