@@ -68,15 +68,17 @@ async def ev_wait(ev, done):
             await asyncio.sleep(0.001)
 
 
-async def lock_user(lock):
+async def take_turns(prim, kind):
+    """Take `prim` (a Lock or a Semaphore(1)) in turn with the other tasks, working and sleeping
+    while holding it; the release wakes the next one waiting."""
     for _ in range(ROUNDS):
-        blocked = lock.locked()
-        async with lock:
-            woke("lock", blocked)
+        blocked = prim.locked()
+        async with prim:
+            woke(kind, blocked)
             burn(3)
             await asyncio.sleep(0.002)
             burn(3)
-            last_by["lock"] = me()
+            last_by[kind] = me()
         await asyncio.sleep(0.002)
 
 
@@ -125,18 +127,6 @@ async def cond_wait(cond, done):
         burn(1)
 
 
-async def sem_user(sem):
-    for _ in range(ROUNDS):
-        blocked = sem.locked()
-        async with sem:
-            woke("semaphore", blocked)
-            burn(3)
-            await asyncio.sleep(0.002)
-            burn(3)
-            last_by["semaphore"] = me()
-        await asyncio.sleep(0.002)
-
-
 async def main():
     # A recorder attached at launch finds asyncio's tables once the module is loaded: give it
     # the time to before the tasks start.
@@ -146,10 +136,10 @@ async def main():
     sem = asyncio.Semaphore(1)
     specs = [("ev-set", ev_set(ev, ev_done))]
     specs += [(f"ev-wait-{i}", ev_wait(ev, ev_done)) for i in range(2)]
-    specs += [(f"lock-{i}", lock_user(lock)) for i in range(3)]
+    specs += [(f"lock-{i}", take_turns(lock, "lock")) for i in range(3)]
     specs += [("q-put", q_put(q, 2))] + [(f"q-get-{i}", q_get(q)) for i in range(2)]
     specs += [(f"cond-wait-{i}", cond_wait(cond, cond_done)) for i in range(2)] + [("cond-notify", cond_notify(cond, cond_done))]
-    specs += [(f"sem-{i}", sem_user(sem)) for i in range(2)]
+    specs += [(f"sem-{i}", take_turns(sem, "semaphore")) for i in range(2)]
     tasks = []
     for name, coro in specs:
         names.append(name)
