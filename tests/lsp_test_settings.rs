@@ -131,9 +131,10 @@ fn editor_settings_override_the_projects_test_command_interval_runs_dir_keep_run
     let expect = |keep: &dyn Fn(&str, &str) -> bool| -> Vec<(String, String)> { all.iter().filter(|(f, q)| keep(f, q)).cloned().collect() };
     let modules = |f: &str| f == "pool.py" || f == "check_pool.py";
     assert!(all.iter().any(|(f, q)| f == "pool.py" && q == "square_all"), "{all:?}");
-    // The test module: its test function (its `<module>` runs for a moment at import, which a
-    // 5 ms interval may miss: CI once listed only the test).
-    assert!(all.iter().any(|(f, q)| f == "check_pool.py" && q == "test_parallel_sum_is_right"), "{all:?}");
+    // The test module, by whichever of its functions the samples caught: its `<module>` runs for
+    // a moment at import and its test mostly waits in `parallel_sum`, so a 5 ms interval may
+    // miss either (CI listed only the one, then only the other).
+    assert!(all.iter().any(|(f, _)| f == "check_pool.py"), "{all:?}");
     let project_listing = listed(&mut c, json!({}));
     assert_eq!(project_listing, expect(&|f, q| modules(f) && q != "square_all"), "the project's include and exclude");
     settings(&mut c, json!({ "include": ["/pool\\.py$"] }));
