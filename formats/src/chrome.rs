@@ -128,23 +128,19 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut impl Write) -> Result<(),
         Ok(())
     };
     let us = |ns: u64| ns as f64 / 1000.0;
-    let mut last_end = vec![0u64; run.threads.len()];
     let mut id = String::new();
     let set_id = |id: &mut String, thread: u32| {
         id.clear();
         let _ = std::fmt::Write::write_fmt(id, format_args!("0x{thread:x}"));
     };
-    for wt in &overlay.waits {
+    // A thread's waits share one async id, so they must not overlap: each goes where
+    // [`Overlay::wait_slices`] puts it, and none is left out.
+    for (wt, &(start, end)) in overlay.waits.iter().zip(&overlay.wait_slices()) {
         let t = &run.threads[wt.thread as usize];
-        let start = wt.start_ns.max(last_end[wt.thread as usize]);
-        if wt.end_ns <= start {
-            continue;
-        }
-        last_end[wt.thread as usize] = wt.end_ns;
         set_id(&mut id, wt.thread);
         let args = WaitArgs { futile: wt.futile, open: wt.open, samples: wt.samples, syscall: wt.syscall.as_deref(), thread: &t.name, tid: t.tid };
         put(&AsyncEvent { args: Some(args), cat: "wait", id: &id, name: &wt.object, ph: "b", pid: t.pid, tid: t.tid, ts: us(start) })?;
-        put(&AsyncEvent::<()> { args: None, cat: "wait", id: &id, name: &wt.object, ph: "e", pid: t.pid, tid: t.tid, ts: us(wt.end_ns) })?;
+        put(&AsyncEvent::<()> { args: None, cat: "wait", id: &id, name: &wt.object, ph: "e", pid: t.pid, tid: t.tid, ts: us(end) })?;
     }
     let mut name = String::new();
     for wk in &overlay.wakes {

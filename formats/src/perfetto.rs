@@ -503,20 +503,6 @@ impl<'a> Names<'a> {
     }
 }
 
-/// Where a wait's slice goes on its thread's track after the previous slice (`prev`: its begin
-/// and end): the previous slice's new end, if it must end sooner (where this one begins, never
-/// before its own begin + 1 ns), and this slice's start and end. Every wait keeps a slice: one
-/// of no length (a wait whose ends the kernel put at one instant) lasts 1 ns, since a track's
-/// end and begin at one instant are ordered end first.
-fn meet(prev: Option<(u64, u64)>, start: u64, end: u64) -> (Option<u64>, u64, u64) {
-    let (mut start, mut cut) = (start, None);
-    if let Some((begin, prev_end)) = prev.filter(|&(_, e)| start < e) {
-        start = start.max(begin + 1).min(prev_end);
-        cut = Some(start);
-    }
-    (cut, start, end.max(start + 1))
-}
-
 /// The overlay's child tracks: waits and wake-ups, scheduler states, critical sections, for
 /// each thread that has any. Track uuids from `next_uuid` on; names interned from `next_iid` on.
 fn write_overlay(run: &Run, overlay: &Overlay, w: &mut crate::pipe::Chunks, mut next_uuid: u64, next_iid: u64) -> std::io::Result<()> {
@@ -525,19 +511,10 @@ fn write_overlay(run: &Run, overlay: &Overlay, w: &mut crate::pipe::Chunks, mut 
     let n = run.threads.len();
     // Per thread: its waits and wake-up ends, then per section its executions.
     let mut waits: Vec<Vec<ChildEvent>> = vec![Vec::new(); n];
-    // A thread's waits may overlap by the microseconds a reading and the kernel's events
-    // disagree (a kernel end just after the reading that saw the next wait, one sleep read at
-    // two sites): slices on one track cannot, so the earlier wait ends where the next begins —
-    // every wait keeps its slice. Per thread: the last slice's begin and its end event's index.
-    let mut last: Vec<Option<(u64, usize)>> = vec![None; n];
-    for wt in &overlay.waits {
+    // A thread's waits may overlap by microseconds; slices on one track cannot: each wait's
+    // slice is where [`Overlay::wait_slices`] puts it (every wait keeps one).
+    for (wt, &(start, end)) in overlay.waits.iter().zip(&overlay.wait_slices()) {
         let th = wt.thread as usize;
-        let prev = last[th].map(|(begin, end_at)| (begin, waits[th][end_at].t_ns));
-        let (cut, start, end) = meet(prev, wt.start_ns, wt.end_ns);
-        if let (Some(cut), Some((_, end_at))) = (cut, last[th]) {
-            waits[th][end_at].t_ns = cut;
-        }
-        last[th] = Some((start, waits[th].len() + 1));
         let iid = names.get(w, Cow::Borrowed(&*wt.object))?;
         waits[th].push(ChildEvent::begin(start, CATEGORY_WAIT, iid));
         waits[th].push(ChildEvent::end(end));
@@ -724,21 +701,6 @@ pub fn read(bytes: &[u8]) -> Result<Trace, prost::DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A thread's waits may overlap by microseconds (a kernel end just after the reading that saw
-    /// the next wait; one sleep read at two sites, both ending at its wake-up): the earlier slice
-    /// ends where the next begins, and no wait loses its slice (seen on CI: one inside the other
-    /// was dropped).
-    #[test]
-    fn overlapping_waits_meet_and_each_keeps_a_slice() {
-        assert_eq!(meet(None, 10, 20), (None, 10, 20), "the first");
-        assert_eq!(meet(Some((10, 20)), 25, 30), (None, 25, 30), "after: untouched");
-        assert_eq!(meet(Some((10, 20)), 18, 30), (Some(18), 18, 30), "overlapping: meet at the next's start");
-        assert_eq!(meet(Some((620, 808_094)), 808_051, 808_094), (Some(808_051), 808_051, 808_094), "inside, same end: both kept");
-        assert_eq!(meet(Some((10, 20)), 10, 30), (Some(11), 11, 30), "same start: the earlier keeps 1 ns");
-        assert_eq!(meet(Some((10, 20)), 12, 12), (Some(12), 12, 13), "of no length: 1 ns");
-        assert_eq!(meet(None, 40, 40), (None, 40, 41), "of no length, alone: 1 ns");
-    }
 
     #[test]
     fn hand_encoded_slices_are_the_bytes_prost_encodes() {

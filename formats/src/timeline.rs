@@ -461,6 +461,45 @@ fn lock_spans(run: &Run) -> Vec<LockSpan> {
     out
 }
 
+/// Where a wait's slice goes on its thread's track after the previous slice (`prev`: its begin
+/// and end): the previous slice's new end, if it must end sooner (where this one begins, never
+/// before its own begin + 1 ns), and this slice's start and end. Every wait keeps a slice: one
+/// of no length (a wait whose ends the kernel put at one instant) lasts 1 ns, since a track's
+/// end and begin at one instant are ordered end first.
+fn meet(prev: Option<(u64, u64)>, start: u64, end: u64) -> (Option<u64>, u64, u64) {
+    let (mut start, mut cut) = (start, None);
+    if let Some((begin, prev_end)) = prev.filter(|&(_, e)| start < e) {
+        start = start.max(begin + 1).min(prev_end);
+        cut = Some(start);
+    }
+    (cut, start, end.max(start + 1))
+}
+
+impl Overlay {
+    /// Where each wait's slice goes (`waits[i]` → `(start_ns, end_ns)`) on a track that cannot
+    /// overlap slices (Perfetto's) or pairs a thread's async begins and ends by one id (Chrome's).
+    /// A thread's waits may overlap by microseconds — a kernel end just after the reading that
+    /// saw the next wait; one sleep read at two sites, both ending at its wake-up — so, in time
+    /// order, an earlier slice ends where the next begins (see [`meet`]). Every wait keeps a slice.
+    pub fn wait_slices(&self) -> Vec<(u64, u64)> {
+        let mut out: Vec<(u64, u64)> = self.waits.iter().map(|w| (w.start_ns, w.end_ns)).collect();
+        let mut order: Vec<usize> = (0..self.waits.len()).collect();
+        order.sort_by_key(|&i| (self.waits[i].thread, self.waits[i].start_ns, i));
+        let mut prev: Option<(u32, usize)> = None;
+        for i in order {
+            let th = self.waits[i].thread;
+            let before = prev.filter(|&(t, _)| t == th).map(|(_, j)| j);
+            let (cut, start, end) = meet(before.map(|j| out[j]), self.waits[i].start_ns, self.waits[i].end_ns);
+            if let (Some(cut), Some(j)) = (cut, before) {
+                out[j].1 = cut;
+            }
+            out[i] = (start, end);
+            prev = Some((th, i));
+        }
+        out
+    }
+}
+
 impl Overlay {
     /// The waits view, scheduler states and critical sections of `run` (which must have passed
     /// [`Run::validate`], as every run read from a file has). Sections need the program's source
@@ -770,6 +809,34 @@ mod tests {
     use super::*;
     use threadradar_profiler::builder::{new_thread, FunctionSpec, RunBuilder};
     use threadradar_profiler::run::*;
+
+    fn span(thread: u32, start_ns: u64, end_ns: u64) -> WaitSpan {
+        WaitSpan { thread, start_ns, end_ns, object: "o".into(), syscall: None, samples: 1, open: false, futile: false }
+    }
+
+    /// Seen on CI: a one-sample wait inside a thread's longer wait, both ending at one wake-up
+    /// (one sleep read at two sites), lost its slice in the Chrome export.
+    #[test]
+    fn every_wait_keeps_a_slice_and_a_threads_slices_do_not_overlap() {
+        let waits = vec![span(0, 620, 808_094), span(1, 0, 50), span(0, 808_051, 808_094), span(0, 900_000, 900_000), span(1, 40, 60)];
+        let o = Overlay { waits, ..Default::default() };
+        assert_eq!(o.wait_slices(), vec![(620, 808_051), (0, 40), (808_051, 808_094), (900_000, 900_001), (40, 60)]);
+    }
+    /// A thread's waits may overlap by microseconds (a kernel end just after the reading that saw
+    /// the next wait; one sleep read at two sites, both ending at its wake-up): the earlier slice
+    /// ends where the next begins, and no wait loses its slice (seen on CI: one inside the other
+    /// was dropped).
+    #[test]
+    fn overlapping_waits_meet_and_each_keeps_a_slice() {
+        assert_eq!(meet(None, 10, 20), (None, 10, 20), "the first");
+        assert_eq!(meet(Some((10, 20)), 25, 30), (None, 25, 30), "after: untouched");
+        assert_eq!(meet(Some((10, 20)), 18, 30), (Some(18), 18, 30), "overlapping: meet at the next's start");
+        assert_eq!(meet(Some((620, 808_094)), 808_051, 808_094), (Some(808_051), 808_051, 808_094), "inside, same end: both kept");
+        assert_eq!(meet(Some((10, 20)), 10, 30), (Some(11), 11, 30), "same start: the earlier keeps 1 ns");
+        assert_eq!(meet(Some((10, 20)), 12, 12), (Some(12), 12, 13), "of no length: 1 ns");
+        assert_eq!(meet(None, 40, 40), (None, 40, 41), "of no length, alone: 1 ns");
+    }
+
 
     #[test]
     fn waits_are_consecutive_samples_in_one_state() {
