@@ -73,9 +73,11 @@ struct ProcTasks {
     /// within a period even after steps too short for a tick to catch (a task's states are
     /// otherwise read only when a tick sees it start or stop running, or with the lists).
     tracked: HashMap<usize, usize>,
-    /// Of those, the ones awaiting a primitive now, task → the future: that future's state is
-    /// read at every tick too, so that the await's end is known within a period.
-    watched: HashMap<usize, usize>,
+    /// Of those, the ones awaiting a primitive now, task → the future and its first
+    /// done-callback (the task's wake-up; 0 if unknown): the future's state and callback are read
+    /// at every tick too, so that the await's end is known within a period — also when the task
+    /// was woken and awaits again a new future at the old one's address (the callback differs).
+    watched: HashMap<usize, (usize, usize)>,
 }
 
 /// The sampler's task bookkeeping across processes.
@@ -262,7 +264,7 @@ impl Sampler {
             } else if h.fut_waiter != 0
                 // Still naming the future whose end was seen: ready to run — unless that address
                 // now holds a new future it awaits (a freed future's memory taken again).
-                && (h.fut_waiter != k.woken_from || interp(&mut self.spies[si].spy).unwrap().future_state(h.fut_waiter) == Some(0))
+                && (h.fut_waiter != k.woken_from || interp(&mut self.spies[si].spy).unwrap().future_now(h.fut_waiter).is_some_and(|f| f.state == 0))
             {
                 TaskStateKind::Awaiting
             } else {
@@ -279,7 +281,7 @@ impl Sampler {
                 // The same await as at the last reading: its chain stands (one not read then, for
                 // want of time, is read now if there is time).
                 TaskStateKind::Awaiting if k.fut_waiter == h.fut_waiter && k.last.is_some_and(|l| l.0 == TaskStateKind::Awaiting && l.2.is_some()) => {
-                    primitive = pt.watched.get(&h.addr) == Some(&h.fut_waiter);
+                    primitive = pt.watched.get(&h.addr).is_some_and(|w| w.0 == h.fut_waiter);
                     k.last.and_then(|l| l.2)
                 }
                 // A followed task's chain is read whatever the time: it says whether the await
@@ -295,16 +297,20 @@ impl Sampler {
             if kind == TaskStateKind::Awaiting {
                 pt.known.get_mut(&h.addr).unwrap().woken_from = 0;
             }
-            // A task seen running is followed too: its next await may be a primitive's, begun
-            // after a step too short for a tick to catch.
-            if kind == TaskStateKind::Running && pt.tracked.len() < MAX_TRACKED {
+            // A task seen running or ready to run (a new one not started yet, too) is followed
+            // too: its next await may be a primitive's, begun after a step too short for a tick
+            // to catch.
+            if matches!(kind, TaskStateKind::Running | TaskStateKind::Ready) && pt.tracked.len() < MAX_TRACKED {
                 pt.tracked.entry(h.addr).or_insert(h.fut_waiter);
             }
             // An await of a primitive first seen with its future already done began and ended
             // since the last tick: it is recorded, then its end, at this sample.
-            let ended = primitive && pt.watched.get(&h.addr) != Some(&h.fut_waiter) && interp(&mut self.spies[si].spy).unwrap().future_state(h.fut_waiter) == Some(2);
+            let watching = pt.watched.get(&h.addr).copied().filter(|w| w.0 == h.fut_waiter);
+            let fut_now = if primitive && watching.is_none() { interp(&mut self.spies[si].spy).unwrap().future_now(h.fut_waiter) } else { None };
+            let ended = fut_now.is_some_and(|f| f.state == 2);
             if primitive && !ended && (pt.tracked.len() < MAX_TRACKED || pt.tracked.contains_key(&h.addr)) {
-                pt.watched.insert(h.addr, h.fut_waiter);
+                let callback0 = watching.map(|w| w.1).or(fut_now.map(|f| f.callback0)).unwrap_or(0);
+                pt.watched.insert(h.addr, (h.fut_waiter, callback0));
                 pt.tracked.insert(h.addr, h.fut_waiter);
             } else {
                 pt.watched.remove(&h.addr);
@@ -362,8 +368,9 @@ impl Sampler {
     }
 
     /// The tracked tasks, read at this tick (one batch): each one's `fut_waiter`, and for one
-    /// awaiting a primitive that future's state. A task whose future is done, or that awaits
-    /// another one or none, was woken since the last tick: it is recorded ready at this sample
+    /// awaiting a primitive that future's state and first callback. A task whose future is done,
+    /// or that awaits another one (at another address, or with another wake-up callback at the
+    /// same one) or none, was woken since the last tick: it is recorded ready at this sample
     /// (the analysis looks for who ran then). The head of every task that changed is read again
     /// (`heads`, one batch) for what it does now.
     fn watch_awaits(&mut self, si: usize, pid: u32, sample: u32, pt: &mut ProcTasks, heads: &mut Vec<(TaskHead, Option<ThreadId>)>) {
@@ -371,21 +378,23 @@ impl Sampler {
             return;
         }
         let ip = interp(&mut self.spies[si].spy).unwrap();
-        let tracked: Vec<(usize, usize, Option<usize>)> = pt.tracked.iter().map(|(&t, &fw)| (t, fw, pt.watched.get(&t).copied())).collect();
-        let asks: Vec<(usize, Option<usize>)> = tracked.iter().map(|&(t, _, f)| (t, f)).collect();
+        let tracked: Vec<(usize, usize, Option<(usize, usize)>)> = pt.tracked.iter().map(|(&t, &fw)| (t, fw, pt.watched.get(&t).copied())).collect();
+        let asks: Vec<(usize, Option<usize>)> = tracked.iter().map(|&(t, _, w)| (t, w.map(|w| w.0))).collect();
         let (got, calls) = ip.poll_awaits(&asks);
         let (mut changed, mut woken) = (Vec::new(), Vec::new());
-        for (&(task, seen, fut), g) in tracked.iter().zip(got) {
-            match (g, fut) {
+        for (&(task, seen, watch), g) in tracked.iter().zip(got) {
+            match (g, watch) {
                 (None, _) => {
                     pt.tracked.remove(&task);
                     pt.watched.remove(&task);
                 }
-                (Some((now, Some(0))), Some(f)) if now == f => {}
-                // Finished (2), or no longer awaited: woken. Cancelled (1) or not a future's
-                // state: the head says what it is now.
-                (Some((now, state)), Some(f)) => {
-                    if now != f || state == Some(2) {
+                (Some((now, Some(fut))), Some((f, cb))) if now == f && fut.state == 0 && (cb == 0 || fut.callback0 == cb) => {}
+                // Finished (2), no longer awaited, or a new future at the old one's address (its
+                // wake-up callback differs): woken. Cancelled (1) or not a future's state: the
+                // head says what it is now.
+                (Some((now, fut)), Some((f, cb))) => {
+                    let renewed = fut.is_some_and(|x| x.state == 0 && cb != 0 && x.callback0 != cb);
+                    if now != f || fut.is_some_and(|x| x.state == 2) || renewed {
                         woken.push((task, f));
                     }
                     pt.watched.remove(&task);

@@ -9,8 +9,11 @@
 //! Two fields the table does not give are taken from `TaskObj`'s fixed order around the ones it
 //! does (Modules/_asynciomodule.c, 3.14 and 3.15 alike): `task_fut_waiter` is the pointer right
 //! before `task_coro`, and `task_state` (the future's `fut_state`: 0 pending, 1 cancelled,
-//! 2 finished) the `int` right before `task_is_task`. [`AsyncioOffsets::parse`] checks that the
-//! published offsets have that shape.
+//! 2 finished) the `int` right before `task_is_task`; a future's first done-callback
+//! (`fut_callback0`) is the second pointer after the object's header, ten pointers before
+//! `fut_state` (`FutureObj_HEAD`: loop, callback0, context0, callbacks, exception, exception_tb,
+//! result, source_tb, cancel_msg, cancelled_exc, awaited_by, state). [`AsyncioOffsets::parse`]
+//! checks that the published offsets have that shape.
 //!
 //! What is read, and when (see `docs/asyncio.md`):
 //! - at every tick, with the thread states the stack walk reads anyway (the read is made longer
@@ -92,7 +95,7 @@ impl AsyncioOffsets {
             && o.task_awaited_by_is_set == o.task_is_task + 1
             // fut_waiter right before coro, fut_state right before is_task.
             && o.task_coro >= o.task_is_task + 12
-            && o.task_is_task >= 4 + 16;
+            && o.task_is_task >= 4 + 10 * 8 + 24;
         let tstate_ok = o.tstate_size <= 1 << 16 && [o.tstate_running_loop, o.tstate_running_task].iter().all(|&f| f + 8 <= o.tstate_size) && o.tstate_tasks_head + 16 <= o.tstate_size;
         let interp_ok = w(7) <= 1 << 24 && o.interp_tasks_head + 16 <= w(7);
         (task_ok && tstate_ok && interp_ok).then_some(o)
@@ -104,6 +107,11 @@ impl AsyncioOffsets {
 
     fn fut_state(&self) -> usize {
         self.task_is_task as usize - 4
+    }
+
+    /// `fut_callback0`: ten pointers before `fut_state`.
+    fn fut_callback0(&self) -> usize {
+        self.fut_state() - 10 * 8
     }
 }
 
@@ -158,6 +166,29 @@ pub struct AsyncThread {
     /// The list head's `next` (oldest task) and `prev` (newest): a list whose ends did not move
     /// is likely unchanged.
     pub head: (usize, usize),
+}
+
+/// The bytes read of a future: from `fut_callback0` to the end of `fut_state`.
+const FUTURE_SPAN: usize = 10 * 8 + 4;
+
+/// A future as read at one tick. Its address alone does not tell one future from the next: a
+/// freed future's memory is soon taken by a new one (on a task taking turns at an
+/// `asyncio.Condition`, 24 notifications found their waiters' futures at 19 addresses). The first
+/// done-callback does: a task awaiting a future registers a new wake-up callback on it
+/// (`task_wakeup`, a new object), made while the old one is still held by the call that runs
+/// the task — so two successive awaits of a task never have the same one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FutureNow {
+    /// `fut_state`: 0 pending, 1 cancelled, 2 finished.
+    pub state: i32,
+    /// `fut_callback0`, 0 when none.
+    pub callback0: usize,
+}
+
+impl FutureNow {
+    fn from_bytes(b: &[u8]) -> FutureNow {
+        FutureNow { callback0: usize::from_ne_bytes(b[..8].try_into().unwrap()), state: i32::from_ne_bytes(b[FUTURE_SPAN - 4..FUTURE_SPAN].try_into().unwrap()) }
+    }
 }
 
 /// One task's fields as read in one go.
@@ -257,25 +288,27 @@ impl Interpreter {
         Self::parse_task(a, addr, &b)
     }
 
-    /// A future's `fut_state` (0 pending, 1 cancelled, 2 finished), one read.
-    pub fn future_state(&self, fut: usize) -> Option<i32> {
+    /// A future's `fut_state` (0 pending, 1 cancelled, 2 finished) and its first done-callback
+    /// (`fut_callback0`, 0 when none), one read: see [`FutureNow`].
+    pub fn future_now(&self, fut: usize) -> Option<FutureNow> {
         let a = self.asyncio.offsets.as_ref()?;
-        self.mem.i32(fut + a.fut_state()).ok()
+        let b = self.mem.bytes(fut + a.fut_callback0(), FUTURE_SPAN).ok()?;
+        Some(FutureNow::from_bytes(&b))
     }
 
     /// For each task asked about (its address, and the future it awaited when last read, for
     /// one awaiting a primitive): the task's `fut_waiter` now and, where asked, that future's
-    /// `fut_state` (0 pending) — one or two small regions each, all in one batch
-    /// (`process_vm_readv` takes up to 1 024 regions). `None` where unreadable. A future's state
-    /// is only meaningful while the task still awaits it (it holds a reference then, so the
-    /// future is alive). Returns the answers and the system calls made.
-    pub fn poll_awaits(&self, asks: &[(usize, Option<usize>)]) -> (Vec<Option<(usize, Option<i32>)>>, usize) {
+    /// state and first callback ([`FutureNow`]) — one or two small regions each, all in one
+    /// batch (`process_vm_readv` takes up to 1 024 regions). `None` where unreadable. A future's
+    /// fields are only meaningful while the task still awaits it (it holds a reference then, so
+    /// the future is alive). Returns the answers and the system calls made.
+    pub fn poll_awaits(&self, asks: &[(usize, Option<usize>)]) -> (Vec<Option<(usize, Option<FutureNow>)>>, usize) {
         let Some(a) = self.asyncio.offsets.as_ref() else { return (vec![None; asks.len()], 0) };
         let mut regions: Vec<(usize, usize)> = Vec::with_capacity(asks.len() * 2);
         for &(task, fut) in asks {
             regions.push((task + a.fut_waiter(), 8));
             if let Some(f) = fut {
-                regions.push((f + a.fut_state(), 4));
+                regions.push((f + a.fut_callback0(), FUTURE_SPAN));
             }
         }
         let (got, calls) = self.mem.bytes_many(&regions);
@@ -283,7 +316,7 @@ impl Interpreter {
         let mut out = Vec::with_capacity(asks.len());
         for &(_, fut) in asks {
             let w = got.next().flatten().map(|b| usize::from_ne_bytes(b[..8].try_into().unwrap()));
-            let st = fut.map(|_| got.next().flatten().map(|b| i32::from_ne_bytes(b[..4].try_into().unwrap())));
+            let st = fut.map(|_| got.next().flatten().map(|b| FutureNow::from_bytes(&b)));
             out.push(match (w, st) {
                 (Some(w), None) => Some((w, None)),
                 (Some(w), Some(Some(s))) => Some((w, Some(s))),
@@ -511,6 +544,8 @@ mod tests {
         assert_eq!((o.task_coro, o.task_name, o.task_node, o.tstate_running_task), (128, 136, 152, 0x368));
         // TaskObj: ... fut_state (int) @104, is_task @108 ...; fut_waiter @120, coro @128.
         assert_eq!((o.fut_state(), o.fut_waiter()), (104, 120));
+        // FutureObj_HEAD: ob_refcnt, ob_type, fut_loop, fut_callback0 @24.
+        assert_eq!(o.fut_callback0(), 24);
     }
 
     #[test]
