@@ -1160,15 +1160,16 @@ export type StateBox = { x0: number, x1: number, state: BarState, blocked: Block
 sampled: boolean, };
 
 /**
- * An awaiting span as drawn in a viewport (a lane's wait underlay).
+ * An awaiting span as drawn in a viewport (a lane's wait underlay): its pixels, and the span.
  */
 export type AwaitBox = { x0: number, x1: number, start_s: number, end_s: number, 
 /**
- * The name of the task it awaited, when the recorder found one.
+ * The name of the task it awaited, when the recorder found one (otherwise a future that is
+ * not a task: a sleep, a queue, an event…).
  */
 awaits?: string, 
 /**
- * Always [`AWAIT_EVIDENCE`].
+ * Always [`AWAIT_EVIDENCE`]: the recorded task state, read at the sampler's ticks.
  */
 evidence: string, };
 

@@ -54,7 +54,7 @@ pub fn svg(layout: &Layout) -> String {
             }
         }
         for a in &lane.awaits {
-            let what = a.awaits.as_deref().map_or("a future".to_string(), |t| format!("task {t}"));
+            let what = a.span.awaits.as_deref().map_or("a future".to_string(), |t| format!("task {t}"));
             body.start(
                 "rect",
                 &[
@@ -66,7 +66,7 @@ pub fn svg(layout: &Layout) -> String {
                     ("fill", &pal.guide),
                 ],
             );
-            body.element("title", &[], format_args!("awaiting {what}, {:.3}–{:.3} s ({}, sampled)", a.start_s, a.end_s, a.evidence));
+            body.element("title", &[], format_args!("awaiting {what}, {:.3}–{:.3} s ({}, sampled)", a.span.start_s, a.span.end_s, a.span.evidence));
             body.end("rect");
         }
         if lane.depth > MAX_ROWS {

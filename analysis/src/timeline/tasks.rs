@@ -130,24 +130,30 @@ pub struct AwaitRecord {
     pub evidence: &'static str,
 }
 
+impl AwaitRecord {
+    fn of(run: &Run, span: &AwaitingSpan, times: &[u64]) -> AwaitRecord {
+        AwaitRecord {
+            start_s: super::secs(times[span.start as usize]),
+            end_s: super::secs(times[span.end as usize]),
+            awaits: awaited_name(run, span),
+            evidence: AWAIT_EVIDENCE,
+        }
+    }
+}
+
 /// The name of an awaited task.
 pub fn awaited_name(run: &Run, span: &AwaitingSpan) -> Option<String> {
     span.awaits.and_then(|a| run.tasks.get(a as usize)).map(|t| t.name.clone())
 }
 
-/// An awaiting span as drawn in a viewport (a lane's wait underlay).
+/// An awaiting span as drawn in a viewport (a lane's wait underlay): its pixels, and the span.
 #[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct AwaitBox {
     pub x0: f32,
     pub x1: f32,
-    pub start_s: f64,
-    pub end_s: f64,
-    /// The name of the task it awaited, when the recorder found one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub awaits: Option<String>,
-    /// Always [`AWAIT_EVIDENCE`].
-    pub evidence: &'static str,
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub span: AwaitRecord,
 }
 
 /// A task unit's awaiting spans (of [`awaiting_by_task`]) in a viewport: `x(tick)` is a tick's pixel, `width` the
@@ -161,26 +167,14 @@ pub(crate) fn await_boxes(run: &Run, spans: &[AwaitingSpan], times: &[u64], widt
             continue;
         }
         let (x0, x1) = (x0.max(0.0), x1.min(width).max(x0.max(0.0) + 1.0).min(width.max(1.0)));
-        let awaits = awaited_name(run, sp);
-        let start_s = super::secs(times[sp.start as usize]);
-        let end_s = super::secs(times[sp.end as usize]);
-        out.push(AwaitBox { x0: x0 as f32, x1: x1 as f32, start_s, end_s, awaits, evidence: AWAIT_EVIDENCE });
+        out.push(AwaitBox { x0: x0 as f32, x1: x1 as f32, span: AwaitRecord::of(run, sp, times) });
     }
     out
 }
 
 /// A task's awaiting spans (of [`awaiting_by_task`]) overlapping ticks `k0..k1`, in seconds.
 pub(crate) fn await_records(run: &Run, spans: &[AwaitingSpan], times: &[u64], k0: u32, k1: u32) -> Vec<AwaitRecord> {
-    spans
-        .iter()
-        .filter(|sp| sp.end > k0 && sp.start < k1)
-        .map(|sp| AwaitRecord {
-            start_s: super::secs(times[sp.start as usize]),
-            end_s: super::secs(times[sp.end as usize]),
-            awaits: awaited_name(run, sp),
-            evidence: AWAIT_EVIDENCE,
-        })
-        .collect()
+    spans.iter().filter(|sp| sp.end > k0 && sp.start < k1).map(|sp| AwaitRecord::of(run, sp, times)).collect()
 }
 
 #[cfg(test)]

@@ -133,7 +133,7 @@ fn awaiting_is_drawn_only_where_the_task_state_recorded_it() {
     }
     let lay = whole(&run);
     let lane = lay.lanes.iter().find(|l| l.thread == 3).unwrap();
-    let spans: Vec<(f64, f64, Option<&str>, &str)> = lane.awaits.iter().map(|a| (a.start_s, a.end_s, a.awaits.as_deref(), a.evidence)).collect();
+    let spans: Vec<(f64, f64, Option<&str>, &str)> = lane.awaits.iter().map(|a| (a.span.start_s, a.span.end_s, a.span.awaits.as_deref(), a.span.evidence)).collect();
     assert_eq!(spans, vec![(0.012, 0.015, Some("fetch-2"), "task-state"), (0.018, 0.036, None, "task-state")]);
     assert!(lane.awaits[0].x1 > lane.awaits[0].x0 && lane.awaits[1].x1 <= 1200.0);
     // A viewport that starts after the first await shows only the second, clipped to it.
