@@ -1878,7 +1878,12 @@ entry: string | null,
 /**
  * Seconds the thread had a sampled stack.
  */
-stack_s: number, };
+stack_s: number, 
+/**
+ * For an asyncio task unit (`--units tasks`): the name of its event loop's thread, whose
+ * pair it is listed after.
+ */
+parent?: string, };
 
 /**
  * One function of a stack, for showing it and for navigating to it.

@@ -117,7 +117,7 @@
       if (!items.length) changes.replaceChildren(el("li", { class: "muted", text: "No change of the program's own code stands out." }));
       moreBox.replaceChildren(...(more ? [more] : []));
       how.replaceChildren(...r.notes.map((n) => el("div", { text: n })),
-        el("div", { text: (r.matched_share * 100).toFixed(1) + "% of the stack time of both runs matched; " + r.groups.length + " match groups in " + r.lanes.length + " thread pairs." }));
+        el("div", { text: (r.matched_share * 100).toFixed(1) + "% of the stack time of both runs matched; " + r.groups.length + " match groups in " + r.lanes.length + (r.lanes.some((l) => l.a.parent != null) ? " pairs of tasks or threads." : " thread pairs.") }));
       info.textContent = "";
       // The functions the groups stand for: the link with the artifact table.
       const names = new Set();
@@ -164,14 +164,19 @@
       }
       const edgeColour = (e, i) => st.colourBy === "order" ? "hsl(" + Math.round(240 * rank.get(i)) + ",70%,45%)" : SHIFT[e.shift].colour;
       let barsA = 0, barsB = 0, onlyA = 0, onlyB = 0;
-      const rows = [el("div", { class: "tc-axis-label", text: "thread (A above, B below)", style: { height: AXIS + "px" } })];
+      const tasks = r.lanes.some((l) => l.a.parent != null);
+      const rows = [el("div", { class: "tc-axis-label", text: (tasks ? "task (↳) or thread" : "thread") + " (A above, B below)", style: { height: AXIS + "px" } })];
       r.lanes.forEach((lane, k) => {
         const top = AXIS + k * (2 * LANE + BAND + GAP);
         const yA = top, yB = top + LANE + BAND;
-        rows.push(el("div", { class: "tc-lane-label", title: "A: " + lane.a.name + " (" + lane.a.id + ") · B: " + lane.b.name + " (" + lane.b.id + ")", style: { height: (2 * LANE + BAND) + "px", marginBottom: GAP + "px" } },
-          el("div", { class: "tc-name-a" }, el("span", { text: lane.a.name }), el("span", { class: "tr-type", text: " " + lane.a.thread_type })),
+        // An asyncio task unit's pair comes right after its event loop thread's, indented and
+        // marked with the thread it ran on.
+        const task = lane.a.parent != null;
+        const taskOf = (t) => (t.parent != null ? el("span", { class: "tc-task-of", text: " · task of " + t.parent }) : null);
+        rows.push(el("div", { class: "tc-lane-label" + (task ? " tc-task" : ""), "data-parent": task ? lane.a.parent : "", title: "A: " + lane.a.name + " (" + lane.a.id + ") · B: " + lane.b.name + " (" + lane.b.id + ")", style: { height: (2 * LANE + BAND) + "px", marginBottom: GAP + "px" } },
+          el("div", { class: "tc-name-a" }, el("span", { text: lane.a.name }), el("span", { class: "tr-type", text: " " + lane.a.thread_type }), taskOf(lane.a)),
           el("div", { class: "tc-pair-info", text: (lane.matched_share * 100).toFixed(0) + "% matched · paired by " + (lane.paired_by === "key" ? "name, type and entry" : "stack similarity") }),
-          el("div", { class: "tc-name-b" }, el("span", { text: lane.b.name }), el("span", { class: "tr-type", text: " " + lane.b.thread_type }))));
+          el("div", { class: "tc-name-b" }, el("span", { text: lane.b.name }), el("span", { class: "tr-type", text: " " + lane.b.thread_type }), taskOf(lane.b))));
         nodes.push(svg("rect", { x: x(0), y: yA, width: r.width_px, height: LANE, class: "tc-lane" }), svg("rect", { x: x(0), y: yB, width: r.width_px, height: LANE, class: "tc-lane" }));
         for (const [side, bars, y] of [["a", lane.a_bars, yA], ["b", lane.b_bars, yB]]) {
           for (const b of bars) {

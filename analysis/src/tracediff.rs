@@ -48,7 +48,7 @@ use crate::compare::DeltaStatus;
 use crate::timeline::{Lane, TimelineIndex};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
-use threadradar_profiler::run::{FileKind, FrameId, Run, ThreadState};
+use threadradar_profiler::run::{FileKind, FrameId, Run, ThreadId, ThreadState};
 
 /// How two runs are matched.
 #[derive(Clone, Debug)]
@@ -85,6 +85,11 @@ pub struct TraceThread {
     pub entry: Option<String>,
     /// Seconds the thread had a sampled stack.
     pub stack_s: f64,
+    /// For an asyncio task unit (`--units tasks`): the name of its event loop's thread, whose
+    /// pair it is listed after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent: Option<String>,
 }
 
 /// How a thread pair was found.
@@ -341,6 +346,7 @@ impl<'r> Side<'r> {
             thread_type: th.thread_type.clone(),
             entry: self.entries[t].clone(),
             stack_s: secs(self.stack_ns(t)),
+            parent: crate::timeline::tasks::parent(self.run, t as ThreadId).map(|p| self.run.threads[p as usize].name.clone()),
         }
     }
 
@@ -460,7 +466,14 @@ fn pair_threads(a: &Side, b: &Side) -> Vec<(usize, usize, PairedBy, f64)> {
             out.push((x, y, PairedBy::Assignment, score(x, y).1));
         }
     }
-    out.sort_by_key(|p| (p.0, p.1));
+    // In A's thread order, each task unit's pair right after its event loop thread's (as the
+    // timeline groups them).
+    let ids: Vec<ThreadId> = (0..a.run.threads.len() as ThreadId).collect();
+    let mut rank = vec![0usize; ids.len()];
+    for (r, t) in crate::timeline::tasks::grouped(a.run, &ids).into_iter().enumerate() {
+        rank[t as usize] = r;
+    }
+    out.sort_by_key(|p| (rank[p.0], p.1));
     out
 }
 

@@ -6,7 +6,10 @@
 //   edge shows both stacks as text; a click navigates to the source; selecting the constructor
 //   lights the groups whose stacks hold it;
 // - tests/scripts/hostile_names.py recorded twice, whose thread is named
-//   `<img src=x onerror=alert(1)>`: its lane label is that text and no script runs.
+//   `<img src=x onerror=alert(1)>`: its lane label is that text and no script runs;
+// - with asyncio tasks as units (`serve --units tasks`, issue #34), the run of
+//   analysis/tests/fixtures/timeline/asyncio_tasks_units.json against a copy of itself: each
+//   task's lane pair follows its event loop thread's, indented and marked with that thread.
 //
 //   THREADRADAR_BIN=/path/to/threadradar node --test --test-concurrency=1 tracecompare.test.mjs
 import { test, before, after, describe } from "node:test";
@@ -14,7 +17,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { BIN, api, launch, out, record as recordTo, serve as serveRun, tmpDir, watchedPage } from "./harness.mjs";
+import { BIN, api, launch, out, record as recordTo, root, serve as serveRun, tmpDir, watchedPage } from "./harness.mjs";
 
 const tmp = tmpDir("tracecompare-panel");
 
@@ -256,6 +259,50 @@ describe("the Trace compare tab on hostile_names.py", () => {
     const b = await page.$$eval("#tracecompare .tc-name-b > span:first-child", (s) => s.map((x) => x.textContent));
     assert.ok(a.includes(THREAD) && b.includes(THREAD), a.join(", "));
     assert.equal(await page.$$eval("#tracecompare img, #tracecompare script", (x) => x.length), 0);
+  });
+
+  test("no script ran: no dialogs, page errors or console errors", () => assert.deepEqual(problems, []));
+});
+
+describe("the Trace compare tab with asyncio tasks as units", () => {
+  let page, answer;
+  const problems = [];
+  before(async () => {
+    const a = path.join(root, "analysis/tests/fixtures/timeline/asyncio_tasks_units.json");
+    const b = path.join(tmp, "asyncio_tasks_units_b.json");
+    fs.copyFileSync(a, b);
+    const s = await serveRun(a, { args: ["--compare", b, "--units", "tasks"], until: /Trace compare of .*: (http:\/\/127\.0\.0\.1:\d+\/\?view=tracecompare\S+)/ });
+    const server = { url: s.url, trace: s.match[1], child: s.child };
+    servers.push(server);
+    page = await newPage(problems);
+    await page.goto(server.trace);
+    await drawn(page);
+    answer = await sameAnswer(page, server);
+  });
+
+  test("each task's pair follows its loop thread's pair, marked as a task of that thread", async () => {
+    // The server's order: MainThread, then the tasks it ran, then the pool thread.
+    const names = answer.lanes.map((l) => [l.a.name, l.a.parent ?? null, l.b.parent ?? null]);
+    assert.deepEqual(names.map((n) => n[0]), ["MainThread", "fetch-1", "<img src=x onerror=window.pwned=1>", "fetch-3", "asyncio_0"], JSON.stringify(names));
+    assert.deepEqual(names.map((n) => n[1]), [null, "MainThread", "MainThread", "MainThread", null]);
+    assert.deepEqual(names.map((n) => n[2]), names.map((n) => n[1]), "B's tasks ran on B's MainThread too");
+    // The page draws them in that order, the tasks indented and labelled.
+    const rows = await page.$$eval("#tracecompare .tc-lane-label", (els) => els.map((e) => ({
+      name: e.querySelector(".tc-name-a > span:first-child").textContent,
+      parent: e.getAttribute("data-parent"),
+      of: [...e.querySelectorAll(".tc-task-of")].map((x) => x.textContent),
+      pad: parseFloat(getComputedStyle(e).paddingLeft),
+    })));
+    assert.deepEqual(rows.map((r) => r.name), names.map((n) => n[0]));
+    for (const [i, r] of rows.entries()) {
+      const task = names[i][1] != null;
+      assert.equal(r.parent, task ? "MainThread" : "", r.name);
+      assert.deepEqual(r.of, task ? [" · task of MainThread", " · task of MainThread"] : [], r.name);
+      assert.ok(task ? r.pad > rows[0].pad : r.pad === rows[0].pad, `${r.name}: indented only if a task (${r.pad} px)`);
+    }
+    assert.match(await page.textContent("#tracecompare .tc-axis-label"), /^task \(↳\) or thread/);
+    assert.equal(await page.$$eval("#tracecompare img, #tracecompare script", (x) => x.length), 0, "the hostile task name is text");
+    await page.screenshot({ path: path.join(out, "tracecompare-tasks.png"), fullPage: true });
   });
 
   test("no script ran: no dialogs, page errors or console errors", () => assert.deepEqual(problems, []));
