@@ -8,6 +8,7 @@
   /** An element of the page by id (the page is ours: forms, tables and canvases alike). @type {(id: string) => any} */
   const $ = (id) => document.getElementById(id);
   const state = {
+    units: "threads",    // what the figures count: "threads", or "tasks" (asyncio tasks and threads)
     global: [],          // the applied thread filter (excluded thread ids)
     window: null,        // the applied time window {from_s, to_s} (a brush on the timeline), or null
     excluded: new Set(), // the detail view's selection: deselected threads
@@ -143,13 +144,20 @@
     box.setAttribute("data-rendered", seq);
   }
 
+  // What the figures count (the run's `units`): threads, or asyncio tasks and threads.
+  const unitsWord = () => (state.units === "tasks" ? "tasks/threads" : "threads");
+
   function renderOverview(ov) {
     const r = ov.run;
-    $("run-info").textContent = (r.command || []).join(" ") + " · " + r.duration_s.toFixed(1) + " s · " + r.thread_count + " threads · " + r.counted_samples + " counted samples";
+    state.units = r.units || "threads";
+    const tasks = state.units === "tasks";
+    document.querySelector('[data-tab="threads"]').firstChild.textContent = tasks ? "Tasks/threads " : "Threads ";
+    for (const dt of document.querySelectorAll("dt")) if (/^(thread )?types$/.test(dt.textContent)) dt.textContent = tasks ? "types" : "thread types";
+    $("run-info").textContent = (r.command || []).join(" ") + " · " + r.duration_s.toFixed(1) + " s · " + r.thread_count + " " + unitsWord() + " · " + r.counted_samples + " counted samples";
     showFilterInfo();
     $("program-glyph").replaceChildren(svgNode(ov.program.glyph_svg));
     const clusters = ov.program.clusters.map((c) => c.threads.length + " " + c.colour);
-    $("program-figures").textContent = ov.program.threads + " threads, " + ov.program.thread_types + " thread types" + (clusters.length ? "; clusters: " + clusters.join(", ") : "");
+    $("program-figures").textContent = ov.program.threads + " " + unitsWord() + ", " + ov.program.thread_types + (tasks ? " types" : " thread types") + (clusters.length ? "; clusters: " + clusters.join(", ") : "");
     $("program-figures").setAttribute("data-threads", ov.program.threads);
     const cur = $("current-file").value;
     $("current-file").replaceChildren(...ov.files.map((f) => el("option", { value: f, text: f, selected: f === cur })));
@@ -259,7 +267,7 @@
 
   function selectionText() {
     const changed = !sameSet(state.excluded, new Set(state.global));
-    return (state.excluded.size ? state.excluded.size + " threads deselected" : "all threads selected") + (changed ? " (preview; Apply to filter every view)" : "");
+    return (state.excluded.size ? state.excluded.size + " " + unitsWord() + " deselected" : "all " + unitsWord() + " selected") + (changed ? " (preview; Apply to filter every view)" : "");
   }
   function sameSet(a, b) { return a.size === b.size && [...a].every((x) => b.has(x)); }
 
@@ -299,7 +307,7 @@
       const box = el("input", { type: "checkbox", checked: on > 0, indeterminate: on > 0 && on < ids.length, title: "Select or deselect the whole group" });
       box.addEventListener("click", (ev) => ev.stopPropagation());
       box.addEventListener("change", () => setSelected(ids, box.checked));
-      const summary = el("summary", { class: "group " + colourClass(g.colour) + (on === 0 ? " deselected" : "") }, box, " ", el("span", { text: g.label + " · " + ids.length + " threads" }));
+      const summary = el("summary", { class: "group " + colourClass(g.colour) + (on === 0 ? " deselected" : "") }, box, " ", el("span", { text: g.label + " · " + ids.length + " " + unitsWord() }));
       const items = ids.map((id) => {
         const t = byId.get(id);
         const off = state.excluded.has(id);
@@ -335,7 +343,7 @@
       const r = await T.request("filter", { exclude_threads: [...state.excluded].sort((a, b) => a - b) });
       state.global = r.exclude_threads;
       if (timeline) timeline.setExcluded(state.global);
-      status(state.global.length ? "Thread filter applied: " + state.global.length + " threads excluded from every view." : "Thread filter cleared.");
+      status(state.global.length ? "Thread filter applied: " + state.global.length + " " + unitsWord() + " excluded from every view." : "Thread filter cleared.");
       await Promise.all([loadOverview(), loadDetail()]);
     } catch (e) { showError(e); }
   }
@@ -480,7 +488,7 @@
   function windowText(w) { return w ? "window " + w.from_s.toFixed(2) + "–" + w.to_s.toFixed(2) + " s" : ""; }
   function showFilterInfo() {
     const parts = [];
-    if (state.global.length) parts.push(state.global.length + " threads excluded by the thread filter");
+    if (state.global.length) parts.push(state.global.length + " " + unitsWord() + " excluded by the thread filter");
     if (state.window) parts.push(windowText(state.window));
     $("filter-info").textContent = parts.join(" · ");
   }

@@ -289,7 +289,12 @@ counted_samples: number, states: CountedStates, excluded_threads: Array<number>,
 /**
  * The time window every figure is computed over; absent for the whole run.
  */
-window?: Window, };
+window?: Window, 
+/**
+ * What the figures count as units: absent for threads; `tasks` when asyncio tasks are
+ * units (`thread_count` and every thread figure then count tasks and threads).
+ */
+units?: Units, };
 
 /**
  * The palettes, so the page colours its text with the glyph's colours.

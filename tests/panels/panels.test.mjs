@@ -450,3 +450,30 @@ describe("hostile names are shown as text", () => {
     assert.deepEqual(problems, []);
   });
 });
+
+describe("panels with asyncio tasks as units (serve --units tasks)", () => {
+  // analysis/tests/fixtures/timeline/asyncio_tasks_units.json: three tasks of Crawler.fetch on
+  // MainThread's event loop (one named `<img src=x onerror=…>`) and a pool thread.
+  let server, page;
+  const problems = [];
+  before(async () => {
+    server = await serve(path.join(root, "analysis/tests/fixtures/timeline/asyncio_tasks_units.json"), { args: ["--units", "tasks"] });
+    page = await watchedPage(browser, problems);
+    await page.goto(server.url);
+    await page.waitForSelector("#functions li.entry");
+  });
+  after(() => { if (server) server.child.kill(); });
+
+  test("the overview counts tasks and threads and says so", async () => {
+    const figures = await page.textContent("#program-figures");
+    assert.match(figures, /^\d+ tasks\/threads, \d+ types/, figures);
+    assert.match(await page.textContent("#run-info"), / \d+ tasks\/threads · /);
+    assert.match(await page.textContent('#overview-tabs button[data-tab="threads"]'), /^Tasks\/threads /);
+    await page.click('#overview-tabs button[data-tab="threads"]');
+    const rows = await page.$$eval("#threads tr.thread-row .name", (els) => els.map((e) => e.textContent));
+    assert.ok(rows.includes("fetch-1") && rows.includes("<img src=x onerror=window.pwned=1>"), "tasks listed by name: " + rows.join(", "));
+    assert.equal(await page.$$eval("img", (x) => x.length), 0, "the hostile task name is text");
+  });
+
+  test("no script ran: no dialogs, page errors or console errors", () => assert.deepEqual(problems, []));
+});

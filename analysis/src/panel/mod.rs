@@ -205,6 +205,11 @@ pub struct RunInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub window: Option<Window>,
+    /// What the figures count as units: absent for threads; `tasks` when asyncio tasks are
+    /// units (`thread_count` and every thread figure then count tasks and threads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub units: Option<crate::units::Units>,
 }
 
 /// The palettes, so the page colours its text with the glyph's colours.

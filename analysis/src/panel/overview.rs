@@ -56,6 +56,7 @@ pub(super) fn overview_with(run: &Run, analyse: &Analyse, req: &OverviewRequest)
             states: analysis.options().states,
             excluded_threads: analysis.options().threads.excluded().collect(),
             window: req.params.window,
+            units: Some(crate::units::units_of(run)).filter(|u| !u.is_threads()),
         },
         program: program_entry(run, &analysis, &glyph_opts(size * 2, req.theme, false, "Program ThreadRadar".into())),
         functions,
