@@ -79,6 +79,30 @@ cp "$repo/samples/python/bug1_worker_manager/buggy.py" "$tmp/norun/"
 cp "$repo/samples/python/bug1_worker_manager/buggy.py" "$tmp/badrun/"
 head -c 300 "$run_new" >"$tmp/badrun/.threadradar/runs/20200101T000000Z-cut.json"
 
+# A project whose run has asyncio tasks (test_units): tests/scripts/asyncio_truth.py recorded on
+# CPython 3.14 (tests/pythons.sh), where it runs; where it is required (tests/run_all.sh sets
+# THREADRADAR_REQUIRE_PYTHONS=1) its absence fails, elsewhere it is a skip, logged.
+py314="${THREADRADAR_PYTHONS:-$HOME/.cache/threadradar/pythons}/3.14/bin/python3.14"
+TR_TASKS=""
+if "$py314" -c "import asyncio" >/dev/null 2>&1; then
+  TR_TASKS="$tmp/tasks"
+  mkdir -p "$TR_TASKS/.threadradar/runs"
+  cp "$repo/tests/scripts/asyncio_truth.py" "$TR_TASKS/"
+  if ! (cd "$TR_TASKS" && "$bin" record -o "$TR_TASKS/.threadradar/runs/20200101T000000Z-tasks.json" --no-progress -- \
+    "$py314" asyncio_truth.py "$TR_TASKS/truth.json" 0.5 >"$tmp/record.log" 2>&1); then
+    cat "$tmp/record.log" >&2
+    echo "recording asyncio_truth.py on CPython 3.14 failed" >&2
+    exit 2
+  fi
+elif [ "${THREADRADAR_REQUIRE_PYTHONS:-}" = 1 ]; then
+  echo "CPython 3.14 is required here but $py314 does not run (bash tests/pythons.sh 3.14)" >&2
+  exit 2
+else
+  echo "skip: test_units checks no run with asyncio tasks: $py314 does not run (bash tests/pythons.sh 3.14)" >&2
+  [ -z "${THREADRADAR_SKIP_LOG:-}" ] || echo "nvim test_units: no CPython 3.14 ($py314) for a run with asyncio tasks" >>"$THREADRADAR_SKIP_LOG"
+fi
+export TR_TASKS
+
 export TR_BIN="$bin" TR_WS="$ws" TR_EXPECT="$tmp/expect" TR_RUN_OLD="$run_old" TR_RUN_NEW="$run_new"
 export TR_RUN_FIXED="$run_fixed" TR_REC="$rec"
 export TR_NORUN="$tmp/norun" TR_BADRUN="$tmp/badrun" TR_TESTS="$here"

@@ -1,8 +1,10 @@
 -- (units) The `units` option reaches the server as its `units` setting (initializationOptions,
 -- and again on a second setup()), a wrong value is one clear error, and the server answers it:
 -- the sample's runs were recorded without asyncio tasks, so asking for tasks shows threads (the
--- radars stay) and the server says so once, in its one sentence. Task radars themselves are
--- checked against the server in tests/tasks_units.rs (a run with a task table).
+-- radars stay) and the server says so once, in its one sentence. Then, on a real recording of
+-- tests/scripts/asyncio_truth.py on CPython 3.14 (run.sh's TR_TASKS: six tasks of
+-- `Fetcher.fetch` on one event loop), the radar of `Fetcher.fetch` counts its 6 tasks with
+-- `units = "tasks"`, and one thread with `units = "threads"`.
 local H = dofile(os.getenv("TR_TESTS") .. "/helpers.lua")
 local api = vim.api
 
@@ -51,4 +53,28 @@ H.run("units", function()
   H.wait(10000, function()
     return H.count(H.marks(buf)) > 0
   end, "the radars after switching back")
+
+  local tasks = os.getenv("TR_TASKS") or ""
+  if tasks == "" then
+    return -- run.sh logged the skip (no CPython 3.14 here)
+  end
+  H.setup({ units = "tasks" })
+  vim.cmd("edit " .. vim.fn.fnameescape(tasks .. "/asyncio_truth.py"))
+  local tbuf = api.nvim_get_current_buf()
+  local row
+  for i, l in ipairs(api.nvim_buf_get_lines(tbuf, 0, -1, false)) do
+    if l:find("async def fetch(", 1, true) then
+      row = i - 1
+    end
+  end
+  H.check(row ~= nil, "asyncio_truth.py declares Fetcher.fetch")
+  H.wait(20000, function()
+    local m = H.marks(tbuf)[row]
+    return m ~= nil and m:find("6 tasks", 1, true) ~= nil
+  end, "Fetcher.fetch's radar counting its 6 tasks: " .. vim.inspect(H.marks(tbuf)[row]))
+  H.setup({ units = "threads" })
+  H.wait(20000, function()
+    local m = H.marks(tbuf)[row]
+    return m ~= nil and m:find("tasks", 1, true) == nil
+  end, "Fetcher.fetch's radar with threads, no tasks counted")
 end)
