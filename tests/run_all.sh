@@ -168,7 +168,7 @@ log "VS Code extension in a real VS Code (editors/vscode/scripts/e2e.sh)"
 THREADRADAR_BIN="$BIN" bash editors/vscode/scripts/e2e.sh
 
 # ---------------------------------------------------------------------------------------------
-# CPython versions (issues 14 and 30): the record tests and the paper's bug samples on 3.13,
+# CPython versions (issues 14 and 30): the record and wait-object tests and the paper's bug samples on 3.13,
 # 3.13t, 3.14 and 3.15 (the workspace run above used the default python3, 3.11; it ran
 # tests/cpython_versions.rs on every interpreter).
 # ---------------------------------------------------------------------------------------------
@@ -176,5 +176,5 @@ PYDIR="${THREADRADAR_PYTHONS:-$HOME/.cache/threadradar/pythons}"
 for py in "$PYDIR/3.13/bin/python3.13" "$PYDIR/3.13t/bin/python3.13t" "$PYDIR/3.14/bin/python3.14" "$PYDIR/3.15/bin/python3.15"; do
   log "record tests and the paper's bug samples on $py"
   # One interpreter at a time, no retries: a test that fails once is a bug to fix.
-  PYTHON="$py" cargo test --release --locked --test record --test record_waits --test paper_outcomes
+  PYTHON="$py" cargo test --release --locked --test record --test record_waits --test record_wait_objects --test paper_outcomes
 done

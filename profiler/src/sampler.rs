@@ -1018,7 +1018,9 @@ impl Sampler {
             }
         }
         let stack = self.intern_stack(pid, &trace.frames);
-        let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, state, blocked, syscall, stack, &trace.frames) } else { None };
+        // CPU time since the last reading: the thread ran in between (a wait now is a new one).
+        let ran = cpu_ns > 0;
+        let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, (state, ran), blocked, syscall, stack, &trace.frames) } else { None };
         let blocked = blocked.map(|b| self.builder.string(b));
         self.threads.insert(key, e);
         Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait, read_us })
@@ -1032,7 +1034,7 @@ impl Sampler {
         pid: u32,
         thread: ThreadId,
         python_id: u64,
-        state: ThreadState,
+        (state, ran): (ThreadState, bool),
         blocked: Option<&str>,
         syscall: Option<procfs::Syscall>,
         stack: Option<StackId>,
@@ -1056,7 +1058,7 @@ impl Sampler {
             ids
         };
         let now_ns = self.start.elapsed().as_nanos() as u64;
-        let o = crate::waits::Observation { pid, thread, python_id, state, blocked, syscall, stack, frames: &refs, frame_ids: &frame_ids, now_ns };
+        let o = crate::waits::Observation { pid, thread, python_id, state, blocked, syscall, stack, frames: &refs, frame_ids: &frame_ids, now_ns, ran };
         self.waits.observe(&o, &mut self.builder)
     }
 

@@ -304,6 +304,11 @@ pub struct Observation<'a> {
     pub frame_ids: &'a dyn Fn() -> Vec<FrameId>,
     /// The sample's time (ns of the run).
     pub now_ns: u64,
+    /// The kernel accounted CPU time to the thread since its last sample: it ran in between, so
+    /// a wait seen now at the same stack and futex as before is another wait — the thread was
+    /// woken and waits again (on 3.13+, `for t in threads: t.join()` parks each join on the
+    /// joining thread's own futex at one line) — and its object is read again.
+    pub ran: bool,
 }
 
 impl WaitReader {
@@ -333,7 +338,10 @@ impl WaitReader {
             return None;
         }
         let key = (if o.state == ThreadState::Gil { -1 } else { nr }, arg0, o.stack);
-        if let Some(c) = self.threads.get(&key_thread(o)) {
+        if o.ran {
+            // Woken and waiting again: nothing of the last wait's reading stands for this one.
+            self.threads.remove(&o.thread);
+        } else if let Some(c) = self.threads.get(&key_thread(o)) {
             if c.key == key && c.tries == 0 {
                 return c.wait;
             }
@@ -781,6 +789,7 @@ mod tests {
             frames,
             frame_ids: &no_ids,
             now_ns: t,
+            ran: false,
         };
         let w = r.observe(&o, b);
         b.push_sample(crate::run::Sample { t, threads: vec![crate::run::ThreadSample { thread: th, state: ThreadState::Idle, wait: w, ..Default::default() }] });
