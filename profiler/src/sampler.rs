@@ -14,6 +14,7 @@ use crate::run::*;
 use crate::source::{file_kind_in, pytest_rootdir, FileInfo, UserRoots};
 use crate::stack_source::StackSource;
 use crate::state::{classify, RuntimeRanges};
+use rustc_hash::FxHashMap;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -168,15 +169,17 @@ pub struct Sampler {
     /// Descendant pids that are not (yet) Python, with the number of failed attempts.
     candidates: HashMap<u32, u32>,
     /// The current thread behind each key; a thread that ended is replaced by the next one.
-    threads: HashMap<ThreadKey, ThreadEntry>,
+    threads: FxHashMap<ThreadKey, ThreadEntry>,
     /// Every `(pid, ident)` seen: a new thread with one of these idents may carry a stale name.
     seen_idents: HashSet<(u32, u64)>,
     builder: RunBuilder,
-    files: HashMap<String, u32>,
+    files: FxHashMap<String, u32>,
     file_names: Vec<String>,
-    raw_frames: HashMap<RawFrame, u32>,
+    /// Raw frames by (file, line): each name at that place and its id (looked up without
+    /// copying the name: this runs for every frame of every thread at every tick).
+    raw_frames: FxHashMap<(u32, u32), Vec<(Box<str>, u32)>>,
     raw_frame_list: Vec<RawFrame>,
-    raw_stacks: HashMap<(Option<u32>, u32), u32>,
+    raw_stacks: FxHashMap<(Option<u32>, u32), u32>,
     raw_stack_list: Vec<(Option<u32>, u32)>,
     resolver: Option<Resolver>,
     start: Instant,
@@ -330,14 +333,14 @@ impl Sampler {
             root,
             spies: Vec::new(),
             candidates: HashMap::new(),
-            threads: HashMap::new(),
+            threads: FxHashMap::default(),
             seen_idents: HashSet::new(),
             builder: RunBuilder::new(meta),
-            files: HashMap::new(),
+            files: FxHashMap::default(),
             file_names: Vec::new(),
-            raw_frames: HashMap::new(),
+            raw_frames: FxHashMap::default(),
             raw_frame_list: Vec::new(),
-            raw_stacks: HashMap::new(),
+            raw_stacks: FxHashMap::default(),
             raw_stack_list: Vec::new(),
             resolver: Some(resolver),
             start: now,
@@ -1177,12 +1180,15 @@ impl Sampler {
         id
     }
 
-    fn intern_raw_frame(&mut self, raw: RawFrame) -> u32 {
-        let next = self.raw_frame_list.len() as u32;
-        *self.raw_frames.entry(raw).or_insert_with_key(|k| {
-            self.raw_frame_list.push(k.clone());
-            next
-        })
+    fn intern_raw_frame(&mut self, file: u32, name: &str, line: u32) -> u32 {
+        let at = self.raw_frames.entry((file, line)).or_default();
+        if let Some(&(_, id)) = at.iter().find(|(n, _)| &**n == name) {
+            return id;
+        }
+        let id = self.raw_frame_list.len() as u32;
+        at.push((name.into(), id));
+        self.raw_frame_list.push(RawFrame { file, name: name.to_string(), line });
+        id
     }
 
     fn intern_stack(&mut self, pid: u32, frames: &[py_spy::Frame]) -> Option<u32> {
@@ -1190,7 +1196,7 @@ impl Sampler {
         // py-spy lists the innermost frame first; the prefix tree grows from the outermost.
         for f in frames.iter().rev() {
             let file = self.intern_file(pid, &f.filename);
-            let frame = self.intern_raw_frame(RawFrame { file, name: f.name.clone(), line: f.line.max(0) as u32 });
+            let frame = self.intern_raw_frame(file, &f.name, f.line.max(0) as u32);
             let key = (parent, frame);
             let next = self.raw_stack_list.len() as u32;
             let node = *self.raw_stacks.entry(key).or_insert_with(|| {

@@ -492,7 +492,7 @@ impl Sampler {
         // The coroutine's `def` as a raw frame: the run's function for it once frames are resolved.
         let frame = coro.as_ref().map(|(q, f, line)| {
             let file = self.intern_file(pid, f);
-            self.intern_raw_frame(super::RawFrame { file, name: q.clone(), line: (*line).max(0) as u32 })
+            self.intern_raw_frame(file, q, (*line).max(0) as u32)
         });
         self.tasks.frames.push(frame);
         self.builder.run_mut().tasks.push(Task {
