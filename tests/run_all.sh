@@ -176,5 +176,5 @@ PYDIR="${THREADRADAR_PYTHONS:-$HOME/.cache/threadradar/pythons}"
 for py in "$PYDIR/3.13/bin/python3.13" "$PYDIR/3.13t/bin/python3.13t" "$PYDIR/3.14/bin/python3.14" "$PYDIR/3.15/bin/python3.15"; do
   log "record tests and the paper's bug samples on $py"
   # One interpreter at a time, no retries: a test that fails once is a bug to fix.
-  PYTHON="$py" cargo test --release --locked --test record --test record_waits --test record_wait_objects --test paper_outcomes
+  PYTHON="$py" cargo test --release --locked --test record --test record_waits --test record_wait_objects --test record_quiet --test paper_outcomes
 done

@@ -14,7 +14,7 @@ use crate::run::*;
 use crate::source::{file_kind_in, pytest_rootdir, FileInfo, UserRoots};
 use crate::stack_source::StackSource;
 use crate::state::{classify, RuntimeRanges};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -135,6 +135,16 @@ struct ThreadEntry {
     /// as `python`): not `threading`'s, and not one it set itself. It is named by its root
     /// Python function once a stack shows one ([`root_function_name`]).
     inherited_comm: bool,
+    /// This tick's kernel reading is `last_read`, standing because the scheduler has not run the
+    /// thread since (see [`Sampler::quiet_threads`]).
+    quiet_now: bool,
+    /// The sample made at the last tick when the thread was quiet, while every tick since found
+    /// it quiet with the same stack: such a sample is a function of what has not changed (the
+    /// standing reading, the unchanged frames, a settled wait), so the reader may leave the
+    /// thread out of its walk and this sample is repeated ([`StackSource::elided`]).
+    quiet_sample: Option<ThreadSample>,
+    /// `Thread._bootstrap_inner` was on the stack at its last full observation.
+    bootstrap_seen: bool,
 }
 
 /// One thread's state, CPU accounting and system call, read together.
@@ -148,6 +158,17 @@ enum KernelReading {
 }
 
 impl KernelReading {
+    /// Whether this reading proves the thread was off its CPU when read, so that it stands
+    /// until the scheduler switches the thread in again ([`Sampler::quiet_threads`]). Only a
+    /// system call read from `/proc/…/syscall` does: the kernel reports one only after waiting
+    /// for the thread to be switched out in the state it read. `stat` alone does not: it can
+    /// say `S` for a thread that has marked itself asleep but is still on its CPU, and that may
+    /// be woken there and run on without ever being switched in again (a new thread taking the
+    /// GIL at its start did: its first reading stood for seconds, with no frames).
+    fn off_cpu(&self) -> bool {
+        matches!(self, KernelReading::Read { stat, syscall: Some(procfs::Syscall::Blocked { .. } | procfs::Syscall::InKernel), .. } if stat.state != b'R')
+    }
+
     fn take(p: &mut ThreadProc) -> KernelReading {
         let at = Instant::now();
         let mono = crate::sched::monotonic_ns();
@@ -157,6 +178,11 @@ impl KernelReading {
         }
     }
 }
+
+/// At most this many threads' types are read in one walk with arguments (the others at later
+/// ticks): each costs a read of every argument of every frame, and a thousand threads started
+/// together would stall the sampler for a tenth of a second at once.
+const TYPES_PER_WALK: usize = 48;
 
 /// From how many threads of a process the threads the scheduler did not run are not read again.
 const QUIET_FROM_THREADS: usize = 64;
@@ -765,8 +791,8 @@ impl Sampler {
     /// and the stack walk after it saw, so neither is read again. Known exactly only while
     /// scheduler events are recorded and none was lost since the last tick (a lost switch-in
     /// could hide a thread that ran): otherwise none is quiet and every thread is read.
-    fn quiet_threads(&mut self, pid: u32) -> HashSet<u32> {
-        let Some(rec) = self.sched.as_ref() else { return HashSet::new() };
+    fn quiet_threads(&mut self, pid: u32) -> FxHashSet<u32> {
+        let Some(rec) = self.sched.as_ref() else { return FxHashSet::default() };
         // Only where reading every thread costs: below this many threads every thread is read.
         // On all programs, `record_wait_objects`'s multiprocessing-lock test failed in 1 of 3
         // runs (2026-11-28): in the failing runs the switch-ins seen for its two lockers were one
@@ -775,14 +801,14 @@ impl Sampler {
         // whole cycles. Not understood yet (no event was counted lost; a `perf record` of the same
         // program sees every switch-in): until it is, small programs are read in full.
         if self.threads.keys().filter(|(p, _)| *p == pid).count() < QUIET_FROM_THREADS {
-            return HashSet::new();
+            return FxHashSet::default();
         }
         let last_lost = &mut self.sched_lost_seen;
         let threads = &self.threads;
         rec.switch_ins(|last_in, lost| {
             if lost != *last_lost {
                 *last_lost = lost;
-                return HashSet::new();
+                return FxHashSet::default();
             }
             threads
                 .iter()
@@ -800,7 +826,7 @@ impl Sampler {
         let t = (at - self.start).as_nanos() as u64;
         self.tick_at = at;
         let mut threads = Vec::new();
-        let mut need_types: Vec<usize> = Vec::new();
+        let mut need_types: Vec<(usize, FxHashSet<u64>)> = Vec::new();
         let mut any_ok = false;
         for si in 0..self.spies.len() {
             if !self.spies[si].alive {
@@ -813,6 +839,7 @@ impl Sampler {
             let known: Vec<u64> = self.threads.iter().filter(|(k, _)| k.0 == pid).map(|(_, e)| e.python_id).collect();
             let quiet = self.quiet_threads(pid);
             let spy = &mut self.spies[si];
+            let mut elide = FxHashSet::default();
             self.tick_holder = spy.spy.gil_holder(&known);
             // Free-threaded builds run without a GIL unless an extension turned it on.
             spy.runtime.set_gil(spy.spy.gil_enabled());
@@ -820,19 +847,24 @@ impl Sampler {
                 if *p != pid {
                     continue;
                 }
-                if quiet.contains(&(*k as u32)) && e.proc.is_some() {
+                e.quiet_now = quiet.contains(&(*k as u32)) && e.proc.is_some();
+                if e.quiet_now {
                     // Asleep since its last reading: that reading stands, no file is read.
                     e.pre = e.last_read;
+                    if e.quiet_sample.is_some() {
+                        elide.insert(*k);
+                    }
                     continue;
                 }
+                e.quiet_sample = None;
                 e.pre = e.proc.as_mut().map(KernelReading::take);
-                e.last_read = e.pre.filter(|r| matches!(r, KernelReading::Read { stat, .. } if stat.state != b'R'));
+                e.last_read = e.pre.filter(KernelReading::off_cpu);
                 if matches!(e.pre, Some(KernelReading::Vanished)) {
                     e.proc = None;
                 }
             }
             self.stats.quiet_threads += quiet.len() as u64;
-            spy.spy.set_quiet(quiet.into_iter().map(u64::from).collect());
+            spy.spy.set_quiet(quiet.into_iter().map(u64::from).collect(), elide);
             let traces = match self.spies[si].spy.stack_traces() {
                 Ok(t) => one_trace_per_thread(t),
                 Err(_) => {
@@ -843,7 +875,7 @@ impl Sampler {
                 }
             };
             any_ok = true;
-            let mut wants_type = false;
+            let mut wants_type = FxHashSet::default();
             let mut unnamed = false;
             let first = threads.len();
             for trace in traces {
@@ -851,8 +883,10 @@ impl Sampler {
                     threads.push(ts);
                 }
             }
+            self.repeat_elided(si, pid, &mut threads, &mut wants_type);
             // The objects of waits that changed: one more walk of this process, with arguments.
-            if self.waits.has_pending() && self.waits.walk_due(pid, t) {
+            let walked = self.waits.has_pending() && self.waits.walk_due(pid, t);
+            if walked {
                 let ids = self.waits.pending_ids(pid);
                 match self.spies[si].spy.stack_traces_with_arguments_of(ids) {
                     Ok(with_args) => {
@@ -876,8 +910,10 @@ impl Sampler {
                 self.spies[si].names_refreshed = at;
                 self.spies[si].spy.forget_thread_names();
             }
-            if wants_type {
-                need_types.push(si);
+            // Types wait for a tick without that walk: two walks with arguments in one tick
+            // would make it late.
+            if !wants_type.is_empty() && !walked {
+                need_types.push((si, wants_type));
             }
             let sample = self.builder.run().samples.len() as u32;
             self.record_tasks(si, pid, sample, &threads[first..]);
@@ -891,12 +927,42 @@ impl Sampler {
             return;
         }
         self.builder.push_sample(Sample { t, threads });
-        for si in need_types {
-            self.read_thread_types(si);
+        for (si, ids) in need_types {
+            self.read_thread_types(si, ids);
         }
     }
 
-    fn observe(&mut self, si: usize, pid: u32, trace: py_spy::StackTrace, wants_type: &mut bool, unnamed: &mut bool) -> Option<ThreadSample> {
+    /// The samples of the threads the reader left out of this walk ([`StackSource::elided`]):
+    /// each one's last quiet sample again.
+    fn repeat_elided(&mut self, si: usize, pid: u32, threads: &mut Vec<ThreadSample>, wants_type: &mut FxHashSet<u64>) {
+        let now_ns = self.start.elapsed().as_nanos() as u64;
+        for &(ident, native) in self.spies[si].spy.elided() {
+            let Some(e) = self.threads.get_mut(&thread_key(pid, Some(native as u32), ident)) else { continue };
+            if e.python_id != ident {
+                continue;
+            }
+            if let Some(s) = e.quiet_sample {
+                // Its type is still read, at the ticks the sampler asks for it (see `observe`).
+                if e.type_attempts > 0 {
+                    if e.bootstrap_seen {
+                        if wants_type.len() < TYPES_PER_WALK {
+                            wants_type.insert(ident);
+                        }
+                    } else if e.type_patience == 0 {
+                        e.type_attempts = 0;
+                    } else {
+                        e.type_patience -= 1;
+                    }
+                }
+                e.pre = None;
+                e.last_seen_ns = Some(now_ns);
+                e.held_gil = false;
+                threads.push(s);
+            }
+        }
+    }
+
+    fn observe(&mut self, si: usize, pid: u32, trace: py_spy::StackTrace, wants_type: &mut FxHashSet<u64>, unnamed: &mut bool) -> Option<ThreadSample> {
         let tid = trace.os_thread_id.map(|t| t as u32);
         let key = thread_key(pid, tid, trace.thread_id);
         let mut entry = self.threads.remove(&key);
@@ -925,7 +991,10 @@ impl Sampler {
                     e.proc = ThreadProc::open(pid, tid).ok();
                 }
                 reading = e.proc.as_mut().map(KernelReading::take).or(Some(KernelReading::Vanished));
-                e.last_read = reading.filter(|r| matches!(r, KernelReading::Read { stat, .. } if stat.state != b'R'));
+                // Read after the stack walk: the stack may be older than this reading (the thread
+                // ran between the two and fell asleep elsewhere), so it cannot stand for the
+                // next tick; the next tick reads the thread before its walk.
+                e.last_read = None;
             }
             if let Some(KernelReading::Read { stat, .. }) = reading {
                 if e.start_time.is_some_and(|st| st != stat.start_time) {
@@ -1011,9 +1080,12 @@ impl Sampler {
             // Not registered in `threading` yet: ask again at the next tick.
             self.spies[si].spy.forget_thread_name(trace.thread_id);
         }
+        e.bootstrap_seen = trace.frames.iter().any(is_bootstrap_inner);
         if e.type_attempts > 0 {
-            if trace.frames.iter().any(is_bootstrap_inner) {
-                *wants_type = true;
+            if e.bootstrap_seen {
+                if wants_type.len() < TYPES_PER_WALK {
+                    wants_type.insert(trace.thread_id);
+                }
             } else if e.type_patience == 0 {
                 e.type_attempts = 0;
             } else {
@@ -1025,8 +1097,17 @@ impl Sampler {
         let ran = cpu_ns > 0;
         let wait = if self.opts.waits { self.read_wait(pid, id, e.python_id, (state, ran), blocked, syscall, stack, &trace.frames) } else { None };
         let blocked = blocked.map(|b| self.builder.string(b));
+        let sample = ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait, read_us };
+        // What a later quiet tick with the same stack would make again (see `quiet_sample`).
+        let stands = e.quiet_now
+            && cpu_ns == 0
+            && !owns_gil
+            && !e.name_pending
+            && trace.thread_name.is_some()
+            && (!self.opts.waits || self.waits.settled(id));
+        e.quiet_sample = stands.then_some(sample);
         self.threads.insert(key, e);
-        Some(ThreadSample { thread: id, stack, state, gil: owns_gil, cpu_ns, runq_ns, blocked, wait, read_us })
+        Some(sample)
     }
 
     /// What a blocked thread waits on (see `waits`); the object, when it needs the frames'
@@ -1108,6 +1189,9 @@ impl Sampler {
             type_attempts: if is_main { 0 } else { 3 },
             type_patience: 300,
             inherited_comm,
+            quiet_now: false,
+            quiet_sample: None,
+            bootstrap_seen: false,
         }
     }
 
@@ -1129,9 +1213,9 @@ impl Sampler {
     /// Reads the class of each new thread's `threading.Thread` object: the `self` local of
     /// `Thread._bootstrap_inner`, which py-spy formats as `<Worker at 0x…>`. Costs one extra
     /// stack read with locals, only when new threads appeared.
-    fn read_thread_types(&mut self, si: usize) {
+    fn read_thread_types(&mut self, si: usize, ids: FxHashSet<u64>) {
         let spy = &mut self.spies[si];
-        let traces = spy.spy.stack_traces_with_arguments();
+        let traces = spy.spy.stack_traces_with_arguments_of(ids.into_iter().collect());
         let pid = spy.pid;
         let Ok(traces) = traces else { return };
         for trace in traces {

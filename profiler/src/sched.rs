@@ -334,7 +334,7 @@ impl SchedRecorder {
             lost: lost.clone(),
             events: Vec::new(),
             learned: HashSet::new(),
-            last_in: HashMap::new(),
+            last_in: rustc_hash::FxHashMap::default(),
         }));
         let (s, c, r) = (stop.clone(), collected.clone(), shared.clone());
         let thread = std::thread::Builder::new()
@@ -365,7 +365,7 @@ impl SchedRecorder {
     /// count of events lost so far. A thread whose latest switch-in is older than a reading of
     /// it that found it asleep has not run since that reading (while no event was lost since):
     /// the sampler then reuses that reading instead of reading the thread again.
-    pub fn switch_ins<R>(&self, f: impl FnOnce(&HashMap<u32, u64>, u64) -> R) -> R {
+    pub fn switch_ins<R>(&self, f: impl FnOnce(&rustc_hash::FxHashMap<u32, u64>, u64) -> R) -> R {
         let mut rings = self.rings.lock().unwrap();
         rings.read_all();
         let lost = self.lost.load(Ordering::Relaxed);
@@ -414,7 +414,7 @@ struct Rings {
     /// (pid, tid) of the task on the CPU of each event: whose thread a tid is (see [`Targets`]).
     learned: HashSet<(u32, u32)>,
     /// `CLOCK_MONOTONIC` ns of each tid's latest switch-in, for any task on the machine.
-    last_in: HashMap<u32, u64>,
+    last_in: rustc_hash::FxHashMap<u32, u64>,
 }
 
 impl Rings {

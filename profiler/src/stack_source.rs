@@ -104,10 +104,20 @@ impl StackSource {
 
     /// The native ids of threads the scheduler has not run since their last reading, for the
     /// next [`StackSource::stack_traces`]: the own reader reuses their stacks without reading
-    /// their frames; py-spy's reads every thread anyway.
-    pub fn set_quiet(&mut self, tids: std::collections::HashSet<u64>) {
+    /// their frames; py-spy's reads every thread anyway. The own reader leaves those of `elide`
+    /// out of its traces altogether when their stack is unchanged ([`StackSource::elided`]).
+    pub fn set_quiet(&mut self, tids: rustc_hash::FxHashSet<u64>, elide: rustc_hash::FxHashSet<u64>) {
         if let StackSource::DebugOffsets(i) = self {
-            i.set_quiet(tids);
+            i.set_quiet(tids, elide);
+        }
+    }
+
+    /// (Python thread id, native id) of the threads the last [`StackSource::stack_traces`] left
+    /// out because they were quiet, in `elide` and unchanged: their last sample stands.
+    pub fn elided(&self) -> &[(u64, u64)] {
+        match self {
+            StackSource::DebugOffsets(i) => &i.elided,
+            StackSource::PySpy { .. } => &[],
         }
     }
 

@@ -232,6 +232,8 @@ struct Cached {
 
 /// An object reused for a thread at an unchanged stack is read again after this long.
 const REREAD_NS: u64 = 200_000_000;
+/// The most threads whose wait objects one walk with arguments reads.
+const OBJECTS_PER_WALK: usize = 48;
 /// At most one walk with arguments per process this often.
 const WALK_EVERY_NS: u64 = 10_000_000;
 
@@ -522,8 +524,20 @@ impl WaitReader {
 
     /// The Python thread ids of process `pid` whose waits' objects are queued: the walk with
     /// arguments reads only their stacks.
-    pub fn pending_ids(&self, pid: u32) -> std::collections::HashSet<u64> {
-        self.pending.iter().filter(|p| p.pid == pid).map(|p| p.python_id).collect()
+    ///
+    /// At most [`OBJECTS_PER_WALK`] threads: the others' reads are dropped without costing them a
+    /// try, and asked for again at their next sample (each thread costs a read of every
+    /// argument of every frame; a thousand threads that began waiting together would stall the
+    /// sampler for a tenth of a second at once).
+    pub fn pending_ids(&mut self, pid: u32) -> std::collections::HashSet<u64> {
+        let mut ids = std::collections::HashSet::new();
+        self.pending.retain(|p| {
+            if p.pid != pid || ids.contains(&p.python_id) {
+                return true;
+            }
+            ids.len() < OBJECTS_PER_WALK && ids.insert(p.python_id)
+        });
+        ids
     }
 
     /// Whether process `pid` may be walked with arguments now (at most every [`WALK_EVERY_NS`]);
@@ -671,6 +685,12 @@ impl WaitReader {
             out.push((p.thread, id));
         }
         out
+    }
+
+    /// Whether observing `thread` again with what it was last observed with would return the same
+    /// wait without reading anything: no object of its wait is still to be read.
+    pub fn settled(&self, thread: ThreadId) -> bool {
+        self.threads.get(&thread).is_none_or(|c| c.tries == 0)
     }
 
     /// Forgets a thread's last wait (it runs now).

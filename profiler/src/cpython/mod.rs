@@ -36,6 +36,7 @@ use objects::Memory;
 use offsets::{DebugOffsets, LayoutError};
 use py_spy::stack_trace::{Frame, LocalVariable, StackTrace};
 use stack::RawFrame;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{HashMap, HashSet};
 
 /// At most this many interpreters, threads per interpreter and frames per thread are followed
@@ -72,7 +73,7 @@ pub struct Interpreter {
     /// What the GIL reading of this tick found ([`Interpreter::gil_holder`]): the interpreters and
     /// the holder's thread state, for the stack walk that follows it microseconds later.
     tick: Option<(Vec<usize>, usize)>,
-    names: HashMap<u64, Option<String>>,
+    names: FxHashMap<u64, Option<String>>,
     /// `threading._active` once found, with its type's address: the module never rebinds it, so
     /// later name reads skip the search through `sys.modules` while the object is still a dict.
     active: Option<(usize, usize)>,
@@ -80,7 +81,7 @@ pub struct Interpreter {
     local_names: HashMap<usize, Vec<Option<String>>>,
     /// Each thread's last stack, by (thread state address, thread id), with the chain of frames
     /// it was decoded from: see [`stack`] for when it is reused.
-    stacks: HashMap<(usize, u64), (Vec<RawFrame>, Vec<Frame>)>,
+    stacks: FxHashMap<(usize, u64), (Vec<RawFrame>, Vec<Frame>)>,
     /// System calls made by the last [`Interpreter::stack_traces`] (benchmarks, tests).
     pub last_reads: usize,
     /// The thread states the last walk went through, in order: the next walk reads them all in
@@ -89,7 +90,20 @@ pub struct Interpreter {
     /// Native ids of threads the scheduler has not run since they were last read
     /// ([`Interpreter::set_quiet`]): their frames cannot have changed, so their last stack is
     /// reused without reading their frames.
-    quiet: HashSet<u64>,
+    quiet: FxHashSet<u64>,
+    /// Native ids among `quiet` whose last sample the sampler can stand in for: when the walk
+    /// would reuse such a thread's stack it leaves the thread out of its traces and lists it in
+    /// `elided` instead, so that neither its frames nor its name are copied (1 000 idle threads
+    /// cost a copy of every one's frames at every tick otherwise).
+    elide: FxHashSet<u64>,
+    /// (Python thread id, native id) of the threads the last full walk left out (see `elide`).
+    pub elided: Vec<(u64, u64)>,
+    /// The last full walk's copy of every thread state (kept to reuse its allocation), and each
+    /// state's place in it.
+    tstate_batch: Vec<u8>,
+    batch_at: FxHashMap<usize, usize>,
+    /// Type names by type object address, with the walk that read them ([`Interpreter::type_name_of`]).
+    type_names: FxHashMap<usize, (u64, String)>,
     /// For a walk with arguments: the Python thread ids whose stacks are wanted (the waits
     /// reader's pending objects), every other thread is passed over without reading its frames
     /// ([`Interpreter::stack_traces_of`]); `None` for every thread.
@@ -173,13 +187,18 @@ impl Interpreter {
             codes: HashMap::new(),
             walk: 0,
             tick: None,
-            names: HashMap::new(),
+            names: FxHashMap::default(),
             active: None,
             local_names: HashMap::new(),
-            stacks: HashMap::new(),
+            stacks: FxHashMap::default(),
             last_reads: 0,
             prev_tstates: Vec::new(),
-            quiet: HashSet::new(),
+            quiet: FxHashSet::default(),
+            elide: FxHashSet::default(),
+            elided: Vec::new(),
+            tstate_batch: Vec::new(),
+            batch_at: FxHashMap::default(),
+            type_names: FxHashMap::default(),
             only: None,
             last_interps: Vec::new(),
             built_in,
@@ -352,8 +371,13 @@ impl Interpreter {
     /// walk (the sampler knows it from the scheduler's switch events): a thread that did not run
     /// cannot have changed its frames, so its stack from the previous walk is reused without a
     /// read, when its thread state still points at the same innermost frame.
-    pub fn set_quiet(&mut self, tids: HashSet<u64>) {
+    ///
+    /// Of these, the threads in `elide` are left out of the walk's traces when their stack would
+    /// be reused and they do not hold the GIL, and listed in [`Interpreter::elided`]: the
+    /// sampler repeats their last sample.
+    pub fn set_quiet(&mut self, tids: FxHashSet<u64>, elide: FxHashSet<u64>) {
         self.quiet = tids;
+        self.elide = elide;
     }
 
     /// Forgets one thread ident's cached name.
@@ -397,7 +421,7 @@ impl Interpreter {
         };
         let o = self.o().clone();
         let mut out = Vec::new();
-        let mut visited = HashSet::new();
+        let mut visited = FxHashSet::default();
         let mut order = Vec::new();
         let mut reused = 0;
         let mut reads = 0;
@@ -409,14 +433,26 @@ impl Interpreter {
         let span = ([o.tstate_next, o.tstate_thread_id, o.tstate_native_thread_id, frame_field, o.tstate_datastack_chunk, o.tstate_base_frame].into_iter().max().unwrap_or(0) as usize + 8).max(self.asyncio_span());
         if !filtered {
             self.asyncio.threads.clear();
+            self.elided.clear();
         }
-        let mut copies: HashMap<usize, Vec<u8>> = HashMap::new();
-        if self.prev_tstates.len() > 1 {
+        // Each state's place in `batch` (one buffer for all: a thousand states are a thousand
+        // regions but no allocation each).
+        let mut copies: FxHashMap<usize, usize> = FxHashMap::default();
+        let mut batch = std::mem::take(&mut self.tstate_batch);
+        if filtered && !self.batch_at.is_empty() {
+            // A walk of some threads follows the tick's full walk within microseconds: its copy
+            // of the thread states stands (a thousand states are not read again for a few).
+            copies = self.batch_at.clone();
+        } else if self.prev_tstates.len() > 1 {
             let regions: Vec<(usize, usize)> = self.prev_tstates.iter().map(|&a| (a, span)).collect();
-            let (got, calls) = self.mem.bytes_many(&regions);
+            let (at, calls) = self.mem.bytes_many_into(&regions, &mut batch);
             reads += calls;
-            copies = self.prev_tstates.iter().copied().zip(got).filter_map(|(a, b)| Some((a, b?))).collect();
+            copies = self.prev_tstates.iter().copied().zip(at).filter_map(|(a, o)| Some((a, o?))).collect();
         }
+        if !filtered {
+            self.batch_at = copies.clone();
+        }
+        let mut own: Vec<u8>;
         for (k, &interp) in interps.iter().enumerate() {
             let holder = match (k == interps.len() - 1, tick_holder) {
                 (false, _) => 0,
@@ -428,11 +464,12 @@ impl Interpreter {
             while ts != 0 && seen < MAX_THREADS && visited.insert(ts) {
                 seen += 1;
                 order.push(ts);
-                let head = match copies.remove(&ts) {
-                    Some(h) => h,
+                let head: &[u8] = match copies.remove(&ts) {
+                    Some(o) => &batch[o..o + span],
                     None => {
                         reads += 1;
-                        self.mem.bytes(ts, span)?
+                        own = self.mem.bytes(ts, span)?;
+                        &own
                     }
                 };
                 let field = |off: u64| u64::from_ne_bytes(head[off as usize..off as usize + 8].try_into().unwrap());
@@ -470,12 +507,17 @@ impl Interpreter {
                     },
                 };
                 if !filtered {
-                    self.note_asyncio_thread(native, ts, &head);
+                    self.note_asyncio_thread(native, ts, head);
                 }
                 let chunk = if o.tstate_datastack_chunk != 0 { field(o.tstate_datastack_chunk) as usize } else { 0 };
                 let base = if o.tstate_base_frame != 0 { field(o.tstate_base_frame) as usize } else { 0 };
                 let reuse = quiet && frame != 0 && self.stacks.get(&(ts, thread_id)).is_some_and(|(chain, _)| chain.first().is_some_and(|f| f.addr == frame));
                 reused += reuse as usize;
+                if reuse && !filtered && ts != holder && self.elide.contains(&native) {
+                    self.elided.push((thread_id, native));
+                    ts = next;
+                    continue;
+                }
                 let (frames, n) = match reuse {
                     true => (self.stacks[&(ts, thread_id)].1.clone(), 0),
                     false => self.frames((ts, thread_id), (chunk, base), frame, locals),
@@ -486,6 +528,7 @@ impl Interpreter {
                 ts = next;
             }
         }
+        self.tstate_batch = batch;
         // Threads that ended take their cached stacks with them.
         self.stacks.retain(|(ts, _), _| visited.contains(ts));
         self.prev_tstates = order;
@@ -497,6 +540,7 @@ impl Interpreter {
             reads,
             reused,
             quiet = self.quiet.len(),
+            elided = self.elided.len(),
             batched = self.prev_tstates.len(),
             frames = out.iter().map(|t| t.frames.len()).sum::<usize>(),
             elapsed_us = began.elapsed().as_micros() as u64,
@@ -636,23 +680,54 @@ impl Interpreter {
         }
         let o = self.o();
         let Ok(raw) = self.mem.bytes(frame + o.frame_localsplus as usize, names.len() * 8) else { return Vec::new() };
+        let stackref = o.executable_is_stackref;
+        let type_at = o.object_type as usize;
+        let values: Vec<usize> = (0..names.len())
+            .map(|i| {
+                let value = usize::from_ne_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap());
+                // 3.14+: a `_PyStackRef`. Tag 3 is a tagged int (no object); tag 1 a deferred
+                // reference to the object at the rest of the bits.
+                match stackref {
+                    true if value & 3 == 3 => 0,
+                    true => value & !3,
+                    false => value,
+                }
+            })
+            .collect();
+        // Every value's type pointer in one read; the types' names from this walk's cache (a
+        // thousand threads' frames hold a handful of types between them).
+        let regions: Vec<(usize, usize)> = values.iter().map(|&v| (if v == 0 { 0 } else { v + type_at }, 8)).collect();
+        let mut buf = Vec::new();
+        let (at, _) = self.mem.bytes_many_into(&regions, &mut buf);
         let mut out = Vec::new();
         for (i, name) in names.into_iter().enumerate() {
             let Some(name) = name else { continue };
-            let mut value = usize::from_ne_bytes(raw[i * 8..i * 8 + 8].try_into().unwrap());
-            if o.executable_is_stackref {
-                // 3.14+: a `_PyStackRef`. Tag 3 is a tagged int (no object); tag 1 a deferred
-                // reference to the object at the rest of the bits.
-                value = if value & 3 == 3 { 0 } else { value & !3 };
-            }
+            let value = values[i];
             let arg = i < code.argcount;
             if value == 0 && !arg {
                 continue;
             }
-            let repr = (value != 0).then(|| self.mem.type_name(value).ok()).flatten().map(|t| format!("<{t} at 0x{value:x}>"));
+            let ty = at[i].map(|o| usize::from_ne_bytes(buf[o..o + 8].try_into().unwrap()));
+            let repr = ty.and_then(|ty| self.type_name_of(ty)).map(|t| format!("<{t} at 0x{value:x}>"));
             out.push(LocalVariable { name, addr: value, arg, repr });
         }
         out
+    }
+
+    /// The name of the type object at `ty`, read once per walk (a type can be freed and its
+    /// address reused between walks, not within one as far as it matters here).
+    fn type_name_of(&mut self, ty: usize) -> Option<String> {
+        if let Some((walk, name)) = self.type_names.get(&ty) {
+            if *walk == self.walk {
+                return Some(name.clone());
+            }
+        }
+        let name = self.mem.type_object_name(ty).ok()?;
+        if self.type_names.len() > 4096 {
+            self.type_names.clear();
+        }
+        self.type_names.insert(ty, (self.walk, name.clone()));
+        Some(name)
     }
 
     /// The thread's name from `threading._active`, cached by Python thread id (also when absent:

@@ -8,6 +8,11 @@ use remoteprocess::ProcessMemory;
 
 /// Regions per `process_vm_readv` (the kernel's `UIO_MAXIOV`).
 const IOV_MAX: usize = 1024;
+/// Regions of [`Memory::bytes_many`] at most this far apart are read as one span: copying the
+/// bytes between them costs less than another region's page lookup.
+const MERGE_GAP: usize = 2048;
+/// The longest such span.
+const MAX_SPAN: usize = 1 << 20;
 
 /// Longest string read (names and paths).
 const MAX_STRING: usize = 4096;
@@ -61,41 +66,117 @@ impl Memory {
         Ok(buf)
     }
 
-    /// Several regions in as few system calls as possible: one `process_vm_readv` takes up to
-    /// [`IOV_MAX`] regions. The kernel stops at the first region it cannot read, so a short
-    /// answer leaves that region and the ones after it `None` in this call; they are tried again
-    /// from the next one on. Returns the regions' bytes in order and the system calls made.
+    /// Several regions in as few system calls as possible, each region's bytes in order (`None`
+    /// where it could not be read) and the system calls made (see [`Memory::bytes_many_into`]).
     pub fn bytes_many(&self, regions: &[(usize, usize)]) -> (Vec<Option<Vec<u8>>>, usize) {
-        let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(regions.len());
+        let mut buf = Vec::new();
+        let (at, calls) = self.bytes_many_into(regions, &mut buf);
+        (at.iter().zip(regions).map(|(o, &(_, len))| o.map(|o| buf[o..o + len].to_vec())).collect(), calls)
+    }
+
+    /// Several regions in as few system calls as possible, into `buf` (its old contents are
+    /// dropped, its allocation kept): each region's offset in `buf` (`None` where it could not be
+    /// read) and the system calls made.
+    ///
+    /// Regions at most [`MERGE_GAP`] bytes apart are read as one span (the kernel pins every
+    /// region's pages anew: a thousand thread states, allocated one after another, cost a
+    /// thousand lookups as regions and a few dozen pages as spans). A span that cannot be read
+    /// whole (it crosses an unmapped page) is read region by region.
+    pub fn bytes_many_into(&self, regions: &[(usize, usize)], buf: &mut Vec<u8>) -> (Vec<Option<usize>>, usize) {
+        let mut order: Vec<usize> = (0..regions.len()).filter(|&i| regions[i].0 != 0).collect();
+        order.sort_unstable_by_key(|&i| regions[i].0);
+        // Spans: (start, end, first and last index into `order`).
+        let mut spans: Vec<(usize, usize, usize, usize)> = Vec::new();
+        for (k, &i) in order.iter().enumerate() {
+            let (addr, len) = regions[i];
+            match spans.last_mut() {
+                Some(s) if addr <= s.1 + MERGE_GAP && addr + len - s.0 <= MAX_SPAN => {
+                    s.1 = s.1.max(addr + len);
+                    s.3 = k;
+                }
+                _ => spans.push((addr, addr + len, k, k)),
+            }
+        }
+        let span_regions: Vec<(usize, usize)> = spans.iter().map(|s| (s.0, s.1 - s.0)).collect();
+        let (got, mut calls) = self.bytes_batched_into(&span_regions, buf);
+        let mut out: Vec<Option<usize>> = vec![None; regions.len()];
+        let mut retry: Vec<usize> = Vec::new();
+        for (s, g) in spans.iter().zip(got) {
+            let members = &order[s.2..=s.3];
+            match g {
+                Some(o) => members.iter().for_each(|&i| out[i] = Some(o + regions[i].0 - s.0)),
+                None if members.len() > 1 => retry.extend_from_slice(members),
+                None => {}
+            }
+        }
+        if !retry.is_empty() {
+            let mut more = Vec::new();
+            let (each, n) = self.bytes_batched_into(&retry.iter().map(|&i| regions[i]).collect::<Vec<_>>(), &mut more);
+            calls += n;
+            let base = buf.len();
+            buf.extend_from_slice(&more);
+            for (&i, g) in retry.iter().zip(each) {
+                out[i] = g.map(|o| base + o);
+            }
+        }
+        (out, calls)
+    }
+
+    /// Regions as given, each region's bytes (`None` where it could not be read) and the system
+    /// calls made (see [`Memory::bytes_batched_into`]).
+    #[cfg(test)]
+    fn bytes_batched(&self, regions: &[(usize, usize)]) -> (Vec<Option<Vec<u8>>>, usize) {
+        let mut buf = Vec::new();
+        let (at, calls) = self.bytes_batched_into(regions, &mut buf);
+        (at.iter().zip(regions).map(|(o, &(_, len))| o.map(|o| buf[o..o + len].to_vec())).collect(), calls)
+    }
+
+    /// Regions as given, into `buf` one after another, in as few system calls as possible: one
+    /// `process_vm_readv` takes up to [`IOV_MAX`] regions. The kernel stops at the first region
+    /// it cannot read, so a short answer leaves that region and the ones after it unread in this
+    /// call; they are tried again from the next one on. Returns each region's offset in `buf`
+    /// (`None` where it could not be read) and the system calls made.
+    fn bytes_batched_into(&self, regions: &[(usize, usize)], buf: &mut Vec<u8>) -> (Vec<Option<usize>>, usize) {
+        let mut offsets = Vec::with_capacity(regions.len());
+        let mut total = 0;
+        for &(_, len) in regions {
+            offsets.push(total);
+            total += len;
+        }
+        buf.clear();
+        buf.resize(total, 0);
+        let mut out: Vec<Option<usize>> = Vec::with_capacity(regions.len());
         let mut calls = 0;
         let pid = self.process.pid as libc::pid_t;
         while out.len() < regions.len() {
-            let batch = &regions[out.len()..(out.len() + IOV_MAX).min(regions.len())];
+            let first = out.len();
+            let batch = &regions[first..(first + IOV_MAX).min(regions.len())];
             if batch[0].0 == 0 {
                 out.push(None);
                 continue;
             }
-            let mut bufs: Vec<Vec<u8>> = batch.iter().map(|&(_, len)| vec![0u8; len]).collect();
-            let local: Vec<libc::iovec> = bufs.iter_mut().map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() }).collect();
+            let base = buf.as_mut_ptr();
+            // SAFETY: every offset + len is within `buf` (`total` bytes, sized above).
+            let local: Vec<libc::iovec> =
+                batch.iter().enumerate().map(|(k, &(_, len))| libc::iovec { iov_base: unsafe { base.add(offsets[first + k]) }.cast(), iov_len: len }).collect();
             let remote: Vec<libc::iovec> = batch.iter().map(|&(addr, len)| libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len }).collect();
             calls += 1;
-            // SAFETY: `local` describes `bufs`' heap buffers, each writable for its iov_len bytes
-            // and alive (not moved: only their Vec headers are borrowed) until after the call;
-            // `remote` only names addresses in the target, which the kernel checks (a bad one
-            // ends the transfer, it is never dereferenced here). Both arrays have `batch.len()`
-            // ≤ IOV_MAX entries.
+            // SAFETY: `local` describes disjoint parts of `buf`, writable for their iov_len bytes
+            // and alive (not reallocated: `buf` is not touched) until after the call; `remote`
+            // only names addresses in the target, which the kernel checks (a bad one ends the
+            // transfer, it is never dereferenced here). Both arrays have `batch.len()` ≤ IOV_MAX
+            // entries.
             let got = unsafe { libc::process_vm_readv(pid, local.as_ptr(), local.len() as libc::c_ulong, remote.as_ptr(), remote.len() as libc::c_ulong, 0) };
             let mut left = if got < 0 { 0 } else { got as usize };
-            let before = out.len();
-            for b in bufs {
-                if left >= b.len() {
-                    left -= b.len();
-                    out.push(Some(b));
+            for (k, &(_, len)) in batch.iter().enumerate() {
+                if left >= len {
+                    left -= len;
+                    out.push(Some(offsets[first + k]));
                 } else {
                     break;
                 }
             }
-            if out.len() == before {
+            if out.len() == first {
                 tracing::debug!(pid, got, errno = std::io::Error::last_os_error().raw_os_error(), regions = batch.len(), first = batch[0].0, len = batch[0].1, "a batched read stopped at its first region");
                 // The first region itself could not be read: give it up and go on after it.
                 out.push(None);
@@ -204,9 +285,13 @@ impl Memory {
 
     /// The `tp_name` of an object's type (for a class defined in Python, its `__name__`).
     pub fn type_name(&self, obj: usize) -> Result<String> {
-        let o = self.layout();
-        let ty = self.ptr(obj + o.object_type as usize)?;
-        let name = self.ptr(ty + o.type_name as usize)?;
+        let ty = self.ptr(obj + self.layout().object_type as usize)?;
+        self.type_object_name(ty)
+    }
+
+    /// The `tp_name` of the type object at `ty`.
+    pub fn type_object_name(&self, ty: usize) -> Result<String> {
+        let name = self.ptr(ty + self.layout().type_name as usize)?;
         let raw = self.bytes(name, 256)?;
         let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
         Ok(String::from_utf8_lossy(&raw[..end]).into_owned())
@@ -371,15 +456,45 @@ mod tests {
         let data: Vec<[u8; 16]> = (0..2500u32).map(|i| { let mut b = [0u8; 16]; b[..4].copy_from_slice(&i.to_ne_bytes()); b }).collect();
         let mem = Memory::new(remoteprocess::Process::new(std::process::id() as remoteprocess::Pid).unwrap());
         let mut regions: Vec<(usize, usize)> = data.iter().map(|b| (b.as_ptr() as usize, 16)).collect();
-        let (got, calls) = mem.bytes_many(&regions);
+        let (got, calls) = mem.bytes_batched(&regions);
         assert_eq!(calls, 3);
         for (i, g) in got.iter().enumerate() {
             assert_eq!(&g.as_ref().unwrap()[..4], &(i as u32).to_ne_bytes());
         }
         // Page 1 of the address space is never mapped.
         regions[10] = (4096, 16);
-        let (got, calls) = mem.bytes_many(&regions);
+        let (got, calls) = mem.bytes_batched(&regions);
         assert!(got[10].is_none() && got[9].is_some() && got[11].is_some() && got[2499].is_some());
         assert_eq!(calls, 5, "10 in the first call, the bad one alone, then the rest in three");
+    }
+
+    /// Regions close together are read as one span, in any order and overlapping; a span that
+    /// crosses an unmapped page falls back to its regions, and only the unreadable one is lost.
+    #[test]
+    fn bytes_many_reads_neighbouring_regions_as_one_span() {
+        let data: Vec<u8> = (0..64 * 1024u32).map(|i| (i % 251) as u8).collect();
+        let mem = Memory::new(remoteprocess::Process::new(std::process::id() as remoteprocess::Pid).unwrap());
+        let base = data.as_ptr() as usize;
+        let regions: Vec<(usize, usize)> = (0..500).rev().map(|k| (base + k * 120, 200)).collect();
+        let (got, calls) = mem.bytes_many(&regions);
+        assert_eq!(calls, 1, "one span for regions 120 bytes apart");
+        for (&(addr, len), g) in regions.iter().zip(&got) {
+            assert_eq!(g.as_deref(), Some(&data[addr - base..addr - base + len]));
+        }
+        // An unmapped page between two readable regions.
+        let page = 4096;
+        // SAFETY: a fresh anonymous mapping of three pages, the middle one then unmapped; it is
+        // only read through process_vm_readv (which checks it) and unmapped at the end.
+        let m = unsafe { libc::mmap(std::ptr::null_mut(), 3 * page, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) } as usize;
+        assert_ne!(m as *mut libc::c_void, libc::MAP_FAILED);
+        unsafe { libc::munmap((m + page) as *mut libc::c_void, page) };
+        let regions = [(m + page - 64, 32), (m + page - 16, 32), (m + 2 * page + 8, 32)];
+        let (got, calls) = mem.bytes_many(&regions);
+        assert!(got[0].is_some() && got[1].is_none() && got[2].is_some(), "{got:?}");
+        assert!(calls >= 2, "the span failed and was read region by region");
+        unsafe {
+            libc::munmap(m as *mut libc::c_void, page);
+            libc::munmap((m + 2 * page) as *mut libc::c_void, page);
+        }
     }
 }
