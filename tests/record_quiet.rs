@@ -1,5 +1,5 @@
 //! Quiet threads: a thread the scheduler has not run since it was last read asleep is not read
-//! again, and from 64 threads on the reader leaves it out and its last sample is repeated
+//! again, and when its stack is unchanged the reader leaves it out and its last sample is repeated
 //! (`profiler/src/sampler.rs`, `quiet_threads` and `repeat_elided`). What must hold: a thread
 //! that slept long and then moved on is seen where it moved to, at once — never at the line it
 //! slept at (`tests/scripts/quiet_stages.py` logs when its workers moved).

@@ -184,9 +184,6 @@ impl KernelReading {
 /// together would stall the sampler for a tenth of a second at once.
 const TYPES_PER_WALK: usize = 48;
 
-/// From how many threads of a process the threads the scheduler did not run are not read again.
-const QUIET_FROM_THREADS: usize = 64;
-
 /// Samples a root process (and, optionally, its Python descendants) until told to stop.
 pub struct Sampler {
     opts: SamplerOptions,
@@ -793,16 +790,12 @@ impl Sampler {
     /// could hide a thread that ran): otherwise none is quiet and every thread is read.
     fn quiet_threads(&mut self, pid: u32) -> FxHashSet<u32> {
         let Some(rec) = self.sched.as_ref() else { return FxHashSet::default() };
-        // Only where reading every thread costs: below this many threads every thread is read.
-        // On all programs, `record_wait_objects`'s multiprocessing-lock test failed in 1 of 3
-        // runs (2026-11-28): in the failing runs the switch-ins seen for its two lockers were one
-        // burst every 30 ms, though the program logged lock hand-offs (futex wake-ups) and 15 ms
-        // and 4 ms sleeps in between, so the lockers were taken for asleep at one line for
-        // whole cycles. Not understood yet (no event was counted lost; a `perf record` of the same
-        // program sees every switch-in): until it is, small programs are read in full.
-        if self.threads.keys().filter(|(p, _)| *p == pid).count() < QUIET_FROM_THREADS {
-            return FxHashSet::default();
-        }
+        // Every program, whatever its number of threads. (Until 2026-12-07 only processes of 64
+        // threads or more: `record_wait_objects`'s multiprocessing-lock test had failed in 1 of 3
+        // runs with it on for all, its lockers taken for asleep for whole cycles. Two bugs that
+        // made a reading stand wrongly were found since (see `KernelReading::off_cpu` and the
+        // new-thread reading in `observe`); with them fixed that test passed 6 of 6 runs on
+        // 3.11, 3.13 and 3.14, also under load.)
         let last_lost = &mut self.sched_lost_seen;
         let threads = &self.threads;
         rec.switch_ins(|last_in, lost| {
