@@ -410,6 +410,21 @@ impl Interpreter {
     }
 
     fn walk_threads(&mut self, locals: bool) -> Result<Vec<StackTrace>> {
+        // The one buffer of thread states goes back whatever the walk's outcome: a walk that
+        // failed half way (the target exiting, a state freed under it) must not leave the next
+        // walk of some threads pointing into a buffer that is gone.
+        // A full walk's copy is the only one a later walk of some threads may follow: the last
+        // one's places are dropped before this one starts, so a failed walk leaves none.
+        if self.only.is_none() {
+            self.batch_at.clear();
+        }
+        let mut batch = std::mem::take(&mut self.tstate_batch);
+        let out = self.walk_threads_into(locals, &mut batch);
+        self.tstate_batch = batch;
+        out
+    }
+
+    fn walk_threads_into(&mut self, locals: bool, batch: &mut Vec<u8>) -> Result<Vec<StackTrace>> {
         let began = std::time::Instant::now();
         self.walk += 1;
         let filtered = self.only.is_some();
@@ -438,14 +453,13 @@ impl Interpreter {
         // Each state's place in `batch` (one buffer for all: a thousand states are a thousand
         // regions but no allocation each).
         let mut copies: FxHashMap<usize, usize> = FxHashMap::default();
-        let mut batch = std::mem::take(&mut self.tstate_batch);
         if filtered && !self.batch_at.is_empty() {
             // A walk of some threads follows the tick's full walk within microseconds: its copy
             // of the thread states stands (a thousand states are not read again for a few).
             copies = self.batch_at.clone();
         } else if self.prev_tstates.len() > 1 {
             let regions: Vec<(usize, usize)> = self.prev_tstates.iter().map(|&a| (a, span)).collect();
-            let (at, calls) = self.mem.bytes_many_into(&regions, &mut batch);
+            let (at, calls) = self.mem.bytes_many_into(&regions, batch);
             reads += calls;
             copies = self.prev_tstates.iter().copied().zip(at).filter_map(|(a, o)| Some((a, o?))).collect();
         }
@@ -464,8 +478,10 @@ impl Interpreter {
             while ts != 0 && seen < MAX_THREADS && visited.insert(ts) {
                 seen += 1;
                 order.push(ts);
-                let head: &[u8] = match copies.remove(&ts) {
-                    Some(o) => &batch[o..o + span],
+                // A copy too short for this walk's span (the full walk's span was narrower, the
+                // asyncio offsets learned since) is not used: the state is read on its own.
+                let head: &[u8] = match copies.remove(&ts).and_then(|o| batch.get(o..o + span)) {
+                    Some(copy) => copy,
                     None => {
                         reads += 1;
                         own = self.mem.bytes(ts, span)?;
@@ -528,7 +544,6 @@ impl Interpreter {
                 ts = next;
             }
         }
-        self.tstate_batch = batch;
         // Threads that ended take their cached stacks with them.
         self.stacks.retain(|(ts, _), _| visited.contains(ts));
         self.prev_tstates = order;

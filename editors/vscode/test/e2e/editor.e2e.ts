@@ -786,7 +786,20 @@ describe("VS Code (code-server) with the installed .vsix", () => {
     const runsPane = page.locator('.pane:has(.pane-header[aria-label^="Runs"])');
     if (!(await runsPane.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="ThreadRadar"]').first().click();
     const rows = runsPane.locator(".monaco-list-row", { hasText: TEST });
-    await page.waitForFunction((t) => Array.from(document.querySelectorAll(".pane .monaco-list-row")).filter((r) => r.textContent?.includes(t)).length >= 2, TEST, { timeout: 30_000 });
+    // The view settled: both rows with their outcome, and the new run active (first in the list
+    // and in the status bar). A right-click while the view still re-renders for the new run (it
+    // does once when the file appears and once when the run becomes active) can open a menu for a
+    // row that is replaced under it, which closes the menu.
+    const suffix = stem(second).split("-").pop() ?? "";
+    await page.waitForFunction(
+      ({ t, s }: { t: string; s: string }) => {
+        const rows = Array.from(document.querySelectorAll<HTMLElement>(".pane .monaco-list-row")).filter((r) => r.textContent?.includes(t) && r.textContent.includes("1 passed"));
+        const bar = Array.from(document.querySelectorAll<HTMLElement>(".statusbar-item")).some((e) => e.innerText.includes("ThreadRadar:") && e.innerText.includes(s));
+        return rows.length >= 2 && (rows[0]?.textContent ?? "").includes("active") && bar;
+      },
+      { t: TEST, s: suffix },
+      { timeout: 30_000 },
+    );
     // Newest first: the new run's row, then the earlier one's.
     await rows.first().click({ button: "right" });
     const item = page.locator(".context-view .action-item", { hasText: "Compare with Previous Run of This Test" }).first();
