@@ -101,7 +101,9 @@ pub struct Interpreter {
     /// The last full walk's copy of every thread state (kept to reuse its allocation), and each
     /// state's place in it.
     tstate_batch: Vec<u8>,
-    batch_at: FxHashMap<usize, usize>,
+    batch_at: StateCopy,
+    /// The states a walk has met (kept to reuse its allocation: a thousand threads a tick).
+    visited: FxHashSet<usize>,
     /// Type names by type object address, with the walk that read them ([`Interpreter::type_name_of`]).
     type_names: FxHashMap<usize, (u64, String)>,
     /// For a walk with arguments: the Python thread ids whose stacks are wanted (the waits
@@ -130,6 +132,29 @@ pub enum Found {
 /// ("Unsupported version"), so `error::classify_attach_error` gives one sentence for both.
 fn unsupported(version: &str, why: &str) -> anyhow::Error {
     anyhow!("Unsupported version of Python: CPython {version}{why}")
+}
+
+/// A copy of thread states read in one call: the states in the order read, and each one's place in
+/// the buffer (`None` where it could not be read). A walk meets the states in the order the last
+/// walk did, unless threads began or ended: the next state is looked up at the cursor first, and
+/// through an index built on the first miss.
+#[derive(Default)]
+struct StateCopy {
+    states: Vec<usize>,
+    at: Vec<Option<usize>>,
+    cursor: usize,
+    index: Option<FxHashMap<usize, usize>>,
+}
+
+impl StateCopy {
+    fn find(&mut self, ts: usize) -> Option<usize> {
+        let k = match self.states.get(self.cursor) {
+            Some(&s) if s == ts => self.cursor,
+            _ => *self.index.get_or_insert_with(|| self.states.iter().enumerate().map(|(i, &s)| (s, i)).collect()).get(&ts)?,
+        };
+        self.cursor = k + 1;
+        self.at.get(k).copied().flatten()
+    }
 }
 
 impl Interpreter {
@@ -197,7 +222,8 @@ impl Interpreter {
             elide: FxHashSet::default(),
             elided: Vec::new(),
             tstate_batch: Vec::new(),
-            batch_at: FxHashMap::default(),
+            batch_at: StateCopy::default(),
+            visited: FxHashSet::default(),
             type_names: FxHashMap::default(),
             only: None,
             last_interps: Vec::new(),
@@ -416,7 +442,7 @@ impl Interpreter {
         // A full walk's copy is the only one a later walk of some threads may follow: the last
         // one's places are dropped before this one starts, so a failed walk leaves none.
         if self.only.is_none() {
-            self.batch_at.clear();
+            self.batch_at = StateCopy::default();
         }
         let mut batch = std::mem::take(&mut self.tstate_batch);
         let out = self.walk_threads_into(locals, &mut batch);
@@ -436,8 +462,9 @@ impl Interpreter {
         };
         let o = self.o().clone();
         let mut out = Vec::new();
-        let mut visited = FxHashSet::default();
-        let mut order = Vec::new();
+        let mut visited = std::mem::take(&mut self.visited);
+        visited.clear();
+        let mut order = Vec::with_capacity(self.prev_tstates.len());
         let mut reused = 0;
         let mut reads = 0;
         // Every thread state the last walk met, in one call: the lists are followed through this
@@ -452,19 +479,17 @@ impl Interpreter {
         }
         // Each state's place in `batch` (one buffer for all: a thousand states are a thousand
         // regions but no allocation each).
-        let mut copies: FxHashMap<usize, usize> = FxHashMap::default();
-        if filtered && !self.batch_at.is_empty() {
+        let mut copies = StateCopy::default();
+        if filtered && !self.batch_at.states.is_empty() {
             // A walk of some threads follows the tick's full walk within microseconds: its copy
             // of the thread states stands (a thousand states are not read again for a few).
-            copies = self.batch_at.clone();
+            copies = std::mem::take(&mut self.batch_at);
+            copies.cursor = 0;
         } else if self.prev_tstates.len() > 1 {
             let regions: Vec<(usize, usize)> = self.prev_tstates.iter().map(|&a| (a, span)).collect();
             let (at, calls) = self.mem.bytes_many_into(&regions, batch);
             reads += calls;
-            copies = self.prev_tstates.iter().copied().zip(at).filter_map(|(a, o)| Some((a, o?))).collect();
-        }
-        if !filtered {
-            self.batch_at = copies.clone();
+            copies = StateCopy { states: self.prev_tstates.clone(), at, cursor: 0, index: None };
         }
         let mut own: Vec<u8>;
         for (k, &interp) in interps.iter().enumerate() {
@@ -480,7 +505,7 @@ impl Interpreter {
                 order.push(ts);
                 // A copy too short for this walk's span (the full walk's span was narrower, the
                 // asyncio offsets learned since) is not used: the state is read on its own.
-                let head: &[u8] = match copies.remove(&ts).and_then(|o| batch.get(o..o + span)) {
+                let head: &[u8] = match copies.find(ts).and_then(|o| batch.get(o..o + span)) {
                     Some(copy) => copy,
                     None => {
                         reads += 1;
@@ -509,10 +534,16 @@ impl Interpreter {
                 }
                 // A thread the scheduler has not run since the last walk cannot have moved its
                 // frames: on 3.11/3.12 its frame pointer (behind `cframe`) is not read again.
-                let quiet = !locals && self.quiet.contains(&native) && self.stacks.contains_key(&(ts, thread_id));
+                // The innermost frame of its cached stack, looked up once (a thousand quiet
+                // threads a tick).
+                let cached_top: Option<usize> = match !locals && self.quiet.contains(&native) {
+                    true => self.stacks.get(&(ts, thread_id)).map(|(chain, _)| chain.first().map_or(0, |f| f.addr)),
+                    false => None,
+                };
+                let quiet = cached_top.is_some();
                 let frame = match o.tstate_cframe {
                     None => field(o.tstate_current_frame) as usize,
-                    Some(_) if quiet => self.stacks[&(ts, thread_id)].0.first().map_or(0, |f| f.addr),
+                    Some(_) if quiet => cached_top.unwrap_or(0),
                     // 3.11, 3.12: tstate->cframe->current_frame.
                     Some(_) => match field(frame_field) as usize {
                         0 => 0,
@@ -527,7 +558,7 @@ impl Interpreter {
                 }
                 let chunk = if o.tstate_datastack_chunk != 0 { field(o.tstate_datastack_chunk) as usize } else { 0 };
                 let base = if o.tstate_base_frame != 0 { field(o.tstate_base_frame) as usize } else { 0 };
-                let reuse = quiet && frame != 0 && self.stacks.get(&(ts, thread_id)).is_some_and(|(chain, _)| chain.first().is_some_and(|f| f.addr == frame));
+                let reuse = quiet && frame != 0 && cached_top == Some(frame);
                 reused += reuse as usize;
                 if reuse && !filtered && ts != holder && self.elide.contains(&native) {
                     self.elided.push((thread_id, native));
@@ -544,8 +575,15 @@ impl Interpreter {
                 ts = next;
             }
         }
-        // Threads that ended take their cached stacks with them.
-        self.stacks.retain(|(ts, _), _| visited.contains(ts));
+        // Threads that ended take their cached stacks with them (a walk that met the states the
+        // last one did, and has no more stacks than states, has none to drop).
+        if order != self.prev_tstates || self.stacks.len() > order.len() {
+            self.stacks.retain(|(ts, _), _| visited.contains(ts));
+        }
+        self.visited = visited;
+        // A full walk's copy is the one later walks of some threads follow; a walk of some
+        // threads hands back the copy it borrowed (or the one it read into the buffer).
+        self.batch_at = copies;
         self.prev_tstates = order;
         self.last_interps = interps;
         self.last_reads = reads;

