@@ -583,6 +583,7 @@ impl WaitReader {
     ) -> Vec<(ThreadId, WaitId)> {
         self.locals_reads += 1;
         let mut out = Vec::new();
+        let mut patches = Vec::new();
         for p in std::mem::take(&mut self.pending) {
             // A failed read counts against the thread's tries; found, it stops them.
             if let Some(c) = self.threads.get_mut(&p.thread) {
@@ -680,10 +681,11 @@ impl WaitReader {
                 c.object = Some((c.key.2, obj, now_ns));
             }
             if let Some((since, old)) = patch {
-                patch_since(b, p.thread, since, old, id);
+                patches.push((p.thread, since, old, id));
             }
             out.push((p.thread, id));
         }
+        patch_many(b, &patches);
         out
     }
 
@@ -712,9 +714,30 @@ fn without_object(run: &crate::run::Run, t: &WaitTarget) -> bool {
 
 /// Gives `thread`'s samples from `since` on that carry wait `old` the wait `new`.
 fn patch_since(b: &mut RunBuilder, thread: ThreadId, since: u32, old: WaitId, new: WaitId) {
-    for s in b.run_mut().samples.iter_mut().skip(since as usize) {
-        for ts in s.threads.iter_mut().filter(|ts| ts.thread == thread && ts.wait == Some(old)) {
-            ts.wait = Some(new);
+    patch_many(b, &[(thread, since, old, new)]);
+}
+
+/// [`patch_since`] for several threads in one pass over the samples: a walk resolves up to 48
+/// threads' objects at once, and a pass each over the samples since their waits began (a
+/// thousand threads each) cost milliseconds a tick while a program's many threads were read.
+fn patch_many(b: &mut RunBuilder, patches: &[(ThreadId, u32, WaitId, WaitId)]) {
+    let Some(from) = patches.iter().map(|p| p.1).min() else { return };
+    let by_thread: rustc_hash::FxHashMap<ThreadId, (u32, WaitId, WaitId)> = patches.iter().map(|&(t, since, old, new)| (t, (since, old, new))).collect();
+    if by_thread.len() < patches.len() {
+        // A thread twice: its patches apply in order, one pass each.
+        for p in patches {
+            patch_many(b, std::slice::from_ref(p));
+        }
+        return;
+    }
+    for (i, s) in b.run_mut().samples.iter_mut().enumerate().skip(from as usize) {
+        for ts in s.threads.iter_mut() {
+            let Some(wait) = ts.wait else { continue };
+            if let Some(&(since, old, new)) = by_thread.get(&ts.thread) {
+                if i >= since as usize && wait == old {
+                    ts.wait = Some(new);
+                }
+            }
         }
     }
 }
