@@ -160,36 +160,11 @@ pub struct ChunkRef<'a> {
     pub end: bool,
 }
 
-/// A [`ChunkRef`] that owns its parts, to be written by another thread ([`BackgroundWriter`]).
-#[derive(Default)]
-pub struct OwnedChunk {
-    pub meta: Option<Meta>,
-    pub strings: Vec<String>,
-    pub files: Vec<SourceFile>,
-    pub functions: Vec<Function>,
-    pub frames: Vec<Frame>,
-    pub stacks: Vec<StackNode>,
-    pub processes: Vec<Process>,
-    pub threads: Vec<Thread>,
-    pub thread_updates: Vec<(ThreadId, Thread)>,
-    pub samples: Vec<Sample>,
-    pub waits: Vec<WaitTarget>,
-    pub sched: Option<SchedInfo>,
-    pub switches: Vec<SchedSwitch>,
-    pub wakeups: Vec<SchedWakeup>,
-    pub locks: Option<LockInfo>,
-    pub lock_events: Vec<LockEvent>,
-    pub tasks_info: Option<crate::tasks::TasksInfo>,
-    pub tasks: Vec<crate::tasks::Task>,
-    pub task_updates: Vec<(crate::tasks::TaskId, crate::tasks::Task)>,
-    pub task_runs: Vec<crate::tasks::TaskRun>,
-    pub task_states: Vec<crate::tasks::TaskState>,
-}
-
-impl OwnedChunk {
+/// A [`Chunk`] is also what the [`BackgroundWriter`] hands to its thread: a copy of a [`ChunkRef`].
+impl Chunk {
     /// A copy of what `chunk` borrows.
-    pub fn of(chunk: &ChunkRef) -> OwnedChunk {
-        OwnedChunk {
+    fn of(chunk: &ChunkRef) -> Chunk {
+        Chunk {
             meta: chunk.meta.cloned(),
             strings: chunk.strings.to_vec(),
             files: chunk.files.to_vec(),
@@ -211,6 +186,8 @@ impl OwnedChunk {
             task_updates: chunk.task_updates.iter().map(|&(i, t)| (i, t.clone())).collect(),
             task_runs: chunk.task_runs.to_vec(),
             task_states: chunk.task_states.to_vec(),
+            sched_packed: None,
+            end: false,
         }
     }
 
@@ -249,7 +226,7 @@ impl OwnedChunk {
 /// which the sampling thread would otherwise miss. Dropping it waits for every chunk handed over
 /// to be written (the caller then replaces the file with the finished run).
 pub struct BackgroundWriter {
-    tx: Option<std::sync::mpsc::Sender<OwnedChunk>>,
+    tx: Option<std::sync::mpsc::Sender<Chunk>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -257,7 +234,7 @@ impl BackgroundWriter {
     /// Creates `path` (see [`StreamWriter::create`]) and the writing thread.
     pub fn create(path: &Path) -> Result<BackgroundWriter, RunFileError> {
         let mut writer = StreamWriter::create(path)?;
-        let (tx, rx) = std::sync::mpsc::channel::<OwnedChunk>();
+        let (tx, rx) = std::sync::mpsc::channel::<Chunk>();
         let thread = std::thread::Builder::new()
             .name("threadradar-writer".into())
             .spawn(move || {
@@ -272,9 +249,10 @@ impl BackgroundWriter {
         Ok(BackgroundWriter { tx: Some(tx), thread: Some(thread) })
     }
 
-    /// Hands `chunk` to the writing thread; false once that thread stopped (a write failed).
-    pub fn send(&self, chunk: OwnedChunk) -> bool {
-        self.tx.as_ref().is_some_and(|tx| tx.send(chunk).is_ok())
+    /// Hands a copy of `chunk` to the writing thread; false once that thread stopped (a write
+    /// failed).
+    pub fn send(&self, chunk: &ChunkRef) -> bool {
+        self.tx.as_ref().is_some_and(|tx| tx.send(Chunk::of(chunk)).is_ok())
     }
 }
 
@@ -696,6 +674,35 @@ mod tests {
         assert!(text.starts_with("{\"format\":\"threadradar-run\",\"version\":2}\n"), "{}", &text[..80]);
         let back = read(&again).unwrap();
         assert_eq!(Run { version: 1, ..back }, run);
+    }
+
+    #[test]
+    fn the_background_writer_writes_every_chunk_it_was_handed_before_it_is_dropped() {
+        use crate::builder::{new_thread, RunBuilder};
+        use crate::run::{Sample, ThreadSample};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("live.json");
+        let mut b = RunBuilder::new(Meta { interval_ms: 3.0, ..Meta::default() });
+        let t = b.thread(new_thread(1, 1, 7, "MainThread", "_MainThread"));
+        let w = BackgroundWriter::create(&path).unwrap();
+        // Chunks of 1 000 samples, handed over faster than they are written; each copy is the
+        // chunk as it was when handed over (the run grows and is renamed meanwhile).
+        for c in 0..20u64 {
+            for i in 0..1000u64 {
+                b.push_sample(Sample { t: (c * 1000 + i) * 3_000_000, threads: vec![ThreadSample { thread: t, ..Default::default() }] });
+            }
+            let run = b.run();
+            let from = (c * 1000) as usize;
+            let meta = (c == 0).then_some(&run.meta);
+            let threads = if c == 0 { &run.threads[..] } else { &[] };
+            assert!(w.send(&ChunkRef { meta, threads, samples: &run.samples[from..], ..Default::default() }));
+            b.run_mut().threads[0].name = format!("renamed {c}");
+        }
+        drop(w);
+        let got = read(&path).unwrap();
+        assert_eq!(got.samples.len(), 20_000);
+        assert!(got.samples.windows(2).all(|p| p[1].t == p[0].t + 3_000_000));
+        assert_eq!(got.threads[0].name, "MainThread");
     }
 
     #[test]

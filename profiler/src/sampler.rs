@@ -625,7 +625,7 @@ impl Sampler {
         };
         // Copied (a few milliseconds for half a second of a thousand threads) and written on the
         // writer's thread: the sampling goes on meanwhile.
-        if !st.writer.as_ref().is_some_and(|w| w.send(crate::runfile::OwnedChunk::of(&chunk))) {
+        if !st.writer.as_ref().is_some_and(|w| w.send(&chunk)) {
             return;
         }
         st.strings = run.strings.len();
