@@ -53,9 +53,19 @@ impl StackSource {
         // does not wait) may have been looked at before it was there, and py-spy then waited for
         // it. Look again now that it is mapped — only for the versions the own reader reads, so
         // that an older Python's symbols are not parsed a third time.
-        if (spy.version.major, spy.version.minor) >= (3, 11) {
-            if let Ok(Found::Interpreter(i)) = Interpreter::find(pid) {
-                return Ok(StackSource::DebugOffsets(i));
+        //
+        // A program started through more than one `exec` (`chroot DIR sh -c 'cd … && exec
+        // python3.14 …'`) can be caught between them, or with its binary mapped but not yet
+        // readable through its root: CI saw such a 3.14 read by py-spy once. A few more looks,
+        // 20 ms apart, before the fallback is taken for the whole run.
+        if (spy.version.major, spy.version.minor) >= (3, 11) && !std::env::var("THREADRADAR_READER").is_ok_and(|r| r == "py-spy") {
+            for look in 0..8 {
+                match Interpreter::find(pid) {
+                    Ok(Found::Interpreter(i)) => return Ok(StackSource::DebugOffsets(i)),
+                    Ok(Found::NotHere) => tracing::debug!(pid, look, "the own reader found no interpreter; py-spy did"),
+                    Err(e) => tracing::debug!(pid, look, "the own reader could not look: {e:#}"),
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
             }
         }
         let gil = GilProbe::new(spy.addresses.threadstate_address, spy.version.major, spy.version.minor);
