@@ -237,7 +237,9 @@ fn the_table_has_arrow_rows_and_top_cuts_it() {
     assert_eq!(v["artifacts"].as_array().unwrap().len(), 3);
     assert!(v["listed"].as_u64().unwrap() > 3);
 
-    let out = stdout(&run_ok(&r.dir, &["compare", buggy, fixed, "--color", "always", "--level", "class"]));
+    // The program's own classes: in a 0.3 s fixed run, the standard library's import machinery
+    // (FrozenImporter, _LoaderBasics) can change by more than WorkerManager and fill the 20 rows.
+    let out = stdout(&run_ok(&r.dir, &["compare", buggy, fixed, "--color", "always", "--level", "class", "--no-stdlib"]));
     assert!(out.contains("Classes by change") && out.contains("WorkerManager  ("), "{out}");
     assert!(out.contains("\x1b[32m") || out.contains("\x1b[31m"), "a coloured change: {out}");
 }
