@@ -798,6 +798,30 @@ mod tests {
         assert_eq!(find_site(&[f("Lock.acquire", "/x/threading.py", 10), f("main", "/app/m.py", 3)], &mut no_source), None);
     }
 
+    /// One pass patches several threads, each only from its own `since` and only where it
+    /// carries its own `old` wait; a thread listed twice gets its patches in order.
+    #[test]
+    fn patches_of_several_threads_apply_in_one_pass_and_a_thread_twice_in_order() {
+        let mut b = RunBuilder::new(Default::default());
+        let [a, c, d] = [2, 3, 4].map(|tid| b.thread(crate::builder::new_thread(1, tid, tid as u64, "t", "Thread")));
+        // a waits on 0 throughout; c on 1 and then on 2 from sample 3; d on 0 too.
+        for i in 0..6u32 {
+            let ts = |thread, wait| crate::run::ThreadSample { thread, state: ThreadState::Idle, wait: Some(wait), ..Default::default() };
+            b.push_sample(crate::run::Sample { t: i as u64, threads: vec![ts(a, 0), ts(c, if i < 3 { 1 } else { 2 }), ts(d, 0)] });
+        }
+        let waits_of = |b: &RunBuilder, th| b.run().samples.iter().map(|s| s.threads.iter().find(|t| t.thread == th).unwrap().wait.unwrap()).collect::<Vec<_>>();
+        patch_many(&mut b, &[(a, 2, 0, 5), (c, 0, 1, 6)]);
+        assert_eq!(waits_of(&b, a), [0, 0, 5, 5, 5, 5], "from its own since on");
+        assert_eq!(waits_of(&b, c), [6, 6, 6, 2, 2, 2], "only where it carried its old wait");
+        assert_eq!(waits_of(&b, d), [0; 6], "another thread's samples of the same wait are its own");
+        // Twice: the second patch sees the first's result (one map of both would lose it).
+        patch_many(&mut b, &[(a, 0, 0, 7), (a, 0, 7, 8), (d, 4, 0, 9)]);
+        assert_eq!(waits_of(&b, a), [8, 8, 5, 5, 5, 5]);
+        assert_eq!(waits_of(&b, d), [0, 0, 0, 0, 9, 9]);
+        patch_many(&mut b, &[]);
+        assert_eq!(waits_of(&b, a), [8, 8, 5, 5, 5, 5], "no patch changes nothing");
+    }
+
     /// One frame of a walk with arguments, as the stack source gives it.
     /// The stack of Python thread 7 of process 1 (the thread `blocked_sample` observes).
     fn python7_trace(frames: Vec<py_spy::stack_trace::Frame>) -> py_spy::StackTrace {
