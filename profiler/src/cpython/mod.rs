@@ -814,15 +814,12 @@ impl Interpreter {
                 active
             }
         };
-        let mut out = HashMap::new();
-        for (key, thread) in self.mem.dict_items(active)? {
-            let Ok(id) = self.mem.long(key) else { continue };
-            if let Ok(Some(name)) = self.mem.attribute(thread, "_name") {
-                if let Ok(name) = self.mem.string(name) {
-                    out.insert(id, name);
-                }
-            }
-        }
-        Ok(out)
+        // Every thread's `_name` and its text in a few batched reads (see `attributes_many`).
+        let items = self.mem.dict_items(active)?;
+        let threads: Vec<usize> = items.iter().map(|&(_, t)| t).collect();
+        let keys: Vec<usize> = items.iter().map(|&(k, _)| k).collect();
+        let names = self.mem.strings_many(&self.mem.attributes_many(&threads, "_name"));
+        let ids = self.mem.longs_many(&keys);
+        Ok(ids.into_iter().zip(names).filter_map(|(id, name)| Some((id?, name?))).collect())
     }
 }
