@@ -69,3 +69,48 @@ fn threads_that_slept_long_are_seen_where_they_moved_to() {
     assert!(before > 80 * 100 && after > 80 * 100, "{before} samples before, {after} after");
     assert!(stale.is_empty(), "{} samples after the move show the old line or state: {:?}", stale.len(), &stale[..stale.len().min(10)]);
 }
+
+/// Many threads that begin to wait together (`tests/scripts/many_waiters.py`): their samples
+/// stand unread while their wait objects and types are read a few threads per walk, and the
+/// objects, once read, go to the samples before too. What must hold: every waiter's every sample
+/// in the wait carries the gate the program reports (`id(gate)`), and every waiter is typed by its
+/// class.
+#[test]
+fn many_threads_that_wait_together_all_get_their_wait_object_and_type() {
+    if let Some(why) = threadradar_profiler::sched::not_permitted() {
+        skip("perf events", &why);
+        return;
+    }
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("waiters.json");
+    let rec = record(&path, &["--interval-ms", "3"], &[&script("many_waiters.py"), "400", "2"]);
+    assert!(rec.status.success(), "{}", stderr(&rec));
+    let log: serde_json::Value = serde_json::from_slice(rec.stdout.split(|&b| b == b'\n').find(|l| l.starts_with(b"{")).expect("the program's log")).unwrap();
+    let run = read(&path);
+    let t0 = run.meta.started_at.expect("an exact start time");
+    let gate = log["gate"].as_u64().unwrap();
+    let (ready, released) = (log["ready"].as_f64().unwrap() - t0, log["released"].as_f64().unwrap() - t0);
+    let waiters: Vec<usize> = (0..run.threads.len()).filter(|&i| run.threads[i].name.starts_with("waiter-")).collect();
+    assert_eq!(waiters.len(), 400);
+    let untyped: Vec<&str> = waiters.iter().map(|&i| &run.threads[i]).filter(|t| t.thread_type != "Waiter").map(|t| t.name.as_str()).collect();
+    assert!(untyped.is_empty(), "{} waiters not typed Waiter: {:?}", untyped.len(), &untyped[..untyped.len().min(10)]);
+    let unchanged = run.meta.unchanged_thread_reads;
+    let (mut samples, mut wrong) = (0, Vec::new());
+    for s in &run.samples {
+        let at = s.t as f64 / 1e9;
+        if at <= ready + 0.01 || at >= released - 0.01 {
+            continue;
+        }
+        for t in s.threads.iter().filter(|t| waiters.contains(&(t.thread as usize))) {
+            samples += 1;
+            let object = t.wait.and_then(|w| run.waits[w as usize].object.as_ref()).map(|o| (o.addr, run.strings[o.type_name as usize].as_str()));
+            if object.map(|o| o.0) != Some(gate) {
+                wrong.push(format!("{} at {at:.3} s: {object:?}", run.threads[t.thread as usize].name));
+            }
+        }
+    }
+    eprintln!("{samples} waiter samples in the wait, {unchanged} observations not read");
+    assert!(samples > 400 * 300, "{samples} waiter samples in the wait");
+    assert!(wrong.is_empty(), "{} of {samples} waiter samples do not carry the gate ({gate:#x}): {:?}", wrong.len(), &wrong[..wrong.len().min(10)]);
+}

@@ -180,9 +180,10 @@ impl KernelReading {
 }
 
 /// At most this many threads' types are read in one walk with arguments (the others at later
-/// ticks): each costs a read of every argument of every frame, and a thousand threads started
-/// together would stall the sampler for a tenth of a second at once.
-const TYPES_PER_WALK: usize = 48;
+/// ticks): each costs a read of every argument of every frame (about 80 µs), and a thousand
+/// threads started together would stall the sampler for a tenth of a second at once. 48 made
+/// every such tick of a thousand-thread start-up miss one or two (issue #30).
+const TYPES_PER_WALK: usize = 16;
 
 /// Samples a root process (and, optionally, its Python descendants) until told to stop.
 pub struct Sampler {
@@ -216,6 +217,9 @@ pub struct Sampler {
     stream: Option<Stream>,
     /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
     tick_holder: Option<Option<u64>>,
+    /// The `/proc` files of the threads found before the first tick, opened then (see
+    /// [`Sampler::open_thread_files`]); taken by the first tick, the rest closed after it.
+    preopened: FxHashMap<(u32, u32), ThreadProc>,
     /// When this tick began (its sample's `t`): threads' read offsets count from it.
     tick_at: Instant,
     /// What blocked threads wait on.
@@ -373,6 +377,7 @@ impl Sampler {
             roots: HashMap::new(),
             stream: None,
             tick_holder: None,
+            preopened: FxHashMap::default(),
             tick_at: now,
             waits: Default::default(),
             sched: None,
@@ -646,11 +651,26 @@ impl Sampler {
         self.stream = Some(st);
     }
 
+    /// Opens the `/proc` files of every thread of the sampled processes before the clock starts,
+    /// as py-spy reads a process before sampling it: three opens per thread, 60 ms of the first
+    /// tick for a program of a thousand threads (twenty ticks it would miss), are part of
+    /// attaching, not of the run.
+    fn open_thread_files(&mut self) {
+        for spy in &self.spies {
+            for tid in procfs::thread_ids(spy.pid).unwrap_or_default() {
+                if let Ok(p) = ThreadProc::open(spy.pid, tid) {
+                    self.preopened.insert((spy.pid, tid), p);
+                }
+            }
+        }
+    }
+
     /// Samples until `stop` is set, the duration elapses or every process has exited; calls
     /// `progress` about ten times a second. Returns why it ended.
     pub fn run_until(&mut self, stop: &AtomicBool, mut progress: impl FnMut(&Progress)) -> EndReason {
         set_timer_slack();
         let interval = self.opts.interval;
+        self.open_thread_files();
         self.start = Instant::now();
         // t = 0 of the scheduler's events: the same instant on their clock (CLOCK_MONOTONIC).
         self.sched_start.store(crate::sched::monotonic_ns(), Ordering::Relaxed);
@@ -885,9 +905,13 @@ impl Sampler {
             // The objects of waits that changed: one more walk of this process, with arguments.
             let walked = self.waits.has_pending() && self.waits.walk_due(pid, t);
             if walked {
-                let ids = self.waits.pending_ids(pid);
+                // The threads whose types are still to be read come along: their `self` is in
+                // the same walk (a walk of its own for them cost 3 ms per 48 threads).
+                let mut ids = self.waits.pending_ids(pid);
+                ids.extend(wants_type.drain());
                 match self.spies[si].spy.stack_traces_with_arguments_of(ids) {
                     Ok(with_args) => {
+                        self.types_from(pid, &with_args);
                         self.waits.drop_moved_on(&self.builder, |pid, tid| procfs::ThreadProc::open(pid, tid).ok()?.syscall());
                         let spy = &self.spies[si].spy;
                         let mut attribute = |obj: usize, name: &str| spy.attribute(obj, name);
@@ -925,6 +949,8 @@ impl Sampler {
             return;
         }
         self.builder.push_sample(Sample { t, threads });
+        // Threads that are not Python's (or ended): their files close.
+        self.preopened.clear();
         for (si, ids) in need_types {
             self.read_thread_types(si, ids);
         }
@@ -939,7 +965,16 @@ impl Sampler {
             if e.python_id != ident {
                 continue;
             }
-            if let Some(s) = e.quiet_sample {
+            if let Some(mut s) = e.quiet_sample {
+                // A wait whose object is still to be read: read with the next walk, a few
+                // threads at a time; the samples standing meanwhile get it then (`patch_many`).
+                if self.opts.waits && s.wait.is_some() {
+                    let now = self.waits.requeue(s.thread);
+                    if now.is_some() && now != s.wait {
+                        s.wait = now;
+                        e.quiet_sample = Some(s);
+                    }
+                }
                 // Its type is still read, at the ticks the sampler asks for it (see `observe`).
                 if e.type_attempts > 0 {
                     if e.bootstrap_seen {
@@ -986,7 +1021,7 @@ impl Sampler {
                     e.proc = None;
                 }
                 if e.proc.is_none() {
-                    e.proc = ThreadProc::open(pid, tid).ok();
+                    e.proc = self.preopened.remove(&(pid, tid)).or_else(|| ThreadProc::open(pid, tid).ok());
                 }
                 reading = e.proc.as_mut().map(KernelReading::take).or(Some(KernelReading::Vanished));
                 // Read after the stack walk: the stack may be older than this reading (the thread
@@ -1102,7 +1137,7 @@ impl Sampler {
             && !owns_gil
             && !e.name_pending
             && trace.thread_name.is_some()
-            && (!self.opts.waits || self.waits.settled(id));
+            && (!self.opts.waits || self.waits.settled(id) || self.waits.requeueable(id));
         e.quiet_sample = stands.then_some(sample);
         self.threads.insert(key, e);
         Some(sample)
@@ -1155,7 +1190,9 @@ impl Sampler {
         if name_pending {
             self.spies[si].spy.forget_thread_name(trace.thread_id);
         }
-        let os_name = tid.and_then(|tid| procfs::thread_comm(pid, tid));
+        // The OS name only stands in for a Python name still unknown (read for every thread, it
+        // was a third of a first tick's cost with a thousand threads).
+        let os_name = tid.filter(|_| python_name.is_none()).and_then(|tid| procfs::thread_comm(pid, tid));
         // A thread that has only the OS name it inherited (the process's `comm`): not the main
         // thread, and its name differs from the main thread's when it set one itself.
         let inherited_comm = python_name.is_none() && tid.is_some_and(|t| t != pid) && os_name.is_some() && os_name == procfs::thread_comm(pid, pid);
@@ -1215,7 +1252,14 @@ impl Sampler {
         let spy = &mut self.spies[si];
         let traces = spy.spy.stack_traces_with_arguments_of(ids.into_iter().collect());
         let pid = spy.pid;
-        let Ok(traces) = traces else { return };
+        if let Ok(traces) = traces {
+            self.types_from(pid, &traces);
+        }
+    }
+
+    /// The types of the threads still without one, from a walk of process `pid` with arguments:
+    /// the class of `self` in `Thread._bootstrap_inner`.
+    fn types_from(&mut self, pid: u32, traces: &[py_spy::StackTrace]) {
         for trace in traces {
             let key = thread_key(pid, trace.os_thread_id.map(|t| t as u32), trace.thread_id);
             let Some(e) = self.threads.get_mut(&key) else { continue };

@@ -232,12 +232,15 @@ struct Cached {
 
 /// An object reused for a thread at an unchanged stack is read again after this long.
 const REREAD_NS: u64 = 200_000_000;
-/// The most threads whose wait objects one walk with arguments reads.
-const OBJECTS_PER_WALK: usize = 48;
+/// The most threads whose wait objects one walk with arguments reads (about 80 µs each: 48 made
+/// a walk longer than a 3 ms tick). Threads whose samples stand meanwhile are queued again
+/// ([`WaitReader::requeue`]) until theirs is read.
+const OBJECTS_PER_WALK: usize = 16;
 /// At most one walk with arguments per process this often.
 const WALK_EVERY_NS: u64 = 10_000_000;
 
 /// A wait whose object is to be read from the frames' arguments.
+#[derive(Clone)]
 pub struct Pending {
     pub pid: u32,
     pub thread: ThreadId,
@@ -275,6 +278,9 @@ pub struct WaitReader {
     threads: HashMap<ThreadId, Cached>,
     lines: HashMap<String, Option<Vec<String>>>,
     pending: Vec<Pending>,
+    /// The read last queued for each thread, queued again by [`WaitReader::requeue`] while the
+    /// thread sleeps on and its sample stands unread.
+    queued: HashMap<ThreadId, Pending>,
     /// When each process was last walked with arguments (ns of the run).
     last_walk: HashMap<u32, u64>,
     /// The objects C-level wait sites were read to sleep on, by (process, futex): the name the
@@ -421,7 +427,7 @@ impl WaitReader {
             let due = same_site && o.now_ns.saturating_sub(read_at) >= REREAD_NS;
             self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: if due { 3 } else { 0 }, object: Some((o.stack, obj, read_at)), since });
             if due {
-                self.pending.push(Pending { pid: o.pid, thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
+                self.queue(Pending { pid: o.pid, thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
             }
             return Some(id);
         }
@@ -442,14 +448,14 @@ impl WaitReader {
             let due = o.now_ns.saturating_sub(read_at) >= REREAD_NS;
             self.threads.insert(o.thread, Cached { key, wait: Some(id), tries: if due { 3 } else { 0 }, object: Some((o.stack, obj, read_at)), since });
             if due {
-                self.pending.push(Pending { pid: o.pid, thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
+                self.queue(Pending { pid: o.pid, thread: o.thread, python_id: o.python_id, base: t, site, frames: o.frames.iter().map(|f| (f.name.to_string(), f.line)).collect(), frame_ids, caller });
             }
             return Some(id);
         }
         let tries = prev.as_ref().filter(|c| c.key == key).map_or(3, |c| c.tries);
         self.threads.insert(o.thread, Cached { key, wait: Some(base), tries, object: prev.and_then(|c| c.object), since });
         if tries > 0 {
-            self.pending.push(Pending {
+            self.queue(Pending {
                 pid: o.pid,
                 thread: o.thread,
                 python_id: o.python_id,
@@ -515,6 +521,30 @@ impl WaitReader {
             let id = b.wait(with);
             b.run_mut().samples[si].threads[ti].wait = Some(id);
         }
+    }
+
+    fn queue(&mut self, p: Pending) {
+        self.queued.insert(p.thread, p.clone());
+        self.pending.push(p);
+    }
+
+    /// Whether `thread`'s object read, as last queued, can be queued again without observing
+    /// the thread ([`WaitReader::requeue`]): it is still to be read.
+    pub fn requeueable(&self, thread: ThreadId) -> bool {
+        !self.settled(thread) && self.queued.contains_key(&thread)
+    }
+
+    /// Queues `thread`'s object read again as it was last queued, for a thread whose sample
+    /// stands unread because it has slept at the same stack since (a thousand threads that begin
+    /// to wait together are then read a few per walk, instead of every one read every tick until
+    /// its object is); returns its wait now, which the read patches with its object.
+    pub fn requeue(&mut self, thread: ThreadId) -> Option<WaitId> {
+        if self.settled(thread) {
+            self.queued.remove(&thread);
+        } else if let Some(p) = self.queued.get(&thread) {
+            self.pending.push(p.clone());
+        }
+        self.threads.get(&thread).and_then(|c| c.wait)
     }
 
     /// Whether some thread waits for its object to be read.
@@ -698,6 +728,7 @@ impl WaitReader {
     /// Forgets a thread's last wait (it runs now).
     pub fn forget(&mut self, thread: ThreadId) {
         self.threads.remove(&thread);
+        self.queued.remove(&thread);
     }
 
     /// Drops queued reads (the process could not be walked again).
