@@ -541,7 +541,9 @@ impl WaitReader {
     pub fn requeue(&mut self, thread: ThreadId) -> Option<WaitId> {
         if self.settled(thread) {
             self.queued.remove(&thread);
-        } else if let Some(p) = self.queued.get(&thread) {
+        } else if let Some(p) = self.queued.get(&thread).filter(|_| self.pending.len() < OBJECTS_PER_WALK) {
+            // No more than the next walk reads (the rest would be dropped unread): the same
+            // threads come first until theirs are read or their tries run out.
             self.pending.push(p.clone());
         }
         self.threads.get(&thread).and_then(|c| c.wait)
