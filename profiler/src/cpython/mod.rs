@@ -818,8 +818,19 @@ impl Interpreter {
         let items = self.mem.dict_items(active)?;
         let threads: Vec<usize> = items.iter().map(|&(_, t)| t).collect();
         let keys: Vec<usize> = items.iter().map(|&(k, _)| k).collect();
-        let names = self.mem.strings_many(&self.mem.attributes_many(&threads, "_name"));
         let ids = self.mem.longs_many(&keys);
-        Ok(ids.into_iter().zip(names).filter_map(|(id, name)| Some((id?, name?))).collect())
+        let names = self.mem.strings_many(&self.mem.attributes_many(&threads, "_name"));
+        // The program runs on while this is read: a thread that ended meanwhile leaves
+        // `_active`, and its ident object and its Thread object may already be another
+        // thread's (idents and addresses are reused under churn), which would give one thread
+        // another's name. Only entries still in the dict after the reads are kept: the dict holds
+        // their key and value alive, so what was read of them is theirs.
+        let still: std::collections::HashSet<(usize, usize)> = self.mem.dict_items(active)?.into_iter().collect();
+        Ok(items
+            .iter()
+            .zip(ids.into_iter().zip(names))
+            .filter(|(item, _)| still.contains(item))
+            .filter_map(|(_, (id, name))| Some((id?, name?)))
+            .collect())
     }
 }
