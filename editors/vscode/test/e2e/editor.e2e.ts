@@ -52,8 +52,39 @@ async function openWorkbench(url: string, folder: string): Promise<Page> {
   return p;
 }
 
+const PALETTE_INPUT = ".quick-input-widget .quick-input-box input";
+
+/**
+ * Opens the command palette on a settled workbench. Closing a quick pick gives the focus back to
+ * what had it, and when that is a webview panel the focus arrives a moment later; a palette opened
+ * in that moment loses the focus to the panel and closes. So: close what is open, wait until the
+ * palette is gone and the focused element has stayed the same for 400 ms, then open it and wait
+ * until its input has the focus.
+ */
+async function openPalette(p: Page): Promise<Locator> {
+  await p.keyboard.press("Escape");
+  const input = p.locator(PALETTE_INPUT);
+  await input.waitFor({ state: "hidden", timeout: 20_000 });
+  let last = "";
+  let since = Date.now();
+  for (const until = Date.now() + 5000; Date.now() < until; await p.waitForTimeout(50)) {
+    const now = await p.evaluate(() => {
+      const a = document.activeElement;
+      return a === null ? "" : `${a.tagName}#${a.id}.${a.className}`;
+    });
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    } else if (Date.now() - since >= 400) break;
+  }
+  await p.keyboard.press("F1");
+  await input.waitFor({ state: "visible", timeout: 20_000 });
+  await p.waitForFunction((sel) => document.activeElement === document.querySelector(sel), PALETTE_INPUT, { timeout: 20_000 });
+  return input;
+}
+
 async function quickInput(p: Page, text: string, pick: string | RegExp): Promise<void> {
-  const input = p.locator(".quick-input-widget .quick-input-box input");
+  const input = p.locator(PALETTE_INPUT);
   await input.waitFor({ state: "visible", timeout: 20_000 });
   await input.fill(text);
   await p.locator(".quick-input-widget .monaco-list-row", { hasText: pick }).first().waitFor({ timeout: 20_000 });
@@ -62,17 +93,13 @@ async function quickInput(p: Page, text: string, pick: string | RegExp): Promise
 
 /** Runs a command from the command palette by its title. */
 async function command(title: string, p: Page = page): Promise<void> {
-  await p.keyboard.press("Escape");
-  await p.keyboard.press("F1");
+  await openPalette(p);
   await quickInput(p, `>${title}`, title);
 }
 
 /** The command palette's entries for `text` (empty list when none). */
 async function paletteEntries(p: Page, text: string): Promise<string[]> {
-  await p.keyboard.press("Escape");
-  await p.keyboard.press("F1");
-  const input = p.locator(".quick-input-widget .quick-input-box input");
-  await input.waitFor({ state: "visible", timeout: 20_000 });
+  const input = await openPalette(p);
   await input.fill(`>${text}`);
   // Rows, or the palette's "No matching commands" (a loaded machine may take seconds to filter).
   await p
@@ -92,8 +119,7 @@ function codeEditor(p: Page = page): Locator {
 }
 
 async function openFile(name: string, p: Page = page): Promise<void> {
-  await p.keyboard.press("Escape");
-  await p.keyboard.press("F1");
+  await openPalette(p);
   await quickInput(p, name, name);
   await p.locator(`.monaco-editor[data-uri$="/${name}"] .view-lines`).first().waitFor({ timeout: 30_000 });
 }
@@ -101,10 +127,7 @@ async function openFile(name: string, p: Page = page): Promise<void> {
 /** Moves the cursor of the active editor to a 1-based line (quick open's `:line`), checked in the status bar. */
 async function gotoLine(line: number, p: Page = page): Promise<void> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    await p.keyboard.press("Escape");
-    await p.keyboard.press("F1");
-    const input = p.locator(".quick-input-widget .quick-input-box input");
-    await input.waitFor({ state: "visible", timeout: 20_000 });
+    const input = await openPalette(p);
     await input.fill(`:${line}`);
     await p.locator(".quick-input-widget .monaco-list-row", { hasText: `Go to line ${line}` }).first().waitFor({ timeout: 10_000 });
     await p.keyboard.press("Enter");
