@@ -143,6 +143,9 @@ struct ThreadEntry {
     /// standing reading, the unchanged frames, a settled wait), so the reader may leave the
     /// thread out of its walk and this sample is repeated ([`StackSource::elided`]).
     quiet_sample: Option<ThreadSample>,
+    /// `quiet_sample`'s wait is settled (its object read or given up on, and the sample
+    /// carries the wait as it stands): the wait reader is not asked again while it stands.
+    wait_settled: bool,
     /// `Thread._bootstrap_inner` was on the stack at its last full observation.
     bootstrap_seen: bool,
 }
@@ -218,8 +221,9 @@ pub struct Sampler {
     /// This tick's GIL holder as the sampler read it (`Some(None)`: nobody), when it could.
     tick_holder: Option<Option<u64>>,
     /// The `/proc` files of the threads found before the first tick, opened then (see
-    /// [`Sampler::open_thread_files`]); taken by the first tick, the rest closed after it.
-    preopened: FxHashMap<(u32, u32), ThreadProc>,
+    /// [`Sampler::open_thread_files`]), and each one's reading taken by the first tick before
+    /// its walk; taken by the first tick, the rest closed after it.
+    preopened: FxHashMap<(u32, u32), (ThreadProc, Option<KernelReading>)>,
     /// When this tick began (its sample's `t`): threads' read offsets count from it.
     tick_at: Instant,
     /// What blocked threads wait on.
@@ -659,7 +663,7 @@ impl Sampler {
         for spy in &self.spies {
             for tid in procfs::thread_ids(spy.pid).unwrap_or_default() {
                 if let Ok(p) = ThreadProc::open(spy.pid, tid) {
-                    self.preopened.insert((spy.pid, tid), p);
+                    self.preopened.insert((spy.pid, tid), (p, None));
                 }
             }
         }
@@ -881,6 +885,14 @@ impl Sampler {
                     e.proc = None;
                 }
             }
+            // The first tick: the threads found while attaching are read before the walk too,
+            // so that a sleeper's reading can stand at the next tick (one read after the walk
+            // cannot vouch for the stack, and all thousand would be read again).
+            for ((p, _), (file, reading)) in self.preopened.iter_mut() {
+                if *p == pid && reading.is_none() {
+                    *reading = Some(KernelReading::take(file));
+                }
+            }
             self.stats.quiet_threads += quiet.len() as u64;
             spy.spy.set_quiet(quiet.into_iter().map(u64::from).collect(), elide);
             let traces = match self.spies[si].spy.stack_traces() {
@@ -968,12 +980,14 @@ impl Sampler {
             if let Some(mut s) = e.quiet_sample {
                 // A wait whose object is still to be read: read with the next walk, a few
                 // threads at a time; the samples standing meanwhile get it then (`patch_many`).
-                if self.opts.waits && s.wait.is_some() {
-                    let now = self.waits.requeue(s.thread);
+                if self.opts.waits && s.wait.is_some() && !e.wait_settled {
+                    let (now, settled) = self.waits.requeue(s.thread);
                     if now.is_some() && now != s.wait {
                         s.wait = now;
                         e.quiet_sample = Some(s);
                     }
+                    // A thousand sleepers a tick: their waits are not looked up again.
+                    e.wait_settled = settled;
                 }
                 // Its type is still read, at the ticks the sampler asks for it (see `observe`).
                 if e.type_attempts > 0 {
@@ -1020,14 +1034,29 @@ impl Sampler {
                 if matches!(reading, Some(KernelReading::Vanished)) {
                     e.proc = None;
                 }
+                let mut before_walk = None;
                 if e.proc.is_none() {
-                    e.proc = self.preopened.remove(&(pid, tid)).or_else(|| ThreadProc::open(pid, tid).ok());
+                    let (file, read) = match self.preopened.remove(&(pid, tid)) {
+                        Some((file, read)) => (Some(file), read),
+                        None => (ThreadProc::open(pid, tid).ok(), None),
+                    };
+                    e.proc = file;
+                    before_walk = read.filter(|r| matches!(r, KernelReading::Read { .. }));
                 }
-                reading = e.proc.as_mut().map(KernelReading::take).or(Some(KernelReading::Vanished));
-                // Read after the stack walk: the stack may be older than this reading (the thread
-                // ran between the two and fell asleep elsewhere), so it cannot stand for the
-                // next tick; the next tick reads the thread before its walk.
-                e.last_read = None;
+                match before_walk {
+                    // Read before this tick's walk, as every known thread is: it may stand.
+                    Some(r) => {
+                        reading = Some(r);
+                        e.last_read = Some(r).filter(KernelReading::off_cpu);
+                    }
+                    None => {
+                        reading = e.proc.as_mut().map(KernelReading::take).or(Some(KernelReading::Vanished));
+                        // Read after the stack walk: the stack may be older than this reading (the
+                        // thread ran between the two and fell asleep elsewhere), so it cannot stand
+                        // for the next tick; the next tick reads the thread before its walk.
+                        e.last_read = None;
+                    }
+                }
             }
             if let Some(KernelReading::Read { stat, .. }) = reading {
                 if e.start_time.is_some_and(|st| st != stat.start_time) {
@@ -1139,6 +1168,7 @@ impl Sampler {
             && trace.thread_name.is_some()
             && (!self.opts.waits || self.waits.settled(id) || self.waits.requeueable(id));
         e.quiet_sample = stands.then_some(sample);
+        e.wait_settled = false;
         self.threads.insert(key, e);
         Some(sample)
     }
@@ -1226,6 +1256,7 @@ impl Sampler {
             inherited_comm,
             quiet_now: false,
             quiet_sample: None,
+            wait_settled: false,
             bootstrap_seen: false,
         }
     }

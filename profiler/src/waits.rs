@@ -27,6 +27,7 @@
 use crate::builder::RunBuilder;
 use crate::procfs::{syscall_name, Syscall};
 use crate::run::{FrameId, StackId, ThreadId, ThreadState, WaitId, WaitObject, WaitTarget};
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 
 /// Classes of the synchronisation modules whose methods block on behalf of an object.
@@ -275,12 +276,12 @@ pub enum Owner {
 /// Reads and caches wait targets for the sampler.
 #[derive(Default)]
 pub struct WaitReader {
-    threads: HashMap<ThreadId, Cached>,
+    threads: FxHashMap<ThreadId, Cached>,
     lines: HashMap<String, Option<Vec<String>>>,
     pending: Vec<Pending>,
     /// The read last queued for each thread, queued again by [`WaitReader::requeue`] while the
     /// thread sleeps on and its sample stands unread.
-    queued: HashMap<ThreadId, Pending>,
+    queued: FxHashMap<ThreadId, Pending>,
     /// When each process was last walked with arguments (ns of the run).
     last_walk: HashMap<u32, u64>,
     /// The objects C-level wait sites were read to sleep on, by (process, futex): the name the
@@ -537,16 +538,27 @@ impl WaitReader {
     /// Queues `thread`'s object read again as it was last queued, for a thread whose sample
     /// stands unread because it has slept at the same stack since (a thousand threads that begin
     /// to wait together are then read a few per walk, instead of every one read every tick until
-    /// its object is); returns its wait now, which the read patches with its object.
-    pub fn requeue(&mut self, thread: ThreadId) -> Option<WaitId> {
-        if self.settled(thread) {
-            self.queued.remove(&thread);
-        } else if let Some(p) = self.queued.get(&thread).filter(|_| self.pending.len() < OBJECTS_PER_WALK) {
+    /// its object is); returns its wait now, which the read patches with its object, and
+    /// whether that wait is settled (nothing more will be read for it while the thread sleeps
+    /// on).
+    pub fn requeue(&mut self, thread: ThreadId) -> (Option<WaitId>, bool) {
+        // Called for every standing thread at every tick: one lookup for a settled thread once
+        // no read is queued (a thousand sleepers a tick).
+        let cached = self.threads.get(&thread);
+        let wait = cached.and_then(|c| c.wait);
+        let settled = cached.is_none_or(|c| c.tries == 0);
+        if settled {
+            if !self.queued.is_empty() {
+                self.queued.remove(&thread);
+            }
+        } else if self.pending.len() < OBJECTS_PER_WALK {
             // No more than the next walk reads (the rest would be dropped unread): the same
             // threads come first until theirs are read or their tries run out.
-            self.pending.push(p.clone());
+            if let Some(p) = self.queued.get(&thread) {
+                self.pending.push(p.clone());
+            }
         }
-        self.threads.get(&thread).and_then(|c| c.wait)
+        (wait, settled)
     }
 
     /// Whether some thread waits for its object to be read.
