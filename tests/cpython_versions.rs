@@ -243,6 +243,9 @@ fn two_spinning_threads_are_seen_as_they_ran() {
         // Lines: the innermost frame of a spinner is in the loop.
         let mut lines: BTreeMap<u32, u64> = BTreeMap::new();
         let (mut both, mut with_both) = (0u64, 0u64);
+        // Samples where both spinners are on their CPUs or waiting for the GIL, and how many of
+        // them mark one spinner, and both, as the GIL's holder.
+        let (mut running, mut one_holds, mut two_hold) = (0u64, 0u64, 0u64);
         for s in &run.samples {
             let spinning: Vec<_> = s.threads.iter().filter(|t| ids.contains_key(&t.thread)).collect();
             for t in &spinning {
@@ -252,6 +255,14 @@ fn two_spinning_threads_are_seen_as_they_ran() {
                             *lines.entry(f.line).or_default() += 1;
                         }
                     }
+                }
+            }
+            if spinning.len() == 2 && spinning.iter().all(|t| matches!(t.state, ThreadState::Computing | ThreadState::Gil)) {
+                running += 1;
+                match spinning.iter().filter(|t| t.gil).count() {
+                    1 => one_holds += 1,
+                    2 => two_hold += 1,
+                    _ => {}
                 }
             }
             if spinning.len() == 2 {
@@ -272,12 +283,22 @@ fn two_spinning_threads_are_seen_as_they_ran() {
             })
             .sum::<f64>()
             / 1e9;
-        eprintln!("spinners on CPython {}: {both} of {with_both} samples with both threads computing; {cpu:.2} s CPU in {:.2} s", py.label, run.meta.duration_s);
+        eprintln!(
+            "spinners on CPython {}: {both} of {with_both} samples with both threads computing; {one_holds} of {running} with both running mark one as the GIL's holder, {two_hold} both; {cpu:.2} s CPU in {:.2} s",
+            py.label, run.meta.duration_s
+        );
         if !py.has_gil() {
             assert!(both >= 10 && both * 4 >= with_both, "{}: two CPU-bound threads without a GIL computed together in only {both} of {with_both} samples", py.label);
         } else {
             let gil_waits = run.samples.iter().flat_map(|s| &s.threads).filter(|t| ids.contains_key(&t.thread) && t.state == ThreadState::Gil).count();
             assert!(gil_waits > 0, "{}: with a GIL, one spinner waits for it while the other runs", py.label);
+            // One thread holds a GIL at a time, and while both spin one of them nearly always
+            // does (it is let go only to be handed over): the holder read at each tick says so.
+            assert!(
+                two_hold == 0 && running >= 20 && one_holds * 10 >= running * 8,
+                "{}: while both spinners ran, {one_holds} of {running} samples marked one of them as the GIL's holder and {two_hold} both",
+                py.label
+            );
         }
     }
 }

@@ -73,6 +73,9 @@ pub struct Interpreter {
     /// What the GIL reading of this tick found ([`Interpreter::gil_holder`]): the interpreters and
     /// the holder's thread state, for the stack walk that follows it microseconds later.
     tick: Option<(Vec<usize>, usize)>,
+    /// Set by [`Interpreter::read_gil_holder`] when the next walk can read the GIL itself, in the
+    /// one call that reads the thread states (see [`Interpreter::gil_regions`]).
+    fold_gil: bool,
     names: FxHashMap<u64, Option<String>>,
     /// `threading._active` once found, with its type's address: the module never rebinds it, so
     /// later name reads skip the search through `sys.modules` while the object is still a dict.
@@ -212,6 +215,7 @@ impl Interpreter {
             codes: HashMap::new(),
             walk: 0,
             tick: None,
+            fold_gil: false,
             names: FxHashMap::default(),
             active: None,
             local_names: HashMap::new(),
@@ -381,11 +385,62 @@ impl Interpreter {
         Ok(usize::from_ne_bytes(raw[holder - from..holder - from + 8].try_into().unwrap()))
     }
 
+    /// The regions the walk reads, in its call for the thread states, to learn who holds the
+    /// GIL: the interpreter list's head, `locked` to `last_holder` of the GIL, and the main
+    /// interpreter's thread list head, at the addresses the last walk found (checked by the head
+    /// it reads: the same single interpreter). `None` where that cannot be done in one call: more
+    /// than one interpreter, a free-threaded build (whether the GIL is on is one more read), or
+    /// a GIL behind a pointer (3.12).
+    fn gil_regions(&self) -> Option<[(usize, usize); 3]> {
+        let [interp] = self.last_interps[..] else { return None };
+        if self.free_threaded() {
+            return None;
+        }
+        let o = self.o();
+        let base = match o.gil_at {
+            offsets::GilAt::Interpreter => interp,
+            offsets::GilAt::Runtime => self.runtime,
+            offsets::GilAt::InterpreterPointer(_) => return None,
+        };
+        let (locked, holder) = (o.interp_gil_locked as usize, o.interp_gil_holder as usize);
+        let from = locked.min(holder);
+        Some([
+            (self.runtime + o.runtime_interpreters_head as usize, 8),
+            (base + from, locked.max(holder) + 8 - from),
+            (interp + o.interp_threads_head as usize, 8),
+        ])
+    }
+
+    /// What the regions of [`Interpreter::gil_regions`] read: the interpreter, the GIL holder's
+    /// thread state (0: nobody) and the interpreter's first thread state; `None` when the head
+    /// is not the interpreter the last walk found alone (the walk then reads them itself).
+    fn gil_from(&self, copies: &[Option<&[u8]>]) -> Option<(usize, usize, usize)> {
+        let [Some(head), Some(gil), Some(threads)] = copies[..] else { return None };
+        let word = |b: &[u8], at: usize| b.get(at..at + 8).map(|w| usize::from_ne_bytes(w.try_into().unwrap()));
+        let interp = word(head, 0)?;
+        if self.last_interps[..] != [interp] {
+            return None;
+        }
+        let o = self.o();
+        let (locked, holder) = (o.interp_gil_locked as usize, o.interp_gil_holder as usize);
+        let from = locked.min(holder);
+        let is_locked = i32::from_ne_bytes(gil.get(locked - from..locked - from + 4)?.try_into().unwrap()) != 0;
+        let holder = if is_locked { word(gil, holder - from)? } else { 0 };
+        Some((interp, holder, word(threads, 0)?))
+    }
+
     /// Reads who holds the GIL now, exactly from the interpreter, for the stack walk that
     /// follows: it marks the holder's trace (`owns_gil`), from the holder's thread state address,
     /// so the holder's thread id is not read here.
     pub fn read_gil_holder(&mut self) -> Result<()> {
         self.tick = None;
+        // A program of one interpreter whose thread states the walk reads in one call: the walk
+        // reads the interpreter list's head, the GIL and the thread list's head in that call too
+        // (three system calls a tick fewer), microseconds after the kernel readings as before.
+        self.fold_gil = self.gil_regions().is_some() && self.prev_tstates.len() > 1;
+        if self.fold_gil {
+            return Ok(());
+        }
         let interps = self.interpreters()?;
         // The main interpreter is the last in the list (newest first).
         let ts = self.holder_tstate(interps[interps.len() - 1])?;
@@ -454,12 +509,7 @@ impl Interpreter {
         let began = std::time::Instant::now();
         self.walk += 1;
         let filtered = self.only.is_some();
-        let (interps, tick_holder) = match self.tick.take() {
-            Some((interps, holder)) => (interps, Some(holder)),
-            // A walk of some threads: who holds the GIL is not asked of it.
-            None if filtered && !self.last_interps.is_empty() => (self.last_interps.clone(), Some(0)),
-            None => (self.interpreters()?, None),
-        };
+        let fold = std::mem::take(&mut self.fold_gil) && !filtered;
         let o = self.o().clone();
         let mut out = Vec::new();
         let mut visited = std::mem::take(&mut self.visited);
@@ -480,17 +530,32 @@ impl Interpreter {
         // Each state's place in `batch` (one buffer for all: a thousand states are a thousand
         // regions but no allocation each).
         let mut copies = StateCopy::default();
+        let mut folded: Option<(usize, usize, usize)> = None;
         if filtered && !self.batch_at.states.is_empty() {
             // A walk of some threads follows the tick's full walk within microseconds: its copy
             // of the thread states stands (a thousand states are not read again for a few).
             copies = std::mem::take(&mut self.batch_at);
             copies.cursor = 0;
         } else if self.prev_tstates.len() > 1 {
-            let regions: Vec<(usize, usize)> = self.prev_tstates.iter().map(|&a| (a, span)).collect();
-            let (at, calls) = self.mem.bytes_many_into(&regions, batch);
+            let gil = if fold { self.gil_regions() } else { None };
+            let skip = gil.map_or(0, |g| g.len());
+            let regions: Vec<(usize, usize)> = gil.into_iter().flatten().chain(self.prev_tstates.iter().map(|&a| (a, span))).collect();
+            let (mut at, calls) = self.mem.bytes_many_into(&regions, batch);
             reads += calls;
+            if skip > 0 {
+                let parts: Vec<Option<&[u8]>> = at[..skip].iter().zip(&regions).map(|(o, &(_, len))| o.and_then(|o| batch.get(o..o + len))).collect();
+                folded = self.gil_from(&parts);
+                at.drain(..skip);
+            }
             copies = StateCopy { states: self.prev_tstates.clone(), at, cursor: 0, index: None };
         }
+        let (interps, tick_holder) = match (self.tick.take(), folded) {
+            (Some((interps, holder)), _) => (interps, Some(holder)),
+            (None, Some((interp, holder, _))) => (vec![interp], Some(holder)),
+            // A walk of some threads: who holds the GIL is not asked of it.
+            (None, None) if filtered && !self.last_interps.is_empty() => (self.last_interps.clone(), Some(0)),
+            (None, None) => (self.interpreters()?, None),
+        };
         let mut own: Vec<u8>;
         for (k, &interp) in interps.iter().enumerate() {
             let holder = match (k == interps.len() - 1, tick_holder) {
@@ -498,7 +563,10 @@ impl Interpreter {
                 (true, Some(h)) => h,
                 (true, None) => self.holder_tstate(interp).unwrap_or(0),
             };
-            let mut ts = self.mem.ptr(interp + o.interp_threads_head as usize)?;
+            let mut ts = match folded {
+                Some((i, _, head)) if i == interp => head,
+                _ => self.mem.ptr(interp + o.interp_threads_head as usize)?,
+            };
             let mut seen = 0;
             while ts != 0 && seen < MAX_THREADS && visited.insert(ts) {
                 seen += 1;
