@@ -12,19 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${1:-4}
 REPEATS=${2:-3}
-PYDIR="${THREADRADAR_PYTHONS:-$HOME/.cache/threadradar/pythons}"
-BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/threadradar"
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-workload=$PWD/bench/workloads/nine_threads.py
-
-# Starts the workload on interpreter $1 and prints its pid once it runs Python.
-start() {
-  "$1" "$workload" $((DURATION + 3)) >/dev/null 2>&1 &
-  local pid=$!
-  sleep 1.5
-  echo "$pid"
-}
+. bench/nine_threads_common.sh
 
 # perf stat of a command: "cpu_ms vm_readv".
 measure() {
@@ -46,14 +34,13 @@ for v in 3.14 3.15; do
           samples=$("$BIN" info "$WORK/run.json" | awk '/^samples/{print $2}') ;;
         threadradar-no-sched) read -r cpu reads < <(measure "$BIN" record --no-progress --no-sched --pid "$pid" --duration "$DURATION" -o "$WORK/run.json")
           samples=$("$BIN" info "$WORK/run.json" | awk '/^samples/{print $2}') ;;
-        py-spy) command -v py-spy >/dev/null || { kill "$pid"; wait "$pid" 2>/dev/null || true; continue; }
+        py-spy) command -v py-spy >/dev/null || { stop "$pid"; continue; }
           read -r cpu reads < <(measure py-spy record --nonblocking -r 333 -d "$DURATION" -p "$pid" -f raw -o "$WORK/spy.txt")
           samples=$(grep -o 'Samples: [0-9]*' "$WORK/out.txt" | awk '{print $2}' | tail -1) ;;
         profiling.sampling) read -r cpu reads < <(measure "$py" -m profiling.sampling attach -a -r 333 -d "$DURATION" --collapsed -o "$WORK/ps.txt" "$pid")
           samples=$(grep -o 'Captured [0-9]* samples' "$WORK/out.txt" | awk '{print $2}') ;;
       esac
-      kill "$pid" 2>/dev/null || true
-      wait "$pid" 2>/dev/null || true
+      stop "$pid"
       per_s=$(awk -v c="$cpu" -v d="$DURATION" 'BEGIN{printf "%.0f", c / d}')
       per=$(awk -v r="$reads" -v s="${samples:-0}" 'BEGIN{ if (s > 0) printf "%.1f", r / s; else print "-" }')
       echo "| $v | $tool | $cpu ($per_s) | ${samples:-?} | $per |"
