@@ -76,7 +76,9 @@ pub struct Interpreter {
     /// Set by [`Interpreter::read_gil_holder`] when the next walk can read the GIL itself, in the
     /// one call that reads the thread states (see [`Interpreter::gil_regions`]).
     fold_gil: bool,
-    names: FxHashMap<u64, Option<String>>,
+    /// Thread names by (ident, native thread id): idents are reused under churn, so a name is
+    /// only taken for the thread whose `Thread._native_id` is this thread state's.
+    names: FxHashMap<(u64, u64), Option<String>>,
     /// `threading._active` once found, with its type's address: the module never rebinds it, so
     /// later name reads skip the search through `sys.modules` while the object is still a dict.
     active: Option<(usize, usize)>,
@@ -463,7 +465,7 @@ impl Interpreter {
 
     /// Forgets one thread ident's cached name.
     pub fn forget_thread_name(&mut self, ident: u64) {
-        self.names.remove(&ident);
+        self.names.retain(|&(i, _), _| i != ident);
     }
 
     /// Forgets cached thread names, so that names set since are read.
@@ -638,7 +640,7 @@ impl Interpreter {
                     false => self.frames((ts, thread_id), (chunk, base), frame, locals),
                 };
                 reads += n;
-                let thread_name = self.thread_name(interp, thread_id);
+                let thread_name = self.thread_name(interp, thread_id, native);
                 out.push(StackTrace { pid: self.pid as py_spy::Pid, thread_id, thread_name, os_thread_id: Some(native), active: true, owns_gil: ts == holder, frames, process_info: None });
                 ts = next;
             }
@@ -853,21 +855,25 @@ impl Interpreter {
 
     /// The thread's name from `threading._active`, cached by Python thread id (also when absent:
     /// [`Interpreter::forget_thread_names`] clears it).
-    fn thread_name(&mut self, interp: usize, thread_id: u64) -> Option<String> {
-        if let Some(n) = self.names.get(&thread_id) {
+    fn thread_name(&mut self, interp: usize, thread_id: u64, native: u64) -> Option<String> {
+        if let Some(n) = self.names.get(&(thread_id, native)) {
             return n.clone();
         }
         let began = std::time::Instant::now();
         let names = self.read_thread_names(interp).unwrap_or_default();
         tracing::debug!(pid = self.pid, names = names.len(), elapsed_us = began.elapsed().as_micros() as u64, "thread names read from threading._active");
-        for (id, name) in &names {
-            self.names.insert(*id, Some(name.clone()));
+        for (key, name) in &names {
+            self.names.insert(*key, Some(name.clone()));
         }
-        let name = names.get(&thread_id).cloned();
-        self.names.entry(thread_id).or_insert(name).clone()
+        let name = names.get(&(thread_id, native)).cloned();
+        self.names.entry((thread_id, native)).or_insert(name).clone()
     }
 
-    fn read_thread_names(&mut self, interp: usize) -> Result<HashMap<u64, String>> {
+    /// Every registered thread's name in `threading._active`, by (ident, `_native_id`). The
+    /// thread states this walk read were read before the dict: a thread that ended since can have
+    /// handed its ident to a new thread already registered here, and the native id tells them
+    /// apart (thread churn gave one thread the next one's name otherwise).
+    fn read_thread_names(&mut self, interp: usize) -> Result<HashMap<(u64, u64), String>> {
         let type_at = self.mem.layout().object_type as usize;
         let cached = self.active.filter(|&(dict, ty)| self.mem.ptr(dict + type_at).is_ok_and(|t| t == ty)).map(|(dict, _)| dict);
         let active = match cached {
@@ -888,6 +894,8 @@ impl Interpreter {
         let keys: Vec<usize> = items.iter().map(|&(k, _)| k).collect();
         let ids = self.mem.longs_many(&keys);
         let names = self.mem.strings_many(&self.mem.attributes_many(&threads, "_name"));
+        let native_ids: Vec<usize> = self.mem.attributes_many(&threads, "_native_id").into_iter().map(|a| a.unwrap_or(0)).collect();
+        let natives = self.mem.longs_many(&native_ids);
         // The program runs on while this is read: a thread that ended meanwhile leaves
         // `_active`, and its ident object and its Thread object may already be another
         // thread's (idents and addresses are reused under churn), which would give one thread
@@ -896,9 +904,9 @@ impl Interpreter {
         let still: std::collections::HashSet<(usize, usize)> = self.mem.dict_items(active)?.into_iter().collect();
         Ok(items
             .iter()
-            .zip(ids.into_iter().zip(names))
+            .zip(ids.into_iter().zip(names).zip(natives))
             .filter(|(item, _)| still.contains(item))
-            .filter_map(|(_, (id, name))| Some((id?, name?)))
+            .filter_map(|(_, ((id, name), native))| Some(((id?, native?), name?)))
             .collect())
     }
 }
